@@ -1,0 +1,92 @@
+"""Data set names: what ``--data NAME`` / ``make bench DATA=NAME`` resolve to.
+
+Shipped with the repo (always present): ``gutenberg-sample`` (the default bench corpus),
+``corpus-en`` and ``tinystories-sample`` (CS336 fixtures).  Downloaded into ``data/`` on request:
+``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see ``python -m bpe data``).
+
+Anything that is not a name is taken as a path to a text file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bpe.errors import BPEError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """Where downloaded data sets live: ``$BPE_DATA_DIR`` or ``data/`` at the repo root."""
+    return Path(os.environ.get("BPE_DATA_DIR") or REPO_ROOT / "data")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    filename: str
+    description: str
+    shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo
+
+    @property
+    def path(self) -> Path:
+        if self.shipped_path is not None:
+            return REPO_ROOT / self.shipped_path
+        return data_dir() / self.filename
+
+    @property
+    def downloadable(self) -> bool:
+        return self.shipped_path is None
+
+
+DEFAULT_DATASET = "gutenberg-sample"
+
+DATASETS: dict[str, Dataset] = {
+    d.name: d
+    for d in [
+        Dataset("gutenberg-sample", "gutenberg-sample.txt",
+                "2.3 MB: every 6th ~2 KB document of 21 Project Gutenberg books (default)",
+                "corpora/gutenberg-sample.txt"),
+        Dataset("corpus-en", "corpus.en", "133 KB: CS336 train_bpe reference corpus",
+                "tests/fixtures/corpus.en"),
+        Dataset("tinystories-sample", "tinystories_sample.txt", "4 KB: CS336 TinyStories fixture",
+                "tests/fixtures/tinystories_sample.txt"),
+        Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train"),
+        Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid"),
+        Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train"),
+        Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid"),
+    ]
+}
+
+
+def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
+    """The file a data name or path stands for, or a :class:`BPEError` saying how to get it."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_DATASET
+    key = str(name_or_path)
+    dataset = DATASETS.get(key)
+    if dataset is not None:
+        if not dataset.path.exists():
+            if dataset.downloadable:
+                raise BPEError(
+                    f"data set {key!r} is not downloaded (expected {dataset.path}); "
+                    f"fetch it with: make data DATA={key}   (or: python -m bpe data get {key})"
+                )
+            raise BPEError(f"shipped data set {key!r} is missing from the checkout: {dataset.path}")
+        return dataset.path
+    path = Path(key)
+    if not path.exists():
+        raise BPEError(
+            f"no data set or file named {key!r}; data sets: {', '.join(DATASETS)} (or give a file path)"
+        )
+    return path
+
+
+def data_label(name_or_path: str | os.PathLike | None) -> str:
+    """A short label for tables and file names: the data set name, or the file's stem."""
+    if name_or_path is None:
+        return DEFAULT_DATASET
+    key = str(name_or_path)
+    return key if key in DATASETS else Path(key).stem

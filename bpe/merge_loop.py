@@ -1,0 +1,84 @@
+"""What every merge algorithm shares: the loop, the interface, and merging a pair inside one word.
+
+A variant's merge algorithm is a class with three parts, one per timed stage::
+
+    algorithm = Merger(pretoken_counts)     # pair_count: build words, pair counts, indexes
+    pair = algorithm.select_best_pair()     # select: the most frequent pair, ties -> larger bytes
+    algorithm.merge(pair)                   # update: rewrite words, keep counts up to date
+
+:func:`run_merges` drives it, so timing, progress bars and early stopping live here once and the
+variant files hold nothing but the algorithm.
+
+Tokens are ``bytes`` objects and a pair is a ``(bytes, bytes)`` tuple, so Python's own tuple order
+is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers the larger).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+Pair = tuple[bytes, bytes]
+Word = tuple[bytes, ...]
+
+
+class MergeAlgorithm(Protocol):
+    def __init__(self, pretoken_counts: Mapping[bytes, int]) -> None: ...
+
+    def select_best_pair(self) -> Pair | None: ...
+
+    def merge(self, pair: Pair) -> None: ...
+
+
+def split_into_bytes(pretoken: bytes) -> Word:
+    """A pre-token as a word of single-byte tokens: ``b"low"`` -> ``(b"l", b"o", b"w")``."""
+    return tuple(pretoken[i : i + 1] for i in range(len(pretoken)))
+
+
+def merge_word(word: Word, pair: Pair) -> Word:
+    """Replace every occurrence of ``pair`` in ``word``, left to right, without overlap.
+
+    >>> merge_word((b"a", b"a", b"a"), (b"a", b"a"))
+    (b'aa', b'a')
+    >>> merge_word((b"n", b"e", b"w", b"e", b"s", b"t"), (b"e", b"s"))
+    (b'n', b'e', b'w', b'es', b't')
+    """
+    first, second = pair
+    merged = first + second
+    out: list[bytes] = []
+    i, n = 0, len(word)
+    while i < n:
+        if i + 1 < n and word[i] == first and word[i + 1] == second:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)
+
+
+def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress: bool = False) -> list[Pair]:
+    """Select and apply up to ``num_merges`` merges; stop early when no pair is left."""
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=num_merges, unit="merge", desc="merging")
+    select, update = timer.stage("select"), timer.stage("update")
+    merges: list[Pair] = []
+    try:
+        for _ in range(num_merges):
+            with select:
+                pair = algorithm.select_best_pair()
+            if pair is None:
+                break
+            with update:
+                algorithm.merge(pair)
+            merges.append(pair)
+            timer.merge_done(len(merges))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return merges

@@ -1,0 +1,90 @@
+"""``train_bpe``: the CS336 interface, shared by every variant.
+
+>>> vocab, merges = train_bpe("tests/fixtures/corpus.en", 260, ["<|endoftext|>"], variant="v2")
+>>> len(vocab), merges[0]
+(260, (b' ', b't'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+
+from bpe.errors import BPEError
+from bpe.merge_loop import Pair, run_merges
+from bpe.registry import get_variant
+from bpe.timer import NullTimer
+
+Vocab = dict[int, bytes]
+
+
+def check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    special_tokens = list(special_tokens)
+    for token in special_tokens:
+        if not isinstance(token, str):
+            raise BPEError(f"special tokens must be strings, got {token!r}")
+        if token == "":
+            raise BPEError("special tokens must not be empty")
+    duplicates = sorted({t for t in special_tokens if special_tokens.count(t) > 1})
+    if duplicates:
+        raise BPEError(f"special token listed more than once: {', '.join(map(repr, duplicates))}")
+    return special_tokens
+
+
+def check_vocab_size(vocab_size: int, special_tokens: Sequence[str]) -> int:
+    """The number of merges to make, or a clear error when the vocab cannot even hold the base."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise BPEError(f"vocab_size must be an integer, got {vocab_size!r}")
+    minimum = 256 + len(special_tokens)
+    if vocab_size < minimum:
+        raise BPEError(
+            f"vocab_size {vocab_size} is too small: it must be at least {minimum} "
+            f"(256 byte tokens + {len(special_tokens)} special token(s))"
+        )
+    return vocab_size - minimum
+
+
+def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
+    """ids 0-255: the bytes; then the special tokens in the order given; then one id per merge."""
+    vocab: Vocab = {i: bytes([i]) for i in range(256)}
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    for first, second in merges:
+        vocab[len(vocab)] = first + second
+    return vocab
+
+
+def train_bpe(
+    input_path: str | PathLike,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    variant: str | None = None,
+    workers: int | None = None,
+    timer=None,
+    progress: bool = False,
+    errors: str = "strict",
+) -> tuple[Vocab, list[Pair]]:
+    """Train a byte-level BPE tokenizer on the file at ``input_path``.
+
+    Returns ``(vocab, merges)`` with CS336 semantics: the 256 single bytes and each special token are
+    in the vocab; ``merges`` lists the merged pairs in the order they were made and may be shorter
+    than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
+    (default: the fastest); all variants return identical results.  ``timer`` receives stage
+    timings (see :mod:`bpe.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
+    of failing.
+    """
+    special_tokens = check_special_tokens(special_tokens)
+    num_merges = check_vocab_size(vocab_size, special_tokens)
+    if errors not in ("strict", "replace"):
+        raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    algorithm = get_variant(variant)
+    timer = timer if timer is not None else NullTimer()
+    timer.start()
+    with timer.stage("pretokenize"):
+        pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors)
+    with timer.stage("pair_count"):
+        merger = algorithm.Merger(pretoken_counts)
+    merges = run_merges(merger, num_merges, timer, progress=progress)
+    timer.finish()
+    return build_vocab(special_tokens, merges), merges

@@ -1,0 +1,40 @@
+"""Shared test helpers: fixture paths and the CS336 reference merges decoded to bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bpe.byte_unicode import decode_token
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS_EN = FIXTURES / "corpus.en"
+TINYSTORIES_SAMPLE = FIXTURES / "tinystories_sample.txt"
+REPO_ROOT = Path(__file__).parent.parent
+DEFAULT_CORPUS = REPO_ROOT / "corpora" / "gutenberg-sample.txt"
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def reference_merges() -> list[tuple[bytes, bytes]]:
+    lines = (FIXTURES / "train-bpe-reference-merges.txt").read_text(encoding="utf-8").splitlines()
+    return [tuple(decode_token(part) for part in line.split(" ")) for line in lines if line]
+
+
+def reference_vocab() -> dict[int, bytes]:
+    raw = json.loads((FIXTURES / "train-bpe-reference-vocab.json").read_text(encoding="utf-8"))
+    return {index: decode_token(token) for token, index in raw.items()}
+
+
+@pytest.fixture
+def write_corpus(tmp_path):
+    """Write bytes or text to a fresh file and return its path."""
+    counter = iter(range(10**9))
+
+    def write(content: str | bytes) -> Path:
+        path = tmp_path / f"corpus{next(counter)}.txt"
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+        return path
+
+    return write

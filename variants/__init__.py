@@ -1,0 +1,1 @@
+"""The merge algorithms, one file per step of the optimization ladder (see bpe.registry)."""

@@ -1,0 +1,77 @@
+"""v2 — inverted index ``pair_to_words``: only touch the words that contain the merged pair.
+
+What it adds over v1: pair counts are kept between merges instead of recounted, and an inverted
+index maps each pair to the ids of the words it occurs in.  Merging pair p then visits only
+``pair_to_words[p]``; for each such word it subtracts all of the word's old pairs (times the word's
+count), rewrites the word, and adds all of its new pairs.
+
+What it leaves out: the subtract-everything/add-everything update also touches pairs the merge did
+not change (v4 touches only the neighbours of merged positions); the pre-tokenizer is still serial
+(v3); selection is still a ``max()`` over every live pair, O(P) per merge (v5).
+
+Complexity: build O(L); per merge O(P) to select plus O(sum of lengths of the affected words).
+Affected words are usually a tiny fraction of all words, so ``update`` collapses; ``select`` is now
+the dominant stage.
+
+>>> from bpe.merge_loop import run_merges
+>>> from bpe.timer import NullTimer
+>>> merger = Merger({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6})
+>>> [a + b" " + b for a, b in run_merges(merger, 3, NullTimer())]
+[b's t', b'e st', b'o w']
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from bpe.merge_loop import Pair, Word, merge_word, split_into_bytes
+from bpe.pretokenize import count_file_serial
+
+IDEA = "inverted index pair -> words: only touch words containing the merged pair"
+count_pretokens = count_file_serial
+
+
+class Merger:
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        self.words: list[Word] = []
+        self.word_counts: list[int] = []
+        self.pair_counts: dict[Pair, int] = {}
+        self.pair_to_words: defaultdict[Pair, set[int]] = defaultdict(set)
+        for word_id, (token, count) in enumerate(pretoken_counts.items()):
+            word = split_into_bytes(token)
+            self.words.append(word)
+            self.word_counts.append(count)
+            self._add_pairs(word_id, word, count)
+
+    def _add_pairs(self, word_id: int, word: Word, count: int) -> None:
+        for pair in zip(word, word[1:]):
+            self.pair_counts[pair] = self.pair_counts.get(pair, 0) + count
+            self.pair_to_words[pair].add(word_id)
+
+    def _remove_pairs(self, word_id: int, word: Word, count: int) -> None:
+        for pair in zip(word, word[1:]):
+            remaining = self.pair_counts[pair] - count
+            if remaining:
+                self.pair_counts[pair] = remaining
+            else:  # a pair with no occurrence left must not be selectable
+                del self.pair_counts[pair]
+            word_ids = self.pair_to_words.get(pair)
+            if word_ids is not None:
+                word_ids.discard(word_id)
+                if not word_ids:
+                    del self.pair_to_words[pair]
+
+    def select_best_pair(self) -> Pair | None:
+        if not self.pair_counts:
+            return None
+        pair_counts = self.pair_counts
+        return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))
+
+    def merge(self, pair: Pair) -> None:
+        for word_id in self.pair_to_words.pop(pair):
+            old_word, count = self.words[word_id], self.word_counts[word_id]
+            new_word = merge_word(old_word, pair)
+            self._remove_pairs(word_id, old_word, count)
+            self._add_pairs(word_id, new_word, count)
+            self.words[word_id] = new_word
