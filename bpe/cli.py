@@ -57,6 +57,29 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_trace(args) -> int:
+    from bpe.trace import run_trace
+
+    run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args))
+    return 0
+
+
+def _add_trace_parser(sub) -> None:
+    trace = sub.add_parser("trace", help="print each merge of a small example step by step (teaching)")
+    trace.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
+    source = trace.add_mutually_exclusive_group()
+    source.add_argument("--text", default=None, help="text to pre-tokenize and trace")
+    source.add_argument("--words", default=None, metavar="WORD:N,...",
+                        help="word counts, e.g. 'low:5,lower:2,widest:3,newest:6' "
+                             "(default: that list plus es:2,st:2, the seed article's example)")
+    trace.add_argument("--merges", type=int, default=3, help="merges to trace (default 3)")
+    trace.add_argument("--top", type=int, default=5, help="pair counts shown per merge (default 5)")
+    trace.add_argument("--special", action="append", default=None, metavar="TOKEN",
+                       help="special token for --text (repeatable; default <|endoftext|>)")
+    trace.add_argument("--no-special", action="store_true", help="--text without special tokens")
+    trace.set_defaults(func=cmd_trace)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpe", description="byte-level BPE training, a ladder of optimizations")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on error")
@@ -76,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
     bench.set_defaults(func=cmd_bench)
+    _add_trace_parser(sub)
     return parser
 
 

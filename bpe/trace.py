@@ -1,0 +1,249 @@
+"""``python -m bpe trace``: watch a variant's merge algorithm work, one merge at a time.
+
+For each merge it prints what the variant sees and does:
+
+* the pair counts before the merge (the top ``k``, ties in selection order);
+* the chosen pair, and on a tie every pair tied at the top count with the rule that decided
+  (the larger ``(bytes, bytes)`` pair wins);
+* the affected words: the words that contain the chosen pair, before and after the merge (read from
+  the variant's inverted index ``pair_to_words`` when it has one, found by scanning otherwise);
+* the pair-count diff the merge applied, as ``pair before->after`` for every pair whose count changed.
+  For a variant that keeps counts between merges (v2+) that is exactly what its update wrote; from v4
+  on it is exactly the fine-grained neighbour diff.  v1 keeps none, so its diff is recounted;
+* heap pops skipped as stale during the merge's select, for variants that count them (v5+).
+
+Nothing in a variant exists for the trace.  The tracer discovers what a merger has by attribute:
+
+==================  ======================================================================
+``pair_counts``     ``{(bytes, bytes): count}`` kept between merges (v2+); else ``count_pairs()``
+``words``           a list of words (tuples of ``bytes``), with ``word_counts`` beside it, or a
+                    list of ``(word, count)`` tuples (v1)
+``pair_to_words``   ``{pair: word ids}``, the inverted index (v2+)
+``stale_pops``      an ``int`` that grows by one per stale heap entry popped (v5+)
+==================  ======================================================================
+
+A variant whose internals differ (say pairs packed into ints, words in flat arrays) can implement
+one optional hook, ``trace_state() -> dict``, returning any of the keys ``pair_counts``, ``words``
+(a list of ``(word, count)`` with words as tuples of ``bytes``), ``pair_to_words`` and
+``stale_pops`` in the forms above; what it returns takes precedence over the attributes.  The hook
+is called only by the trace, never during training.
+
+The worked example (the CS336 handout's words; the seed article adds ``es`` and ``st`` to make the
+first choice a tie):
+
+>>> lines = trace_lines("v2", parse_words("low:5,lower:2,widest:3,newest:6,es:2,st:2"), 2, top=3)
+>>> print("\\n".join(lines[3:8]))
+merge 1
+  pair counts (top 3 of 11): s t 11, e s 11, w e 8
+  chosen: s t (count 11)
+  tie at 11 between: s t, e s; the larger byte pair wins: (b's', b't') > (b'e', b's')
+  affected words (3 of 6, from pair_to_words[s t]):
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from bpe.byte_unicode import encode_token
+from bpe.errors import BPEError
+from bpe.merge_loop import Pair, Word
+from bpe.pretokenize import count_pretokens
+from bpe.registry import get_variant
+
+DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
+
+
+def parse_words(spec: str) -> dict[bytes, int]:
+    """``'low:5,lower:2'`` -> ``{b'low': 5, b'lower': 2}``; a word without ``:n`` counts once.
+
+    >>> parse_words("low:5, lower:2,x")
+    {b'low': 5, b'lower': 2, b'x': 1}
+    """
+    counts: dict[bytes, int] = {}
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        word, sep, count_text = item.rpartition(":")
+        if not sep:
+            word, count_text = item, "1"
+        if not word:
+            raise BPEError(f"--words item {item!r} has no word before ':'")
+        try:
+            count = int(count_text)
+        except ValueError:
+            raise BPEError(f"--words item {item!r}: count {count_text!r} is not an integer") from None
+        if count < 1:
+            raise BPEError(f"--words item {item!r}: count must be at least 1")
+        key = word.encode("utf-8")
+        counts[key] = counts.get(key, 0) + count
+    if not counts:
+        raise BPEError("--words is empty; give words like 'low:5,lower:2'")
+    return counts
+
+
+def show_token(token: bytes) -> str:
+    """A token as GPT-2's merges.txt writes it (a space shows as ``Ġ``, a newline as ``Ċ``)."""
+    return encode_token(token)
+
+
+def show_pair(pair: Pair) -> str:
+    return f"{show_token(pair[0])} {show_token(pair[1])}"
+
+
+def show_word(word: Iterable[bytes]) -> str:
+    return " ".join(show_token(t) for t in word)
+
+
+class MergerView:
+    """Reads a merger's state in one standard form, whatever the variant keeps."""
+
+    def __init__(self, merger):
+        self.merger = merger
+
+    def _state(self) -> dict:
+        hook = getattr(self.merger, "trace_state", None)
+        return hook() if callable(hook) else {}
+
+    def pair_counts(self) -> tuple[dict[Pair, int], bool]:
+        """Live pair counts (count > 0) and whether the variant keeps them (True) or they were recounted."""
+        state = self._state()
+        counts = state.get("pair_counts")
+        kept = True
+        if counts is None:
+            counts = getattr(self.merger, "pair_counts", None)
+        if counts is None:
+            count_pairs = getattr(self.merger, "count_pairs", None)
+            if count_pairs is None:
+                raise BPEError(f"cannot trace {type(self.merger).__module__}: its Merger has neither "
+                               f"pair_counts, count_pairs() nor trace_state()")
+            counts, kept = count_pairs(), False
+        return {pair: count for pair, count in counts.items() if count > 0}, kept
+
+    def words(self) -> list[tuple[Word, int]]:
+        state = self._state()
+        if "words" in state:
+            return [(tuple(w), c) for w, c in state["words"]]
+        words = self.merger.words
+        counts = getattr(self.merger, "word_counts", None)
+        if counts is not None:
+            return list(zip(words, counts))
+        return [(w, c) for w, c in words]
+
+    def pair_to_words(self) -> Mapping[Pair, Iterable[int]] | None:
+        state = self._state()
+        if "pair_to_words" in state:
+            return state["pair_to_words"]
+        return getattr(self.merger, "pair_to_words", None)
+
+    def stale_pops(self) -> int | None:
+        state = self._state()
+        if "stale_pops" in state:
+            return state["stale_pops"]
+        return getattr(self.merger, "stale_pops", None)
+
+
+def _contains(word: Word, pair: Pair) -> bool:
+    return any(a == pair[0] and b == pair[1] for a, b in zip(word, word[1:]))
+
+
+def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
+    """Pairs in selection order: higher count first, then the larger byte pair."""
+    return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
+
+
+def trace_lines(variant: str, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5,
+                max_words: int = 10) -> list[str]:
+    """The trace as a list of lines (see the module docstring for what each merge shows)."""
+    module = get_variant(variant)
+    return trace_merger(module.Merger(pretoken_counts), f"{variant or 'default variant'} ({module.IDEA})",
+                        num_merges, top, max_words)
+
+
+def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: int = 10) -> list[str]:
+    """Trace any object with the merge-algorithm interface (see :mod:`bpe.merge_loop`)."""
+    if num_merges < 1:
+        raise BPEError(f"--merges must be at least 1, got {num_merges}")
+    if top < 1:
+        raise BPEError(f"--top must be at least 1, got {top}")
+    view = MergerView(merger)
+    words = view.words()
+    lines = [f"trace of {title}",
+             f"{len(words)} words: " + ", ".join(f"{show_token(b''.join(w))}:{c}" for w, c in words[:max_words])
+             + (", ..." if len(words) > max_words else ""),
+             "(tokens as in GPT-2 merges.txt: Ġ is a space, Ċ a newline)"]
+    merges: list[Pair] = []
+    for step in range(1, num_merges + 1):
+        before, kept = view.pair_counts()
+        words_before = view.words()
+        index = view.pair_to_words()
+        stale_before = view.stale_pops()
+        pair = merger.select_best_pair()
+        lines.append(f"merge {step}")
+        ranked = _ranked(before)
+        shown = ", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
+        lines.append(f"  pair counts (top {min(top, len(ranked))} of {len(ranked)}): {shown or '(none)'}")
+        if pair is None:
+            lines.append("  no pair left: training stops early")
+            break
+        best = before.get(pair)
+        lines.append(f"  chosen: {show_pair(pair)} (count {best})")
+        if pair != ranked[0][0]:  # a bug in a variant under development: say so instead of explaining it
+            lines.append(f"  WRONG: the rule (highest count, then the larger byte pair) picks "
+                         f"{show_pair(ranked[0][0])} (count {ranked[0][1]})")
+        else:
+            tied = [p for p, c in ranked if c == best]
+            if len(tied) > 1:
+                lines.append(f"  tie at {best} between: {', '.join(show_pair(p) for p in tied)}; "
+                             f"the larger byte pair wins: {pair!r} > {tied[1]!r}")
+        if index is not None:
+            affected_ids = sorted(index.get(pair, ()))
+            source = f"from pair_to_words[{show_pair(pair)}]"
+        else:
+            affected_ids = [i for i, (w, _) in enumerate(words_before) if _contains(w, pair)]
+            source = "found by scanning every word: no index"
+        merger.merge(pair)
+        merges.append(pair)
+        words_after = view.words()
+        lines.append(f"  affected words ({len(affected_ids)} of {len(words_before)}, {source}):")
+        for word_id in affected_ids[:max_words]:
+            old, count = words_before[word_id]
+            lines.append(f"    {show_word(old)} x{count} -> {show_word(words_after[word_id][0])}")
+        if len(affected_ids) > max_words:
+            lines.append(f"    ... {len(affected_ids) - max_words} more")
+        after, _ = view.pair_counts()
+        diff = {p: after.get(p, 0) - before.get(p, 0) for p in before.keys() | after.keys()}
+        diff = {p: d for p, d in diff.items() if d}
+        how = "kept by the variant" if kept else "recounted: this variant keeps no pair counts"
+        changes = ", ".join(f"{show_pair(p)} {before.get(p, 0)}->{after.get(p, 0)}" for p, d in
+                            sorted(diff.items(), key=lambda item: (-abs(item[1]), item[0])))
+        lines.append(f"  pair-count diff ({how}): {changes or '(none)'}")
+        stale_after = view.stale_pops()
+        if stale_before is not None and stale_after is not None:
+            lines.append(f"  stale heap pops skipped: {stale_after - stale_before}")
+    after, _ = view.pair_counts()
+    ranked = _ranked(after)
+    lines.append(f"after {len(merges)} merge(s): " + (", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
+                                                       or "no pairs left"))
+    lines.append("merges: " + ", ".join(show_pair(p) for p in merges))
+    return lines
+
+
+def pretokens_from_args(text: str | None, words: str | None, special_tokens: list[str]) -> dict[bytes, int]:
+    if text is not None and words is not None:
+        raise BPEError("give --text or --words, not both")
+    if text is not None:
+        counts = dict(count_pretokens(text, special_tokens))
+        if not counts:
+            raise BPEError("--text has no pre-tokens")
+        return counts
+    return parse_words(words if words is not None else DEFAULT_WORDS)
+
+
+def run_trace(variant: str | None, text: str | None, words: str | None, num_merges: int, top: int,
+              special_tokens: list[str], out=None) -> list[str]:
+    import sys
+
+    lines = trace_lines(variant, pretokens_from_args(text, words, special_tokens), num_merges, top)
+    print("\n".join(lines), file=out or sys.stdout)
+    return lines

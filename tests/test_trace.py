@@ -1,0 +1,95 @@
+"""`bpe trace` shows the worked example merge by merge, for every variant, from attributes or the hook."""
+
+import pytest
+
+from bpe import VARIANTS, BPEError
+from bpe.cli import main
+from bpe.trace import parse_words, trace_lines, trace_merger
+
+SEED_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
+
+
+def merge_block(lines, step):
+    start = lines.index(f"merge {step}")
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_worked_example_trace(variant):
+    lines = trace_lines(variant, parse_words(SEED_WORDS), 3, top=20)
+    first = merge_block(lines, 1)
+    assert first[1] == ("  pair counts (top 11 of 11): s t 11, e s 11, w e 8, o w 7, l o 7, n e 6, e w 6, "
+                        "w i 3, i d 3, d e 3, e r 2")
+    assert first[2] == "  chosen: s t (count 11)"
+    assert first[3] == "  tie at 11 between: s t, e s; the larger byte pair wins: (b's', b't') > (b'e', b's')"
+    assert "    w i d e s t x3 -> w i d e st" in first
+    assert "    n e w e s t x6 -> n e w e st" in first
+    assert "    s t x2 -> st" in first  # the word `st` becomes one token, so pair s t is gone entirely
+    diff = next(line for line in first if "pair-count diff" in line)
+    assert diff.endswith(": s t 11->0, e s 11->2, e st 0->9")
+    # the counts the second merge chooses from: e st 9, e s 2 (from the word `es`), no s t left
+    second = merge_block(lines, 2)
+    assert second[1] == ("  pair counts (top 11 of 11): e st 9, w e 8, o w 7, l o 7, n e 6, e w 6, "
+                         "w i 3, i d 3, d e 3, e s 2, e r 2")
+    assert second[2] == "  chosen: e st (count 9)" and not any("tie" in line for line in second)
+    assert lines[-1] == "merges: s t, e st, o w"
+
+
+def test_index_or_scan_is_named():
+    v1 = trace_lines("v1", parse_words(SEED_WORDS), 1)
+    v2 = trace_lines("v2", parse_words(SEED_WORDS), 1)
+    assert "  affected words (3 of 6, found by scanning every word: no index):" in v1
+    assert "  affected words (3 of 6, from pair_to_words[s t]):" in v2
+    assert any("recounted: this variant keeps no pair counts" in line for line in v1)
+    assert any("(kept by the variant)" in line for line in v2)
+
+
+class HookedMerger:
+    """A merger whose internals are private (ints, say); it exposes its state only through trace_state()."""
+
+    def __init__(self):
+        self._words = [[1, 2, 1, 2], [2, 1]]
+        self._pops = 0
+
+    def trace_state(self):
+        token = {1: b"a", 2: b"b", 3: b"ab"}
+        words = [(tuple(token[t] for t in w), 1) for w in self._words]
+        counts = {}
+        for w, c in words:
+            for pair in zip(w, w[1:]):
+                counts[pair] = counts.get(pair, 0) + c
+        return {"pair_counts": counts, "words": words, "stale_pops": self._pops}
+
+    def select_best_pair(self):
+        self._pops += 4
+        return (b"a", b"b")
+
+    def merge(self, pair):
+        self._words = [[3, 3], [2, 1]]
+
+
+def test_trace_state_hook_and_stale_pops():
+    lines = trace_merger(HookedMerger(), "hooked", 1)
+    assert lines[1] == "2 words: abab:1, ba:1"
+    assert "  pair counts (top 2 of 2): b a 2, a b 2" in lines  # zero counts are not shown
+    assert "  WRONG: the rule (highest count, then the larger byte pair) picks b a (count 2)" in lines
+    assert "    a b a b x1 -> ab ab" in lines
+    assert "  pair-count diff (kept by the variant): a b 2->0, ab ab 0->1, b a 2->1" in lines
+    assert "  stale heap pops skipped: 4" in lines
+
+
+def test_cli_trace_text_and_errors(capsys):
+    assert main(["trace", "--variant", "v2", "--text", "low low lower", "--merges", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "3 words: low:1, Ġlow:1, Ġlower:1" in out and "merges: l o" not in out
+    assert "  chosen: o w (count 3)" in out
+    assert main(["trace", "--words", "low:x"]) == 2
+    assert "count 'x' is not an integer" in capsys.readouterr().err
+    with pytest.raises(BPEError, match="--merges must be at least 1"):
+        trace_lines("v2", parse_words("ab"), 0)
+
+
+def test_early_stop_is_shown():
+    lines = trace_lines("v2", parse_words("ab:3"), 3)
+    assert "  no pair left: training stops early" in lines and lines[-1] == "merges: a b"
