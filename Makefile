@@ -12,7 +12,7 @@ REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
 
-.PHONY: bench test test-all venv clean
+.PHONY: bench test test-all venv clean profile report
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -31,6 +31,19 @@ test: $(VENV)/.installed
 
 test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Teaching and reports (issue 5): scalene profile of one variant; the all-variant report with plots.
+PEERS    ?=
+V1_VOCAB ?= 500
+
+profile: $(VENV)/.installed
+	@test -n "$(VARIANT)" || { echo "make profile needs VARIANT=vN (e.g. make profile VARIANT=v2)"; exit 2; }
+	$(PY) -m bpe.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(VOCAB) \
+		$(if $(WORKERS),--workers $(WORKERS))
+
+report: $(VENV)/.installed
+	$(PY) -m bpe report --data $(DATA) --vocab-size $(VOCAB) --v1-vocab-size $(V1_VOCAB) \
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks *.egg-info

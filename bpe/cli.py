@@ -64,6 +64,27 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from pathlib import Path
+
+    from bpe.report import DOCS_DIR, run_report
+
+    run_report(args.data, args.vocab_size, args.v1_vocab_size, args.repeat, _special_tokens(args), args.workers,
+               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR)
+    return 0
+
+
+def _add_report_parser(sub) -> None:
+    report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
+    _add_training_args(report, vocab_default=2_000)
+    report.add_argument("--v1-vocab-size", type=int, default=500,
+                        help="reduced vocab for v1 when the main vocab is past its budget (default 500)")
+    report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
+    report.add_argument("--peers", action="store_true", help="also time the peers (bpe/peers.py, with v6)")
+    report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.set_defaults(func=cmd_report)
+
+
 def _add_trace_parser(sub) -> None:
     trace = sub.add_parser("trace", help="print each merge of a small example step by step (teaching)")
     trace.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
@@ -100,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
+    _add_report_parser(sub)
     return parser
 
 

@@ -1,0 +1,182 @@
+"""Profile one variant's training under scalene and summarise where the time and memory go.
+
+``make profile VARIANT=v2 DATA=gutenberg-sample VOCAB=2000`` (or ``python -m bpe.profiling run
+--variant v2 --data gutenberg-sample --vocab-size 2000``) runs
+
+    scalene run -o profiles/v2-gutenberg-sample-2000.json --program-path <repo> <target> --- ...
+
+where the target is a three-line script that calls :func:`bpe.train.train_bpe`, and
+``--program-path`` makes scalene attribute samples to the lines of ``bpe/`` and ``variants/``.  It
+then writes ``profiles/v2-gutenberg-sample-2000.md``: the lines with the most CPU time and the lines
+with the most memory allocated, with their code, so the "profile first, then optimize the line it
+points at" method of the seed article is visible for each step of the ladder.
+
+The JSON is scalene's own (viewable with ``scalene view profiles/<name>.json``), re-written compact.
+``python -m bpe.profiling summarize profiles/<name>.json`` re-makes the summary from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bpe.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.errors import BPEError
+
+PROFILES_DIR = REPO_ROOT / "profiles"
+
+_TARGET = """\
+import json, sys
+from bpe.train import train_bpe
+settings = json.loads(sys.argv[1])
+train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
+          variant=settings["variant"], workers=settings["workers"])
+"""
+
+
+def profile_stem(variant: str, data: str | None, vocab_size: int) -> str:
+    """``v2-gutenberg-sample-2000``: the name both profile files share."""
+    return f"{variant}-{data_label(data)}-{vocab_size}"
+
+
+def run_scalene(settings: dict, json_out: Path) -> None:
+    """Run one training under scalene, writing its JSON profile to ``json_out``."""
+    with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
+        target = Path(tmp) / "train_for_profile.py"
+        target.write_text(_TARGET)
+        raw = Path(tmp) / "profile.json"
+        cmd = [sys.executable, "-m", "scalene", "run", "-o", str(raw), "--program-path", str(REPO_ROOT),
+               str(target), "---", json.dumps(settings)]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+        except FileNotFoundError as exc:
+            raise BPEError(f"cannot run scalene: {exc}") from None
+        if proc.returncode != 0 or not raw.exists():
+            if "No module named scalene" in proc.stderr:
+                raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")
+            raise BPEError(f"scalene failed (exit {proc.returncode}):\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
+        profile = json.loads(raw.read_text())
+    profile["bpe_lab"] = settings
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = json_out.with_name(f".{json_out.name}.tmp{os.getpid()}")
+    tmp_out.write_text(json.dumps(profile, separators=(",", ":")) + "\n")
+    os.replace(tmp_out, json_out)
+
+
+def _relative(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return path
+
+
+def profile_lines(profile: dict) -> list[dict]:
+    """Every profiled line with its CPU share (% of the run) and memory figures."""
+    rows = []
+    for filename, data in profile.get("files", {}).items():
+        for line in data.get("lines", []):
+            cpu = line.get("n_cpu_percent_python", 0.0) + line.get("n_cpu_percent_c", 0.0) + line.get(
+                "n_sys_percent", 0.0)
+            rows.append({
+                "where": f"{_relative(filename)}:{line['lineno']}",
+                "code": line.get("line", "").strip(),
+                "cpu": cpu,
+                "cpu_python": line.get("n_cpu_percent_python", 0.0),
+                "malloc_mb": line.get("n_malloc_mb", 0.0),
+                "peak_mb": line.get("n_peak_mb", 0.0),
+            })
+    return rows
+
+
+def _code(text: str, width: int = 70) -> str:
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def summarize(profile: dict, top: int = 10) -> str:
+    """The markdown summary: settings, then the top lines by CPU and by memory."""
+    settings = profile.get("bpe_lab", {})
+    rows = profile_lines(profile)
+    by_cpu = sorted((r for r in rows if r["cpu"] > 0), key=lambda r: -r["cpu"])[:top]
+    by_mem = sorted((r for r in rows if r["malloc_mb"] > 0 or r["peak_mb"] > 0),
+                    key=lambda r: (-r["malloc_mb"], -r["peak_mb"]))[:top]
+    title = settings.get("stem", "profile")
+    out = [f"# Profile {title}", ""]
+    if settings:
+        out.append(f"`{settings['variant']}` on `{settings['data']}` (vocab {settings['vocab_size']:,}, "
+                   f"special {settings['special_tokens']}); profiled {settings.get('date', '?')} "
+                   f"at commit {settings.get('commit', '?')}.")
+    out.append(f"Elapsed under scalene: {profile.get('elapsed_time_sec', 0):.2f} s (profiling slows the run; "
+               f"use `make bench` for timings). Peak footprint: {profile.get('max_footprint_mb', 0):.1f} MB at "
+               f"`{_relative(profile.get('max_footprint_fname', '?'))}:{profile.get('max_footprint_lineno', '?')}`.")
+    out += ["", "Generated by `make profile` (`python -m bpe.profiling run`) from the JSON beside this file; "
+            "open that with `scalene view --cli <file>`.", ""]
+    out += [f"## Top {len(by_cpu)} lines by CPU time", "",
+            "| % CPU (all) | % CPU (Python) | line | code |", "|---:|---:|---|---|"]
+    out += [f"| {r['cpu']:.1f} | {r['cpu_python']:.1f} | `{r['where']}` | {_code(r['code'])} |" for r in by_cpu]
+    out += ["", f"## Top {len(by_mem)} lines by memory allocated", "",
+            "| MB allocated | peak MB | line | code |", "|---:|---:|---|---|"]
+    out += [f"| {r['malloc_mb']:.1f} | {r['peak_mb']:.1f} | `{r['where']}` | {_code(r['code'])} |" for r in by_mem]
+    if not by_mem:
+        out.append("| - | - | (no allocation reached scalene's sampling threshold) | |")
+    return "\n".join(out) + "\n"
+
+
+def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens: list[str],
+                workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10) -> tuple[Path, Path]:
+    from bpe.bench import git_commit
+    from bpe.registry import get_variant
+    from bpe.train import check_special_tokens, check_vocab_size
+
+    get_variant(variant)
+    check_special_tokens(special_tokens)
+    check_vocab_size(vocab_size, special_tokens)
+    path = resolve_data(data)
+    stem = profile_stem(variant, data, vocab_size)
+    settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path),
+                "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit()}
+    json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+    run_scalene(settings, json_out)
+    md_out.write_text(summarize(json.loads(json_out.read_text()), top))
+    return json_out, md_out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bpe.profiling", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="profile a training run under scalene")
+    run.add_argument("--variant", required=True)
+    run.add_argument("--data", default=None)
+    run.add_argument("--vocab-size", type=int, default=2000)
+    run.add_argument("--workers", type=int, default=None)
+    run.add_argument("--out-dir", type=Path, default=PROFILES_DIR)
+    run.add_argument("--top", type=int, default=10)
+    summ = sub.add_parser("summarize", help="print the markdown summary of a scalene JSON profile")
+    summ.add_argument("json_file", type=Path)
+    summ.add_argument("--top", type=int, default=10)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            json_out, md_out = run_profile(args.variant, args.data, args.vocab_size, ["<|endoftext|>"],
+                                           args.workers, args.out_dir, args.top)
+            print(f"wrote {_relative(str(json_out))} and {_relative(str(md_out))}")
+        else:
+            if not args.json_file.exists():
+                raise BPEError(f"no such profile: {args.json_file}")
+            print(summarize(json.loads(args.json_file.read_text()), args.top), end="")
+    except BPEError as exc:
+        print(f"bpe.profiling: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
