@@ -11,7 +11,8 @@ then writes ``profiles/v2-gutenberg-sample-2000.md``: the lines with the most CP
 with the most memory allocated, with their code, so the "profile first, then optimize the line it
 points at" method of the seed article is visible for each step of the ladder.
 
-The JSON is scalene's own (viewable with ``scalene view profiles/<name>.json``), re-written compact.
+The JSON is scalene's own (viewable with ``scalene view --cli profiles/<name>.json``), re-written compact
+without the stack samples.
 ``python -m bpe.profiling summarize profiles/<name>.json`` re-makes the summary from it.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,6 +65,11 @@ def run_scalene(settings: dict, json_out: Path) -> None:
                 raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")
             raise BPEError(f"scalene failed (exit {proc.returncode}):\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
         profile = json.loads(raw.read_text())
+    # The stack samples (scalene's flame-graph data) are most of the file and not used by the summary;
+    # dropping them keeps committed profiles small while `scalene view` still shows every line.
+    for key in ("combined_stacks", "combined_stacks_timeline"):
+        if key in profile:
+            profile[key] = []
     profile["bpe_lab"] = settings
     json_out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = json_out.with_name(f".{json_out.name}.tmp{os.getpid()}")
@@ -96,6 +103,8 @@ def profile_lines(profile: dict) -> list[dict]:
 
 
 def _code(text: str, width: int = 70) -> str:
+    # scalene keeps some characters of the source as JSON-style escapes (``->`` as ``-\\u003e``)
+    text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
     text = text if len(text) <= width else text[: width - 1] + "…"
     return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 

@@ -1,0 +1,51 @@
+"""The profile summary ranks scalene's lines by CPU and by memory; `make profile` names files by settings."""
+
+import json
+
+import pytest
+
+from bpe.profiling import profile_stem, run_profile, summarize
+
+
+def line(lineno, code, python=0.0, c=0.0, malloc=0.0, peak=0.0):
+    return {"lineno": lineno, "line": code + "\n", "n_cpu_percent_python": python, "n_cpu_percent_c": c,
+            "n_sys_percent": 0.0, "n_malloc_mb": malloc, "n_peak_mb": peak}
+
+
+def test_summary_orders_lines_by_cpu_and_memory():
+    from bpe.datasets import REPO_ROOT
+
+    profile = {
+        "elapsed_time_sec": 3.5, "max_footprint_mb": 28.25,
+        "max_footprint_fname": str(REPO_ROOT / "variants" / "v2_inverted_index.py"), "max_footprint_lineno": 50,
+        "files": {str(REPO_ROOT / "variants" / "v2_inverted_index.py"): {"lines": [
+            line(50, "self.pair_to_words[pair].add(word_id)", python=1.0, c=0.5, malloc=19.9, peak=1.4),
+            line(69, "return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))", python=40.9, c=44.6),
+            line(70, "pass"),
+        ]}},
+        "bpe_lab": {"stem": "v2-x-2000", "variant": "v2", "data": "x", "vocab_size": 2000,
+                    "special_tokens": ["<|endoftext|>"], "date": "2026-01-01", "commit": "abc"},
+    }
+    text = summarize(profile)
+    assert text.startswith("# Profile v2-x-2000\n")
+    assert "Peak footprint: 28.2 MB at `variants/v2_inverted_index.py:50`" in text
+    cpu = text.split("## Top 2 lines by CPU time")[1].split("## ")[0]
+    rows = [r for r in cpu.splitlines() if r.startswith("| 8") or r.startswith("| 1")]
+    assert rows == ["| 85.5 | 40.9 | `variants/v2_inverted_index.py:69` | "
+                    "`return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))` |",
+                    "| 1.5 | 1.0 | `variants/v2_inverted_index.py:50` | `self.pair_to_words[pair].add(word_id)` |"]
+    assert "## Top 1 lines by memory allocated" in text
+    assert "| 19.9 | 1.4 | `variants/v2_inverted_index.py:50` |" in text
+
+
+def test_profile_stem():
+    assert profile_stem("v2", None, 2000) == "v2-gutenberg-sample-2000"
+    assert profile_stem("v1", "corpus-en", 500) == "v1-corpus-en-500"
+
+
+@pytest.mark.slow
+def test_scalene_run_writes_both_files(tmp_path):
+    json_out, md_out = run_profile("v2", "tinystories-sample", 300, ["<|endoftext|>"], out_dir=tmp_path)
+    assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
+    assert json.loads(json_out.read_text())["bpe_lab"]["variant"] == "v2"
+    assert md_out.read_text().startswith("# Profile v2-tinystories-sample-300")
