@@ -34,7 +34,7 @@ test-all: $(VENV)/.installed
 
 # Teaching and reports (issue 5): scalene profile of one variant; the all-variant report with plots.
 PEERS    ?=
-V1_VOCAB ?= 500
+V1_VOCAB ?= 300
 
 profile: $(VENV)/.installed
 	@test -n "$(VARIANT)" || { echo "make profile needs VARIANT=vN (e.g. make profile VARIANT=v2)"; exit 2; }

@@ -77,8 +77,8 @@ def cmd_report(args) -> int:
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
     _add_training_args(report, vocab_default=2_000)
-    report.add_argument("--v1-vocab-size", type=int, default=500,
-                        help="reduced vocab for v1 when the main vocab is past its budget (default 500)")
+    report.add_argument("--v1-vocab-size", type=int, default=300,
+                        help="reduced vocab for v1 when the main vocab is past its budget (default 300)")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")

@@ -61,7 +61,7 @@ def plan(corpus_bytes: int, vocab_size: int, v1_vocab_size: int, num_special: in
                               f"second table, beside every other variant at that vocab.")
 
 
-def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: int = 500, repeat: int = 3,
+def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: int = 300, repeat: int = 3,
                special_tokens: list[str] | None = None, workers: int | None = None, peers: bool = False,
                out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None) -> Path:
     """Run the benches and write the report files; returns the path of ``report.md``."""
