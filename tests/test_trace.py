@@ -93,3 +93,24 @@ def test_cli_trace_text_and_errors(capsys):
 def test_early_stop_is_shown():
     lines = trace_lines("v2", parse_words("ab:3"), 3)
     assert "  no pair left: training stops early" in lines and lines[-1] == "merges: a b"
+
+
+def test_heap_variant_attributes_are_discovered_without_a_hook():
+    """A v5-style merger: v2's structures plus a `stale_pops` counter and zero counts left in place."""
+    from variants.v2_inverted_index import Merger as V2Merger
+
+    class HeapLike(V2Merger):
+        stale_pops = 0
+
+        def select_best_pair(self):
+            self.stale_pops += 2
+            return super().select_best_pair()
+
+        def merge(self, pair):
+            super().merge(pair)
+            self.pair_counts[pair] = 0  # a lazily deleted entry must not show as a live pair
+
+    lines = trace_merger(HeapLike(parse_words(SEED_WORDS)), "heap-like", 2, top=3)
+    assert lines.count("  stale heap pops skipped: 2") == 2
+    assert "  pair counts (top 3 of 11): e st 9, w e 8, o w 7" in lines
+    assert "  affected words (2 of 6, from pair_to_words[e st]):" in lines
