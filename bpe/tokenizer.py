@@ -50,6 +50,13 @@ class Tokenizer:
         self._max_special_len = max((len(t) for t in self.special_tokens), default=0)
         self._cache: dict[str, list[int]] = {}
 
+    @classmethod
+    def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None) -> Tokenizer:
+        """From a GPT-2 style ``vocab.json`` and ``merges.txt`` (the CS336 signature)."""
+        from bpe.outputs import load_merges, load_vocab
+
+        return cls(load_vocab(vocab_filepath), load_merges(merges_filepath), special_tokens)
+
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
         pieces = [text] if self._special_split is None else self._special_split.split(text)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import tiktoken
@@ -16,7 +18,7 @@ import tokenizers
 
 from bpe import BPEError, Tokenizer, load_tokenizer, train_bpe
 from bpe.cli import main
-from bpe.outputs import check_output_dir, save_tokenizer, token_report
+from bpe.outputs import save_tokenizer, token_report
 from bpe.pretokenize import GPT2_PATTERN
 from conftest import CORPUS_EN, DEFAULT_CORPUS, FIXTURES, REPO_ROOT, reference_merges, reference_vocab
 
@@ -155,17 +157,38 @@ def test_output_dir_that_is_a_file_fails_before_training(tmp_path, capsys, monke
     assert calls == []
 
 
-@pytest.mark.skipif(sys.platform == "win32" or __import__("os").geteuid() == 0,
-                    reason="root can write to read-only directories")
-def test_output_dir_not_writable(tmp_path):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        with pytest.raises(BPEError, match="is not writable"):
-            check_output_dir(locked / "out")
-    finally:
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A directory nobody can create files in: chmod 500 for a normal user; for root, read-only /sys."""
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        yield locked
         locked.chmod(0o700)
+        return
+    sysfs = Path("/sys")
+    if not sysfs.is_dir() or os.access(sysfs, os.W_OK) and _can_create_in(sysfs):
+        pytest.skip("no directory that root cannot write to")
+    yield sysfs
+
+
+def _can_create_in(directory: Path) -> bool:
+    try:
+        (directory / ".bpe-probe").touch()
+    except OSError:
+        return False
+    (directory / ".bpe-probe").unlink()
+    return True
+
+
+def test_output_dir_not_writable_fails_before_training(unwritable_dir, capsys, monkeypatch):
+    calls = []
+    monkeypatch.setattr("bpe.train.train_bpe", lambda *a, **k: calls.append(1))
+    out = unwritable_dir / "bpe-out"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
+    assert f"bpe: error: output directory {out} is not writable ({unwritable_dir}: " in capsys.readouterr().err
+    assert calls == []
 
 
 def test_error_during_training_leaves_no_output(tmp_path, write_corpus, capsys):

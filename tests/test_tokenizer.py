@@ -105,3 +105,9 @@ def test_without_special_tokens_the_text_is_ordinary(tokenizer, gpt2_vocab, gpt2
 def test_decode_of_a_partial_character_uses_replacement(tokenizer):
     ids = tokenizer.encode("🙂")
     assert len(ids) > 1 and tokenizer.decode(ids[:1]) == "\ufffd"
+
+
+def test_from_files_reads_the_gpt2_files(tokenizer, reference):
+    tok = Tokenizer.from_files(FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt", [EOT])
+    text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
+    assert tok.encode(text) == reference.encode(text)
