@@ -39,6 +39,8 @@ def cmd_train(args) -> int:
     from bpe.train import train_bpe
 
     path = resolve_data(args.data)
+    if args.format and args.out is None:
+        raise BPEError("--format needs --out DIR (where to write the exported files)")
     if args.out is not None:  # fail now, not after training
         from bpe.outputs import check_output_dir
 

@@ -88,13 +88,14 @@ def train_bpe(
     if errors not in ("strict", "replace"):
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     algorithm = get_variant(variant)
+    limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()
     timer.start()
     with timer.stage("pretokenize"):
         # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
         bounds = {}
         if limit is not None:
-            bounds["end"] = find_limit_end(check_input_file(input_path), parse_size(limit), special_tokens)
+            bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens)
         pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors,
                                                     **bounds)
     if stats is not None:

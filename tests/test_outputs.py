@@ -229,3 +229,8 @@ def test_ctrl_c_during_training_leaves_no_output(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "bpe: interrupted" in err
     assert not out.exists()
+
+
+def test_format_without_out_is_an_error(capsys):
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--format", "hf"]) == 2
+    assert "--format needs --out DIR" in capsys.readouterr().err

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 
 import pytest
 import tiktoken
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from bpe import Tokenizer
 from bpe.byte_unicode import decode_token
@@ -119,3 +122,30 @@ def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, reference):
     assert ids == reference.encode(text, allowed_special={EOT})
     with open(DEFAULT_CORPUS, encoding="utf-8", newline="") as f:  # streamed: many 64K-char cuts
         assert list(tokenizer.encode_iterable(f)) == ids
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(st.sampled_from(["a", "b", "ll", "'", " ", "  ", "\n", "\n\n", "\t", "é", "🙂", "1",
+                                        "<|e|>", "<|e|><|d|>", "<|", "|>", "x.", "!\n"]), max_size=60),
+       cuts=st.lists(st.integers(0, 200), max_size=8))
+@example(pieces=["a", "\n", "\n", " ", "b"] + ["a"] * 12, cuts=[])  # a cut between "\n\n" changes ids
+@example(pieces=["<|e|>", "<|e|><|d|>", "a"] * 5, cuts=[5, 6, 15])  # never cut inside "<|e|><|d|>"
+def test_encode_iterable_equals_encode_on_generated_text(monkeypatch, pieces, cuts):
+    import bpe.tokenizer as module
+
+    monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 4)
+    text = "".join(pieces)
+    tok = _small_tokenizer()
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert list(tok.encode_iterable(chunks)) == tok.encode(text)
+    assert tok.decode(tok.encode(text)) == text
+
+
+@functools.lru_cache(maxsize=None)
+def _small_tokenizer() -> Tokenizer:
+    # GPT-2's merges, so that a wrong cut (e.g. " \n" split in two) changes the ids; two overlapping
+    # special tokens that GPT-2 does not have (they are added at the end of the vocab).
+    raw = json.loads((FIXTURES / "gpt2_vocab.json").read_text(encoding="utf-8"))
+    vocab = {token_id: decode_token(token) for token, token_id in raw.items()}
+    return Tokenizer(vocab, load_merges(FIXTURES / "gpt2_merges.txt"), ["<|e|>", "<|e|><|d|>"])
