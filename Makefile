@@ -11,8 +11,9 @@ VOCAB   ?= 2000
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
+LIMIT   ?=
 
-.PHONY: bench test test-all venv clean profile report
+.PHONY: bench test test-all venv clean profile report data
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -24,7 +25,12 @@ venv: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(VOCAB) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON))
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+		$(if $(LIMIT),--limit $(LIMIT))
+
+# `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all.
+data: $(VENV)/.installed
+	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA),list)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not slow"

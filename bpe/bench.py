@@ -75,7 +75,8 @@ def child_main() -> None:
     timer = StageTimer()
     try:
         _, merges = train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
-                              variant=settings["variant"], workers=settings["workers"], timer=timer)
+                              variant=settings["variant"], workers=settings["workers"], timer=timer,
+                              limit=settings.get("limit"))
     except BPEError as exc:
         json.dump({"error": str(exc)}, sys.stdout)
         return
@@ -84,9 +85,10 @@ def child_main() -> None:
     json.dump(result, sys.stdout)
 
 
-def run_once(path: Path, variant: str, vocab_size: int, special_tokens: list[str], workers: int | None) -> dict:
+def run_once(path: Path, variant: str, vocab_size: int, special_tokens: list[str], workers: int | None,
+             limit: int | None = None) -> dict:
     settings = {"path": str(path), "variant": variant, "vocab_size": vocab_size,
-                "special_tokens": special_tokens, "workers": workers}
+                "special_tokens": special_tokens, "workers": workers, "limit": limit}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", _CHILD_CODE], input=json.dumps(settings),
                           capture_output=True, text=True, env=env)
@@ -132,7 +134,7 @@ def parse_variants(spec: str | None) -> list[str]:
 
 def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None) -> dict:
+              out=None, limit: int | str | None = None) -> dict:
     from bpe.train import check_special_tokens, check_vocab_size
 
     out = out or sys.stdout
@@ -142,10 +144,19 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
     variant_names = parse_variants(variant_spec)
-    corpus_bytes = path.stat().st_size
+    file_bytes = path.stat().st_size
+    if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
+        from bpe.datasets import parse_size
+        from bpe.parallel import find_limit_end
+
+        limit = parse_size(limit)
+        corpus_bytes = find_limit_end(path, limit, special_tokens)
+    else:
+        corpus_bytes = file_bytes
     report = {
         "machine": machine_info(),
         "settings": {"data": data_label(data), "path": str(path), "corpus_bytes": corpus_bytes,
+                     "file_bytes": file_bytes, "limit": limit,
                      "vocab_size": vocab_size, "num_merges": num_merges, "special_tokens": special_tokens,
                      "workers": workers or os.cpu_count(), "repeat": repeat},
         "variants": {},
@@ -161,7 +172,7 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
             continue
         runs = []
         for _ in range(repeat):
-            runs.append(run_once(path, name, vocab_size, special_tokens, workers))
+            runs.append(run_once(path, name, vocab_size, special_tokens, workers, limit))
         report["variants"][name] = {"idea": VARIANTS[name].IDEA, "runs": runs, "median": median_run(runs)}
         print(variant_table(name, runs), file=out)
     if len(report["variants"]) > 1:
@@ -190,7 +201,8 @@ def _mb(n: float) -> str:
 
 def header(report: dict) -> str:
     m, s = report["machine"], report["settings"]
-    return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes), vocab {s['vocab_size']:,} "
+    subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+    return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, workers {s['workers']}, "
             f"repeat {s['repeat']}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")

@@ -23,6 +23,8 @@ def _add_training_args(p: argparse.ArgumentParser, *, vocab_default: int) -> Non
                         "use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
     p.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    p.add_argument("--limit", default=None, metavar="SIZE",
+                   help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
 
 
 def _special_tokens(args) -> list[str]:
@@ -37,15 +39,66 @@ def cmd_train(args) -> int:
     from bpe.train import train_bpe
 
     path = resolve_data(args.data)
+    if args.format and args.out is None:
+        raise BPEError("--format needs --out DIR (where to write the exported files)")
+    if args.out is not None:  # fail now, not after training
+        from bpe.outputs import check_output_dir
+
+        check_output_dir(args.out)
     timer = StageTimer()
+    corpus: dict = {}
     started = time.perf_counter()
     vocab, merges = train_bpe(path, args.vocab_size, _special_tokens(args), variant=args.variant,
-                              workers=args.workers, timer=timer, progress=args.progress, errors=args.errors)
+                              workers=args.workers, timer=timer, progress=args.progress, errors=args.errors,
+                              limit=args.limit, stats=corpus)
     elapsed = time.perf_counter() - started
-    print(f"trained {args.variant or 'default variant'} on {path}: {len(merges):,} merges, "
+    subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
+    print(f"trained {args.variant or 'default variant'} on {path}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
+    _save_outputs(args, path, vocab, merges, timer, corpus)
+    return 0
+
+
+def _save_outputs(args, path, vocab, merges, timer, corpus) -> None:
+    """After training: the token report, and with --out the saved files."""
+    from bpe.bench import machine_info
+    from bpe.outputs import save_tokenizer, token_report
+    from bpe.registry import best_variant
+
+    specials = _special_tokens(args)
+    for line in token_report(vocab, specials):
+        print(line)
+    if args.out is None:
+        return
+    info = {
+        "settings": {"variant": args.variant or best_variant(), "data": str(args.data or "gutenberg-sample"),
+                     "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
+                     "workers": args.workers, "limit": args.limit, "errors": args.errors},
+        "corpus": corpus,
+        "result": {"merges": len(merges), "vocab_size": len(vocab)},
+        "timings": timer.as_dict(),
+        "machine": machine_info(),
+    }
+    written = save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
+    print("wrote " + ", ".join(str(p) for p in written))
+
+
+def cmd_data(args) -> int:
+    """``data list``: every data set, its file, size, presence.  ``data get NAME``: download it."""
+    from bpe.datasets import format_size
+    from bpe.download import dataset_rows, fetch_dataset
+
+    if args.data_command == "get":
+        path = fetch_dataset(args.name, progress=not args.quiet)
+        print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
+        return 0
+    print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description")
+    for dataset, present, size in dataset_rows():
+        shown = format_size(size) if present else "-"
+        print(f"{dataset.name:<20}{'yes' if present else 'no':<9}{shown:>10}  {str(dataset.path):<50} "
+              f"{dataset.description}")
     return 0
 
 
@@ -53,7 +106,7 @@ def cmd_bench(args) -> int:
     from bpe.bench import run_bench
 
     run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
-              json_out=args.json)
+              json_out=args.json, limit=args.limit)
     return 0
 
 
@@ -112,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--progress", action="store_true", help="show a progress bar over merges")
     train.add_argument("--errors", choices=["strict", "replace"], default="strict",
                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    train.add_argument("--out", default=None, metavar="DIR",
+                       help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
+    train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
+                       help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
@@ -122,6 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
     _add_report_parser(sub)
+
+    data = sub.add_parser("data", help="list the data sets, download one")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
+    get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
+    get.add_argument("name", help="tinystories, tinystories-valid, owt or owt-valid")
+    get.add_argument("--quiet", action="store_true", help="no progress bar")
+    data.set_defaults(func=cmd_data)
     return parser
 
 

@@ -10,6 +10,7 @@ Anything that is not a name is taken as a path to a text file.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,8 @@ class Dataset:
     filename: str
     description: str
     shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo
+    url: str | None = None  # where a downloadable data set comes from
+    gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
 
     @property
     def path(self) -> Path:
@@ -40,8 +43,19 @@ class Dataset:
     def downloadable(self) -> bool:
         return self.shipped_path is None
 
+    def source_url(self, base_url: str | None = None) -> str:
+        """The download URL; ``base_url`` (or ``$BPE_DATA_URL``) replaces everything before the file name."""
+        assert self.url is not None, f"{self.name} is not downloadable"
+        base_url = base_url or os.environ.get("BPE_DATA_URL")
+        if not base_url:
+            return self.url
+        return base_url.rstrip("/") + "/" + self.url.rsplit("/", 1)[1]
+
 
 DEFAULT_DATASET = "gutenberg-sample"
+
+_TINYSTORIES_URL = "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
+_OWT_URL = "https://huggingface.co/datasets/stanford-cs336/owt-sample/resolve/main/"
 
 DATASETS: dict[str, Dataset] = {
     d.name: d
@@ -53,10 +67,14 @@ DATASETS: dict[str, Dataset] = {
                 "tests/fixtures/corpus.en"),
         Dataset("tinystories-sample", "tinystories_sample.txt", "4 KB: CS336 TinyStories fixture",
                 "tests/fixtures/tinystories_sample.txt"),
-        Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train"),
-        Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid"),
-        Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train"),
-        Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid"),
+        Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train",
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt"),
+        Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt"),
+        Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train (gzip download)",
+                url=_OWT_URL + "owt_train.txt.gz", gz=True),
+        Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid (gzip download)",
+                url=_OWT_URL + "owt_valid.txt.gz", gz=True),
     ]
 }
 
@@ -90,3 +108,38 @@ def data_label(name_or_path: str | os.PathLike | None) -> str:
         return DEFAULT_DATASET
     key = str(name_or_path)
     return key if key in DATASETS else Path(key).stem
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(text: str | int) -> int:
+    """A byte count from ``"50MB"``, ``"1.5GB"``, ``"64KiB"`` or a plain number (decimal units: MB = 10**6).
+
+    >>> parse_size("50MB"), parse_size("64KiB"), parse_size("1.5 GB"), parse_size(1000)
+    (50000000, 65536, 1500000000, 1000)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        match = _SIZE.match(str(text))
+        unit = match.group(2).lower() if match else None
+        if match is None or unit not in _UNITS:
+            raise BPEError(f"cannot read size {text!r}: use a number of bytes or e.g. 50MB, 1.5GB, 64KiB")
+        value = int(float(match.group(1)) * _UNITS[unit])
+    if value < 1:
+        raise BPEError(f"size must be at least 1 byte, got {text!r}")
+    return value
+
+
+def format_size(n: int) -> str:
+    """
+    >>> format_size(2_300_000), format_size(512)
+    ('2.3 MB', '512 B')
+    """
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"

@@ -104,9 +104,11 @@ def _move_out_of_special(f, cut: int, special_pattern, max_special_len: int) -> 
 
 
 def find_chunk_boundaries(
-    path: str | Path, special_tokens: Sequence[str], num_chunks: int
+    path: str | Path, special_tokens: Sequence[str], num_chunks: int, *, end: int | None = None
 ) -> list[int]:
     """Sorted byte offsets ``[0, ..., file_size]``; each neighbouring pair is one chunk.
+
+    ``end`` (a safe cut, see :func:`find_limit_end`) counts only the file's first ``end`` bytes.
 
     >>> import tempfile, os
     >>> with tempfile.NamedTemporaryFile(delete=False) as tmp:
@@ -115,7 +117,7 @@ def find_chunk_boundaries(
     [0, 22, 31]
     >>> os.unlink(tmp.name)
     """
-    file_size = os.path.getsize(path)
+    file_size = os.path.getsize(path) if end is None else end
     special_bytes = [token.encode("utf-8") for token in special_tokens]
     max_special_len = max((len(t) for t in special_bytes), default=0)
     special_pattern = special_token_regex(special_tokens)
@@ -133,6 +135,32 @@ def find_chunk_boundaries(
                 boundaries.append(cut)
     boundaries.append(file_size)
     return boundaries
+
+
+def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str]) -> int:
+    """Where a subset of about ``limit`` bytes ends: the first safe cut at or after byte ``limit``.
+
+    The subset is whole documents: it runs up to the next special-token start (or, without one, the
+    next safe newline; see the module docstring), so it may be a little longer than ``limit``.  The
+    whole file when it is not longer than ``limit`` or has no safe cut after it.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile(delete=False) as tmp:
+    ...     _ = tmp.write(b"one two<|e|>three four<|e|>five")
+    >>> find_limit_end(tmp.name, 9, ["<|e|>"]), find_limit_end(tmp.name, 7, ["<|e|>"]), find_limit_end(tmp.name, 99, [])
+    (22, 7, 31)
+    >>> os.unlink(tmp.name)
+    """
+    file_size = os.path.getsize(path)
+    if limit >= file_size:
+        return file_size
+    special_bytes = [token.encode("utf-8") for token in special_tokens]
+    max_special_len = max((len(t) for t in special_bytes), default=0)
+    with open(path, "rb") as f:
+        cut = _find_cut(f, limit, file_size, special_bytes, max(max_special_len - 1, 0))
+        if cut is None:
+            return file_size
+        return _move_out_of_special(f, cut, special_token_regex(special_tokens), max_special_len)
 
 
 def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], errors: str) -> Counter[bytes]:
@@ -167,15 +195,16 @@ def count_file_parallel(
     *,
     workers: int | None = None,
     errors: str = "strict",
+    end: int | None = None,
 ) -> Counter[bytes]:
-    """Counts of every pre-token in the file, computed chunk by chunk in ``workers`` processes."""
+    """Counts of every pre-token in the file (or its first ``end`` bytes), chunk by chunk in ``workers`` processes."""
     path = check_input_file(path)
     workers = workers or default_workers()
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
-    file_size = path.stat().st_size
+    file_size = path.stat().st_size if end is None else end
     num_chunks = plan_chunk_count(file_size, workers)
-    boundaries = find_chunk_boundaries(path, special_tokens, num_chunks)
+    boundaries = find_chunk_boundaries(path, special_tokens, num_chunks, end=end)
     chunks = list(zip(boundaries[:-1], boundaries[1:]))
     if workers == 1 or len(chunks) == 1:
         total: Counter[bytes] = Counter()

@@ -86,14 +86,18 @@ def check_input_file(path: str | Path) -> Path:
 
 
 def count_file_serial(
-    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict"
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None,
 ) -> Counter[bytes]:
     """Read the whole file (bytes exactly as stored, no newline translation) and count its pre-tokens.
 
+    ``end`` (a safe cut from :func:`bpe.parallel.find_limit_end`) reads only the first ``end`` bytes.
     ``workers`` is accepted and ignored, so every variant's pre-tokenizer has the same signature.
     """
     path = check_input_file(path)
-    text = decode_utf8(path.read_bytes(), errors=errors, source=str(path))
+    with open(path, "rb") as f:
+        data = f.read() if end is None else f.read(end)
+    text = decode_utf8(data, errors=errors, source=str(path))
     return count_pretokens(text, special_tokens)
 
 

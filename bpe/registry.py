@@ -3,7 +3,8 @@
 A variant module provides
 
 * ``IDEA``: one line, the optimization it adds;
-* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``;
+* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``,
+  which also takes ``end=`` (count only the first ``end`` bytes) when training on a subset;
 * ``Merger``: the merge algorithm (see :mod:`bpe.merge_loop`).
 
 Adding a step of the ladder is adding a file; nothing here changes.

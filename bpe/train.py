@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 
+from bpe.datasets import parse_size
 from bpe.errors import BPEError
 from bpe.merge_loop import Pair, run_merges
+from bpe.parallel import find_limit_end
+from bpe.pretokenize import check_input_file
 from bpe.registry import get_variant
 from bpe.timer import NullTimer
 
@@ -64,6 +68,8 @@ def train_bpe(
     timer=None,
     progress: bool = False,
     errors: str = "strict",
+    limit: int | str | None = None,
+    stats: dict | None = None,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -72,17 +78,30 @@ def train_bpe(
     than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
     (default: the fastest); all variants return identical results.  ``timer`` receives stage
     timings (see :mod:`bpe.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
-    of failing.
+    of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
+    extended to the next document boundary (see :func:`bpe.parallel.find_limit_end`); every variant
+    sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
+    pre-token counts).
     """
     special_tokens = check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     algorithm = get_variant(variant)
+    limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()
     timer.start()
     with timer.stage("pretokenize"):
-        pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors)
+        # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
+        bounds = {}
+        if limit is not None:
+            bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens)
+        pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors,
+                                                    **bounds)
+    if stats is not None:
+        file_bytes = Path(input_path).stat().st_size
+        stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
+                     pretokens=sum(pretoken_counts.values()), distinct_pretokens=len(pretoken_counts))
     with timer.stage("pair_count"):
         merger = algorithm.Merger(pretoken_counts)
     merges = run_merges(merger, num_merges, timer, progress=progress)

@@ -1,0 +1,164 @@
+"""Downloading the CS336 data sets into ``data/``: progress bar, resume, never a truncated file.
+
+``python -m bpe data get NAME`` (or ``make data DATA=NAME``) calls :func:`fetch_dataset`:
+
+1. the bytes go to ``data/<remote name>.part``; if that file is already there (an earlier run was
+   interrupted) the request asks for the rest with an HTTP ``Range`` header.  A server that answers
+   ``206 Partial Content`` is appended to; one that answers ``200`` sends the whole file again and
+   the ``.part`` file is restarted from zero (a clean restart);
+2. a transfer that ends early (connection dropped) is resumed the same way, a few times, before
+   giving up with an error that says to run the command again (the ``.part`` file is kept for that);
+3. the size is checked against what the server announced (``Content-Length`` / ``Content-Range``);
+4. a ``.gz`` download is decompressed to a temporary name (gzip checks its own CRC and length);
+5. only then is the result renamed to its final name, so a file under the final name is complete.
+
+Set ``$BPE_DATA_URL`` (or pass ``base_url``) to fetch from a mirror: the file name is appended to it.
+The tests serve files from a local ``http.server`` this way.  Standard library only, plus tqdm.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import os
+import socket
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+import zlib
+from pathlib import Path
+
+from tqdm import tqdm
+
+from bpe.datasets import DATASETS, Dataset
+from bpe.errors import BPEError
+
+#: Seconds to wait for a connection or for the next bytes before calling the host unreachable
+#: (a failed name lookup or a refused connection is reported at once).
+TIMEOUT_SECONDS = 10
+#: How many times a dropped transfer is resumed within one call.
+ATTEMPTS = 3
+BLOCK_BYTES = 1 << 20
+
+
+def fetch_dataset(name: str, *, base_url: str | None = None, progress: bool = True,
+                  timeout: float = TIMEOUT_SECONDS) -> Path:
+    """Download data set ``name`` into the data directory unless it is already there; its path."""
+    dataset = DATASETS.get(name)
+    if dataset is None:
+        raise BPEError(f"no data set named {name!r}; data sets: {', '.join(DATASETS)}")
+    if not dataset.downloadable:
+        raise BPEError(f"data set {name!r} ships with the repo ({dataset.path}); nothing to download")
+    final = dataset.path
+    if final.exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    url = dataset.source_url(base_url)
+    part = final.parent / (url.rsplit("/", 1)[1] + ".part")
+    download(url, part, progress=progress, timeout=timeout)
+    if dataset.gz:
+        _gunzip(part, final, progress=progress)
+    else:
+        os.replace(part, final)
+    return final
+
+
+def download(url: str, part: Path, *, progress: bool = True, timeout: float = TIMEOUT_SECONDS) -> None:
+    """Fetch ``url`` into ``part``, resuming from what ``part`` already holds; complete or an error."""
+    for attempt in range(ATTEMPTS):
+        have = part.stat().st_size if part.exists() else 0
+        total = _transfer(url, part, have, progress=progress, timeout=timeout)
+        got = part.stat().st_size
+        if total is None or got == total:
+            return
+        if got > total:  # the file changed on the server: start over
+            part.unlink()
+    raise BPEError(
+        f"download of {url} stopped at {got:,} of {total:,} bytes after {ATTEMPTS} attempts; "
+        f"run the same command again to resume (partial data kept in {part})"
+    )
+
+
+def _transfer(url: str, part: Path, have: int, *, progress: bool, timeout: float) -> int | None:
+    """One HTTP request: append to ``part`` from byte ``have``.  Returns the full size, if announced."""
+    request = urllib.request.Request(url, headers={"User-Agent": "bpe-lab"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    try:
+        response = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and have:  # nothing left after byte `have`: complete, or not this file
+            if _content_range_total(exc.headers.get("Content-Range")) == have:
+                return have
+            part.unlink()
+            return _transfer(url, part, 0, progress=progress, timeout=timeout)
+        raise BPEError(f"download failed: HTTP {exc.code} {exc.reason} for {url}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise BPEError(
+            f"cannot reach {urllib.parse.urlparse(url).netloc} to download {url} ({reason}); "
+            "are you offline? (a mirror can be given with BPE_DATA_URL)"
+        ) from None
+    with response:
+        if response.status == 206:
+            total = _content_range_total(response.headers.get("Content-Range"))
+            mode = "ab"
+        else:  # 200: the whole file, whatever we asked for
+            have, mode = 0, "wb"
+            length = response.headers.get("Content-Length")
+            total = int(length) if length is not None else None
+        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name.removesuffix(".part"),
+                   disable=not progress, file=sys.stderr)
+        with bar, open(part, mode) as out:
+            while True:
+                try:
+                    block = response.read(BLOCK_BYTES)
+                except (http.client.IncompleteRead, socket.timeout, ConnectionError) as exc:
+                    if isinstance(exc, http.client.IncompleteRead):
+                        out.write(exc.partial)
+                    break  # the caller sees the short size and resumes
+                if not block:
+                    break
+                out.write(block)
+                bar.update(len(block))
+    return total
+
+
+def _content_range_total(header: str | None) -> int | None:
+    """``bytes 100-199/200`` -> 200 (None when the total is ``*`` or missing)."""
+    if not header or "/" not in header:
+        return None
+    total = header.rsplit("/", 1)[1].strip()
+    return int(total) if total.isdigit() else None
+
+
+def _gunzip(part: Path, final: Path, *, progress: bool) -> None:
+    """Decompress ``part`` into ``final`` through a temporary name; a corrupt archive is removed."""
+    tmp = final.with_name(final.name + ".tmp")
+    bar = tqdm(total=part.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {final.name}",
+               disable=not progress, file=sys.stderr)
+    try:
+        with bar, open(part, "rb") as raw, gzip.open(raw) as src, open(tmp, "wb") as dst:
+            while block := src.read(BLOCK_BYTES):
+                dst.write(block)
+                bar.update(raw.tell() - bar.n)
+    except (OSError, EOFError, zlib.error) as exc:
+        tmp.unlink(missing_ok=True)
+        part.unlink(missing_ok=True)
+        raise BPEError(f"downloaded {part.name} is not a valid gzip file ({exc}); removed it, run again") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, final)
+    part.unlink()
+
+
+def dataset_rows() -> list[tuple[Dataset, bool, int | None]]:
+    """(data set, present?, size in bytes if present) for ``data list``."""
+    rows = []
+    for dataset in DATASETS.values():
+        present = dataset.path.is_file()
+        rows.append((dataset, present, dataset.path.stat().st_size if present else None))
+    return rows
+

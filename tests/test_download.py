@@ -1,0 +1,199 @@
+"""The downloader against a real HTTP server on 127.0.0.1: plain and gzip, resume, restart, 404, offline."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from bpe import BPEError
+from bpe.datasets import DATASETS, resolve_data
+from bpe.download import fetch_dataset
+
+_rng = random.Random(4)
+TEXT = "<|endoftext|>\n".join(
+    " ".join("".join(_rng.choices("abcdefghij", k=_rng.randint(1, 8))) for _ in range(60)) for _ in range(300)
+).encode()
+GZ = gzip.compress(TEXT)
+
+
+class Server:
+    """Serves ``files`` by name; can drop the first N responses half-way and can ignore Range."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.drop_first = 0  # responses cut off half-way before the connection is closed
+        self.honour_range = True
+        self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                name = self.path.rsplit("/", 1)[1]
+                range_header = self.headers.get("Range")
+                server.requests.append((self.path, range_header))
+                body = server.files.get(name)
+                if body is None:
+                    self.send_error(404, "Not Found")
+                    return
+                start = 0
+                if range_header and server.honour_range:
+                    start = int(range_header.removeprefix("bytes=").rstrip("-"))
+                    if start >= len(body):
+                        self.send_response(416)
+                        self.send_header("Content-Range", f"bytes */{len(body)}")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(body) - start))
+                self.end_headers()
+                payload = body[start:]
+                if server.drop_first > 0:
+                    server.drop_first -= 1
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/files"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "data"))
+    s = Server()
+    s.files["TinyStoriesV2-GPT4-valid.txt"] = TEXT
+    s.files["owt_valid.txt.gz"] = GZ
+    monkeypatch.setenv("BPE_DATA_URL", s.url)
+    yield s
+    s.close()
+
+
+def test_plain_download(server, tmp_path):
+    path = fetch_dataset("tinystories-valid", progress=False)
+    assert path == tmp_path / "data" / "TinyStoriesV2-GPT4-valid.txt"
+    assert path.read_bytes() == TEXT
+    assert resolve_data("tinystories-valid") == path
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no .part left over
+
+
+def test_gzip_download_is_decompressed(server, tmp_path):
+    path = fetch_dataset("owt-valid", progress=False)
+    assert path.name == "owt_valid.txt" and path.read_bytes() == TEXT
+    assert sorted(p.name for p in path.parent.iterdir()) == ["owt_valid.txt"]
+
+
+def test_present_file_is_not_downloaded_again(server):
+    fetch_dataset("tinystories-valid", progress=False)
+    fetch_dataset("tinystories-valid", progress=False)
+    assert len(server.requests) == 1
+
+
+def test_dropped_transfer_resumes_with_range(server):
+    server.drop_first = 1
+    path = fetch_dataset("tinystories-valid", progress=False)
+    assert path.read_bytes() == TEXT
+    assert server.requests[0][1] is None
+    assert server.requests[1][1] == f"bytes={len(TEXT) // 2}-"
+
+
+def test_dropped_gzip_transfer_resumes(server):
+    server.drop_first = 2
+    assert fetch_dataset("owt-valid", progress=False).read_bytes() == TEXT
+    assert len(server.requests) == 3 and all(r[1] for r in server.requests[1:])
+
+
+def test_server_without_range_support_restarts_cleanly(server):
+    server.drop_first = 1
+    server.honour_range = False
+    assert fetch_dataset("tinystories-valid", progress=False).read_bytes() == TEXT
+    assert server.requests[1][1] is not None  # we asked to resume, got the whole file, restarted
+
+
+def test_partial_file_from_an_earlier_run_is_resumed(server, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "owt_valid.txt.gz.part").write_bytes(GZ[:1000])
+    assert fetch_dataset("owt-valid", progress=False).read_bytes() == TEXT
+    assert server.requests == [("/files/owt_valid.txt.gz", "bytes=1000-")]
+
+
+def test_complete_part_file_is_not_fetched_again(server, tmp_path):
+    # killed while decompressing: the .part is whole; the server answers 416 and we just gunzip
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "owt_valid.txt.gz.part").write_bytes(GZ)
+    assert fetch_dataset("owt-valid", progress=False).read_bytes() == TEXT
+    assert len(server.requests) == 1
+
+
+def test_transfer_that_keeps_failing_leaves_no_final_file(server, tmp_path):
+    server.drop_first = 100
+    server.honour_range = False
+    with pytest.raises(BPEError, match=r"stopped at [\d,]+ of [\d,]+ bytes after 3 attempts; run the same command again"):
+        fetch_dataset("tinystories-valid", progress=False)
+    data = tmp_path / "data"
+    assert not (data / "TinyStoriesV2-GPT4-valid.txt").exists()
+    assert (data / "TinyStoriesV2-GPT4-valid.txt.part").exists()
+
+
+def test_corrupt_gzip_is_an_error_and_removed(server, tmp_path):
+    server.files["owt_valid.txt.gz"] = b"this is not gzip data" * 10
+    with pytest.raises(BPEError, match="not a valid gzip file"):
+        fetch_dataset("owt-valid", progress=False)
+    assert list((tmp_path / "data").iterdir()) == []
+
+
+def test_404_is_a_clear_error(server, tmp_path):
+    del server.files["TinyStoriesV2-GPT4-valid.txt"]
+    with pytest.raises(BPEError, match=r"HTTP 404 Not Found for http://127\.0\.0\.1:\d+/files/TinyStoriesV2-GPT4-valid\.txt"):
+        fetch_dataset("tinystories-valid", progress=False)
+    assert list((tmp_path / "data").iterdir()) == []
+
+
+def test_unreachable_host_says_offline(tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "data"))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(BPEError, match=r"cannot reach 127\.0\.0\.1:\d+ .*are you offline\?"):
+        fetch_dataset("tinystories", base_url=f"http://127.0.0.1:{port}", progress=False, timeout=5)
+
+
+def test_not_downloadable_names():
+    with pytest.raises(BPEError, match="ships with the repo"):
+        fetch_dataset("corpus-en")
+    with pytest.raises(BPEError, match="no data set named 'nope'"):
+        fetch_dataset("nope")
+
+
+def test_missing_data_set_says_how_to_fetch_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    with pytest.raises(BPEError, match=r"fetch it with: make data DATA=owt"):
+        resolve_data("owt")
+
+
+def test_default_urls_are_the_cs336_sources():
+    assert DATASETS["tinystories"].source_url().endswith("roneneldan/TinyStories/resolve/main/TinyStoriesV2-GPT4-train.txt")
+    assert DATASETS["owt"].source_url().endswith("stanford-cs336/owt-sample/resolve/main/owt_train.txt.gz")
+    assert DATASETS["owt"].gz and not DATASETS["tinystories-valid"].gz
