@@ -11,8 +11,9 @@ VOCAB   ?= 2000
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
+FUZZ_SCALE ?= 20
 
-.PHONY: bench test test-all venv clean
+.PHONY: bench test test-all fuzz venv clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -31,6 +32,10 @@ test: $(VENV)/.installed
 
 test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
+fuzz: $(VENV)/.installed
+	BPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/test_equivalence.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks *.egg-info

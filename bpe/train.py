@@ -25,6 +25,10 @@ def check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
             raise BPEError(f"special tokens must be strings, got {token!r}")
         if token == "":
             raise BPEError("special tokens must not be empty")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BPEError(f"special token {token!r} cannot be encoded as UTF-8") from None
     duplicates = sorted({t for t in special_tokens if special_tokens.count(t) > 1})
     if duplicates:
         raise BPEError(f"special token listed more than once: {', '.join(map(repr, duplicates))}")
@@ -78,6 +82,8 @@ def train_bpe(
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise BPEError(f"workers must be at least 1, got {workers!r}")
     algorithm = get_variant(variant)
     timer = timer if timer is not None else NullTimer()
     timer.start()

@@ -201,11 +201,17 @@ def test_single_document_larger_than_a_chunk(write_corpus):
         (["--special", ""], "special tokens must not be empty"),
         (["--special", "<s>", "--special", "<s>"], "special token listed more than once: '<s>'"),
         (["--data", "BAD_UTF8"], "invalid UTF-8 at byte offset 6 (byte 0xff)"),
+        (["--workers", "0", "--variant", "v1"], "workers must be at least 1, got 0"),
         (["--workers", "-1", "--variant", "POOL"], "workers must be at least 1, got -1"),
+        (["--data", "FIFO"], "input path is not a regular file"),
+        (["--special", "\udcff"], "special token '\\udcff' cannot be encoded as UTF-8"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(args, message, write_corpus, tmp_path, capsys, pool_variant_names):
-    substitutions = {"DIR": str(tmp_path), "BAD_UTF8": str(write_corpus(b"hello \xff")), "POOL": pool_variant_names[0]}
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would block forever: rejected up front
+    substitutions = {"DIR": str(tmp_path), "BAD_UTF8": str(write_corpus(b"hello \xff")), "POOL": pool_variant_names[0],
+                     "FIFO": str(fifo)}
     args = [substitutions.get(a, a) for a in args]
     if "--data" not in args:
         args += ["--data", "corpus-en"]
@@ -219,6 +225,15 @@ def test_cli_errors_replace_proceeds(write_corpus, capsys):
     path = write_corpus(b"hello \xff world hello")
     assert main(["train", "--data", str(path), "--vocab-size", "260", "--errors", "replace", "--variant", "v1"]) == 0
     assert "trained v1" in capsys.readouterr().out
+
+
+def test_cli_os_error_mid_run_is_one_line(monkeypatch, capsys):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device", "out/vocab.json")
+
+    monkeypatch.setattr("bpe.train.train_bpe", disk_full)
+    assert main(["train", "--data", "corpus-en"]) == 2
+    assert capsys.readouterr().err == "bpe: error: No space left on device: out/vocab.json\n"
 
 
 def test_cli_debug_shows_the_exception(capsys):
