@@ -217,6 +217,11 @@ def _shutdown_now(executor: ProcessPoolExecutor, processes: Sequence[multiproces
         if process.is_alive():  # ignored SIGTERM (stuck in C code): make sure it does not outlive us
             process.kill()
             process.join(timeout=5)
+    # The pool's manager thread notices the dead workers and exits; once it has, every worker is
+    # reaped and its exit code known.
+    manager = getattr(executor, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def count_file_parallel(
@@ -265,6 +270,7 @@ def count_file_parallel(
                 exc = future.exception()
                 if exc is not None:
                     start, end = futures[future]
+                    _shutdown_now(executor, processes)  # first, so the dead worker's exit code is known
                     raise _worker_error(exc, path, start, end, processes) from None
                 total.update(future.result())
         executor.shutdown(wait=True)

@@ -337,7 +337,7 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
 def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when):
     proc, err = _interrupt(big_corpus, pool_variant_names[0], when)
     assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "bpe: interrupted" and "Traceback" not in err, err
+    assert err == "bpe: interrupted\n"
     assert live_processes(session=proc.pid) == []
 
 
