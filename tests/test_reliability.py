@@ -315,7 +315,9 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
-        while not live_processes(parent=proc.pid):  # the pool's workers exist only while pre-tokenizing
+        if when == "serial":  # no pool to watch: give it a moment to get going
+            time.sleep(1.0)
+        while when != "serial" and not live_processes(parent=proc.pid):  # the pool's workers exist only while pre-tokenizing
             assert proc.poll() is None and time.monotonic() < deadline, "pre-tokenization pool never started"
             time.sleep(0.005)
         if when == "merging":
@@ -333,9 +335,9 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
     return proc, err
 
 
-@pytest.mark.parametrize("when", ["pretokenizing", "merging"])
+@pytest.mark.parametrize("when", ["pretokenizing", "merging", "serial"])
 def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when):
-    proc, err = _interrupt(big_corpus, pool_variant_names[0], when)
+    proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when)
     assert proc.returncode == 130, err
     assert err == "bpe: interrupted\n"
     assert live_processes(session=proc.pid) == []
