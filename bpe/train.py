@@ -19,6 +19,8 @@ Vocab = dict[int, bytes]
 
 
 def check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    if isinstance(special_tokens, (str, bytes)):  # list("<|endoftext|>") would be 13 one-character tokens
+        raise BPEError(f"special_tokens must be a list of strings, not a single string: {special_tokens!r}")
     special_tokens = list(special_tokens)
     for token in special_tokens:
         if not isinstance(token, str):
@@ -78,6 +80,8 @@ def train_bpe(
     timings (see :mod:`bpe.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.
     """
+    if not isinstance(input_path, (str, PathLike)):
+        raise BPEError(f"input_path must be a file path, got {input_path!r}")
     special_tokens = check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):

@@ -119,6 +119,10 @@ def test_special_token_validation_every_variant(write_corpus, variant):
         train_bpe(path, 257, ["<s>", "</s>"], variant=variant)
     with pytest.raises(BPEError, match="vocab_size must be an integer"):
         train_bpe(path, 300.0, [], variant=variant)
+    with pytest.raises(BPEError, match="not a single string: '<s>'"):
+        train_bpe(path, 300, "<s>", variant=variant)
+    with pytest.raises(BPEError, match="input_path must be a file path, got None"):
+        train_bpe(None, 300, [], variant=variant)
 
 
 def test_overlapping_special_tokens_longest_wins_across_chunks(write_corpus):
