@@ -15,9 +15,11 @@ A cut is *safe* when pre-tokenizing the two halves gives exactly the pre-tokens 
 A cut that falls inside any occurrence of a special token (``<|a|>`` inside ``<|b|><|a|>``, or a
 newline inside a token that contains one) is moved back to that occurrence's start.  A file with no safe cut at all is counted as one chunk.
 
-Worker failures are turned into one :class:`~bpe.errors.BPEError` naming the chunk, raised as soon
-as the failure is seen; remaining work is cancelled and the pool's processes are terminated so no
-orphan is left behind.
+Failures: an error in a chunk (e.g. invalid UTF-8, reported with its offset in the file) or a worker
+that died (OOM killer, ``kill -9``) becomes one :class:`~bpe.errors.BPEError`, raised as soon as it is
+seen; Ctrl-C reaches only the parent (workers ignore SIGINT).  In every case the remaining work is
+cancelled and the workers are terminated and reaped before the exception leaves
+:func:`count_file_parallel`, so no orphan is left behind (``tests/test_reliability.py``).
 """
 
 from __future__ import annotations
