@@ -24,9 +24,11 @@ cancelled and the workers are terminated and reaped before the exception leaves
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 from contextlib import contextmanager
 from collections import Counter
 from collections.abc import Sequence
@@ -52,6 +54,8 @@ _ASCII_NON_SPACE = frozenset(range(0x21, 0x7F))
 #: that picks up that chunk kills itself with SIGKILL before counting it, as the OOM killer would.
 #: The reliability tests use it to check that a dead worker becomes one clear error and no orphans.
 KILL_WORKER_ON_CHUNK_ENV = "BPE_TEST_KILL_WORKER_ON_CHUNK"
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 def default_workers() -> int:
@@ -192,7 +196,24 @@ def _sigint_blocked():
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _worker_init() -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: have the kernel SIGTERM this worker if the parent dies (even by SIGKILL).
+
+    Without it a worker of a ``kill -9``-ed trainer waits forever for work that never comes.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
     # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
     # pool); a worker that also raised KeyboardInterrupt would print its own traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -253,7 +274,8 @@ def count_file_parallel(
         return total
 
     executor = ProcessPoolExecutor(
-        max_workers=min(workers, len(chunks)), mp_context=_pool_context(), initializer=_worker_init
+        max_workers=min(workers, len(chunks)), mp_context=_pool_context(), initializer=_worker_init,
+        initargs=(os.getpid(),)
     )
     processes: list[multiprocessing.Process] = []
     try:

@@ -339,6 +339,26 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
     return proc, err
 
 
+def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_names):
+    argv = cli_command(sys.executable, ["train", "--variant", pool_variant_names[0], "--data", str(big_corpus),
+                                        "--workers", "2", "--vocab-size", "60000"])
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
+        while not live_processes(parent=proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, "pre-tokenization pool never started"
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)  # no chance to clean up: the kernel must end the workers
+        proc.wait()
+        while live_processes(session=proc.pid):
+            assert time.monotonic() < deadline, f"orphaned workers: {live_processes(session=proc.pid)}"
+            time.sleep(0.01)
+    finally:
+        if live_processes(session=proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("when", ["pretokenizing", "merging", "serial"])
 def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when):
     proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when)
