@@ -231,6 +231,7 @@ def _count_chunk_in_worker(
 
 def _shutdown_now(executor: ProcessPoolExecutor, processes: Sequence[multiprocessing.Process]) -> None:
     """Cancel pending work and terminate the workers instead of waiting for running chunks."""
+    processes = list(processes) or list((getattr(executor, "_processes", None) or {}).values())
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
@@ -260,7 +261,7 @@ def count_file_parallel(
     the exception leaves this function, so no worker outlives the call.
     """
     path = check_input_file(path)
-    workers = workers or default_workers()
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     file_size = path.stat().st_size
@@ -312,8 +313,8 @@ def _worker_error(
         return exc
     if isinstance(exc, BrokenProcessPool):
         # Every unfinished chunk fails once the pool breaks, so the chunk is not named; the dead
-        # worker's signal is, when the pool has already reaped it.
-        # The pool SIGTERMs the survivors, so a different signal is the one that caused the failure.
+        # worker's signal is (the workers are reaped by now).  The survivors were SIGTERMed by the
+        # shutdown, so a different signal is the one that caused the failure.
         killed = sorted((-code for code in (p.exitcode for p in processes) if code is not None and code < 0),
                         key=lambda signum: signum == signal.SIGTERM)
         how = ""

@@ -288,6 +288,8 @@ def test_killed_worker_is_one_clear_error_and_no_orphans(write_corpus, monkeypat
         with pytest.raises(BPEError, match="worker died"):
             train_bpe(path, 300, [EOT], variant=name, workers=2)
         assert live_processes(parent=os.getpid()) == []
+    with pytest.raises(BPEError, match="workers must be at least 1, got 0"):
+        count_file_parallel(path, [EOT], workers=0)
     monkeypatch.setenv(KILL_WORKER_ON_CHUNK_ENV, "999")  # no such chunk: the hook stays silent
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
 
