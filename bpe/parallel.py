@@ -13,7 +13,8 @@ A cut is *safe* when pre-tokenizing the two halves gives exactly the pre-tokens 
   both cases.  This lets a file with no special token at all, or one huge document, still be split.
 
 A cut that falls inside any occurrence of a special token (``<|a|>`` inside ``<|b|><|a|>``, or a
-newline inside a token that contains one) is moved back to that occurrence's start.  A file with no safe cut at all is counted as one chunk.
+newline inside a token that contains one) is moved back to that occurrence's start.  A file with no
+safe cut at all is counted as one chunk.
 
 Failures: an error in a chunk (e.g. invalid UTF-8, reported with its offset in the file) or a worker
 that died (OOM killer, ``kill -9``) becomes one :class:`~bpe.errors.BPEError`, raised as soon as it is

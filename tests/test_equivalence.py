@@ -28,7 +28,8 @@ SPECIAL_SETS = [[SPECIAL], [], [SPECIAL, "<|a|>", "<|a|><|b|>"], ["aa"], ["x\n",
 pieces = st.one_of(
     st.text(alphabet="ab ", min_size=1, max_size=12),
     st.text(alphabet="aé😀\x00\r\n\t 1.'s", min_size=1, max_size=8),
-    st.sampled_from([SPECIAL, "<|a|>", "<|b|>", "x\n", "é<", " ", "\n\n", "aaaa", "abab", "don't", "naïve", "日本語", "x"]),
+    st.sampled_from([SPECIAL, "<|a|>", "<|b|>", "x\n", "é<", " ", "\n\n", "aaaa", "abab", "don't", "naïve", "日本語",
+                     "x"]),
     st.text(min_size=1, max_size=6),
 )
 corpora = st.lists(pieces, min_size=0, max_size=30).map("".join)
