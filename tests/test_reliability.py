@@ -248,12 +248,23 @@ def test_cli_debug_shows_the_exception(capsys):
         main(["--debug", "train", "--variant", "v99", "--data", "corpus-en"])
 
 
-def test_cli_in_a_real_process_prints_no_traceback():
-    result = subprocess.run([sys.executable, "-m", "bpe", "train", "--data", "no-such-name"], cwd=REPO_ROOT,
-                            capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+def test_cli_bench_names_the_unknown_variant(capsys):
+    assert main(["bench", "--variant", "v1,v99", "--data", "corpus-en"]) == 2
+    assert "unknown variant 'v99'; valid variants: v1, v2" in capsys.readouterr().err
+
+
+def test_cli_in_a_real_process_prints_no_traceback_unless_debug():
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "bpe", *args, "train", "--data", "no-such-name"], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+
+    result = run()
     assert result.returncode == 2
     assert result.stderr.startswith("bpe: error: no data set or file named 'no-such-name'")
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+    result = run("--debug")
+    assert result.returncode != 0 and result.stderr.startswith("Traceback")
+    assert result.stderr.rstrip().endswith("(or give a file path)")
 
 
 # --- faults: a worker killed, Ctrl-C ----------------------------------------------------------------
