@@ -12,8 +12,9 @@ REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
 LIMIT   ?=
+FUZZ_SCALE ?= 20
 
-.PHONY: bench test test-all venv clean profile report data
+.PHONY: bench test test-all fuzz venv clean profile report data
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -50,6 +51,10 @@ profile: $(VENV)/.installed
 report: $(VENV)/.installed
 	$(PY) -m bpe report --data $(DATA) --vocab-size $(VOCAB) --v1-vocab-size $(V1_VOCAB) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers)
+
+# The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
+fuzz: $(VENV)/.installed
+	BPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/test_equivalence.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks *.egg-info

@@ -1,7 +1,8 @@
 """``python -m bpe`` / ``bpe``: train, bench (and more subcommands as the project grows).
 
-Errors the user can cause are printed as one line and exit with status 2; ``--debug`` shows the
-traceback instead.
+Errors the user can cause (:class:`~bpe.errors.BPEError`) and operating-system errors are printed
+as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits 130 (the pool is
+shut down first); ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -205,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print("bpe: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
+        if args.debug:
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"bpe: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -12,18 +12,25 @@ A cut is *safe* when pre-tokenizing the two halves gives exactly the pre-tokens 
   character followed by a newline, so no pre-token spans the cut and the regex restarts there in
   both cases.  This lets a file with no special token at all, or one huge document, still be split.
 
-A cut that falls inside a longer special token (``<|a|>`` inside ``<|b|><|a|>``) is moved to that
-token's start.  A file with no safe cut at all is counted as one chunk.
+A cut that falls inside any occurrence of a special token (``<|a|>`` inside ``<|b|><|a|>``, or a
+newline inside a token that contains one) is moved back to that occurrence's start.  A file with no
+safe cut at all is counted as one chunk.
 
-Worker failures are turned into one :class:`~bpe.errors.BPEError` naming the chunk, raised as soon
-as the failure is seen; remaining work is cancelled and the pool's processes are terminated so no
-orphan is left behind.
+Failures: an error in a chunk (e.g. invalid UTF-8, reported with its offset in the file) or a worker
+that died (OOM killer, ``kill -9``) becomes one :class:`~bpe.errors.BPEError`, raised as soon as it is
+seen; Ctrl-C reaches only the parent (workers ignore SIGINT).  In every case the remaining work is
+cancelled and the workers are terminated and reaped before the exception leaves
+:func:`count_file_parallel`, so no orphan is left behind (``tests/test_reliability.py``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+from contextlib import contextmanager
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
@@ -31,7 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8, special_token_regex
+from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8
 
 #: Chunks smaller than this are not worth a process hop.
 MIN_CHUNK_BYTES = 64 * 1024
@@ -43,6 +50,13 @@ CHUNKS_PER_WORKER = 8
 SCAN_BLOCK_BYTES = 64 * 1024
 
 _ASCII_NON_SPACE = frozenset(range(0x21, 0x7F))
+
+#: TEST-ONLY fault injection: when this environment variable holds a chunk index, the pool worker
+#: that picks up that chunk kills itself with SIGKILL before counting it, as the OOM killer would.
+#: The reliability tests use it to check that a dead worker becomes one clear error and no orphans.
+KILL_WORKER_ON_CHUNK_ENV = "BPE_TEST_KILL_WORKER_ON_CHUNK"
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 def default_workers() -> int:
@@ -87,20 +101,44 @@ def _find_cut(f, offset: int, file_size: int, special_bytes: Sequence[bytes], ov
     return None
 
 
-def _move_out_of_special(f, cut: int, special_pattern, max_special_len: int) -> int:
-    """If ``cut`` falls strictly inside a special-token match, move it back to that match's start."""
-    if special_pattern is None:
-        return cut
-    window_start = max(0, cut - max_special_len)
-    f.seek(window_start)
-    window = f.read(2 * max_special_len).decode("utf-8", errors="replace")
-    # Offsets in `window` are characters; re-encode prefixes to get byte offsets.
-    for match in special_pattern.finditer(window):
-        start = window_start + len(window[: match.start()].encode("utf-8", errors="replace"))
-        end = window_start + len(window[: match.end()].encode("utf-8", errors="replace"))
-        if start < cut < end:
-            return start
+def _occurrences(data: bytes, token: bytes):
+    """Every start of ``token`` in ``data``, overlapping ones included."""
+    pos = data.find(token)
+    while pos != -1:
+        yield pos
+        pos = data.find(token, pos + 1)
+
+
+def _move_out_of_special(f, cut: int, special_bytes: Sequence[bytes], max_special_len: int) -> int:
+    """Move ``cut`` back until no occurrence of any special token starts before it and ends after it.
+
+    Such a cut is safe whatever the whole file's special-token matching looks like: no match can
+    span it, so both halves split exactly as the whole does.  All occurrences are checked, not just
+    the matches a scan of a small window would find, because a window that starts in the middle of
+    a self-overlapping token (``aa`` in ``aaaaa``) can pair the matches up differently from the
+    whole file.
+    """
+    while cut > 0 and max_special_len > 1:
+        window_start = max(0, cut - max_special_len + 1)
+        f.seek(window_start)
+        window = f.read(cut - window_start + max_special_len - 1)
+        inside = cut - window_start
+        spanning = [
+            start
+            for token in special_bytes
+            for start in _occurrences(window, token)
+            if start < inside < start + len(token)
+        ]
+        if not spanning:
+            break
+        cut = window_start + min(spanning)
     return cut
+
+
+def _safe_cut(f, offset: int, file_size: int, special_bytes: Sequence[bytes], max_special_len: int) -> int | None:
+    """The first safe cut at or after ``offset`` that is not inside a special token, or None."""
+    cut = _find_cut(f, offset, file_size, special_bytes, max(max_special_len - 1, 0))
+    return None if cut is None else _move_out_of_special(f, cut, special_bytes, max_special_len)
 
 
 def find_chunk_boundaries(
@@ -120,17 +158,15 @@ def find_chunk_boundaries(
     file_size = os.path.getsize(path) if end is None else end
     special_bytes = [token.encode("utf-8") for token in special_tokens]
     max_special_len = max((len(t) for t in special_bytes), default=0)
-    special_pattern = special_token_regex(special_tokens)
     boundaries = [0]
     with open(path, "rb") as f:
         for i in range(1, num_chunks):
             offset = file_size * i // num_chunks
             if offset <= boundaries[-1]:
                 continue
-            cut = _find_cut(f, offset, file_size, special_bytes, max(max_special_len - 1, 0))
+            cut = _safe_cut(f, offset, file_size, special_bytes, max_special_len)
             if cut is None:
                 break
-            cut = _move_out_of_special(f, cut, special_pattern, max_special_len)
             if boundaries[-1] < cut < file_size:
                 boundaries.append(cut)
     boundaries.append(file_size)
@@ -157,10 +193,8 @@ def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str]) 
     special_bytes = [token.encode("utf-8") for token in special_tokens]
     max_special_len = max((len(t) for t in special_bytes), default=0)
     with open(path, "rb") as f:
-        cut = _find_cut(f, limit, file_size, special_bytes, max(max_special_len - 1, 0))
-        if cut is None:
-            return file_size
-        return _move_out_of_special(f, cut, special_token_regex(special_tokens), max_special_len)
+        cut = _safe_cut(f, limit, file_size, special_bytes, max_special_len)
+    return file_size if cut is None else cut
 
 
 def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], errors: str) -> Counter[bytes]:
@@ -178,15 +212,72 @@ def _pool_context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _shutdown_now(executor: ProcessPoolExecutor) -> None:
+@contextmanager
+def _sigint_blocked():
+    """Hold back SIGINT while the pool forks, so no worker can see a Ctrl-C before it ignores it.
+
+    A SIGINT that arrives meanwhile stays pending and reaches the parent as soon as this exits.
+    """
+    can_block = hasattr(signal, "pthread_sigmask")
+    if can_block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: have the kernel SIGTERM this worker if the parent dies (even by SIGKILL).
+
+    Without it a worker of a ``kill -9``-ed trainer waits forever for work that never comes.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
+    # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
+    # pool); a worker that also raised KeyboardInterrupt would print its own traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _count_chunk_in_worker(
+    index: int, path: str, start: int, end: int, special_tokens: Sequence[str], errors: str
+) -> Counter[bytes]:
+    if os.environ.get(KILL_WORKER_ON_CHUNK_ENV) == str(index):  # test-only, see KILL_WORKER_ON_CHUNK_ENV
+        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+    return count_chunk(path, start, end, special_tokens, errors)
+
+
+def _shutdown_now(executor: ProcessPoolExecutor, processes: Sequence[multiprocessing.Process]) -> None:
     """Cancel pending work and terminate the workers instead of waiting for running chunks."""
-    processes = list(getattr(executor, "_processes", {}).values())
+    processes = list(processes) or list((getattr(executor, "_processes", None) or {}).values())
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(timeout=5)
+        if process.is_alive():  # ignored SIGTERM (stuck in C code): make sure it does not outlive us
+            process.kill()
+            process.join(timeout=5)
+    # The pool's manager thread notices the dead workers and exits; once it has, every worker is
+    # reaped and its exit code known.
+    manager = getattr(executor, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def count_file_parallel(
@@ -197,9 +288,13 @@ def count_file_parallel(
     errors: str = "strict",
     end: int | None = None,
 ) -> Counter[bytes]:
-    """Counts of every pre-token in the file (or its first ``end`` bytes), chunk by chunk in ``workers`` processes."""
+    """Counts of every pre-token in the file (or its first ``end`` bytes), chunk by chunk in ``workers`` processes.
+
+    Any failure (bad bytes in a chunk, a worker that died, Ctrl-C) terminates the whole pool before
+    the exception leaves this function, so no worker outlives the call.
+    """
     path = check_input_file(path)
-    workers = workers or default_workers()
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     file_size = path.stat().st_size if end is None else end
@@ -212,12 +307,19 @@ def count_file_parallel(
             total.update(count_chunk(str(path), start, end, special_tokens, errors))
         return total
 
-    executor = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_pool_context())
+    executor = ProcessPoolExecutor(
+        max_workers=min(workers, len(chunks)), mp_context=_pool_context(), initializer=_worker_init,
+        initargs=(os.getpid(),)
+    )
+    processes: list[multiprocessing.Process] = []
     try:
-        futures = {
-            executor.submit(count_chunk, str(path), start, end, list(special_tokens), errors): (start, end)
-            for start, end in chunks
-        }
+        with _sigint_blocked():
+            futures = {
+                executor.submit(_count_chunk_in_worker, index, str(path), start, end, list(special_tokens),
+                                errors): (start, end)
+                for index, (start, end) in enumerate(chunks)
+            }
+            processes = list((getattr(executor, "_processes", None) or {}).values())
         total = Counter()
         pending = set(futures)
         while pending:
@@ -226,22 +328,37 @@ def count_file_parallel(
                 exc = future.exception()
                 if exc is not None:
                     start, end = futures[future]
-                    raise _worker_error(exc, path, start, end) from None
+                    _shutdown_now(executor, processes)  # first, so the dead worker's exit code is known
+                    raise _worker_error(exc, path, start, end, processes) from None
                 total.update(future.result())
         executor.shutdown(wait=True)
         return total
     except BaseException:
-        _shutdown_now(executor)
+        _shutdown_now(executor, processes)
         raise
 
 
-def _worker_error(exc: BaseException, path: Path, start: int, end: int) -> BPEError:
+def _worker_error(
+    exc: BaseException, path: Path, start: int, end: int, processes: Sequence[multiprocessing.Process] = ()
+) -> BPEError:
+    """One sentence for the user about a failed chunk; never the worker's traceback."""
     if isinstance(exc, BPEError):
         return exc
     if isinstance(exc, BrokenProcessPool):
+        # Every unfinished chunk fails once the pool breaks, so the chunk is not named; the dead
+        # worker's signal is (the workers are reaped by now).  The survivors were SIGTERMed by the
+        # shutdown, so a different signal is the one that caused the failure.
+        killed = sorted((-code for code in (p.exitcode for p in processes) if code is not None and code < 0),
+                        key=lambda signum: signum == signal.SIGTERM)
+        how = ""
+        if killed:
+            try:
+                how = f" (killed by {signal.Signals(killed[0]).name})"
+            except ValueError:
+                how = f" (killed by signal {killed[0]})"
         return BPEError(
-            f"a pre-tokenization worker died while counting {path} (bytes {start}-{end}); "
-            "it may have been killed or run out of memory"
+            f"a pre-tokenization worker died{how} while counting {path}; it may have been killed or run "
+            "out of memory (try fewer --workers)"
         )
     return BPEError(
         f"pre-tokenization worker failed on {path} bytes {start}-{end}: {type(exc).__name__}: {exc}"

@@ -77,6 +77,8 @@ def check_input_file(path: str | Path) -> Path:
         raise BPEError(f"input file not found: {path}")
     if path.is_dir():
         raise BPEError(f"input path is a directory, not a file: {path}")
+    if not path.is_file():  # a FIFO or device would block or never end
+        raise BPEError(f"input path is not a regular file: {path}")
     try:
         with open(path, "rb"):
             pass

@@ -23,12 +23,18 @@ Vocab = dict[int, bytes]
 
 
 def check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    if isinstance(special_tokens, (str, bytes)):  # list("<|endoftext|>") would be 13 one-character tokens
+        raise BPEError(f"special_tokens must be a list of strings, not a single string: {special_tokens!r}")
     special_tokens = list(special_tokens)
     for token in special_tokens:
         if not isinstance(token, str):
             raise BPEError(f"special tokens must be strings, got {token!r}")
         if token == "":
             raise BPEError("special tokens must not be empty")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BPEError(f"special token {token!r} cannot be encoded as UTF-8") from None
     duplicates = sorted({t for t in special_tokens if special_tokens.count(t) > 1})
     if duplicates:
         raise BPEError(f"special token listed more than once: {', '.join(map(repr, duplicates))}")
@@ -83,10 +89,14 @@ def train_bpe(
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
     pre-token counts).
     """
+    if not isinstance(input_path, (str, PathLike)):
+        raise BPEError(f"input_path must be a file path, got {input_path!r}")
     special_tokens = check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise BPEError(f"workers must be at least 1, got {workers!r}")
     algorithm = get_variant(variant)
     limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()

@@ -38,3 +38,31 @@ def write_corpus(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture
+def pool_variant_names(monkeypatch):
+    """Variants whose pre-tokenizer is the process pool (a stand-in until v3 exists; see pool_variant.py)."""
+    from bpe.registry import VARIANTS
+    from pool_variant import pool_variants
+
+    return pool_variants(lambda name, module: monkeypatch.setitem(VARIANTS, name, module))
+
+
+def live_processes(*, parent: int | None = None, session: int | None = None) -> list[int]:
+    """Pids of non-zombie processes with this parent or in this session, read from /proc (Linux)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp session ...
+        state, ppid, sid = fields[0], int(fields[1]), int(fields[3])
+        if state in "ZX":
+            continue
+        if (parent is not None and ppid == parent) or (session is not None and sid == session):
+            found.append(int(entry.name))
+    return found
