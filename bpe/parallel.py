@@ -30,8 +30,10 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import regex
+
 from bpe.errors import BPEError
-from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8, special_token_regex
+from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8
 
 #: Chunks smaller than this are not worth a process hop.
 MIN_CHUNK_BYTES = 64 * 1024
@@ -87,17 +89,27 @@ def _find_cut(f, offset: int, file_size: int, special_bytes: Sequence[bytes], ov
     return None
 
 
+def _special_bytes_regex(special_tokens: Sequence[str]):
+    """:func:`~bpe.pretokenize.special_token_regex` over bytes: same alternatives, longest first.
+
+    Matching bytes keeps offsets exact; decoding a window that starts inside a multi-byte character
+    would shift every offset after the replacement character.
+    """
+    if not special_tokens:
+        return None
+    alternatives = sorted({token.encode("utf-8") for token in special_tokens}, key=len, reverse=True)
+    return regex.compile(b"|".join(regex.escape(token) for token in alternatives))
+
+
 def _move_out_of_special(f, cut: int, special_pattern, max_special_len: int) -> int:
     """If ``cut`` falls strictly inside a special-token match, move it back to that match's start."""
     if special_pattern is None:
         return cut
     window_start = max(0, cut - max_special_len)
     f.seek(window_start)
-    window = f.read(2 * max_special_len).decode("utf-8", errors="replace")
-    # Offsets in `window` are characters; re-encode prefixes to get byte offsets.
+    window = f.read(2 * max_special_len)
     for match in special_pattern.finditer(window):
-        start = window_start + len(window[: match.start()].encode("utf-8", errors="replace"))
-        end = window_start + len(window[: match.end()].encode("utf-8", errors="replace"))
+        start, end = window_start + match.start(), window_start + match.end()
         if start < cut < end:
             return start
     return cut
@@ -118,7 +130,7 @@ def find_chunk_boundaries(
     file_size = os.path.getsize(path)
     special_bytes = [token.encode("utf-8") for token in special_tokens]
     max_special_len = max((len(t) for t in special_bytes), default=0)
-    special_pattern = special_token_regex(special_tokens)
+    special_pattern = _special_bytes_regex(special_tokens)
     boundaries = [0]
     with open(path, "rb") as f:
         for i in range(1, num_chunks):
@@ -194,9 +206,9 @@ def count_file_parallel(
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in done:
+                start, end = futures.pop(future)  # drop it so its chunk's counts can be freed once summed
                 exc = future.exception()
                 if exc is not None:
-                    start, end = futures[future]
                     raise _worker_error(exc, path, start, end) from None
                 total.update(future.result())
         executor.shutdown(wait=True)

@@ -160,3 +160,21 @@ def test_failing_worker_is_one_clear_error(write_corpus, variant):
     with pytest.raises(BPEError, match=rf"invalid UTF-8 at byte offset {len(good)} \(byte 0xc3\)"):
         train_bpe(path, 300, ["<|endoftext|>"], variant=variant, workers=2)
     assert multiprocessing.active_children() == []  # the pool was torn down, no orphan workers
+
+
+def test_chunk_cut_inside_a_longer_special_token_after_multibyte_text(tmp_path):
+    # Regression: the cut was moved out of "<|x|><|y|>" using offsets of a window decoded from the
+    # middle of a 2-byte character, landing 2 bytes into the special token.
+    from bpe.parallel import count_chunk, find_chunk_boundaries
+
+    specials = ["<|x|><|y|>", "<|y|>"]
+    path = tmp_path / "c.txt"
+    for prefix in range(12):
+        data = ("é" * prefix + "ab<|x|><|y|>" + "cd" * 11).encode()
+        path.write_bytes(data)
+        for num_chunks in range(2, 8):
+            bounds = find_chunk_boundaries(path, specials, num_chunks)
+            counts = Counter()
+            for start, end in zip(bounds, bounds[1:]):
+                counts.update(count_chunk(str(path), start, end, specials, "strict"))
+            assert counts == count_file_serial(path, specials), (prefix, num_chunks, bounds)
