@@ -2,8 +2,9 @@
 
 What it adds over v4: ``select_best_pair`` was a ``max()`` over every live pair, O(P) per merge and
 the dominant stage of v4.  v5 keeps a max-heap of ``(count, pair)`` entries beside ``pair_counts``.
-Whenever v4's update changes a pair's count, the new ``(count, pair)`` is pushed; the old entry is
-left where it is (lazy deletion).  Selecting pops entries until the top one is *live*, i.e. its
+Every pair whose count v4's update changed is pushed again with its new count, once per merge
+(a pair touched in many words is pushed once, with its final count); the old entry is left where
+it is (lazy deletion).  Selecting pops entries until the top one is *live*, i.e. its
 count equals the pair's current count in ``pair_counts``; every skipped entry is stale and is
 counted in ``stale_pops``.  The live top is only peeked at, not popped: once the pair is merged its
 count drops to zero and the entry becomes stale like any other.
@@ -59,6 +60,7 @@ class Merger(V4Merger):
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
         super().__init__(pretoken_counts)
         self.stale_pops = 0
+        self._changed_pairs: set[Pair] = set()
         self._token_keys: dict[bytes, tuple[int, ...]] = {}
         self.heap = [self._heap_entry(pair, count) for pair, count in self.pair_counts.items()]
         heapq.heapify(self.heap)
@@ -75,10 +77,17 @@ class Merger(V4Merger):
         return (-count, first_key, second_key, pair)
 
     def _change_pair_count(self, pair: Pair, change: int) -> int:
-        count = super()._change_pair_count(pair, change)
-        if count:  # the entry carrying the old count is now stale; it is skipped when it surfaces
-            heapq.heappush(self.heap, self._heap_entry(pair, count))
-        return count
+        self._changed_pairs.add(pair)  # pushed once, with its final count, when the merge is done
+        return super()._change_pair_count(pair, change)
+
+    def merge(self, pair: Pair) -> None:
+        self._changed_pairs = changed = set()
+        super().merge(pair)
+        pair_counts, heap = self.pair_counts, self.heap
+        for changed_pair in changed:
+            count = pair_counts.get(changed_pair)
+            if count:  # the entry carrying the old count is now stale; it is skipped when it surfaces
+                heapq.heappush(heap, self._heap_entry(changed_pair, count))
 
     def select_best_pair(self) -> Pair | None:
         heap, pair_counts = self.heap, self.pair_counts
