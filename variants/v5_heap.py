@@ -22,8 +22,8 @@ each merge; a wrapper class with a reversed ``__lt__`` calls Python code on ever
 Keys are tuples of small ints, compared in C, and are cached per token.
 
 Complexity: per merge O((1 + stale pops + pushes) · log H) for heap size H instead of O(P); each
-count change pushes one entry, so total heap work is O(total count changes · log H), and the
-per-1,000-merge time no longer grows with the number of live pairs.
+pair changed by a merge pushes one entry, so total heap work is O(pairs changed, summed over merges,
+· log H), and the per-1,000-merge time no longer grows with the number of live pairs.
 
 Measured (same bench run as v3's docstring, gutenberg-books.txt, vocab 10,000, 2 workers):
 select stage v4 321.2 s, v5 0.325 s (about 990x); total 326.8 s -> 5.3 s.  Elapsed time at each
