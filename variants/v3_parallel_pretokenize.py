@@ -27,9 +27,10 @@ Measured (2-core machine shared with other jobs, one bench run)::
         --vocab-size 10000 --repeat 1 --workers 2
 
 pretokenize stage: v2 (serial) 3.22 s, v3 (2 workers) 3.65 s, i.e. *no* speed-up (0.88x); a
-repeat (``--vocab-size 300 --repeat 3``) gave medians 1.91 s vs 1.79 s (1.06x).  The 1.6x target
-was not reachable on this machine at the time: two busy loops in a 2-process pool took as long as
-running them one after the other (1.31 s vs 1.34 s), i.e. other jobs held one of the two cores.
+repeat (``--vocab-size 300 --repeat 3``, three times) gave 0.78x to 1.12x.  The 1.6x target was
+not reachable on this machine at the time: two busy loops in a 2-process pool took about as long
+as running them one after the other (1.31 s vs 1.34 s; 1.89 s vs 2.07 s), i.e. other jobs held
+one of the two cores.
 The work itself does split: counting the 16 chunks one by one costs what the serial count costs
 (1.39 s vs 1.47 s) and summing the 16 chunk counts in the parent takes 0.06 s, so on two free
 cores expect close to 2x.  (The same run's v3 merge phase, identical code to v2, took 374 s
