@@ -37,6 +37,8 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import regex
+
 from bpe.errors import BPEError
 from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8
 
@@ -325,11 +327,11 @@ def count_file_parallel(
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in done:
+                chunk_start, chunk_end = futures.pop(future)  # drop it so its chunk's counts can be freed once summed
                 exc = future.exception()
                 if exc is not None:
-                    start, end = futures[future]
                     _shutdown_now(executor, processes)  # first, so the dead worker's exit code is known
-                    raise _worker_error(exc, path, start, end, processes) from None
+                    raise _worker_error(exc, path, chunk_start, chunk_end, processes) from None
                 total.update(future.result())
         executor.shutdown(wait=True)
         return total
