@@ -195,7 +195,7 @@ def write_json_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def _mb(n: float) -> str:
+def format_mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
@@ -215,7 +215,7 @@ def _row(label: str, r: dict) -> str:
     st = r["stages"]
     cells = [st["pretokenize"], st["pair_count"], st["select"], st["update"], r["merge_phase"], r["total"]]
     return (f"{label:<8}" + "".join(f"{c:>12.3f}s" for c in cells)
-            + f"{_mb(r['peak_rss']['self']):>13}{_mb(r['peak_rss']['children']):>13}")
+            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}")
 
 
 def variant_table(name: str, runs: list[dict]) -> str:
@@ -226,25 +226,32 @@ def variant_table(name: str, runs: list[dict]) -> str:
     if len(runs) > 1:
         lines.append(_row("median", med))
     points = [f"{m:,}: {t:.2f}s" for m, t in med["checkpoints"]]
-    lines.append(f"elapsed at merge   " + ", ".join(points))
+    lines.append("elapsed at merge   " + ", ".join(points))
     lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
     return "\n".join(lines)
 
 
-def comparison_table(report: dict) -> str:
+def comparison_rows(report: dict) -> list[tuple[str, dict, str, str]]:
+    """``(variant, medians, speed-up vs the previous variant, vs the first)`` in run order."""
     names = list(report["variants"])
     first = report["variants"][names[0]]["median"]
-    lines = ["\ncomparison (medians; ratios are times, x = faster than)",
-             f"{'variant':<8}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
-             f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + names[0]:>9}"]
-    prev = None
+    rows, prev = [], None
     for name in names:
         med = report["variants"][name]["median"]
-        st = med["stages"]
         vs_prev = f"{prev['total'] / med['total']:.2f}x" if prev else "-"
-        vs_first = f"{first['total'] / med['total']:.2f}x"
-        lines.append(f"{name:<8}{st['pretokenize']:>12.3f}s{med['merge_phase']:>12.3f}s{st['select']:>11.3f}s"
-                     f"{st['update']:>11.3f}s{med['total']:>9.3f}s{_mb(med['peak_rss']['self']):>12}"
-                     f"{vs_prev:>9}{vs_first:>9}")
+        rows.append((name, med, vs_prev, f"{first['total'] / med['total']:.2f}x"))
         prev = med
+    return rows
+
+
+def comparison_table(report: dict) -> str:
+    first_name = next(iter(report["variants"]))
+    lines = ["\ncomparison (medians; ratios are times, x = faster than)",
+             f"{'variant':<8}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
+             f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + first_name:>9}"]
+    for name, med, vs_prev, vs_first in comparison_rows(report):
+        st = med["stages"]
+        lines.append(f"{name:<8}{st['pretokenize']:>12.3f}s{med['merge_phase']:>12.3f}s{st['select']:>11.3f}s"
+                     f"{st['update']:>11.3f}s{med['total']:>9.3f}s{format_mb(med['peak_rss']['self']):>12}"
+                     f"{vs_prev:>9}{vs_first:>9}")
     return "\n".join(lines)

@@ -202,7 +202,7 @@ def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), to
             token.decode("utf-8")
         except UnicodeDecodeError:
             invalid += 1
-    lines = [f"longest tokens: " + ", ".join(f"{t.decode('utf-8', errors='replace')!r} ({len(t)} bytes, id {i})"
+    lines = ["longest tokens: " + ", ".join(f"{t.decode('utf-8', errors='replace')!r} ({len(t)} bytes, id {i})"
                                              for i, t in longest)]
     lines.append(f"learned tokens that are not valid UTF-8 on their own: {invalid:,} of {len(learned):,}")
     return lines

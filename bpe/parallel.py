@@ -37,7 +37,6 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-import regex
 
 from bpe.errors import BPEError
 from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8

@@ -27,7 +27,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.bench import V1_WORK_LIMIT, machine_info, run_bench, write_json_atomic
+from bpe.bench import V1_WORK_LIMIT, format_mb, comparison_rows, machine_info, run_bench, write_json_atomic
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.registry import VARIANTS
@@ -107,27 +107,16 @@ def run_peer_bench(path: Path, vocab_size: int, special_tokens: list[str]) -> tu
     return dict(results), None
 
 
-def _mb(n: float) -> str:
-    return f"{n / 1e6:,.1f} MB"
-
-
 def table_rows(bench: dict) -> list[str]:
-    names = list(bench["variants"])
-    first_name = names[0]
-    first = bench["variants"][first_name]["median"]
+    first_name = next(iter(bench["variants"]))
     rows = ["| variant | idea | total | pre-tokenize | merge phase | select | update | peak memory | "
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    prev = None
-    for name in names:
-        med = bench["variants"][name]["median"]
+    for name, med, vs_prev, vs_first in comparison_rows(bench):
         st = med["stages"]
-        vs_prev = f"{prev['total'] / med['total']:.2f}x" if prev else "-"
-        vs_first = f"{first['total'] / med['total']:.2f}x"
         rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {st['pretokenize']:.3f} s | "
                     f"{med['merge_phase']:.3f} s | {st['select']:.3f} s | {st['update']:.3f} s | "
-                    f"{_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
-        prev = med
+                    f"{format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
 
 

@@ -16,7 +16,7 @@ import pytest
 import tiktoken
 import tokenizers
 
-from bpe import BPEError, Tokenizer, load_tokenizer, train_bpe
+from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
 from bpe.outputs import save_tokenizer, token_report
 from bpe.pretokenize import GPT2_PATTERN
