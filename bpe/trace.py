@@ -7,10 +7,14 @@ For each merge it prints what the variant sees and does:
   (the larger ``(bytes, bytes)`` pair wins);
 * the affected words: the words that contain the chosen pair, before and after the merge (read from
   the variant's inverted index ``pair_to_words`` when it has one, found by scanning otherwise);
+* for a variant with a fine-grained update (v4+), under each affected word the change it computed
+  for that word: ``pair -n`` / ``pair +n`` per pair occurrence lost or gained, in the order its
+  left-to-right scan met them, then ``(xC)`` for the word's count C by which the changes are applied;
 * the pair-count diff the merge applied, as ``pair before->after`` for every pair whose count changed.
   For a variant that keeps counts between merges (v2+) that is exactly what its update wrote; from v4
-  on it is exactly the fine-grained neighbour diff.  v1 keeps none, so its diff is recounted;
-* heap pops skipped as stale during the merge's select, for variants that count them (v5+).
+  on it is exactly the sum of the per-word diffs.  v1 keeps none, so its diff is recounted;
+* heap pops skipped as stale during the merge's select, for variants that count them (v5+), with
+  the heap's size against the number of live pairs (the stale entries lazy deletion leaves behind).
 
 Nothing in a variant exists for the trace.  The tracer discovers what a merger has by attribute:
 
@@ -20,12 +24,17 @@ Nothing in a variant exists for the trace.  The tracer discovers what a merger h
                     list of ``(word, count)`` tuples (v1)
 ``pair_to_words``   ``{pair: word ids}``, the inverted index (v2+)
 ``stale_pops``      an ``int`` that grows by one per stale heap entry popped (v5+)
+``heap``            a list of heap entries, live and stale (v5+); only its length is shown
 ==================  ======================================================================
+
+and, on the modules that define the merger class and its bases, a function
+``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+): the trace calls it again on
+each affected word (it is pure) to show the per-word diff.
 
 A variant whose internals differ (say pairs packed into ints, words in flat arrays) can implement
 one optional hook, ``trace_state() -> dict``, returning any of the keys ``pair_counts``, ``words``
 (a list of ``(word, count)`` with words as tuples of ``bytes``), ``pair_to_words`` and
-``stale_pops`` in the forms above; what it returns takes precedence over the attributes.  The hook
+``stale_pops``, ``heap_size`` in the forms above; what it returns takes precedence over the attributes.  The hook
 is called only by the trace, never during training.
 
 The worked example (the CS336 handout's words; the seed article adds ``es`` and ``st`` to make the
@@ -42,6 +51,7 @@ merge 1
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 
 from bpe.byte_unicode import encode_token
@@ -142,6 +152,21 @@ class MergerView:
             return state["stale_pops"]
         return getattr(self.merger, "stale_pops", None)
 
+    def heap_size(self) -> int | None:
+        state = self._state()
+        if "heap_size" in state:
+            return state["heap_size"]
+        heap = getattr(self.merger, "heap", None)
+        return None if heap is None else len(heap)
+
+    def word_changes_function(self):
+        """The variant's ``merge_word_with_changes``, found on the module of its class or a base class."""
+        for cls in type(self.merger).__mro__:
+            function = getattr(sys.modules.get(cls.__module__), "merge_word_with_changes", None)
+            if callable(function):
+                return function
+        return None
+
 
 def _contains(word: Word, pair: Pair) -> bool:
     return any(a == pair[0] and b == pair[1] for a, b in zip(word, word[1:]))
@@ -172,6 +197,7 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
              f"{len(words)} words: " + ", ".join(f"{show_token(b''.join(w))}:{c}" for w, c in words[:max_words])
              + (", ..." if len(words) > max_words else ""),
              "(tokens as in GPT-2 merges.txt: Ġ is a space, Ċ a newline)"]
+    word_changes = view.word_changes_function()
     merges: list[Pair] = []
     for step in range(1, num_merges + 1):
         before, kept = view.pair_counts()
@@ -196,6 +222,11 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
             if len(tied) > 1:
                 lines.append(f"  tie at {best} between: {', '.join(show_pair(p) for p in tied)}; "
                              f"the larger byte pair wins: {pair!r} > {tied[1]!r}")
+        stale_after = view.stale_pops()
+        if stale_before is not None and stale_after is not None:
+            heap_size = view.heap_size()
+            size = f" (heap now {heap_size} entries for {len(before)} live pairs)" if heap_size is not None else ""
+            lines.append(f"  stale heap pops skipped: {stale_after - stale_before}{size}")
         if index is not None:
             affected_ids = sorted(index.get(pair, ()))
             source = f"from pair_to_words[{show_pair(pair)}]"
@@ -209,6 +240,10 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
         for word_id in affected_ids[:max_words]:
             old, count = words_before[word_id]
             lines.append(f"    {show_word(old)} x{count} -> {show_word(words_after[word_id][0])}")
+            if word_changes is not None:
+                _, changes = word_changes(old, pair)
+                shown = ", ".join(f"{show_pair(p)} {c:+d}" for p, c in changes.items())
+                lines.append(f"      fine-grained diff: {shown} (x{count})")
         if len(affected_ids) > max_words:
             lines.append(f"    ... {len(affected_ids) - max_words} more")
         after, _ = view.pair_counts()
@@ -218,9 +253,6 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
         changes = ", ".join(f"{show_pair(p)} {before.get(p, 0)}->{after.get(p, 0)}" for p, d in
                             sorted(diff.items(), key=lambda item: (-abs(item[1]), item[0])))
         lines.append(f"  pair-count diff ({how}): {changes or '(none)'}")
-        stale_after = view.stale_pops()
-        if stale_before is not None and stale_after is not None:
-            lines.append(f"  stale heap pops skipped: {stale_after - stale_before}")
     after, _ = view.pair_counts()
     ranked = _ranked(after)
     lines.append(f"after {len(merges)} merge(s): " + (", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
@@ -242,8 +274,6 @@ def pretokens_from_args(text: str | None, words: str | None, special_tokens: lis
 
 def run_trace(variant: str | None, text: str | None, words: str | None, num_merges: int, top: int,
               special_tokens: list[str], out=None) -> list[str]:
-    import sys
-
     lines = trace_lines(variant, pretokens_from_args(text, words, special_tokens), num_merges, top)
     print("\n".join(lines), file=out or sys.stdout)
     return lines

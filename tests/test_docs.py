@@ -37,3 +37,12 @@ def test_every_variant_has_a_page_linked_from_the_index():
     index = (DOCS / "index.md").read_text()
     for name in VARIANTS:
         assert (DOCS / f"{name}.md").exists() and f"({name}.md)" in index
+
+
+def test_pages_v3_to_v5_embed_what_their_step_adds():
+    commands = {p.values[0]: p.values[1] for p in embedded_traces()}
+    v4 = [out for cmd, out in commands.items() if "--variant v4" in cmd]
+    assert any("      fine-grained diff: a a -3, aa aa +1 (x3)" in out for out in v4)  # the overlapping case
+    v5 = [out for cmd, out in commands.items() if "--variant v5" in cmd]
+    assert any("  stale heap pops skipped: 2 " in out for out in v5)
+    assert any("--variant v3" in cmd for cmd in commands)

@@ -114,3 +114,34 @@ def test_heap_variant_attributes_are_discovered_without_a_hook():
     assert lines.count("  stale heap pops skipped: 2") == 2
     assert "  pair counts (top 3 of 11): e st 9, w e 8, o w 7" in lines
     assert "  affected words (2 of 6, from pair_to_words[e st]):" in lines
+
+
+def test_v4_shows_the_fine_grained_diff_per_word_with_overlaps():
+    lines = trace_lines("v4", parse_words("aaaa:3,baaab:2,aaa:1"), 1, top=8)
+    first = merge_block(lines, 1)
+    # aaaa has three overlapping occurrences of `a a`; merging left to right gives aa aa, so all
+    # three go and the middle boundary becomes one (aa, aa)
+    assert first[first.index("    a a a a x3 -> aa aa") + 1] == "      fine-grained diff: a a -3, aa aa +1 (x3)"
+    assert first[first.index("    b a a a b x2 -> b aa a b") + 1] == \
+        "      fine-grained diff: a a -2, b a -1, b aa +1, aa a +1 (x2)"
+    assert first[first.index("    a a a x1 -> aa a") + 1] == "      fine-grained diff: a a -2, aa a +1 (x1)"
+    assert first[-1] == "  pair-count diff (kept by the variant): a a 15->0, aa a 0->3, aa aa 0->3, b a 2->0, b aa 0->2"
+    # the per-word diffs are the variant's own (v5 inherits it); v2/v3 have no fine-grained update
+    assert "      fine-grained diff: a a -3, aa aa +1 (x3)" in trace_lines("v5", parse_words("aaaa:3"), 1)
+    assert not any("fine-grained" in line for line in trace_lines("v3", parse_words("aaaa:3"), 1))
+
+
+def test_v4_adjacent_occurrences_share_a_boundary():
+    lines = trace_lines("v4", parse_words("xababy:1"), 1)  # (b, a) becomes (ab, ab) once, not (ab, a) and (b, ab)
+    assert "      fine-grained diff: a b -2, x a -1, x ab +1, b a -1, ab ab +1, b y -1, ab y +1 (x1)" in lines
+
+
+def test_v5_trace_counts_stale_heap_pops():
+    lines = trace_lines("v5", parse_words(SEED_WORDS), 4, top=3)
+    # merge 1 changes `s t` (11 -> gone) and `e s` (11 -> 2): both old entries are still on the heap,
+    # so selecting merge 2 first pops and skips the two stale entries at count 11
+    assert merge_block(lines, 1)[4] == "  stale heap pops skipped: 0 (heap now 11 entries for 11 live pairs)"
+    assert merge_block(lines, 2)[3] == "  stale heap pops skipped: 2 (heap now 11 entries for 11 live pairs)"
+    assert merge_block(lines, 4)[3].startswith("  stale heap pops skipped: 1 ")
+    assert lines[-1] == "merges: s t, e st, o w, l ow"
+    assert not any("stale" in line for line in trace_lines("v4", parse_words(SEED_WORDS), 2))
