@@ -1,0 +1,215 @@
+"""v6 — tuned: heap + fine-grained diff + incremental index, written for CPython's speed.
+
+What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an exact inverted
+index, as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
+faster on this machine:
+
+* **tokens are ints, pairs are one int** ``a << shift | b``: hashing an int is cheaper than hashing a
+  ``(bytes, bytes)`` tuple, and a word is a flat ``list[int]`` rewritten in place with one slice
+  assignment per occurrence (right to left, so earlier positions stay valid);
+* **occurrences found by C-level list methods** (``list.count`` then ``list.index``), not a Python
+  loop over the word;
+* **fine-grained diff**: only the pairs next to a merged position change; the new pairs (which all
+  contain the new token) are gathered in a local dict and pushed to the heap once per merge, with
+  their final count;
+* **lazy max-heap keyed in byte order**: a heap entry is ``(-count, key, pair)`` where ``key`` is a
+  string whose order is the *reverse* of the pair's ``(bytes, bytes)`` order, so ``heapq``'s
+  min-heap pops the larger count first and, among equal counts, the larger byte pair, exactly v1's
+  tie-break, whatever the token ids are.  The key maps each byte c to ``chr(256 - c)`` and ends
+  every token with ``chr(257)``, larger than any mapped character, so a token sorts *after* its
+  own extensions (``b"a" < b"ab"`` must become ``key(b"a") > key(b"ab")``); because the end mark
+  occurs only at the end of a token, concatenating the two tokens' keys compares exactly like the
+  tuple of the two keys.  Counts only fall for pairs that already exist, so a fall pushes nothing:
+  a popped entry whose count is stale is re-keyed with its live count (or dropped if the pair is gone);
+* one token id per distinct byte string: two merges can produce the same bytes (``(a, bc)`` and
+  ``(ab, c)``); v1, working on bytes, treats them as one token, so v6 must too.
+
+Complexity: as v5: build O(L); per merge O(sum of lengths of the words holding the pair) plus
+O(log H) per heap push/pop.
+
+MEASURED-PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from heapq import heapify, heappop, heappush, heapreplace
+
+from bpe.merge_loop import Pair
+from bpe.parallel import count_file_parallel
+
+IDEA = "tuned: int tokens, int pairs, in-place words, lazy heap keyed in byte order, local diffs"
+count_pretokens = count_file_parallel
+
+#: Maps byte value c to the character 256 - c: larger bytes give smaller characters.
+_INVERT = {c: chr(256 - c) for c in range(256)}
+#: Ends every inverted key; larger than any mapped character, so a prefix sorts *after* its extensions.
+_END = chr(257)
+
+
+def inverted_key(token: bytes) -> str:
+    """A string whose order is the reverse of ``token``'s bytes order (see the module docstring).
+
+    >>> sorted([b"a", b"ab", b"b", b""], key=inverted_key)
+    [b'b', b'ab', b'a', b'']
+    """
+    return "".join(_INVERT[c] for c in token) + _END
+
+
+def _holds_pair(word: list[int], x: int, y: int) -> bool:
+    """Whether ``y`` directly follows some ``x`` in ``word``.
+
+    >>> _holds_pair([1, 2, 1, 3], 1, 3), _holds_pair([1, 2, 1, 3], 2, 3)
+    (True, False)
+    """
+    return any(first == x and second == y for first, second in zip(word, word[1:]))
+
+
+class Merger:
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (two merges
+        # producing the same bytes, like (a, bc) and (ab, c), must give the same token, as in v1).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+        words = [list(token) for token in pretoken_counts if len(token) > 1]
+        counts = [pretoken_counts[token] for token in pretoken_counts if len(token) > 1]
+        # A pair (a, b) is the int a << shift | b; ids never exceed 256 + the number of pairs.
+        most_tokens = 256 + sum(len(w) - 1 for w in words)
+        self.shift = shift = max(16, most_tokens.bit_length())
+        self.mask = (1 << shift) - 1
+        pair_counts: dict[int, int] = {}
+        pair_to_words: dict[int, set[int]] = {}
+        for word_id, word in enumerate(words):
+            count = counts[word_id]
+            for a, b in zip(word, word[1:]):
+                pair = a << shift | b
+                pair_counts[pair] = pair_counts.get(pair, 0) + count
+                ids = pair_to_words.get(pair)
+                if ids is None:
+                    pair_to_words[pair] = {word_id}
+                else:
+                    ids.add(word_id)
+        self.words, self.word_counts = words, counts
+        self.pair_counts, self.pair_to_words = pair_counts, pair_to_words
+        keys, mask = self.token_keys, self.mask
+        self.heap = [(-count, keys[pair >> shift] + keys[pair & mask], pair) for pair, count in pair_counts.items()]
+        heapify(self.heap)
+
+    def select_best_pair(self) -> Pair | None:
+        heap, pair_counts = self.heap, self.pair_counts
+        while heap:
+            neg_count, _, pair = heap[0]
+            live = pair_counts.get(pair)
+            if live == -neg_count:
+                tb = self.token_bytes
+                return tb[pair >> self.shift], tb[pair & self.mask]
+            if live is None or live > -neg_count:
+                heappop(heap)  # gone, or a newer entry with the larger count is in the heap
+            else:
+                heapreplace(heap, (-live, heap[0][1], pair))  # count fell since pushed: re-key
+        return None
+
+    def merge(self, pair: Pair) -> None:
+        first, second = pair
+        ids = self.token_ids
+        a, b = ids[first], ids[second]
+        shift, mask = self.shift, self.mask
+        merged_bytes = first + second
+        new = ids.get(merged_bytes)
+        if new is None:
+            new = ids[merged_bytes] = len(self.token_bytes)
+            self.token_bytes.append(merged_bytes)
+            self.token_keys.append(inverted_key(merged_bytes))
+        the_pair = a << shift | b
+        words, word_counts = self.words, self.word_counts
+        pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
+        added: dict[int, int] = {}  # new pairs (all contain `new`) -> count gained
+        added_words: dict[int, list[int]] = {}
+        ba = b << shift | a
+        new_new = new << shift | new
+        new_left = new << shift  # (new, y) is new_left | y
+        b_left = b << shift
+        for word_id in pair_to_words.pop(the_pair):
+            word = words[word_id]
+            n = len(word)
+            # Occurrences, left to right, without overlap.  The index is exact, so the word holds the
+            # pair; counting the a's first lets C-level list.index find each candidate, no exception.
+            i = word.index(a)
+            remaining = word.count(a)
+            if remaining == 1:
+                found = [i]
+            else:
+                found = []
+                while True:
+                    remaining -= 1
+                    if i + 1 < n and word[i + 1] == b:
+                        found.append(i)
+                        if b == a:
+                            remaining -= 1
+                        i += 2
+                    else:
+                        i += 1
+                    if remaining <= 0:
+                        break
+                    i = word.index(a, i)
+            count = word_counts[word_id]
+            last = len(found) - 1
+            lost = []  # pairs whose count fell but stayed above zero: does this word still hold them?
+            for k in range(last, -1, -1):  # right to left, so earlier positions stay valid
+                pos = found[k]
+                if pos + 2 < n and (k == last or found[k + 1] != pos + 2):
+                    y = word[pos + 2]
+                    gone = b_left | y
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        lost.append(gone)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = new_left | y
+                    added[gained] = added.get(gained, 0) + count
+                    lst = added_words.get(gained)
+                    if lst is None:
+                        added_words[gained] = [word_id]
+                    elif lst[-1] != word_id:
+                        lst.append(word_id)
+                if pos:
+                    if k and found[k - 1] == pos - 2:
+                        gone, gained = ba, new_new
+                    else:
+                        x = word[pos - 1]
+                        gone, gained = x << shift | a, x << shift | new
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        lost.append(gone)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    added[gained] = added.get(gained, 0) + count
+                    lst = added_words.get(gained)
+                    if lst is None:
+                        added_words[gained] = [word_id]
+                    elif lst[-1] != word_id:
+                        lst.append(word_id)
+                word[pos : pos + 2] = (new,)
+            for gone in lost:
+                x, y = gone >> shift, gone & mask
+                if x in word and y in word and _holds_pair(word, x, y):
+                    continue
+                word_ids = pair_to_words.get(gone)
+                if word_ids is not None:
+                    word_ids.discard(word_id)
+        pair_counts.pop(the_pair, None)
+        keys, heap = self.token_keys, self.heap
+        for gained, count in added.items():
+            total = pair_counts.get(gained, 0) + count
+            pair_counts[gained] = total
+            ids_set = pair_to_words.get(gained)
+            if ids_set is None:
+                pair_to_words[gained] = set(added_words[gained])
+            else:
+                ids_set.update(added_words[gained])
+            heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
