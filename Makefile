@@ -11,6 +11,7 @@ VOCAB   ?= 2000
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
+PEERS   ?=
 
 .PHONY: bench test test-all venv clean
 
@@ -24,7 +25,7 @@ venv: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(VOCAB) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON))
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) $(if $(PEERS),--peers)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not slow"
