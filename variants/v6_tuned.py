@@ -21,8 +21,8 @@ faster on this machine:
   occurs only at the end of a token, concatenating the two tokens' keys compares exactly like the
   tuple of the two keys.  Counts only fall for pairs that already exist, so a fall pushes nothing:
   a popped entry whose count is stale is re-keyed with its live count (or dropped if the pair is gone);
-* one token id per distinct byte string: two merges can produce the same bytes (``(a, bc)`` and
-  ``(ab, c)``); v1, working on bytes, treats them as one token, so v6 must too.
+* one token id per distinct byte string: v1's tokens *are* bytes, so should two merges ever produce
+  the same bytes (``(a, bc)`` and ``(ab, c)``) they must be one token here too.
 
 Complexity: as v5: build O(L); per merge O(sum of lengths of the words holding the pair) plus
 O(log H) per heap push/pop.
@@ -67,8 +67,8 @@ def _holds_pair(word: list[int], x: int, y: int) -> bool:
 
 class Merger:
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (two merges
-        # producing the same bytes, like (a, bc) and (ab, c), must give the same token, as in v1).
+        # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens
+        # are bytes, so two merges producing the same bytes must give the same token).
         self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
         self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
         self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
