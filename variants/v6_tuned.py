@@ -125,7 +125,7 @@ class Merger:
         words, word_counts = self.words, self.word_counts
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
         added: dict[int, int] = {}  # new pairs (all contain `new`) -> count gained
-        added_words: dict[int, list[int]] = {}
+        added_words: dict[int, set[int]] = {}
         ba = b << shift | a
         new_new = new << shift | new
         new_left = new << shift  # (new, y) is new_left | y
@@ -133,10 +133,50 @@ class Merger:
         for word_id in pair_to_words.pop(the_pair):
             word = words[word_id]
             n = len(word)
-            # Occurrences, left to right, without overlap.  The index is exact, so the word holds the
-            # pair; counting the a's first lets C-level list.index find each candidate, no exception.
+            # The index is exact, so the word holds the pair: C-level list.index finds it.
             i = word.index(a)
             remaining = word.count(a)
+            if remaining == 1 and (a == b or word.count(b) == 1):
+                # The common case: a and b occur once, so the pairs next to them occur only here and
+                # leave this word's index entries for sure.  (a == b cannot get here: count(a) >= 2.)
+                count = word_counts[word_id]
+                if i + 2 < n:
+                    y = word[i + 2]
+                    gone = b_left | y
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        pair_to_words[gone].discard(word_id)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = new_left | y
+                    added[gained] = added.get(gained, 0) + count
+                    holders = added_words.get(gained)
+                    if holders is None:
+                        added_words[gained] = {word_id}
+                    else:
+                        holders.add(word_id)
+                if i:
+                    x = word[i - 1] << shift
+                    gone = x | a
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        pair_to_words[gone].discard(word_id)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = x | new
+                    added[gained] = added.get(gained, 0) + count
+                    holders = added_words.get(gained)
+                    if holders is None:
+                        added_words[gained] = {word_id}
+                    else:
+                        holders.add(word_id)
+                word[i : i + 2] = (new,)
+                continue
+            # General case: several a's (or b's); find the occurrences left to right, without overlap.
             if remaining == 1:
                 found = [i]
             else:
@@ -170,11 +210,11 @@ class Merger:
                         del pair_to_words[gone]
                     gained = new_left | y
                     added[gained] = added.get(gained, 0) + count
-                    lst = added_words.get(gained)
-                    if lst is None:
-                        added_words[gained] = [word_id]
-                    elif lst[-1] != word_id:
-                        lst.append(word_id)
+                    holders = added_words.get(gained)
+                    if holders is None:
+                        added_words[gained] = {word_id}
+                    else:
+                        holders.add(word_id)
                 if pos:
                     if k and found[k - 1] == pos - 2:
                         gone, gained = ba, new_new
@@ -189,11 +229,11 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     added[gained] = added.get(gained, 0) + count
-                    lst = added_words.get(gained)
-                    if lst is None:
-                        added_words[gained] = [word_id]
-                    elif lst[-1] != word_id:
-                        lst.append(word_id)
+                    holders = added_words.get(gained)
+                    if holders is None:
+                        added_words[gained] = {word_id}
+                    else:
+                        holders.add(word_id)
                 word[pos : pos + 2] = (new,)
             for gone in lost:
                 x, y = gone >> shift, gone & mask
@@ -207,9 +247,9 @@ class Merger:
         for gained, count in added.items():
             total = pair_counts.get(gained, 0) + count
             pair_counts[gained] = total
-            ids_set = pair_to_words.get(gained)
-            if ids_set is None:
-                pair_to_words[gained] = set(added_words[gained])
+            holders = pair_to_words.get(gained)
+            if holders is None:
+                pair_to_words[gained] = added_words[gained]
             else:
-                ids_set.update(added_words[gained])
+                holders.update(added_words[gained])
             heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
