@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 
 VARIANT ?=
 DATA    ?= gutenberg-sample
-VOCAB   ?= 2000
+VOCAB   ?= 5000
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
