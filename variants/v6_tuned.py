@@ -1,4 +1,4 @@
-"""v6 — tuned: heap + fine-grained diff + incremental index, written for CPython's speed.
+r"""v6 — tuned: heap + fine-grained diff + incremental index, written for CPython's speed.
 
 What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an exact inverted
 index, as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
