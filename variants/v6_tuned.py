@@ -161,8 +161,7 @@ class Merger:
         the_pair = a << shift | b
         words, word_counts = self.words, self.word_counts
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        added: dict[int, int] = {}  # new pairs (all contain `new`) -> count gained
-        added_words: dict[int, set[int]] = {}
+        added: dict[int, list] = {}  # new pairs (all contain `new`) -> [count gained, word ids]
         ba = b << shift | a
         new_new = new << shift | new
         new_left = new << shift  # (new, y) is new_left | y
@@ -173,9 +172,9 @@ class Merger:
             # The index is exact, so the word holds the pair: C-level list.index finds it.
             i = word.index(a)
             remaining = word.count(a)
-            if remaining == 1 and (a == b or word.count(b) == 1):
+            if remaining == 1 and word.count(b) == 1:
                 # The common case: a and b occur once, so the pairs next to them occur only here and
-                # leave this word's index entries for sure.  (a == b cannot get here: count(a) >= 2.)
+                # leave this word's index entries for sure.  (a == b never gets here: count(a) >= 2.)
                 count = word_counts[word_id]
                 if i + 2 < n:
                     y = word[i + 2]
@@ -188,12 +187,12 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = new_left | y
-                    added[gained] = added.get(gained, 0) + count
-                    holders = added_words.get(gained)
-                    if holders is None:
-                        added_words[gained] = {word_id}
+                    gain = added.get(gained)
+                    if gain is None:
+                        added[gained] = [count, {word_id}]
                     else:
-                        holders.add(word_id)
+                        gain[0] += count
+                        gain[1].add(word_id)
                 if i:
                     x = word[i - 1] << shift
                     gone = x | a
@@ -205,12 +204,12 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = x | new
-                    added[gained] = added.get(gained, 0) + count
-                    holders = added_words.get(gained)
-                    if holders is None:
-                        added_words[gained] = {word_id}
+                    gain = added.get(gained)
+                    if gain is None:
+                        added[gained] = [count, {word_id}]
                     else:
-                        holders.add(word_id)
+                        gain[0] += count
+                        gain[1].add(word_id)
                 word[i : i + 2] = (new,)
                 continue
             # General case: several a's (or b's); find the occurrences left to right, without overlap.
@@ -246,12 +245,12 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = new_left | y
-                    added[gained] = added.get(gained, 0) + count
-                    holders = added_words.get(gained)
-                    if holders is None:
-                        added_words[gained] = {word_id}
+                    gain = added.get(gained)
+                    if gain is None:
+                        added[gained] = [count, {word_id}]
                     else:
-                        holders.add(word_id)
+                        gain[0] += count
+                        gain[1].add(word_id)
                 if pos:
                     if k and found[k - 1] == pos - 2:
                         gone, gained = ba, new_new
@@ -265,12 +264,12 @@ class Merger:
                     else:
                         del pair_counts[gone]
                         del pair_to_words[gone]
-                    added[gained] = added.get(gained, 0) + count
-                    holders = added_words.get(gained)
-                    if holders is None:
-                        added_words[gained] = {word_id}
+                    gain = added.get(gained)
+                    if gain is None:
+                        added[gained] = [count, {word_id}]
                     else:
-                        holders.add(word_id)
+                        gain[0] += count
+                        gain[1].add(word_id)
                 word[pos : pos + 2] = (new,)
             for gone in lost:
                 x, y = gone >> shift, gone & mask
@@ -281,12 +280,12 @@ class Merger:
                     word_ids.discard(word_id)
         pair_counts.pop(the_pair, None)
         keys, heap = self.token_keys, self.heap
-        for gained, count in added.items():
+        for gained, (count, holders) in added.items():
             total = pair_counts.get(gained, 0) + count
             pair_counts[gained] = total
-            holders = pair_to_words.get(gained)
-            if holders is None:
-                pair_to_words[gained] = added_words[gained]
+            known = pair_to_words.get(gained)
+            if known is None:
+                pair_to_words[gained] = holders
             else:
-                holders.update(added_words[gained])
+                known.update(holders)
             heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
