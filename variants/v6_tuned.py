@@ -99,7 +99,7 @@ def _holds_pair(word: list[int], x: int, y: int) -> bool:
     >>> _holds_pair([1, 2, 1, 3], 1, 3), _holds_pair([1, 2, 1, 3], 2, 3)
     (True, False)
     """
-    return any(first == x and second == y for first, second in zip(word, word[1:]))
+    return (x, y) in zip(word, word[1:])  # the search runs in C
 
 
 class Merger:
@@ -157,7 +157,8 @@ class Merger:
         if new is None:
             new = ids[merged_bytes] = len(self.token_bytes)
             self.token_bytes.append(merged_bytes)
-            self.token_keys.append(inverted_key(merged_bytes))
+            keys = self.token_keys
+            self.token_keys.append(keys[a][:-1] + keys[b])  # = inverted_key(merged_bytes), in C
         the_pair = a << shift | b
         words, word_counts = self.words, self.word_counts
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
@@ -166,7 +167,8 @@ class Merger:
         new_new = new << shift | new
         new_left = new << shift  # (new, y) is new_left | y
         b_left = b << shift
-        for word_id in pair_to_words.pop(the_pair):
+        # Visit the words in id order: they were allocated in that order, so memory is read in order.
+        for word_id in sorted(pair_to_words.pop(the_pair)):
             word = words[word_id]
             n = len(word)
             # The index is exact, so the word holds the pair: C-level list.index finds it.
