@@ -38,7 +38,7 @@ MIN_CHUNK_BYTES = 64 * 1024
 #: Chunks larger than this would make a worker hold too much text at once.
 MAX_CHUNK_BYTES = 32 * 1024 * 1024
 #: More chunks than workers so a slow chunk does not leave the other workers idle.
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 8
 #: How far past an offset we read at a time while looking for a cut.
 SCAN_BLOCK_BYTES = 64 * 1024
 
