@@ -3,6 +3,9 @@
 The text is first split on the special tokens (escaped, longest first, so ``<|a|><|b|>`` wins over
 ``<|a|>``); nothing is merged across a special token and the special tokens themselves are dropped
 from the counts.  Each piece is then cut by the GPT-2 pattern and every pre-token counted.
+:func:`count_pretokens` does this faster, with identical results, by running an ASCII twin of the
+pattern on the stdlib ``re`` engine wherever the text is ASCII once a few common punctuation marks
+are replaced by same-class ASCII stand-ins; :func:`count_pretokens_plain` is the plain definition.
 
 >>> count_pretokens("low low<|endoftext|>lower", ["<|endoftext|>"])
 Counter({b'low': 1, b' low': 1, b'lower': 1})

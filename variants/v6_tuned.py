@@ -55,16 +55,21 @@ best of 3 alternating runs; ``/tmp`` harness not shipped):
   1.45 vs 1.30-1.59 s); counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
   of dicts (pair count 0.29 vs 0.31 s, no gain).
 
-Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) is about half of
-the end-to-end time; the regex is ~70% of it and ``Counter.update`` ~28%.  Tried and dropped, all
-checked to give identical pre-tokens: the stdlib ``re`` engine with ``\p{L}``/``\p{N}``/``\s`` as
-exact explicit classes built from ``regex``'s own tables (2-4x *slower*: CPython 3.11's Unicode 14
-misses 26,416 letters that ``regex`` knows, so the classes need large explicit ranges); an ASCII-only
-``re`` pattern for pure-ASCII pieces (2.2x faster on those, but only 71% of the text is in
-pure-ASCII lines and finding the safe cuts costs what it saves); counting whitespace-delimited
-segments first and running the GPT-2 regex once per distinct segment (no gain: counting segments
-costs as much as counting pre-tokens); possessive quantifiers, ASCII-first classes and ``regex.V1``
-(no gain).
+Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) was half of the
+end-to-end time, ~70% of it the GPT-2 regex and ~28% ``Counter.update``.  Kept, in the shared
+:func:`bpe.pretokenize.count_pretokens` so every variant gets it: an ASCII twin of the pattern run by
+the stdlib ``re`` engine (about 2x faster than ``regex`` on ASCII text), applied after replacing
+curly quotes, dashes, no-break spaces and a few other marks by unused ASCII control characters of the
+same GPT-2 class (94% of this corpus is then ASCII instead of 43%); pre-tokenize CPU on 3.5 MB
+0.50 s -> 0.33 s, identical counts (tested on every code point, stand-ins already present, generated
+text).  Tried and dropped, all checked to give identical pre-tokens: ``re`` with ``\p{L}``/``\p{N}``/
+``\s`` as exact explicit classes built from ``regex``'s own tables (2-4x *slower*: CPython 3.11's
+Unicode 14 misses 26,416 letters that ``regex`` knows, so the classes need large explicit ranges);
+the ASCII twin on pure-ASCII lines only, found with a look-behind split (only 71% of the text, and the
+split costs what it saves); counting whitespace-delimited segments first and running the GPT-2 regex
+once per distinct segment (counting segments costs as much as counting pre-tokens); possessive
+quantifiers, ASCII-first classes and ``regex.V1`` (no gain); 4 instead of 8 chunks per worker (gain
+within noise, worker RSS on the 4x corpus 40 -> 90 MB).
 """
 
 from __future__ import annotations
