@@ -33,13 +33,14 @@ ratios below are within one run).  End to end, with the peers::
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
 
-* v6 4.89 s (pretokenize 2.43, merge phase 2.08 = pair count 0.28 + select 0.17 + update 1.66);
-  HF tokenizers 8.87 s in the same run: v6 takes 0.55x its time, merge phase 0.23x; rustbpe 2.43 s
-  (v6 2.0x).  An earlier run under heavier load: v6 5.79 s, HF 6.49 s (0.89x).
-* v2 on the same data: 562.9 s (select alone 556 s, ``max()`` over every pair per merge), v6
-  about 115x faster; v5 is the lead's to compare.
+* v6 3.44 s (pretokenize 1.29, merge phase 2.14 = pair count 0.38 + select 0.17 + update 1.61);
+  HF tokenizers 5.07 s in the same run: v6 takes 0.68x its time, merge phase 0.42x; rustbpe
+  1.36 s (v6 2.5x).  Earlier runs (other code states, other load) gave v6/HF 0.89x, 0.55x, 0.81x.
+* v2 on the same data: 562.9 s (select alone 556 s, ``max()`` over every pair per merge); v5 is
+  the lead's to compare.  Note that v5 uses the same shared pre-tokenizer (1.3 s here), so v6 is 2x
+  faster than v5 end to end only if v5's merge phase is above ~5.6 s.
 * Corpus concatenated 4x (56 MB, same unique pre-tokens, ``--data /tmp/gutenberg4x.txt``, same
-  settings, run right after): 14.28 s = 2.9x the 1x time; peak RSS 117.1 MB vs 121.1 MB (0.97x).
+  settings, run right after): 10.24 s = 2.98x the 1x time; peak RSS 117.1 MB vs 123.2 MB (0.95x).
 * Merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
 
 What each tuning measured (merge loop alone on the counted pre-tokens of this corpus, CPU seconds,
@@ -50,7 +51,9 @@ best of 3 alternating runs; ``/tmp`` harness not shipped):
   the time difference was within the noise, but exactness is what lets the search below use
   ``list.index`` without a try/except and take the fast path without re-checking;
 * single-occurrence fast path (a and b each once in the word, so their neighbour pairs surely leave
-  it): merge loop 1.55 s -> 1.35 s;
+  it; 81% of the 352,723 visits): merge loop 1.55 s -> 1.35 s;
+* one dict for a gained pair's count and holders (1.90 -> 1.78 s, merge loop + build); words
+  visited in id order, i.e. memory order (1.43 -> 1.30 s), new tokens' keys built from their parts;
 * tried and dropped: pausing or freezing the garbage collector (no difference beyond noise:
   1.45 vs 1.30-1.59 s); counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
   of dicts (pair count 0.29 vs 0.31 s, no gain).
