@@ -110,6 +110,20 @@ def _holds_pair(word: list[int], x: int, y: int) -> bool:
     return (x, y) in zip(word, word[1:])  # the search runs in C
 
 
+def _gain(added: dict[int, list], gained: int, count: int, word_id: int) -> None:
+    """Record that ``word_id`` gained the pair ``gained``, ``count`` times (its word's count).
+
+    A call per occurrence measured no slower than inlining this (1.30 vs 1.30 s); inlining the
+    count decrements next to it is kept, as the same helper-call for them cost 8% (1.41 s).
+    """
+    gain = added.get(gained)
+    if gain is None:
+        added[gained] = [count, {word_id}]
+    else:
+        gain[0] += count
+        gain[1].add(word_id)
+
+
 class Merger:
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
         # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens
@@ -197,12 +211,7 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = new_left | y
-                    gain = added.get(gained)
-                    if gain is None:
-                        added[gained] = [count, {word_id}]
-                    else:
-                        gain[0] += count
-                        gain[1].add(word_id)
+                    _gain(added, gained, count, word_id)
                 if i:
                     x = word[i - 1] << shift
                     gone = x | a
@@ -214,12 +223,7 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = x | new
-                    gain = added.get(gained)
-                    if gain is None:
-                        added[gained] = [count, {word_id}]
-                    else:
-                        gain[0] += count
-                        gain[1].add(word_id)
+                    _gain(added, gained, count, word_id)
                 word[i : i + 2] = (new,)
                 continue
             # General case: several a's (or b's); find the occurrences left to right, without overlap.
@@ -255,12 +259,7 @@ class Merger:
                         del pair_counts[gone]
                         del pair_to_words[gone]
                     gained = new_left | y
-                    gain = added.get(gained)
-                    if gain is None:
-                        added[gained] = [count, {word_id}]
-                    else:
-                        gain[0] += count
-                        gain[1].add(word_id)
+                    _gain(added, gained, count, word_id)
                 if pos:
                     if k and found[k - 1] == pos - 2:
                         gone, gained = ba, new_new
@@ -274,12 +273,7 @@ class Merger:
                     else:
                         del pair_counts[gone]
                         del pair_to_words[gone]
-                    gain = added.get(gained)
-                    if gain is None:
-                        added[gained] = [count, {word_id}]
-                    else:
-                        gain[0] += count
-                        gain[1].add(word_id)
+                    _gain(added, gained, count, word_id)
                 word[pos : pos + 2] = (new,)
             for gone in lost:
                 x, y = gone >> shift, gone & mask
