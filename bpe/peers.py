@@ -1,4 +1,4 @@
-"""Peers for the bench: train the Rust trainers of HF ``tokenizers`` and ``rustbpe`` on the same data.
+"""Peers for the bench: train the Rust trainers of HF ``tokenizers``, ``rustbpe`` and ``bpeasy`` on the same data.
 
 ``python -m bpe bench --peers`` (``make bench PEERS=1``) runs each peer after our variant(s), on the
 same file, vocab size and special tokens, each repeat in a fresh process like our own runs, and
@@ -8,14 +8,16 @@ prints each peer's time and the ratio to our variants.  The peers are optional e
 
 What each peer is asked to do, so that the work matches ours:
 
-* both get the documents of the file split on the special tokens (the split is part of their time);
+* all get the documents of the file split on the special tokens (the split is part of their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
   ByteLevel.alphabet())``, pre-tokenizer = the GPT-2 split pattern (``Split``, isolated) followed by
   ``ByteLevel`` without its own regex, trained with ``train_from_iterator``;
 * **rustbpe**: ``Tokenizer.train_from_iterator(docs, vocab_size - len(special_tokens),
-  pattern=GPT2_PATTERN)``: its vocab is the 256 bytes plus the merges, no special tokens.
+  pattern=GPT2_PATTERN)``: its vocab is the 256 bytes plus the merges, no special tokens;
+* **bpeasy**: ``train_bpe(docs, GPT2_PATTERN, max_token_length=128, vocab_size - len(special_tokens))``
+  (same vocab layout as rustbpe; 128 bytes is far above any token this corpus grows).
 
-Both use a rayon thread pool; ``RAYON_NUM_THREADS`` is set to the bench's ``workers`` so they get as
+All three use a rayon thread pool; ``RAYON_NUM_THREADS`` is set to the bench's ``workers`` so they get as
 many cores as our pre-tokenizer pool.  Their merge lists are not compared with ours (their
 pre-tokenization differs in details, e.g. HF counts words after byte-level mapping); the bench
 reports how many merges each made so the work is visibly the same size.
@@ -34,7 +36,7 @@ from pathlib import Path
 from bpe.datasets import REPO_ROOT
 
 #: Peer name -> the module it needs.
-PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe"}
+PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
 INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
 
 
@@ -79,7 +81,18 @@ def train_rustbpe(path: str, vocab_size: int, special_tokens: list[str]) -> int:
     return tokenizer.vocab_size - 256
 
 
-_TRAINERS = {"tokenizers": train_tokenizers, "rustbpe": train_rustbpe}
+def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train bpeasy with the GPT-2 pattern; returns the number of merges it made."""
+    import bpeasy
+
+    from bpe.pretokenize import GPT2_PATTERN
+
+    docs = read_documents(path, special_tokens)
+    vocab = bpeasy.train_bpe(iter(docs), GPT2_PATTERN, 128, vocab_size - len(special_tokens))
+    return len(vocab) - 256
+
+
+_TRAINERS = {"tokenizers": train_tokenizers, "rustbpe": train_rustbpe, "bpeasy": train_bpeasy}
 _CHILD_CODE = "from bpe.peers import peer_child_main; peer_child_main()"
 
 
