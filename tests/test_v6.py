@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from bpe import train_bpe
 from bpe.merge_loop import run_merges
 from bpe.timer import NullTimer
-from tests.conftest import CORPUS_EN, DEFAULT_CORPUS, reference_merges
+from tests.conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE, reference_merges
 from variants import v1_naive, v6_tuned
 from variants.v6_tuned import inverted_key
 
@@ -70,3 +70,10 @@ def test_equals_v2_on_default_corpus():
     # v1 takes minutes here; v2 equals v1 (tested elsewhere), so it stands in for it.
     expected = train_bpe(DEFAULT_CORPUS, 1000, ["<|endoftext|>"], variant="v2")
     assert train_bpe(DEFAULT_CORPUS, 1000, ["<|endoftext|>"], variant="v6", workers=2) == expected
+
+
+def test_runs_out_of_pairs_like_v2():
+    # Every waiting bucket must reach the heap before the pairs run out (early stop at 582 merges).
+    expected = train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v2")
+    assert len(expected[1]) < 2000 - 257
+    assert train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v6") == expected
