@@ -34,17 +34,17 @@ ratios below are within one run).  End to end, with the peers::
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
 
-* v6 3.44 s (pretokenize 1.29, merge phase 2.14 = pair count 0.38 + select 0.17 + update 1.61);
-  HF tokenizers 5.07 s in the same run: v6 takes 0.68x its time, merge phase 0.42x; rustbpe
-  1.36 s (v6 2.5x).  Earlier runs (other code states, other load) gave v6/HF 0.89x, 0.55x, 0.81x;
-  four later runs of the final code, on a quieter machine, 0.94x, 1.00x, 0.75x and 1.00x, merge
-  phase 0.48x, 0.63x, 0.53x and 0.67x of HF's total (HF's threads gain more from idle cores than
-  v6 does): the merge-phase target (<= 0.45x) is met only under load.
+* final code, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
+  pair count 0.25 / 0.24 + select 0.08 / 0.07 + update 1.22 / 1.03); HF tokenizers 2.61 / 2.81 s in
+  the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
+  <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
+  states measured 0.40-0.48x); rustbpe 1.08 / 1.00 s (v6 2.1x); bpeasy 2.16 / 2.52 s (v6 1.07x /
+  0.82x).  Earlier code states, at various loads: v6/HF 0.55x-1.00x (README, Peers).
 * v2 on the same data: 562.9 s (select alone 556 s, ``max()`` over every pair per merge); v5 is
-  the lead's to compare.  Note that v5 uses the same shared pre-tokenizer (1.3 s here), so v6 is 2x
-  faster than v5 end to end only if v5's merge phase is above ~5.6 s.
+  the lead's to compare.  Note that v5 uses the same shared pre-tokenizer (0.7 s here), so v6 is 2x
+  faster than v5 end to end only if v5's merge phase is above ~3.4 s.
 * Corpus concatenated 4x (56 MB, same unique pre-tokens, ``--data /tmp/gutenberg4x.txt``, same
-  settings, run right after): 10.24 s = 2.98x the 1x time; peak RSS 117.1 MB vs 123.2 MB (0.95x).
+  settings, run right after): 4.16 s = 2.02x the 1x time; peak RSS 105.4 MB vs 110.2 MB (0.96x).
 * Merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
 
 What each tuning measured (merge loop alone on the counted pre-tokens of this corpus, CPU seconds,
