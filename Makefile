@@ -7,12 +7,13 @@ PY     := $(VENV)/bin/python
 
 VARIANT ?=
 DATA    ?= gutenberg-sample
-VOCAB   ?= 2000
+VOCAB   ?= 5000
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
+PEERS   ?=
 
 .PHONY: bench test test-all fuzz venv clean profile report data
 
@@ -27,7 +28,7 @@ venv: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(VOCAB) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
-		$(if $(LIMIT),--limit $(LIMIT))
+		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers)
 
 # `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all.
 data: $(VENV)/.installed
@@ -40,7 +41,6 @@ test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # Teaching and reports (issue 5): scalene profile of one variant; the all-variant report with plots.
-PEERS    ?=
 V1_VOCAB ?= 300
 
 profile: $(VENV)/.installed

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.peers import peers_table
 from bpe.registry import VARIANTS, best_variant, get_variant
 
 #: v1 is skipped in ``--variant all`` above this many (corpus bytes x merges): about a minute.
@@ -134,7 +135,7 @@ def parse_variants(spec: str | None) -> list[str]:
 
 def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None, limit: int | str | None = None) -> dict:
+              out=None, limit: int | str | None = None, peers: bool = False) -> dict:
     from bpe.train import check_special_tokens, check_vocab_size
 
     out = out or sys.stdout
@@ -177,6 +178,9 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
         print(variant_table(name, runs), file=out)
     if len(report["variants"]) > 1:
         print(comparison_table(report), file=out)
+    if peers:
+        report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat)
+        print(peers_table(report["peers"], report["variants"]), file=out)
     digests = {v["median"]["merges_sha256"] for v in report["variants"].values()}
     report["merges_identical"] = len(digests) <= 1
     if len(digests) > 1:
@@ -186,6 +190,26 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
         write_json_atomic(Path(json_out), report)
         print(f"\nwrote {json_out}", file=out)
     return report
+
+
+def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int) -> dict:
+    """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.peers`)."""
+    from bpe.peers import PEERS, run_peer
+
+    results = {}
+    for name in PEERS:
+        runs = []
+        for _ in range(repeat):
+            run = run_peer(name, path, vocab_size, special_tokens, workers)
+            if "total" not in run:
+                break
+            runs.append(run)
+        if not runs:
+            results[name] = run
+            continue
+        results[name] = {"total": statistics.median(r["total"] for r in runs), "merges": runs[0]["merges"],
+                         "peak_rss": statistics.median(r["peak_rss"] for r in runs), "runs": runs}
+    return results
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

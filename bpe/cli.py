@@ -107,7 +107,7 @@ def cmd_bench(args) -> int:
     from bpe.bench import run_bench
 
     run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
-              json_out=args.json, limit=args.limit)
+              json_out=args.json, limit=args.limit, peers=args.peers)
     return 0
 
 
@@ -177,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(bench, vocab_default=2_000)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+    bench.add_argument("--peers", action="store_true",
+                       help="also train HF tokenizers and rustbpe on the same data (pip install -e '.[peers]')")
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
     _add_report_parser(sub)

@@ -3,6 +3,9 @@
 The text is first split on the special tokens (escaped, longest first, so ``<|a|><|b|>`` wins over
 ``<|a|>``); nothing is merged across a special token and the special tokens themselves are dropped
 from the counts.  Each piece is then cut by the GPT-2 pattern and every pre-token counted.
+:func:`count_pretokens` does this faster, with identical results, by running an ASCII twin of the
+pattern on the stdlib ``re`` engine wherever the text is ASCII once a few common punctuation marks
+are replaced by same-class ASCII stand-ins; :func:`count_pretokens_plain` is the plain definition.
 
 >>> count_pretokens("low low<|endoftext|>lower", ["<|endoftext|>"])
 Counter({b'low': 1, b' low': 1, b'lower': 1})
@@ -16,8 +19,11 @@ Two ways to count a file:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain, compress
+from operator import not_
 from pathlib import Path
 
 import regex
@@ -47,15 +53,92 @@ def split_on_special_tokens(text: str, special_tokens: Sequence[str]) -> list[st
     return [text] if pattern is None else pattern.split(text)
 
 
-def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+def count_pretokens_plain(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    ``findall`` + ``Counter`` keep the loop over matches in C; strings are encoded once per distinct
-    pre-token rather than once per occurrence.
+    The definition :func:`count_pretokens` must equal.  ``findall`` + ``Counter`` keep the loop over
+    matches in C; strings are encoded once per distinct pre-token rather than once per occurrence.
     """
     counts: Counter[str] = Counter()
     for piece in split_on_special_tokens(text, special_tokens):
         counts.update(GPT2_REGEX.findall(piece))
+    return Counter({token.encode("utf-8"): n for token, n in counts.items()})
+
+
+# --- The fast path: an ASCII twin of the GPT-2 pattern, run by the stdlib ``re`` engine ---------------
+#
+# On ASCII text the GPT-2 classes are small and exact: \p{L} = [A-Za-z], \p{N} = [0-9], and ``regex``'s
+# \s = [\t\n\x0b\x0c\r ] (not \x1c-\x1f, which ``re``'s \s would take: hence the explicit class).
+# ``re`` runs this twin about 2x faster than ``regex`` runs the Unicode pattern.
+_ASCII_SPACE = "\t\n\x0b\x0c\r "
+ASCII_TWIN_REGEX = re.compile(
+    rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_ASCII_SPACE}A-Za-z0-9]+"""
+    rf"""|[{_ASCII_SPACE}]+(?![^{_ASCII_SPACE}])|[{_ASCII_SPACE}]+"""
+)
+#
+# Most English "non-ASCII" text is ASCII plus a few punctuation marks (curly quotes, dashes, no-break
+# space).  The GPT-2 pattern looks at a character only through its class (space, letter, number,
+# other) and through the literals ' s d m t l v e r and the space; so replacing each such mark by an
+# unused ASCII control character *of the same class* (none is a literal) moves no token boundary.
+# Pieces that become ASCII go to the twin, their tokens are mapped back; the rest use ``regex``.
+_STAND_IN_CANDIDATES = "\u201c\u201d\u2019\u2018\u2014\u2013\u2026\u00a0\u00a3\u00ab\u00bb\u00b0\u00a7\u00b7\u2009"
+_OTHER_STAND_INS = [chr(c) for c in (*range(0x01, 0x09), *range(0x0E, 0x20), 0x7F)]
+_SPACE_STAND_INS = ["\x0b", "\x0c"]
+
+
+def _gpt2_class(char: str) -> str:
+    for name, pattern in (("space", r"\s"), ("letter", r"\p{L}"), ("number", r"\p{N}")):
+        if regex.fullmatch(pattern, char):
+            return name
+    return "other"
+
+
+def _build_stand_ins() -> list[tuple[str, str]]:
+    others, spaces = iter(_OTHER_STAND_INS), iter(_SPACE_STAND_INS)
+    pairs = []
+    for char in _STAND_IN_CANDIDATES:
+        kind = _gpt2_class(char)
+        stand_in = next(spaces, None) if kind == "space" else next(others, None) if kind == "other" else None
+        if stand_in is not None and _gpt2_class(stand_in) == kind:
+            pairs.append((char, stand_in))
+    return pairs
+
+
+#: (non-ASCII character, the ASCII control character of the same GPT-2 class that stands in for it)
+STAND_INS = _build_stand_ins()
+_STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
+
+
+def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+    """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
+
+    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and about
+    1.3-1.5x faster on English text: see the comments above :data:`ASCII_TWIN_REGEX`.
+    """
+    if any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
+        return count_pretokens_plain(text, special_tokens)
+    mapped, put_back = text, {}
+    for char, stand_in in STAND_INS:
+        if char in mapped:
+            if stand_in in text:  # the stand-in is taken: mapping back would be ambiguous
+                return count_pretokens_plain(text, special_tokens)
+            mapped = mapped.replace(char, stand_in)
+            put_back[ord(stand_in)] = char  # only the stand-ins used: others may be real text
+    # No special token holds a stand-in or the character it replaces, so splitting the mapped text cuts
+    # it exactly where the original would be cut; pieces left non-ASCII get their characters back.
+    pieces = split_on_special_tokens(mapped, special_tokens)
+    del mapped
+    is_ascii = list(map(str.isascii, pieces))
+    originals = compress(pieces, map(not_, is_ascii))
+    if put_back:
+        originals = (piece.translate(put_back) for piece in originals)
+    counts: Counter[str] = Counter(chain.from_iterable(map(GPT2_REGEX.findall, originals)))
+    twin_counts = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
+    if put_back:
+        for token, n in twin_counts.items():
+            counts[token.translate(put_back)] += n
+    else:
+        counts.update(twin_counts)
     return Counter({token.encode("utf-8"): n for token, n in counts.items()})
 
 

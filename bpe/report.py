@@ -15,9 +15,9 @@ on a reduced vocab instead, in a second table beside every other variant at that
 ratios are measured, not extrapolated.  When even the reduced run is past the limit, v1 is left out
 with a note.
 
-With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ...) train on the same data at the
-main vocab through ``bpe.peers.run_peers(path, vocab_size, special_tokens) -> {name: seconds or
-error text}``, imported only then; without that module the report says peers were skipped.
+With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.peers`)
+train on the same data at the main vocab in the same bench run; a peer that is not installed is
+listed with the install command instead of a time.
 """
 
 from __future__ import annotations
@@ -73,18 +73,19 @@ def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: i
                                               len(special_tokens), variants)
     if not main_names:
         raise BPEError("no variant to report on")
-    tables = [run_bench(",".join(main_names), data, vocab_size, repeat, special_tokens, workers, out=log)]
+    tables = [run_bench(",".join(main_names), data, vocab_size, repeat, special_tokens, workers, out=log,
+                        peers=peers)]
     if reduced_names:
         tables.append(run_bench(",".join(reduced_names), data, v1_vocab_size, repeat, special_tokens, workers,
                                 out=log))
-    peer_results, peer_note = (run_peer_bench(path, vocab_size, special_tokens) if peers else ({}, None))
+    peer_results = peer_totals(tables[0].get("peers", {}))
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("variants produced different merges; the report would compare different results "
                        "(see the bench output above)")
     now = datetime.now(timezone.utc)
     result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
               "data": data_label(data), "tables": tables, "peers": peer_results,
-              "notes": [n for n in (v1_note, peer_note) if n]}
+              "notes": [v1_note] if v1_note else []}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
     plot_stages(result, out_dir / "report-stages.png")
@@ -97,14 +98,9 @@ def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: i
     return md
 
 
-def run_peer_bench(path: Path, vocab_size: int, special_tokens: list[str]) -> tuple[dict, str | None]:
-    """``{name: seconds or error text}`` from ``bpe.peers``, or a note saying why there are none."""
-    try:
-        from bpe import peers  # written with v6 (issue 7); optional here
-    except ImportError:
-        return {}, "peers skipped: this checkout has no bpe/peers.py (it comes with v6)"
-    results = peers.run_peers(path, vocab_size, special_tokens)
-    return dict(results), None
+def peer_totals(peers: dict) -> dict:
+    """``{peer: median seconds, or the reason it has no time}`` from the bench's peer results."""
+    return {name: r["total"] if "total" in r else (r.get("missing") or r.get("error")) for name, r in peers.items()}
 
 
 def table_rows(bench: dict) -> list[str]:
@@ -144,7 +140,7 @@ def render_markdown(result: dict) -> str:
                 if isinstance(value, (int, float)):
                     out.append(f"| {name} | {value:.3f} s | {fastest / value:.2f}x |")
                 else:
-                    out.append(f"| {name} | failed: {value} | - |")
+                    out.append(f"| {name} | {value} | - |")
             out.append("")
     for note in result["notes"]:
         out += [f"Note: {note}", ""]

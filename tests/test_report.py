@@ -2,8 +2,6 @@
 
 import json
 import re
-import sys
-import types
 
 from bpe import VARIANTS
 from bpe.cli import main
@@ -41,22 +39,20 @@ def test_v1_moves_to_a_reduced_vocab_table_on_a_large_corpus():
     assert main_names == ["v2"] and reduced == [] and note.startswith("v1 left out")
 
 
-def test_peers_are_optional_and_shown_when_present(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "bpe.peers", None)  # as if bpe/peers.py did not exist
-    md = run_report("tinystories-sample", 300, 280, 1, ["<|endoftext|>"], 1, peers=True,
-                    out_dir=tmp_path, variants=["v2"])
-    assert "Note: peers skipped: this checkout has no bpe/peers.py" in md.read_text()
-
+def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsys):
     calls = []
-    fake = types.ModuleType("bpe.peers")
-    fake.run_peers = lambda path, vocab_size, specials: calls.append((path.name, vocab_size, specials)) or {
-        "HF tokenizers": 0.5, "rustbpe": "not installed: pip install -e '.[peers]'"}
-    monkeypatch.setitem(sys.modules, "bpe.peers", fake)
+
+    def fake_run_peers(path, vocab_size, specials, workers, repeat):
+        calls.append((path.name, vocab_size, specials, repeat))
+        return {"HF tokenizers": {"total": 0.5, "merges": 43, "peak_rss": 10_000_000},
+                "rustbpe": {"missing": "rustbpe is not installed: .venv/bin/pip install -e '.[peers]'"}}
+
+    monkeypatch.setattr("bpe.bench.run_peers", fake_run_peers)
     text = run_report("tinystories-sample", 300, 280, 1, ["<|endoftext|>"], 1, peers=True,
                       out_dir=tmp_path, variants=["v2"]).read_text()
-    assert calls == [("tinystories_sample.txt", 300, ["<|endoftext|>"])]
+    assert calls == [("tinystories_sample.txt", 300, ["<|endoftext|>"], 1)]
     assert "| HF tokenizers | 0.500 s |" in text
-    assert "| rustbpe | failed: not installed: pip install -e '.[peers]' | - |" in text
+    assert "| rustbpe | rustbpe is not installed: .venv/bin/pip install -e '.[peers]' | - |" in text
 
 
 def test_cli_report_bad_data(capsys):

@@ -1,0 +1,135 @@
+"""Peers for the bench: train the Rust trainers of HF ``tokenizers``, ``rustbpe`` and ``bpeasy`` on the same data.
+
+``python -m bpe bench --peers`` (``make bench PEERS=1``) runs each peer after our variant(s), on the
+same file, vocab size and special tokens, each repeat in a fresh process like our own runs, and
+prints each peer's time and the ratio to our variants.  The peers are optional extras::
+
+    .venv/bin/pip install -e '.[peers]'
+
+What each peer is asked to do, so that the work matches ours:
+
+* all get the documents of the file split on the special tokens (the split is part of their time);
+* **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
+  ByteLevel.alphabet())``, pre-tokenizer = the GPT-2 split pattern (``Split``, isolated) followed by
+  ``ByteLevel`` without its own regex, trained with ``train_from_iterator``;
+* **rustbpe**: ``Tokenizer.train_from_iterator(docs, vocab_size - len(special_tokens),
+  pattern=GPT2_PATTERN)``: its vocab is the 256 bytes plus the merges, no special tokens;
+* **bpeasy**: ``train_bpe(docs, GPT2_PATTERN, max_token_length=128, vocab_size - len(special_tokens))``
+  (same vocab layout as rustbpe; 128 bytes is far above any token this corpus grows).
+
+All three use a rayon thread pool; ``RAYON_NUM_THREADS`` is set to the bench's ``workers`` so they get as
+many cores as our pre-tokenizer pool.  Their merge lists are not compared with ours (their
+pre-tokenization differs in details, e.g. HF counts words after byte-level mapping); the bench
+reports how many merges each made so the work is visibly the same size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib.util import find_spec
+from pathlib import Path
+
+from bpe.datasets import REPO_ROOT
+
+#: Peer name -> the module it needs.
+PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
+INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
+
+
+def missing_message(name: str) -> str:
+    return f"{name} is not installed; install the peers with: {INSTALL_HINT}"
+
+
+def read_documents(path: str, special_tokens: list[str]) -> list[str]:
+    from bpe.pretokenize import split_on_special_tokens
+
+    with open(path, encoding="utf-8", newline="") as f:
+        return split_on_special_tokens(f.read(), special_tokens)
+
+
+def train_tokenizers(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train HF tokenizers' BPE; returns the number of merges it made."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    from bpe.pretokenize import GPT2_PATTERN
+
+    docs = read_documents(path, special_tokens)
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(docs, trainer, length=len(docs))
+    return tokenizer.get_vocab_size() - 256 - len(special_tokens)
+
+
+def train_rustbpe(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train rustbpe with the GPT-2 pattern; returns the number of merges it made."""
+    import rustbpe
+
+    from bpe.pretokenize import GPT2_PATTERN
+
+    docs = read_documents(path, special_tokens)
+    tokenizer = rustbpe.Tokenizer()
+    tokenizer.train_from_iterator(iter(docs), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
+    return tokenizer.vocab_size - 256
+
+
+def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train bpeasy with the GPT-2 pattern; returns the number of merges it made."""
+    import bpeasy
+
+    from bpe.pretokenize import GPT2_PATTERN
+
+    docs = read_documents(path, special_tokens)
+    vocab = bpeasy.train_bpe(iter(docs), GPT2_PATTERN, 128, vocab_size - len(special_tokens))
+    return len(vocab) - 256
+
+
+_TRAINERS = {"tokenizers": train_tokenizers, "rustbpe": train_rustbpe, "bpeasy": train_bpeasy}
+_CHILD_CODE = "from bpe.peers import peer_child_main; peer_child_main()"
+
+
+def peer_child_main() -> None:
+    """One timed peer run in a fresh process (settings as JSON on stdin, result as JSON on stdout)."""
+    from bpe.timer import peak_rss_bytes
+
+    settings = json.load(sys.stdin)
+    started = time.perf_counter()
+    merges = _TRAINERS[settings["peer"]](settings["path"], settings["vocab_size"], settings["special_tokens"])
+    total = time.perf_counter() - started
+    json.dump({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]}, sys.stdout)
+
+
+def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[str],
+             workers: int | None = None) -> dict:
+    """``{"total": s, "merges": n, "peak_rss": bytes}`` for one run, or ``{"missing": message}``."""
+    if find_spec(PEERS[name]) is None:
+        return {"missing": missing_message(name)}
+    settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+               RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1), TOKENIZERS_PARALLELISM="true")
+    proc = subprocess.run([sys.executable, "-c", _CHILD_CODE], input=json.dumps(settings),
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return {"error": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"}
+    return json.loads(proc.stdout)
+
+
+def peers_table(peers: dict, variants: dict) -> str:
+    """One line per peer: its median time, merges, peak RSS, and each variant's time as a multiple of it."""
+    lines = ["\npeers (median total; 'vN x' = our variant's time / the peer's time, below 1 = we are faster)"]
+    for name, result in peers.items():
+        if "missing" in result or "error" in result:
+            lines.append(f"{name:<12}{result.get('missing') or result.get('error')}")
+            continue
+        ratios = "  ".join(f"{v} {info['median']['total'] / result['total']:.2f}x" for v, info in variants.items())
+        lines.append(f"{name:<12}{result['total']:>8.3f}s  {result['merges']:,} merges  "
+                     f"peak RSS {result['peak_rss'] / 1e6:,.1f} MB   {ratios}")
+    return "\n".join(lines)

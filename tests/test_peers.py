@@ -1,0 +1,28 @@
+"""The peer runner (bpe.peers): each peer either reports a real result or says how to install it."""
+
+import pytest
+
+import bpe.peers
+from bpe.bench import run_bench
+from bpe.peers import INSTALL_HINT, PEERS, run_peer
+from tests.conftest import TINYSTORIES_SAMPLE
+
+
+@pytest.mark.parametrize("name", list(PEERS))
+def test_peer_reports_a_result_or_how_to_install(name):
+    result = run_peer(name, TINYSTORIES_SAMPLE, 300, ["<|endoftext|>"], workers=1)
+    if "missing" in result:
+        assert result["missing"] == f"{name} is not installed; install the peers with: {INSTALL_HINT}"
+    else:
+        assert "error" not in result, result.get("error")
+        # the same amount of work as ours: 300 - 256 bytes - 1 special token = 43 merges
+        assert result["merges"] == 43 and result["total"] > 0 and result["peak_rss"] > 0
+
+
+def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
+    monkeypatch.setattr(bpe.peers, "find_spec", lambda module: None)
+    report = run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True)
+    printed = capsys.readouterr().out
+    for name in PEERS:
+        assert report["peers"][name] == {"missing": bpe.peers.missing_message(name)}
+        assert f"{name} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed

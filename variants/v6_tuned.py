@@ -1,0 +1,330 @@
+r"""v6 — tuned: heap + fine-grained diff + incremental index, written for CPython's speed.
+
+What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an exact inverted
+index, as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
+faster on this machine:
+
+* **tokens are ints, pairs are one int** ``a << shift | b``: hashing an int is cheaper than hashing a
+  ``(bytes, bytes)`` tuple, and a word is a flat ``list[int]`` rewritten in place with one slice
+  assignment per occurrence (right to left, so earlier positions stay valid);
+* **occurrences found by C-level list methods** (``list.count`` then ``list.index``), not a Python
+  loop over the word;
+* **fine-grained diff**: only the pairs next to a merged position change; the new pairs (which all
+  contain the new token) are gathered in a local dict and pushed to the heap once per merge, with
+  their final count;
+* **lazy max-heap keyed in byte order**: a heap entry is ``(-count, key, pair)`` where ``key`` is a
+  string whose order is the *reverse* of the pair's ``(bytes, bytes)`` order, so ``heapq``'s
+  min-heap pops the larger count first and, among equal counts, the larger byte pair, exactly v1's
+  tie-break, whatever the token ids are.  The key maps each byte c to ``chr(256 - c)`` and ends
+  every token with ``chr(257)``, larger than any mapped character, so a token sorts *after* its
+  own extensions (``b"a" < b"ab"`` must become ``key(b"a") > key(b"ab")``); because the end mark
+  occurs only at the end of a token, concatenating the two tokens' keys compares exactly like the
+  tuple of the two keys.  Counts only fall for pairs that already exist, so a fall pushes nothing:
+  a popped entry whose count is stale is re-keyed with its live count (or dropped if the pair is gone);
+  pairs below a floor wait outside the heap until the best count comes down to them;
+* one token id per distinct byte string: v1's tokens *are* bytes, so should two merges ever produce
+  the same bytes (``(a, bc)`` and ``(ab, c)``) they must be one token here too.
+
+Complexity: as v5: build O(L); per merge O(sum of lengths of the words holding the pair) plus
+O(log H) per heap push/pop.
+
+Measured (2-core machine shared with other benchmarks, so figures move by +-30% between runs; the
+ratios below are within one run).  End to end, with the peers::
+
+    python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
+        --workers 2 --peers
+
+* final code, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
+  pair count 0.25 / 0.24 + select 0.08 / 0.07 + update 1.22 / 1.03); HF tokenizers 2.61 / 2.81 s in
+  the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
+  <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
+  states measured 0.40-0.48x); rustbpe 1.08 / 1.00 s (v6 2.1x); bpeasy 2.16 / 2.52 s (v6 1.07x /
+  0.82x).  Earlier code states, at various loads: v6/HF 0.55x-1.00x (README, Peers).
+* v2 on the same data: 562.9 s (select alone 556 s, ``max()`` over every pair per merge); v5 is
+  the lead's to compare.  Note that v5 uses the same shared pre-tokenizer (0.7 s here), so v6 is 2x
+  faster than v5 end to end only if v5's merge phase is above ~3.4 s.
+* Corpus concatenated 4x (56 MB, same unique pre-tokens, ``--data /tmp/gutenberg4x.txt``, same
+  settings, run right after): 4.16 s = 2.02x the 1x time; peak RSS 105.4 MB vs 110.2 MB (0.96x).
+* Merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
+
+What each tuning measured (merge loop alone on the counted pre-tokens of this corpus, CPU seconds,
+best of 3 alternating runs; ``/tmp`` harness not shipped):
+
+* exact index (drop a word from ``pair_to_words[p]`` when it loses its last p) instead of a lazy
+  superset index: the superset made 626,660 word visits of which 273,937 (44%) found no occurrence;
+  the time difference was within the noise, but exactness is what lets the search below use
+  ``list.index`` without a try/except and take the fast path without re-checking;
+* single-occurrence fast path (a and b each once in the word, so their neighbour pairs surely leave
+  it; 81% of the 352,723 visits): merge loop 1.55 s -> 1.35 s;
+* one dict for a gained pair's count and holders (1.90 -> 1.78 s, merge loop + build); words
+  visited in id order, i.e. memory order (1.43 -> 1.30 s), new tokens' keys built from their parts;
+* a floor under the heap: pairs whose count is below it wait in buckets by bit length and join the
+  heap only when the floor halves (80% of the 82,149 pushes were of pairs below the last merge's
+  count, which never come near the top): merge loop 1.34 -> 1.21 s;
+* tried and dropped: pausing or freezing the garbage collector (no difference beyond noise:
+  1.45 vs 1.30-1.59 s); counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
+  of dicts (pair count 0.29 vs 0.31 s, no gain).
+
+Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) was half of the
+end-to-end time, ~70% of it the GPT-2 regex and ~28% ``Counter.update``.  Kept, in the shared
+:func:`bpe.pretokenize.count_pretokens` so every variant gets it: an ASCII twin of the pattern run by
+the stdlib ``re`` engine (about 2x faster than ``regex`` on ASCII text), applied after replacing
+curly quotes, dashes, no-break spaces and a few other marks by unused ASCII control characters of the
+same GPT-2 class (94% of this corpus is then ASCII instead of 43%); pre-tokenize CPU on 3.5 MB
+0.50 s -> 0.33 s, identical counts (tested on every code point, stand-ins already present, generated
+text).  Tried and dropped, all checked to give identical pre-tokens: ``re`` with ``\p{L}``/``\p{N}``/
+``\s`` as exact explicit classes built from ``regex``'s own tables (2-4x *slower*: CPython 3.11's
+Unicode 14 misses 26,416 letters that ``regex`` knows, so the classes need large explicit ranges);
+the ASCII twin on pure-ASCII lines only, found with a look-behind split (only 71% of the text, and the
+split costs what it saves); counting whitespace-delimited segments first and running the GPT-2 regex
+once per distinct segment (counting segments costs as much as counting pre-tokens); possessive
+quantifiers, ASCII-first classes and ``regex.V1`` (no gain); 4 instead of 8 chunks per worker (gain
+within noise, worker RSS on the 4x corpus 40 -> 90 MB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from heapq import heapify, heappop, heappush, heapreplace
+
+from bpe.merge_loop import Pair
+from bpe.parallel import count_file_parallel
+
+IDEA = "tuned: int tokens, int pairs, in-place words, lazy heap keyed in byte order, local diffs"
+count_pretokens = count_file_parallel
+
+#: Maps byte value c to the character 256 - c: larger bytes give smaller characters.
+_INVERT = {c: chr(256 - c) for c in range(256)}
+#: Ends every inverted key; larger than any mapped character, so a prefix sorts *after* its extensions.
+_END = chr(257)
+
+
+def inverted_key(token: bytes) -> str:
+    """A string whose order is the reverse of ``token``'s bytes order (see the module docstring).
+
+    >>> sorted([b"a", b"ab", b"b", b""], key=inverted_key)
+    [b'b', b'ab', b'a', b'']
+    """
+    return "".join(_INVERT[c] for c in token) + _END
+
+
+def _holds_pair(word: list[int], x: int, y: int) -> bool:
+    """Whether ``y`` directly follows some ``x`` in ``word``.
+
+    >>> _holds_pair([1, 2, 1, 3], 1, 3), _holds_pair([1, 2, 1, 3], 2, 3)
+    (True, False)
+    """
+    return (x, y) in zip(word, word[1:])  # the search runs in C
+
+
+def _gain(added: dict[int, list], gained: int, count: int, word_id: int) -> None:
+    """Record that ``word_id`` gained the pair ``gained``, ``count`` times (its word's count).
+
+    A call per occurrence measured no slower than inlining this (1.30 vs 1.30 s); inlining the
+    count decrements next to it is kept, as the same helper-call for them cost 8% (1.41 s).
+    """
+    gain = added.get(gained)
+    if gain is None:
+        added[gained] = [count, {word_id}]
+    else:
+        gain[0] += count
+        gain[1].add(word_id)
+
+
+class Merger:
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens
+        # are bytes, so two merges producing the same bytes must give the same token).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+        words = [list(token) for token in pretoken_counts if len(token) > 1]
+        counts = [pretoken_counts[token] for token in pretoken_counts if len(token) > 1]
+        # A pair (a, b) is the int a << shift | b; ids never exceed 256 + the number of pairs.
+        most_tokens = 256 + sum(len(w) - 1 for w in words)
+        self.shift = shift = max(16, most_tokens.bit_length())
+        self.mask = (1 << shift) - 1
+        pair_counts: dict[int, int] = {}
+        pair_to_words: dict[int, set[int]] = {}
+        for word_id, word in enumerate(words):
+            count = counts[word_id]
+            for a, b in zip(word, word[1:]):
+                pair = a << shift | b
+                pair_counts[pair] = pair_counts.get(pair, 0) + count
+                ids = pair_to_words.get(pair)
+                if ids is None:
+                    pair_to_words[pair] = {word_id}
+                else:
+                    ids.add(word_id)
+        self.words, self.word_counts = words, counts
+        self.pair_counts, self.pair_to_words = pair_counts, pair_to_words
+        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
+        # never get near the top, so they are never pushed.  The floor halves when the heap's best
+        # falls below it, and the bucket just above the new floor moves into the heap.
+        top = max(pair_counts.values(), default=0)
+        self.floor_bits = max(0, top.bit_length() - 8)
+        self.waiting: list[list[int]] = [[] for _ in range(self.floor_bits + 1)]
+        keys, mask, floor = self.token_keys, self.mask, 1 << self.floor_bits
+        self.heap = []
+        for pair, count in pair_counts.items():
+            if count >= floor:
+                self.heap.append((-count, keys[pair >> shift] + keys[pair & mask], pair))
+            else:
+                self.waiting[count.bit_length()].append(pair)
+        heapify(self.heap)
+
+    def select_best_pair(self) -> Pair | None:
+        heap, pair_counts = self.heap, self.pair_counts
+        while True:
+            while heap:
+                neg_count, _, pair = heap[0]
+                live = pair_counts.get(pair)
+                if live == -neg_count:
+                    if live >= 1 << self.floor_bits:  # beats every waiting pair
+                        tb = self.token_bytes
+                        return tb[pair >> self.shift], tb[pair & self.mask]
+                    break
+                if live is None or live > -neg_count:
+                    heappop(heap)  # gone, or a newer entry with the larger count is in the heap
+                else:
+                    heapreplace(heap, (-live, heap[0][1], pair))  # count fell since pushed: re-key
+            if self.floor_bits == 0:  # floor 1: nothing waits, the heap is empty
+                return None
+            self._lower_floor()
+
+    def _lower_floor(self) -> None:
+        """Halve the floor: pairs whose count (when they waited) reaches the new floor join the heap."""
+        self.floor_bits -= 1
+        keys, shift, mask, heap, pair_counts = self.token_keys, self.shift, self.mask, self.heap, self.pair_counts
+        for pair in self.waiting.pop():
+            live = pair_counts.get(pair)
+            if live is not None:
+                heappush(heap, (-live, keys[pair >> shift] + keys[pair & mask], pair))
+
+    def merge(self, pair: Pair) -> None:
+        first, second = pair
+        ids = self.token_ids
+        a, b = ids[first], ids[second]
+        shift, mask = self.shift, self.mask
+        merged_bytes = first + second
+        new = ids.get(merged_bytes)
+        if new is None:
+            new = ids[merged_bytes] = len(self.token_bytes)
+            self.token_bytes.append(merged_bytes)
+            keys = self.token_keys
+            self.token_keys.append(keys[a][:-1] + keys[b])  # = inverted_key(merged_bytes), in C
+        the_pair = a << shift | b
+        words, word_counts = self.words, self.word_counts
+        pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
+        added: dict[int, list] = {}  # new pairs (all contain `new`) -> [count gained, word ids]
+        ba = b << shift | a
+        new_new = new << shift | new
+        new_left = new << shift  # (new, y) is new_left | y
+        b_left = b << shift
+        # Visit the words in id order: they were allocated in that order, so memory is read in order.
+        for word_id in sorted(pair_to_words.pop(the_pair)):
+            word = words[word_id]
+            n = len(word)
+            # The index is exact, so the word holds the pair: C-level list.index finds it.
+            i = word.index(a)
+            remaining = word.count(a)
+            if remaining == 1 and word.count(b) == 1:
+                # The common case: a and b occur once, so the pairs next to them occur only here and
+                # leave this word's index entries for sure.  (a == b never gets here: count(a) >= 2.)
+                count = word_counts[word_id]
+                if i + 2 < n:
+                    y = word[i + 2]
+                    gone = b_left | y
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        pair_to_words[gone].discard(word_id)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = new_left | y
+                    _gain(added, gained, count, word_id)
+                if i:
+                    x = word[i - 1] << shift
+                    gone = x | a
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        pair_to_words[gone].discard(word_id)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = x | new
+                    _gain(added, gained, count, word_id)
+                word[i : i + 2] = (new,)
+                continue
+            # General case: several a's (or b's); find the occurrences left to right, without overlap.
+            if remaining == 1:
+                found = [i]
+            else:
+                found = []
+                while True:
+                    remaining -= 1
+                    if i + 1 < n and word[i + 1] == b:
+                        found.append(i)
+                        if b == a:
+                            remaining -= 1
+                        i += 2
+                    else:
+                        i += 1
+                    if remaining <= 0:
+                        break
+                    i = word.index(a, i)
+            count = word_counts[word_id]
+            last = len(found) - 1
+            lost = []  # pairs whose count fell but stayed above zero: does this word still hold them?
+            for k in range(last, -1, -1):  # right to left, so earlier positions stay valid
+                pos = found[k]
+                if pos + 2 < n and (k == last or found[k + 1] != pos + 2):
+                    y = word[pos + 2]
+                    gone = b_left | y
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        lost.append(gone)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    gained = new_left | y
+                    _gain(added, gained, count, word_id)
+                if pos:
+                    if k and found[k - 1] == pos - 2:
+                        gone, gained = ba, new_new
+                    else:
+                        x = word[pos - 1]
+                        gone, gained = x << shift | a, x << shift | new
+                    left = pair_counts[gone] - count
+                    if left:
+                        pair_counts[gone] = left
+                        lost.append(gone)
+                    else:
+                        del pair_counts[gone]
+                        del pair_to_words[gone]
+                    _gain(added, gained, count, word_id)
+                word[pos : pos + 2] = (new,)
+            for gone in lost:
+                x, y = gone >> shift, gone & mask
+                if x in word and y in word and _holds_pair(word, x, y):
+                    continue
+                word_ids = pair_to_words.get(gone)
+                if word_ids is not None:
+                    word_ids.discard(word_id)
+        pair_counts.pop(the_pair, None)
+        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
+        for gained, (count, holders) in added.items():
+            total = pair_counts.get(gained, 0) + count
+            pair_counts[gained] = total
+            known = pair_to_words.get(gained)
+            if known is None:
+                pair_to_words[gained] = holders
+            else:
+                known.update(holders)
+            if total >= floor:
+                heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
+            else:
+                waiting[total.bit_length()].append(gained)
