@@ -328,3 +328,18 @@ class Merger:
                 heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
             else:
                 waiting[total.bit_length()].append(gained)
+
+    def trace_state(self) -> dict:
+        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training)."""
+        token_bytes, shift, mask = self.token_bytes, self.shift, self.mask
+
+        def as_bytes(pair: int) -> Pair:
+            return token_bytes[pair >> shift], token_bytes[pair & mask]
+
+        return {
+            "pair_counts": {as_bytes(pair): count for pair, count in self.pair_counts.items()},
+            "words": [(tuple(token_bytes[t] for t in word), count)
+                      for word, count in zip(self.words, self.word_counts)],
+            "pair_to_words": {as_bytes(pair): ids for pair, ids in self.pair_to_words.items()},
+            "heap_size": len(self.heap),
+        }
