@@ -7,7 +7,10 @@ PY     := $(VENV)/bin/python
 
 VARIANT ?=
 DATA    ?= gutenberg-sample
-VOCAB   ?= 5000
+VOCAB   ?=
+# default vocab: 5000 for bench (v6 takes seconds), 2000 for profile and report (they run v2-v4 too)
+BENCH_VOCAB  = $(or $(VOCAB),5000)
+REPORT_VOCAB = $(or $(VOCAB),2000)
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
@@ -26,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 bench: $(VENV)/.installed
-	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(VOCAB) \
+	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(BENCH_VOCAB) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
 		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers)
 
@@ -45,11 +48,11 @@ V1_VOCAB ?= 300
 
 profile: $(VENV)/.installed
 	@test -n "$(VARIANT)" || { echo "make profile needs VARIANT=vN (e.g. make profile VARIANT=v2)"; exit 2; }
-	$(PY) -m bpe.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(VOCAB) \
+	$(PY) -m bpe.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(REPORT_VOCAB) \
 		$(if $(WORKERS),--workers $(WORKERS))
 
 report: $(VENV)/.installed
-	$(PY) -m bpe report --data $(DATA) --vocab-size $(VOCAB) --v1-vocab-size $(V1_VOCAB) \
+	$(PY) -m bpe report --data $(DATA) --vocab-size $(REPORT_VOCAB) --v1-vocab-size $(V1_VOCAB) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers)
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
