@@ -8,6 +8,7 @@ shut down first); ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -37,6 +38,7 @@ def _special_tokens(args) -> list[str]:
 def cmd_train(args) -> int:
     from bpe.datasets import resolve_data
     from bpe.timer import StageTimer
+    from bpe.registry import best_variant
     from bpe.train import train_bpe
 
     path = resolve_data(args.data)
@@ -54,7 +56,7 @@ def cmd_train(args) -> int:
                               limit=args.limit, stats=corpus)
     elapsed = time.perf_counter() - started
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
-    print(f"trained {args.variant or 'default variant'} on {path}{subset}: {len(merges):,} merges, "
+    print(f"trained {args.variant or best_variant()} on {path}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
@@ -208,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print("bpe: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the reader left: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
         if args.debug:
             raise
