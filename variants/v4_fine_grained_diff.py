@@ -23,12 +23,15 @@ Complexity: per merge O(P) select (still v2's ``max()``) plus, for every affecte
 O(length) to rewrite it and O(occurrences of the pair) dictionary updates, instead of O(length)
 dictionary updates.
 
-Measured (same bench run as v3's docstring, gutenberg-books.txt, vocab 10,000, 2 workers):
-update stage v2 14.4 s, v4 3.33 s (4.3x).  Contention inflated v2's figure: v3, whose update is
-v2's code unchanged, took 4.36 s in the same run, so the honest gain of the diff is about 1.3x
-(v3 -> v4).  Measured in CPU time, 1,500 merges on the default corpus: update 1.17 s (v2) vs 0.97 s
-(v4).  The gain is modest because rewriting the word is still O(length) Python work; what goes
-away is the per-pair dictionary traffic.  ``select`` (321 s of v4's 327 s) is now all that matters.
+Measured (one bench run, 2-core machine, 14 MB of Project Gutenberg, vocab 10,000, 2 workers)::
+
+    python -m bpe bench --variant v2,v3,v4,v5,v6 --data ../shared/data/gutenberg-books.txt \
+        --vocab-size 10000 --repeat 1 --workers 2
+
+update stage: v2 3.42 s, v3 (v2's merge code) 3.34 s, v4 2.62 s: 1.30x faster than v2's (1.28x
+than v3's).  The gain is modest because rewriting the word is still O(length) Python work; what goes
+away is the per-pair dictionary traffic for pairs the merge does not touch.  ``select`` (236 s of
+v4's 240 s, the ``max()`` over every live pair at every merge) is now all that matters.
 
 >>> word, changes = merge_word_with_changes((b"a", b"a", b"a"), (b"a", b"a"))
 >>> word, dict(changes)

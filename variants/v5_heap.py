@@ -25,11 +25,11 @@ Complexity: per merge O((1 + stale pops + pushes) · log H) for heap size H inst
 pair changed by a merge pushes one entry, so total heap work is O(pairs changed, summed over merges,
 · log H), and the per-1,000-merge time no longer grows with the number of live pairs.
 
-Measured (same bench run as v3's docstring, gutenberg-books.txt, vocab 10,000, 2 workers):
-select stage v4 321.2 s, v5 0.325 s (about 990x); total 326.8 s -> 5.3 s.  Elapsed time at each
-1,000 merges, v5: 3.87 s (of which 1.76 s pre-tokenize and pair count), 4.29, 4.51, 4.68, 4.90,
-5.00, 5.10, 5.16, 5.22, 5.26 s at 9,743: 0.42 s for the second thousand merges, falling to
-0.06 s per thousand at the end, where v4 spent 18 s to 51 s per thousand.  On wikitext2
+Measured (the same bench run as v4's docstring: 14 MB of Project Gutenberg, vocab 10,000,
+2 workers): select stage v4 236.2 s, v5 0.295 s (800x); total 240.4 s -> 4.27 s.  Elapsed time at
+each 1,000 merges, v5: 3.06 s (of which about 1 s pre-tokenize and pair count), 3.41, 3.58, 3.72,
+3.91, 4.01, 4.09, 4.16, 4.23, 4.27 s at 9,743: 0.35 s for the second thousand merges, falling to
+0.07 s per thousand at the end, where v4 spent 15 s to 33 s per thousand, growing.  On wikitext2
 (vocab 5,000, ``--variant v4,v5``) select went from 169.0 s to 0.073 s.
 
 >>> merger = Merger({b"ab": 3, b"ba": 3, b"a": 1})
