@@ -58,26 +58,42 @@ best of 3 alternating runs; ``/tmp`` harness not shipped):
   it; 81% of the 352,723 visits; widened below): merge loop 1.55 s -> 1.35 s;
 * one dict for a gained pair's count and holders (1.90 -> 1.78 s, merge loop + build); words
   visited in id order, i.e. memory order (1.43 -> 1.30 s), new tokens' keys built from their parts;
+* a floor under the heap: pairs whose count is below it wait in buckets by bit length and join the
+  heap only when the floor halves (80% of the 82,149 pushes were of pairs below the last merge's
+  count, which never come near the top): merge loop 1.34 -> 1.21 s;
+* tried and dropped: counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
+  of dicts (pair count 0.29 vs 0.31 s, no gain).
+
+A second round aimed at the first 1,000 merges, which cost ~70% of the merge loop (157,241 of the
+352,723 word visits come in the first 100 merges).  Harness: ``Merger(counts)`` (the build, i.e. the
+pair count stage) and ``run_merges(..., 9743, NullTimer())`` timed with ``time.process_time`` on the
+serially counted pre-tokens, pinned to one core while another benchmark ran on the other, old and
+new code alternating in one process, best of 3-5 (figures move by ~0.05 s between runs; only the
+gap within a run counts):
+
 * fast-path words gathered by neighbour token (``right_of[y]``, ``left_of[x]``: one list append per
   side per word), their pair counts and index entries updated once per neighbour token after the
   loop (``sum(map(...))`` of the counts, ``set.difference_update``), instead of two dict updates, a
-  set discard and a gain record per side per word: merge loop 1.10-1.17 s -> 1.04-1.13 s
-  (alternating runs, machine loaded);
+  set discard and a gain record per side per word: merge loop 1.10-1.17 s -> 1.04-1.13 s;
 * the fast path widened from "a and b each once" to "a or b once" (the pair then occurs once; the
   side whose token repeats is rechecked after the loop): 53,000 of the 67,000 general-case visits
   move to it; merge loop 1.06 -> 1.03 s (old code 1.16 s in the same run);
 * initial pair count in one pass that only lists each pair's holders, then counts as
   ``sum(map(...))`` and sets as ``set(list)`` in C: build 0.20 -> 0.15 s, and the merge loop after
   it 0.93 -> 0.86 s (the sets are built whole, not grown one add at a time);
-* a floor under the heap: pairs whose count is below it wait in buckets by bit length and join the
-  heap only when the floor halves (80% of the 82,149 pushes were of pairs below the last merge's
-  count, which never come near the top): merge loop 1.34 -> 1.21 s;
-* ``gc.freeze()`` at the end of the build (earlier measured as no difference beyond noise, 1.45 vs
-  1.30-1.59 s; re-measured in fresh processes, as the bench runs, alternating, 4 each: merge loop
-  best 1.01 -> 0.92 s, median ~1.16 -> ~1.00 s; the collector's own callbacks count ~0.1 s of
-  collections in the unfrozen run);
-* tried and dropped: counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
-  of dicts (pair count 0.29 vs 0.31 s, no gain).
+* ``gc.freeze()`` at the end of the build (the first round measured pausing or freezing the
+  collector as no difference beyond noise, 1.45 vs 1.30-1.59 s; re-measured in fresh processes, as
+  the bench runs them, alternating, 4 each: merge loop best 1.01 -> 0.92 s, median ~1.16 ->
+  ~1.00 s; ``gc.callbacks`` count ~0.1 s of collections in the merges of the unfrozen run, and the
+  full walks likely also evict the words from the cache);
+* the four together, fresh processes alternating, 4 each: build + merge loop best 1.38 -> 1.18 s
+  (median 1.42 -> 1.20 s); in one process, best of 4: 1.42 -> 1.12 s;
+* tried and dropped: visiting the words in set order instead of ``sorted`` (merge loop 1.02 vs
+  1.00 s); framing every word with a sentinel token at both ends so a merged position always has
+  two neighbours (no ``len`` and no bounds tests; merge loop 1.06-1.09 vs 0.99-1.03 s, slower);
+  skipping the recheck of a repeated side when its neighbour token occurs once (``_holds_pair``
+  calls 59,570 -> 26,314, merge loop 0.98 vs 1.00 s and 0.976 vs 0.967 s: within noise); building
+  the first pair ints with ``map`` (0.23-0.25 s vs 0.17 s for the list pass, slower).
 
 Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) was half of the
 end-to-end time, ~70% of it the GPT-2 regex and ~28% ``Counter.update``.  Kept, in the shared
@@ -192,7 +208,7 @@ class Merger:
                 self.waiting[count.bit_length()].append(pair)
         heapify(self.heap)
         # The words, the index and the heap live until training ends and hold no reference cycles:
-        # freezing them keeps the cyclic garbage collector from walking all of them (and evicting
+        # freezing them keeps the cyclic garbage collector from walking all of them (and likely evicting
         # them from the cache) again and again during the merges.  Refcounting still frees them.
         gc.freeze()
 
