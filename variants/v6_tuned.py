@@ -34,7 +34,13 @@ ratios below are within one run).  End to end, with the peers::
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
 
-* final code, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
+* after the second tuning round (below), ``--variant v5,v6`` with the command above, one run, commit
+  2f131ed (machine shared with a single-process benchmark): v6 1.94 s = pretokenize 0.67 + merge
+  phase 1.20 (pair count 0.18 + select 0.07 + update 0.95); v5 4.23 s in the same run (v6 2.18x
+  faster); HF tokenizers 2.75 s (v6 0.71x its time, merge phase 0.44x of HF's total, under the
+  <= 0.45x target); rustbpe and bpeasy were not installed in that checkout.  Checkpoints: 1.50 s at
+  merge 1,000, 1.94 s at 9,743;
+* before that round, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
   pair count 0.25 / 0.24 + select 0.08 / 0.07 + update 1.22 / 1.03); HF tokenizers 2.61 / 2.81 s in
   the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
   <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
