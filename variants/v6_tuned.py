@@ -34,7 +34,13 @@ ratios below are within one run).  End to end, with the peers::
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
 
-* final code, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
+* after the second tuning round (below), ``--variant v5,v6`` with the command above, one run, commit
+  2f131ed (machine shared with a single-process benchmark): v6 1.94 s = pretokenize 0.67 + merge
+  phase 1.20 (pair count 0.18 + select 0.07 + update 0.95); v5 4.23 s in the same run (v6 2.18x
+  faster); HF tokenizers 2.75 s (v6 0.71x its time, merge phase 0.44x of HF's total, under the
+  <= 0.45x target); rustbpe and bpeasy were not installed in that checkout.  Checkpoints: 1.50 s at
+  merge 1,000, 1.94 s at 9,743;
+* before that round, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
   pair count 0.25 / 0.24 + select 0.08 / 0.07 + update 1.22 / 1.03); HF tokenizers 2.61 / 2.81 s in
   the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
   <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
@@ -55,15 +61,45 @@ best of 3 alternating runs; ``/tmp`` harness not shipped):
   the time difference was within the noise, but exactness is what lets the search below use
   ``list.index`` without a try/except and take the fast path without re-checking;
 * single-occurrence fast path (a and b each once in the word, so their neighbour pairs surely leave
-  it; 81% of the 352,723 visits): merge loop 1.55 s -> 1.35 s;
+  it; 81% of the 352,723 visits; widened below): merge loop 1.55 s -> 1.35 s;
 * one dict for a gained pair's count and holders (1.90 -> 1.78 s, merge loop + build); words
   visited in id order, i.e. memory order (1.43 -> 1.30 s), new tokens' keys built from their parts;
 * a floor under the heap: pairs whose count is below it wait in buckets by bit length and join the
   heap only when the floor halves (80% of the 82,149 pushes were of pairs below the last merge's
   count, which never come near the top): merge loop 1.34 -> 1.21 s;
-* tried and dropped: pausing or freezing the garbage collector (no difference beyond noise:
-  1.45 vs 1.30-1.59 s); counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
+* tried and dropped: counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
   of dicts (pair count 0.29 vs 0.31 s, no gain).
+
+A second round aimed at the first 1,000 merges, which cost ~70% of the merge loop (157,241 of the
+352,723 word visits come in the first 100 merges).  Harness: ``Merger(counts)`` (the build, i.e. the
+pair count stage) and ``run_merges(..., 9743, NullTimer())`` timed with ``time.process_time`` on the
+serially counted pre-tokens, pinned to one core while another benchmark ran on the other, old and
+new code alternating in one process, best of 3-5 (figures move by ~0.05 s between runs; only the
+gap within a run counts):
+
+* fast-path words gathered by neighbour token (``right_of[y]``, ``left_of[x]``: one list append per
+  side per word), their pair counts and index entries updated once per neighbour token after the
+  loop (``sum(map(...))`` of the counts, ``set.difference_update``), instead of two dict updates, a
+  set discard and a gain record per side per word: merge loop 1.10-1.17 s -> 1.04-1.13 s;
+* the fast path widened from "a and b each once" to "a or b once" (the pair then occurs once; the
+  side whose token repeats is rechecked after the loop): 53,000 of the 67,000 general-case visits
+  move to it; merge loop 1.06 -> 1.03 s (old code 1.16 s in the same run);
+* initial pair count in one pass that only lists each pair's holders, then counts as
+  ``sum(map(...))`` and sets as ``set(list)`` in C: build 0.20 -> 0.15 s, and the merge loop after
+  it 0.93 -> 0.86 s (the sets are built whole, not grown one add at a time);
+* ``gc.freeze()`` at the end of the build (the first round measured pausing or freezing the
+  collector as no difference beyond noise, 1.45 vs 1.30-1.59 s; re-measured in fresh processes, as
+  the bench runs them, alternating, 4 each: merge loop best 1.01 -> 0.92 s, median ~1.16 ->
+  ~1.00 s; ``gc.callbacks`` count ~0.1 s of collections in the merges of the unfrozen run, and the
+  full walks likely also evict the words from the cache);
+* the four together, fresh processes alternating, 4 each: build + merge loop best 1.38 -> 1.18 s
+  (median 1.42 -> 1.20 s); in one process, best of 4: 1.42 -> 1.12 s;
+* tried and dropped: visiting the words in set order instead of ``sorted`` (merge loop 1.02 vs
+  1.00 s); framing every word with a sentinel token at both ends so a merged position always has
+  two neighbours (no ``len`` and no bounds tests; merge loop 1.06-1.09 vs 0.99-1.03 s, slower);
+  skipping the recheck of a repeated side when its neighbour token occurs once (``_holds_pair``
+  calls 59,570 -> 26,314, merge loop 0.98 vs 1.00 s and 0.976 vs 0.967 s: within noise); building
+  the first pair ints with ``map`` (0.23-0.25 s vs 0.17 s for the list pass, slower).
 
 Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) was half of the
 end-to-end time, ~70% of it the GPT-2 regex and ~28% ``Counter.update``.  Kept, in the shared
@@ -84,6 +120,8 @@ within noise, worker RSS on the 4x corpus 40 -> 90 MB).
 
 from __future__ import annotations
 
+import gc
+from collections import defaultdict
 from collections.abc import Mapping
 from heapq import heapify, heappop, heappush, heapreplace
 
@@ -125,10 +163,10 @@ def _gain(added: dict[int, list], gained: int, count: int, word_id: int) -> None
     """
     gain = added.get(gained)
     if gain is None:
-        added[gained] = [count, {word_id}]
+        added[gained] = [count, [word_id]]
     else:
         gain[0] += count
-        gain[1].add(word_id)
+        gain[1].append(word_id)
 
 
 class Merger:
@@ -138,24 +176,27 @@ class Merger:
         self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
         self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
         self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
-        words = [list(token) for token in pretoken_counts if len(token) > 1]
-        counts = [pretoken_counts[token] for token in pretoken_counts if len(token) > 1]
+        tokens = [token for token in pretoken_counts if len(token) > 1]
+        words = list(map(list, tokens))
+        counts = list(map(pretoken_counts.__getitem__, tokens))
         # A pair (a, b) is the int a << shift | b; ids never exceed 256 + the number of pairs.
         most_tokens = 256 + sum(len(w) - 1 for w in words)
         self.shift = shift = max(16, most_tokens.bit_length())
         self.mask = (1 << shift) - 1
-        pair_counts: dict[int, int] = {}
-        pair_to_words: dict[int, set[int]] = {}
+        # One pass lists each pair's holders (a word once per occurrence); counts and sets are then
+        # made from those lists in C.
+        holders: dict[int, list[int]] = {}
         for word_id, word in enumerate(words):
-            count = counts[word_id]
             for a, b in zip(word, word[1:]):
                 pair = a << shift | b
-                pair_counts[pair] = pair_counts.get(pair, 0) + count
-                ids = pair_to_words.get(pair)
+                ids = holders.get(pair)
                 if ids is None:
-                    pair_to_words[pair] = {word_id}
+                    holders[pair] = [word_id]
                 else:
-                    ids.add(word_id)
+                    ids.append(word_id)
+        count_of = counts.__getitem__
+        pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
+        pair_to_words = {pair: set(ids) for pair, ids in holders.items()}
         self.words, self.word_counts = words, counts
         self.pair_counts, self.pair_to_words = pair_counts, pair_to_words
         # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
@@ -172,6 +213,10 @@ class Merger:
             else:
                 self.waiting[count.bit_length()].append(pair)
         heapify(self.heap)
+        # The words, the index and the heap live until training ends and hold no reference cycles:
+        # freezing them keeps the cyclic garbage collector from walking all of them (and likely evicting
+        # them from the cache) again and again during the merges.  Refcounting still frees them.
+        gc.freeze()
 
     def select_best_pair(self) -> Pair | None:
         heap, pair_counts = self.heap, self.pair_counts
@@ -217,6 +262,11 @@ class Merger:
         words, word_counts = self.words, self.word_counts
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
         added: dict[int, list] = {}  # new pairs (all contain `new`) -> [count gained, word ids]
+        # Fast-path words, by the token right after b / right before a: their pair updates are done
+        # once per neighbour token after the loop, not once per word.
+        right_of: dict[int, list[int]] = defaultdict(list)
+        left_of: dict[int, list[int]] = defaultdict(list)
+        recheck: list[tuple[int, int]] = []  # (pair, word id): may the word still hold it?
         ba = b << shift | a
         new_new = new << shift | new
         new_left = new << shift  # (new, y) is new_left | y
@@ -225,56 +275,42 @@ class Merger:
         for word_id in sorted(pair_to_words.pop(the_pair)):
             word = words[word_id]
             n = len(word)
-            # The index is exact, so the word holds the pair: C-level list.index finds it.
-            i = word.index(a)
-            remaining = word.count(a)
-            if remaining == 1 and word.count(b) == 1:
-                # The common case: a and b occur once, so the pairs next to them occur only here and
-                # leave this word's index entries for sure.  (a == b never gets here: count(a) >= 2.)
-                count = word_counts[word_id]
+            times_a = word.count(a)
+            times_b = word.count(b)  # a == b gives times_a == times_b >= 2: the general case
+            if times_a == 1 or times_b == 1:
+                # The common case: a or b occurs once, so the pair occurs once, at i (the index is
+                # exact, so the word holds the pair; C-level list.index finds it).  The word loses
+                # (x, a) and (b, y) once and gains (x, new) and (new, y) once; it surely leaves the
+                # index of (x, a) if a occurs once, of (b, y) if b does, else it is rechecked.
+                i = word.index(a) if times_a == 1 else word.index(b) - 1
                 if i + 2 < n:
                     y = word[i + 2]
-                    gone = b_left | y
-                    left = pair_counts[gone] - count
-                    if left:
-                        pair_counts[gone] = left
-                        pair_to_words[gone].discard(word_id)
-                    else:
-                        del pair_counts[gone]
-                        del pair_to_words[gone]
-                    gained = new_left | y
-                    _gain(added, gained, count, word_id)
+                    right_of[y].append(word_id)
+                    if times_b != 1:
+                        recheck.append((b_left | y, word_id))
                 if i:
-                    x = word[i - 1] << shift
-                    gone = x | a
-                    left = pair_counts[gone] - count
-                    if left:
-                        pair_counts[gone] = left
-                        pair_to_words[gone].discard(word_id)
-                    else:
-                        del pair_counts[gone]
-                        del pair_to_words[gone]
-                    gained = x | new
-                    _gain(added, gained, count, word_id)
+                    x = word[i - 1]
+                    left_of[x].append(word_id)
+                    if times_a != 1:
+                        recheck.append((x << shift | a, word_id))
                 word[i : i + 2] = (new,)
                 continue
-            # General case: several a's (or b's); find the occurrences left to right, without overlap.
-            if remaining == 1:
-                found = [i]
-            else:
-                found = []
-                while True:
-                    remaining -= 1
-                    if i + 1 < n and word[i + 1] == b:
-                        found.append(i)
-                        if b == a:
-                            remaining -= 1
-                        i += 2
-                    else:
-                        i += 1
-                    if remaining <= 0:
-                        break
-                    i = word.index(a, i)
+            # General case: several a's and b's; find the occurrences left to right, without overlap.
+            i = word.index(a)
+            remaining = times_a
+            found = []
+            while True:
+                remaining -= 1
+                if i + 1 < n and word[i + 1] == b:
+                    found.append(i)
+                    if b == a:
+                        remaining -= 1
+                    i += 2
+                else:
+                    i += 1
+                if remaining <= 0:
+                    break
+                i = word.index(a, i)
             count = word_counts[word_id]
             last = len(found) - 1
             lost = []  # pairs whose count fell but stayed above zero: does this word still hold them?
@@ -314,6 +350,29 @@ class Merger:
                 word_ids = pair_to_words.get(gone)
                 if word_ids is not None:
                     word_ids.discard(word_id)
+        # The fast-path words, once per neighbour token: they lose (b, y) and gain (new, y), lose
+        # (x, a) and gain (x, new), each once per word, so a pair's change is the sum of their counts.
+        moves = [(b_left | y, new_left | y, holders) for y, holders in right_of.items()]
+        moves += [(x << shift | a, x << shift | new, holders) for x, holders in left_of.items()]
+        count_of = word_counts.__getitem__
+        for gone, gained, holders in moves:
+            count = sum(map(count_of, holders))
+            left = pair_counts[gone] - count
+            if left:
+                pair_counts[gone] = left
+                pair_to_words[gone].difference_update(holders)
+            else:
+                del pair_counts[gone]
+                del pair_to_words[gone]
+            gain = added.get(gained)
+            if gain is None:
+                added[gained] = [count, holders]
+            else:
+                gain[0] += count
+                gain[1] += holders
+        for gone, word_id in recheck:
+            if _holds_pair(words[word_id], gone >> shift, gone & mask):
+                pair_to_words[gone].add(word_id)
         pair_counts.pop(the_pair, None)
         keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
         for gained, (count, holders) in added.items():
@@ -321,7 +380,7 @@ class Merger:
             pair_counts[gained] = total
             known = pair_to_words.get(gained)
             if known is None:
-                pair_to_words[gained] = holders
+                pair_to_words[gained] = set(holders)
             else:
                 known.update(holders)
             if total >= floor:
