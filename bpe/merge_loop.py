@@ -29,6 +29,8 @@ class MergeAlgorithm(Protocol):
 
     def merge(self, pair: Pair) -> None: ...
 
+    # Optional: ``close()``, called once when the merge loop ends (also on error or Ctrl-C).
+
 
 def split_into_bytes(pretoken: bytes) -> Word:
     """A pre-token as a word of single-byte tokens: ``b"low"`` -> ``(b"l", b"o", b"w")``."""
@@ -81,4 +83,7 @@ def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress: bool
     finally:
         if bar is not None:
             bar.close()
+        close = getattr(algorithm, "close", None)  # optional: undo process-wide tuning (v6's gc.freeze)
+        if close is not None:
+            close()
     return merges

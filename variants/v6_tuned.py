@@ -216,7 +216,12 @@ class Merger:
         # The words, the index and the heap live until training ends and hold no reference cycles:
         # freezing them keeps the cyclic garbage collector from walking all of them (and likely evicting
         # them from the cache) again and again during the merges.  Refcounting still frees them.
+        # close() unfreezes, so a long-running process that trains many times does not keep them.
         gc.freeze()
+
+    def close(self) -> None:
+        """Called by :func:`bpe.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
+        gc.unfreeze()
 
     def select_best_pair(self) -> Pair | None:
         heap, pair_counts = self.heap, self.pair_counts
