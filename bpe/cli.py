@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
     bench.add_argument("--variant", default=None, help="v1..vN, a comma list, or 'all' (default: the fastest)")
-    _add_training_args(bench, vocab_default=2_000)
+    _add_training_args(bench, vocab_default=5_000)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
     bench.add_argument("--peers", action="store_true",
