@@ -321,24 +321,17 @@ class Merger:
             lost = []  # pairs whose count fell but stayed above zero: does this word still hold them?
             for k in range(last, -1, -1):  # right to left, so earlier positions stay valid
                 pos = found[k]
+                swaps = []  # (pair lost, pair gained) at this occurrence's right and left boundaries
                 if pos + 2 < n and (k == last or found[k + 1] != pos + 2):
                     y = word[pos + 2]
-                    gone = b_left | y
-                    left = pair_counts[gone] - count
-                    if left:
-                        pair_counts[gone] = left
-                        lost.append(gone)
-                    else:
-                        del pair_counts[gone]
-                        del pair_to_words[gone]
-                    gained = new_left | y
-                    _gain(added, gained, count, word_id)
+                    swaps.append((b_left | y, new_left | y))
                 if pos:
                     if k and found[k - 1] == pos - 2:
-                        gone, gained = ba, new_new
+                        swaps.append((ba, new_new))
                     else:
-                        x = word[pos - 1]
-                        gone, gained = x << shift | a, x << shift | new
+                        x = word[pos - 1] << shift
+                        swaps.append((x | a, x | new))
+                for gone, gained in swaps:
                     left = pair_counts[gone] - count
                     if left:
                         pair_counts[gone] = left
