@@ -40,13 +40,19 @@ def write_corpus(tmp_path):
     return write
 
 
-@pytest.fixture
-def pool_variant_names(monkeypatch):
-    """Variants whose pre-tokenizer is the process pool (a stand-in until v3 exists; see pool_variant.py)."""
+def pooled_variants() -> list[str]:
+    """Variants whose pre-tokenizer is the process pool (v3 onward)."""
+    from bpe.parallel import count_file_parallel
     from bpe.registry import VARIANTS
-    from pool_variant import pool_variants
 
-    return pool_variants(lambda name, module: monkeypatch.setitem(VARIANTS, name, module))
+    names = [name for name, module in VARIANTS.items() if module.count_pretokens is count_file_parallel]
+    assert names, "no variant uses the process pool"
+    return names
+
+
+@pytest.fixture
+def pool_variant_names() -> list[str]:
+    return pooled_variants()
 
 
 def live_processes(*, parent: int | None = None, session: int | None = None) -> list[int]:

@@ -25,7 +25,6 @@ from bpe.cli import main
 from bpe.parallel import KILL_WORKER_ON_CHUNK_ENV, count_file_parallel, find_chunk_boundaries
 from bpe.pretokenize import count_file_serial
 from conftest import CORPUS_EN, REPO_ROOT, live_processes
-from pool_variant import cli_command
 
 ALL_VARIANTS = list(VARIANTS)
 EOT = "<|endoftext|>"
@@ -272,8 +271,7 @@ def test_cli_in_a_real_process_prints_no_traceback_unless_debug():
 
 def _env(**extra) -> dict[str, str]:
     env = dict(os.environ)
-    tests_dir = str(REPO_ROOT / "tests")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), tests_dir, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     env.update(extra)
     return env
 
@@ -310,8 +308,8 @@ def test_killed_worker_is_one_clear_error_and_no_orphans(write_corpus, monkeypat
 
 def test_killed_worker_from_the_cli(write_corpus, pool_variant_names):
     path = write_corpus(("some words, and a number 42.\n" + EOT) * 20_000)
-    argv = cli_command(sys.executable, ["train", "--variant", pool_variant_names[0], "--data", str(path),
-                                        "--workers", "2", "--vocab-size", "300"])
+    argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(path),
+            "--workers", "2", "--vocab-size", "300"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(**{KILL_WORKER_ON_CHUNK_ENV: "0"}), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
@@ -329,8 +327,8 @@ def big_corpus(tmp_path_factory):
 
 def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, str]:
     """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would."""
-    argv = cli_command(sys.executable, ["train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
-                                        "--vocab-size", "60000"])
+    argv = [sys.executable, "-m", "bpe", "train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
+            "--vocab-size", "60000"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
@@ -357,8 +355,8 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
 
 
 def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_names):
-    argv = cli_command(sys.executable, ["train", "--variant", pool_variant_names[0], "--data", str(big_corpus),
-                                        "--workers", "2", "--vocab-size", "60000"])
+    argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(big_corpus),
+            "--workers", "2", "--vocab-size", "60000"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

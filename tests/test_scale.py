@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, pooled_variants
 
 EOT = "<|endoftext|>"
 LIMIT_BYTES = 500 * 1024 * 1024
@@ -23,9 +23,7 @@ TARGET_BYTES = 200 * 1000 * 1000
 MEASURE = """
 import json, sys
 from bpe import StageTimer, train_bpe
-from bpe.registry import VARIANTS
-import pool_variant
-name = pool_variant.pool_variants(VARIANTS.__setitem__)[0]
+name = sys.argv[2]
 timer = StageTimer()
 vocab, merges = train_bpe(sys.argv[1], 1000, ["<|endoftext|>"], variant=name, workers=2, timer=timer)
 print(json.dumps({"variant": name, "merges": len(merges), "peak_rss": timer.peak_rss}))
@@ -44,9 +42,9 @@ def test_200mb_file_trains_in_bounded_memory(tmp_path):
     size = path.stat().st_size
     assert size >= TARGET_BYTES
 
-    env_path = f"{REPO_ROOT}:{REPO_ROOT / 'tests'}"
-    result = subprocess.run([sys.executable, "-c", MEASURE, str(path)], cwd=REPO_ROOT, capture_output=True,
-                            text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": env_path}, timeout=1800)
+    variant = pooled_variants()[0]
+    result = subprocess.run([sys.executable, "-c", MEASURE, str(path), variant], cwd=REPO_ROOT, capture_output=True,
+                            text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT)}, timeout=1800)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     print(f"{size / 1e6:.0f} MB with {report['variant']}: peak RSS {report['peak_rss']}")
