@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.fresh_process import run_json_child
 from bpe.peers import peers_table
 from bpe.registry import VARIANTS, best_variant, get_variant
 
@@ -64,7 +65,7 @@ def merges_digest(merges) -> str:
     return h.hexdigest()[:16]
 
 
-_CHILD_CODE = "import sys; from bpe.bench import child_main; child_main()"
+_CHILD_CODE = "from bpe.bench import child_main; child_main()"
 
 
 def child_main() -> None:
@@ -90,9 +91,7 @@ def run_once(path: Path, variant: str, vocab_size: int, special_tokens: list[str
              limit: int | None = None) -> dict:
     settings = {"path": str(path), "variant": variant, "vocab_size": vocab_size,
                 "special_tokens": special_tokens, "workers": workers, "limit": limit}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", _CHILD_CODE], input=json.dumps(settings),
-                          capture_output=True, text=True, env=env)
+    proc = run_json_child(_CHILD_CODE, settings)
     if proc.returncode != 0:
         raise BPEError(f"bench run of {variant} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-2000:]}")
     result = json.loads(proc.stdout)

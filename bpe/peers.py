@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from importlib.util import find_spec
 from pathlib import Path
 
-from bpe.datasets import REPO_ROOT
+from bpe.fresh_process import run_json_child
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -113,10 +112,8 @@ def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[
     if find_spec(PEERS[name]) is None:
         return {"missing": missing_message(name)}
     settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-               RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1), TOKENIZERS_PARALLELISM="true")
-    proc = subprocess.run([sys.executable, "-c", _CHILD_CODE], input=json.dumps(settings),
-                          capture_output=True, text=True, env=env)
+    proc = run_json_child(_CHILD_CODE, settings, RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1),
+                          TOKENIZERS_PARALLELISM="true")
     if proc.returncode != 0:
         return {"error": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"}
     return json.loads(proc.stdout)
