@@ -34,6 +34,12 @@ ratios below are within one run).  End to end, with the peers::
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
 
+* final code, idle machine, ``--variant v5,v6`` with the command above: v6 2.00 s = pretokenize
+  0.81 + merge phase 1.20 (pair count 0.19 + select 0.07 + update 0.93); v5 3.93 s (v6 1.96x
+  faster); HF tokenizers 2.56 s (v6 0.78x its time, merge phase 0.47x of HF's total); rustbpe
+  1.10 s (v6 1.82x its time); bpeasy 2.67 s (0.75x).  4x corpus: 4.34 s vs 1.83 s for 1x (2.38x),
+  peak RSS 105.4 vs 110.2 MB.  The 2x-over-v5 and 0.45x-of-HF targets sit inside this machine's
+  run-to-run spread (this run and the next one below);
 * after the second tuning round (below), ``--variant v5,v6`` with the command above, one run, commit
   2f131ed (machine shared with a single-process benchmark): v6 1.94 s = pretokenize 0.67 + merge
   phase 1.20 (pair count 0.18 + select 0.07 + update 0.95); v5 4.23 s in the same run (v6 2.18x
