@@ -42,6 +42,7 @@ def cmd_train(args) -> int:
     from bpe.train import train_bpe
 
     path = resolve_data(args.data)
+    variant = args.variant or best_variant()
     if args.format and args.out is None:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if args.out is not None:  # fail now, not after training
@@ -51,24 +52,24 @@ def cmd_train(args) -> int:
     timer = StageTimer()
     corpus: dict = {}
     started = time.perf_counter()
-    vocab, merges = train_bpe(path, args.vocab_size, _special_tokens(args), variant=args.variant,
+    vocab, merges = train_bpe(path, args.vocab_size, _special_tokens(args), variant=variant,
                               workers=args.workers, timer=timer, progress=args.progress, errors=args.errors,
                               limit=args.limit, stats=corpus)
     elapsed = time.perf_counter() - started
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
-    print(f"trained {args.variant or best_variant()} on {path}{subset}: {len(merges):,} merges, "
+    print(f"trained {variant} on {path}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
-    _save_outputs(args, path, vocab, merges, timer, corpus)
+    _save_outputs(args, variant, path, vocab, merges, timer, corpus)
     return 0
 
 
-def _save_outputs(args, path, vocab, merges, timer, corpus) -> None:
+def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
     """After training: the token report, and with --out the saved files."""
     from bpe.bench import machine_info
+    from bpe.datasets import data_label
     from bpe.outputs import save_tokenizer, token_report
-    from bpe.registry import best_variant
 
     specials = _special_tokens(args)
     for line in token_report(vocab, specials):
@@ -76,7 +77,7 @@ def _save_outputs(args, path, vocab, merges, timer, corpus) -> None:
     if args.out is None:
         return
     info = {
-        "settings": {"variant": args.variant or best_variant(), "data": str(args.data or "gutenberg-sample"),
+        "settings": {"variant": variant, "data": data_label(args.data),
                      "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
                      "workers": args.workers, "limit": args.limit, "errors": args.errors},
         "corpus": corpus,

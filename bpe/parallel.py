@@ -304,8 +304,8 @@ def count_file_parallel(
     chunks = list(zip(boundaries[:-1], boundaries[1:]))
     if workers == 1 or len(chunks) == 1:
         total: Counter[bytes] = Counter()
-        for start, end in chunks:
-            total.update(count_chunk(str(path), start, end, special_tokens, errors))
+        for chunk_start, chunk_end in chunks:  # not `end`: that is the subset's end, a parameter
+            total.update(count_chunk(str(path), chunk_start, chunk_end, special_tokens, errors))
         return total
 
     executor = ProcessPoolExecutor(
