@@ -212,10 +212,9 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    from bpe.outputs import write_text_atomic
+
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def format_mb(n: float) -> str:

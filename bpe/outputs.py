@@ -73,6 +73,12 @@ def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write one file so that it is either complete or absent (see :func:`write_files_atomic`)."""
+    path = Path(path)
+    write_files_atomic(path.parent, {path.name: text})
+
+
 def vocab_json(vocab: dict[int, bytes]) -> str:
     """``{token: id}`` ordered by id.  Written by hand so that two ids holding the same bytes (BPE can
     make the same token from two different pairs) both appear; :func:`load_tokenizer` keeps both."""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.outputs import write_text_atomic
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 
@@ -71,10 +72,7 @@ def run_scalene(settings: dict, json_out: Path) -> None:
         if key in profile:
             profile[key] = []
     profile["bpe_lab"] = settings
-    json_out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = json_out.with_name(f".{json_out.name}.tmp{os.getpid()}")
-    tmp_out.write_text(json.dumps(profile, separators=(",", ":")) + "\n")
-    os.replace(tmp_out, json_out)
+    write_text_atomic(json_out, json.dumps(profile, separators=(",", ":")) + "\n")
 
 
 def _relative(path: str) -> str:

@@ -22,7 +22,6 @@ listed with the install command instead of a time.
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 from bpe.bench import V1_WORK_LIMIT, format_mb, comparison_rows, machine_info, run_bench, write_json_atomic
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.outputs import write_text_atomic
 from bpe.registry import VARIANTS
 
 DOCS_DIR = REPO_ROOT / "docs"
@@ -91,9 +91,7 @@ def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: i
     plot_stages(result, out_dir / "report-stages.png")
     plot_merges(result, out_dir / "report-merges.png")
     md = out_dir / "report.md"
-    tmp = md.with_name(f".{md.name}.tmp{os.getpid()}")
-    tmp.write_text(render_markdown(result))
-    os.replace(tmp, md)
+    write_text_atomic(md, render_markdown(result))
     print(f"\nwrote {md}, {out_dir / 'report-stages.png'}, {out_dir / 'report-merges.png'}", file=log)
     return md
 
