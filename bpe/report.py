@@ -145,7 +145,8 @@ def render_markdown(result: dict) -> str:
     out += ["Columns: **pre-tokenize** reads the file, splits on special tokens, runs the GPT-2 regex and "
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
-            "high-water RSS; **vs previous** and **vs v1** are ratios of total time (higher is faster).", "",
+            "high-water RSS; **vs previous** and **vs** the table's first variant are ratios of total time "
+            "(higher is faster).", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time against merges done, per variant](report-merges.png)", "",
             "Raw figures: [`report-bench.json`](report-bench.json)."]

@@ -28,8 +28,8 @@ faster on this machine:
 Complexity: as v5: build O(L); per merge O(sum of lengths of the words holding the pair) plus
 O(log H) per heap push/pop.
 
-Measured (2-core machine shared with other benchmarks, so figures move by +-30% between runs; the
-ratios below are within one run).  End to end, with the peers::
+Measured on a 2-core machine, sometimes shared with other benchmarks (each run says which), so
+figures move between runs; the ratios below are within one run.  End to end, with the peers::
 
     python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
         --workers 2 --peers
@@ -51,12 +51,12 @@ ratios below are within one run).  End to end, with the peers::
   the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
   <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
   states measured 0.40-0.48x); rustbpe 1.08 / 1.00 s (v6 2.1x); bpeasy 2.16 / 2.52 s (v6 1.07x /
-  0.82x).  Earlier code states, at various loads: v6/HF 0.55x-1.00x (README, Peers).
-* v2 on the same data: 562.9 s (select alone 556 s, ``max()`` over every pair per merge); v5 is
-  the lead's to compare.  Note that v5 uses the same shared pre-tokenizer (0.7 s here), so v6 is 2x
-  faster than v5 end to end only if v5's merge phase is above ~3.4 s.
-* Corpus concatenated 4x (56 MB, same unique pre-tokens, ``--data /tmp/gutenberg4x.txt``, same
-  settings, run right after): 4.16 s = 2.02x the 1x time; peak RSS 105.4 MB vs 110.2 MB (0.96x).
+  0.82x).  Earlier code states, at various loads: v6/HF 0.55x-1.00x.  The corpus concatenated 4x
+  (56 MB, ``--data /tmp/gutenberg4x.txt``, run right after): 4.16 s = 2.02x the 1x time; peak RSS
+  105.4 MB vs 110.2 MB (0.96x);
+* v5 uses the same shared pre-tokenizer (0.7 s here), so v6 is 2x faster than v5 end to end only
+  if v5's merge phase is above about twice v6's plus 0.7 s;  for v2 on this corpus see the README's
+  ladder run (222.3 s, nearly all of it the ``max()`` in select).
 * Merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
 
 What each tuning measured (merge loop alone on the counted pre-tokens of this corpus, CPU seconds,
