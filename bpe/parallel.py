@@ -33,7 +33,7 @@ import sys
 from contextlib import contextmanager
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -324,7 +324,9 @@ def count_file_parallel(
         total = Counter()
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            # Sum each chunk's counts as it arrives, while the workers count the rest (waiting for
+            # all of them left 16 sums, ~70 ms on 14 MB, to run after the last chunk).
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 chunk_start, chunk_end = futures.pop(future)  # drop it so its chunk's counts can be freed once summed
                 exc = future.exception()

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from itertools import chain, compress
+from collections.abc import Sequence
+from itertools import chain, compress, repeat
 from operator import not_
 from pathlib import Path
 
@@ -129,17 +129,20 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     pieces = split_on_special_tokens(mapped, special_tokens)
     del mapped
     is_ascii = list(map(str.isascii, pieces))
+    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
+    if put_back:
+        # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
+        # character, so those tokens are among the few that are not printable: found in C, 20x fewer
+        # Python steps than translating every token (pre-tokenize CPU 0.90 -> 0.72 s on 14 MB).
+        for token in list(compress(counts, map(not_, map(str.isprintable, counts)))):
+            n = counts.pop(token)
+            original = token.translate(put_back)
+            counts[original] = counts.get(original, 0) + n
     originals = compress(pieces, map(not_, is_ascii))
     if put_back:
-        originals = (piece.translate(put_back) for piece in originals)
-    counts: Counter[str] = Counter(chain.from_iterable(map(GPT2_REGEX.findall, originals)))
-    twin_counts = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
-    if put_back:
-        for token, n in twin_counts.items():
-            counts[token.translate(put_back)] += n
-    else:
-        counts.update(twin_counts)
-    return Counter({token.encode("utf-8"): n for token, n in counts.items()})
+        originals = map(str.translate, originals, repeat(put_back))
+    counts.update(chain.from_iterable(map(GPT2_REGEX.findall, originals)))  # counted in C, as above
+    return Counter(dict(zip(map(str.encode, counts), counts.values())))  # each distinct token encoded once
 
 
 def decode_utf8(data: bytes, *, offset: int = 0, errors: str = "strict", source: str = "input") -> str:
@@ -185,10 +188,3 @@ def count_file_serial(
     text = decode_utf8(data, errors=errors, source=str(path))
     return count_pretokens(text, special_tokens)
 
-
-def merge_counts(partials: Iterable[Counter[bytes]]) -> Counter[bytes]:
-    """Sum per-chunk counts (``Counter.update`` adds counts in C)."""
-    total: Counter[bytes] = Counter()
-    for part in partials:
-        total.update(part)
-    return total

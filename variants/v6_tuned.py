@@ -130,13 +130,17 @@ import gc
 from collections import defaultdict
 from collections.abc import Mapping
 from heapq import heapify, heappop, heappush, heapreplace
+from operator import add
 
+from bpe.errors import BPEError
 from bpe.merge_loop import Pair
 from bpe.parallel import count_file_parallel
 
-IDEA = "tuned: int tokens, int pairs, in-place words, lazy heap keyed in byte order, local diffs"
+IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
 count_pretokens = count_file_parallel
 
+#: A token is one character, chr(id), so ids stop at sys.maxunicode.
+MAX_TOKENS = 0x110000
 #: Maps byte value c to the character 256 - c: larger bytes give smaller characters.
 _INVERT = {c: chr(256 - c) for c in range(256)}
 #: Ends every inverted key; larger than any mapped character, so a prefix sorts *after* its extensions.
@@ -152,77 +156,66 @@ def inverted_key(token: bytes) -> str:
     return "".join(_INVERT[c] for c in token) + _END
 
 
-def _holds_pair(word: list[int], x: int, y: int) -> bool:
-    """Whether ``y`` directly follows some ``x`` in ``word``.
+def pairs_of(word: str):
+    """The pairs of a word, left to right, each a 2-character string.
 
-    >>> _holds_pair([1, 2, 1, 3], 1, 3), _holds_pair([1, 2, 1, 3], 2, 3)
-    (True, False)
+    >>> list(pairs_of("abca"))
+    ['ab', 'bc', 'ca']
     """
-    return (x, y) in zip(word, word[1:])  # the search runs in C
-
-
-def _gain(added: dict[int, list], gained: int, count: int, word_id: int) -> None:
-    """Record that ``word_id`` gained the pair ``gained``, ``count`` times (its word's count).
-
-    A call per occurrence measured no slower than inlining this (1.30 vs 1.30 s); inlining the
-    count decrements next to it is kept, as the same helper-call for them cost 8% (1.41 s).
-    """
-    gain = added.get(gained)
-    if gain is None:
-        added[gained] = [count, [word_id]]
-    else:
-        gain[0] += count
-        gain[1].append(word_id)
+    return map(add, word, word[1:])  # the loop and the concatenations run in C
 
 
 class Merger:
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        # Tokens are ints: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens
-        # are bytes, so two merges producing the same bytes must give the same token).
+        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
+        # bytes, so two merges producing the same bytes must give the same token).
         self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
         self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
         self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
         tokens = [token for token in pretoken_counts if len(token) > 1]
-        words = list(map(list, tokens))
+        # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
+        words = [token.decode("latin-1") for token in tokens]
         counts = list(map(pretoken_counts.__getitem__, tokens))
-        # A pair (a, b) is the int a << shift | b; ids never exceed 256 + the number of pairs.
-        most_tokens = 256 + sum(len(w) - 1 for w in words)
-        self.shift = shift = max(16, most_tokens.bit_length())
-        self.mask = (1 << shift) - 1
-        # One pass lists each pair's holders (a word once per occurrence); counts and sets are then
-        # made from those lists in C.
-        holders: dict[int, list[int]] = {}
-        for word_id, word in enumerate(words):
-            for a, b in zip(word, word[1:]):
-                pair = a << shift | b
-                ids = holders.get(pair)
-                if ids is None:
-                    holders[pair] = [word_id]
+        # The build allocates ~200,000 containers in one go: the collector would walk them all,
+        # several times, for nothing (they hold no cycles).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            # One pass lists each pair's holders (a word once per occurrence); counts are then summed in C.
+            holders: dict[str, list[int]] = {}
+            for word_id, word in enumerate(words):
+                for pair in pairs_of(word):
+                    ids = holders.get(pair)
+                    if ids is None:
+                        holders[pair] = [word_id]
+                    else:
+                        ids.append(word_id)
+            count_of = counts.__getitem__
+            pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
+            self.words, self.word_counts = words, counts
+            # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
+            # longer do (merge() skips those); a word is never removed, only appended.
+            self.pair_counts, self.pair_to_words = pair_counts, holders
+            # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
+            # never get near the top, so they are never pushed.  The floor halves when the heap's best
+            # falls below it, and the bucket just above the new floor moves into the heap.
+            top = max(pair_counts.values(), default=0)
+            self.floor_bits = max(0, top.bit_length() - 8)
+            self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
+            keys, floor = self.token_keys, 1 << self.floor_bits
+            self.heap = []
+            for pair, count in pair_counts.items():
+                if count >= floor:
+                    self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
                 else:
-                    ids.append(word_id)
-        count_of = counts.__getitem__
-        pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
-        pair_to_words = {pair: set(ids) for pair, ids in holders.items()}
-        self.words, self.word_counts = words, counts
-        self.pair_counts, self.pair_to_words = pair_counts, pair_to_words
-        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
-        # never get near the top, so they are never pushed.  The floor halves when the heap's best
-        # falls below it, and the bucket just above the new floor moves into the heap.
-        top = max(pair_counts.values(), default=0)
-        self.floor_bits = max(0, top.bit_length() - 8)
-        self.waiting: list[list[int]] = [[] for _ in range(self.floor_bits + 1)]
-        keys, mask, floor = self.token_keys, self.mask, 1 << self.floor_bits
-        self.heap = []
-        for pair, count in pair_counts.items():
-            if count >= floor:
-                self.heap.append((-count, keys[pair >> shift] + keys[pair & mask], pair))
-            else:
-                self.waiting[count.bit_length()].append(pair)
-        heapify(self.heap)
-        # The words, the index and the heap live until training ends and hold no reference cycles:
-        # freezing them keeps the cyclic garbage collector from walking all of them (and likely evicting
-        # them from the cache) again and again during the merges.  Refcounting still frees them.
-        # close() unfreezes, so a long-running process that trains many times does not keep them.
+                    self.waiting[count.bit_length()].append(pair)
+            heapify(self.heap)
+        finally:
+            if collecting:
+                gc.enable()
+        # The index and the heap live until training ends and hold no reference cycles: freezing them
+        # keeps the collector from walking them again and again during the merges.  Refcounting still
+        # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
         gc.freeze()
 
     def close(self) -> None:
@@ -238,7 +231,7 @@ class Merger:
                 if live == -neg_count:
                     if live >= 1 << self.floor_bits:  # beats every waiting pair
                         tb = self.token_bytes
-                        return tb[pair >> self.shift], tb[pair & self.mask]
+                        return tb[ord(pair[0])], tb[ord(pair[1])]
                     break
                 if live is None or live > -neg_count:
                     heappop(heap)  # gone, or a newer entry with the larger count is in the heap
@@ -251,158 +244,127 @@ class Merger:
     def _lower_floor(self) -> None:
         """Halve the floor: pairs whose count (when they waited) reaches the new floor join the heap."""
         self.floor_bits -= 1
-        keys, shift, mask, heap, pair_counts = self.token_keys, self.shift, self.mask, self.heap, self.pair_counts
+        keys, heap, pair_counts = self.token_keys, self.heap, self.pair_counts
         for pair in self.waiting.pop():
             live = pair_counts.get(pair)
             if live is not None:
-                heappush(heap, (-live, keys[pair >> shift] + keys[pair & mask], pair))
+                heappush(heap, (-live, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
 
-    def merge(self, pair: Pair) -> None:
-        first, second = pair
-        ids = self.token_ids
-        a, b = ids[first], ids[second]
-        shift, mask = self.shift, self.mask
-        merged_bytes = first + second
+    def _new_token(self, first: bytes, second: bytes) -> int:
+        """The id of ``first + second``: an existing one if a merge already made these bytes."""
+        ids, merged_bytes = self.token_ids, first + second
         new = ids.get(merged_bytes)
         if new is None:
-            new = ids[merged_bytes] = len(self.token_bytes)
+            new = len(self.token_bytes)
+            if new == MAX_TOKENS:
+                raise BPEError(f"v6 stores a token as one character, so it makes at most {MAX_TOKENS:,} tokens; "
+                               f"use another variant (e.g. --variant v5) for a larger vocab")
+            ids[merged_bytes] = new
             self.token_bytes.append(merged_bytes)
             keys = self.token_keys
-            self.token_keys.append(keys[a][:-1] + keys[b])  # = inverted_key(merged_bytes), in C
-        the_pair = a << shift | b
+            keys.append(keys[ids[first]][:-1] + keys[ids[second]])  # = inverted_key(merged_bytes), in C
+        return new
+
+    def merge(self, pair: Pair) -> None:
+        ids = self.token_ids
+        a_char, b_char = chr(ids[pair[0]]), chr(ids[pair[1]])
+        the_pair = a_char + b_char
+        new_char = chr(self._new_token(*pair))
         words, word_counts = self.words, self.word_counts
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        added: dict[int, list] = {}  # new pairs (all contain `new`) -> [count gained, word ids]
-        # Fast-path words, by the token right after b / right before a: their pair updates are done
-        # once per neighbour token after the loop, not once per word.
-        right_of: dict[int, list[int]] = defaultdict(list)
-        left_of: dict[int, list[int]] = defaultdict(list)
-        recheck: list[tuple[int, int]] = []  # (pair, word id): may the word still hold it?
-        ba = b << shift | a
-        new_new = new << shift | new
-        new_left = new << shift  # (new, y) is new_left | y
-        b_left = b << shift
-        # Visit the words in id order: they were allocated in that order, so memory is read in order.
-        for word_id in sorted(pair_to_words.pop(the_pair)):
+        added: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
+        # Words with one occurrence, by the token right after b / right before a: their pair updates
+        # are made once per neighbour token after the loop, not once per word.
+        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
+        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
+        for word_id in set(pair_to_words.pop(the_pair)):
             word = words[word_id]
-            n = len(word)
-            times_a = word.count(a)
-            times_b = word.count(b)  # a == b gives times_a == times_b >= 2: the general case
-            if times_a == 1 or times_b == 1:
-                # The common case: a or b occurs once, so the pair occurs once, at i (the index is
-                # exact, so the word holds the pair; C-level list.index finds it).  The word loses
-                # (x, a) and (b, y) once and gains (x, new) and (new, y) once; it surely leaves the
-                # index of (x, a) if a occurs once, of (b, y) if b does, else it is rechecked.
-                i = word.index(a) if times_a == 1 else word.index(b) - 1
-                if i + 2 < n:
-                    y = word[i + 2]
-                    right_of[y].append(word_id)
-                    if times_b != 1:
-                        recheck.append((b_left | y, word_id))
-                if i:
-                    x = word[i - 1]
-                    left_of[x].append(word_id)
-                    if times_a != 1:
-                        recheck.append((x << shift | a, word_id))
-                word[i : i + 2] = (new,)
+            left, found, right = word.partition(the_pair)  # C-level search for the first occurrence
+            if not found:
+                continue  # a stale index entry: the word lost the pair in an earlier merge
+            if the_pair not in right:
+                # One occurrence (99% of the visits): the word loses (x, a) and (b, y) and gains
+                # (x, new) and (new, y), where x ends `left` and y starts `right`.
+                words[word_id] = left + new_char + right
+                if left:
+                    left_of[left[-1]].append(word_id)
+                if right:
+                    right_of[right[0]].append(word_id)
                 continue
-            # General case: several a's and b's; find the occurrences left to right, without overlap.
-            i = word.index(a)
-            remaining = times_a
-            found = []
-            while True:
-                remaining -= 1
-                if i + 1 < n and word[i + 1] == b:
-                    found.append(i)
-                    if b == a:
-                        remaining -= 1
-                    i += 2
-                else:
-                    i += 1
-                if remaining <= 0:
-                    break
-                i = word.index(a, i)
+            # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
+            # the change in the word's pairs is the difference of the two pair multisets.
+            merged = words[word_id] = word.replace(the_pair, new_char)
+            change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+            for gained in pairs_of(merged):
+                change[gained] = change.get(gained, 0) + 1
+            for lost in pairs_of(word):
+                change[lost] = change.get(lost, 0) - 1
             count = word_counts[word_id]
-            last = len(found) - 1
-            lost = []  # pairs whose count fell but stayed above zero: does this word still hold them?
-            for k in range(last, -1, -1):  # right to left, so earlier positions stay valid
-                pos = found[k]
-                swaps = []  # (pair lost, pair gained) at this occurrence's right and left boundaries
-                if pos + 2 < n and (k == last or found[k + 1] != pos + 2):
-                    y = word[pos + 2]
-                    swaps.append((b_left | y, new_left | y))
-                if pos:
-                    if k and found[k - 1] == pos - 2:
-                        swaps.append((ba, new_new))
+            for changed, times in change.items():
+                if times > 0:
+                    gain = added.get(changed)
+                    if gain is None:
+                        added[changed] = [times * count, [word_id]]
                     else:
-                        x = word[pos - 1] << shift
-                        swaps.append((x | a, x | new))
-                for gone, gained in swaps:
-                    left = pair_counts[gone] - count
-                    if left:
-                        pair_counts[gone] = left
-                        lost.append(gone)
+                        gain[0] += times * count
+                        gain[1].append(word_id)
+                elif times < 0 and changed != the_pair:  # the_pair's own count is dropped below
+                    left_count = pair_counts[changed] + times * count
+                    if left_count:
+                        pair_counts[changed] = left_count
                     else:
-                        del pair_counts[gone]
-                        del pair_to_words[gone]
-                    _gain(added, gained, count, word_id)
-                word[pos : pos + 2] = (new,)
-            for gone in lost:
-                x, y = gone >> shift, gone & mask
-                if x in word and y in word and _holds_pair(word, x, y):
-                    continue
-                word_ids = pair_to_words.get(gone)
-                if word_ids is not None:
-                    word_ids.discard(word_id)
-        # The fast-path words, once per neighbour token: they lose (b, y) and gain (new, y), lose
-        # (x, a) and gain (x, new), each once per word, so a pair's change is the sum of their counts.
-        moves = [(b_left | y, new_left | y, holders) for y, holders in right_of.items()]
-        moves += [(x << shift | a, x << shift | new, holders) for x, holders in left_of.items()]
+                        del pair_counts[changed]
+                        pair_to_words.pop(changed, None)
+        # The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
+        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
+        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
         count_of = word_counts.__getitem__
-        for gone, gained, holders in moves:
+        for lost, gained, holders in moves:
             count = sum(map(count_of, holders))
-            left = pair_counts[gone] - count
-            if left:
-                pair_counts[gone] = left
-                pair_to_words[gone].difference_update(holders)
-            else:
-                del pair_counts[gone]
-                del pair_to_words[gone]
+            if lost != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
+                left_count = pair_counts[lost] - count
+                if left_count:
+                    pair_counts[lost] = left_count
+                else:
+                    del pair_counts[lost]
+                    pair_to_words.pop(lost, None)
             gain = added.get(gained)
             if gain is None:
                 added[gained] = [count, holders]
             else:
                 gain[0] += count
                 gain[1] += holders
-        for gone, word_id in recheck:
-            if _holds_pair(words[word_id], gone >> shift, gone & mask):
-                pair_to_words[gone].add(word_id)
         pair_counts.pop(the_pair, None)
         keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
         for gained, (count, holders) in added.items():
             total = pair_counts.get(gained, 0) + count
             pair_counts[gained] = total
-            known = pair_to_words.get(gained)
-            if known is None:
-                pair_to_words[gained] = set(holders)
+            listed = pair_to_words.get(gained)
+            if listed is None:
+                pair_to_words[gained] = holders
             else:
-                known.update(holders)
+                listed += holders
             if total >= floor:
-                heappush(heap, (-total, keys[gained >> shift] + keys[gained & mask], gained))
+                heappush(heap, (-total, keys[ord(gained[0])] + keys[ord(gained[1])], gained))
             else:
                 waiting[total.bit_length()].append(gained)
 
     def trace_state(self) -> dict:
-        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training)."""
-        token_bytes, shift, mask = self.token_bytes, self.shift, self.mask
+        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).
 
-        def as_bytes(pair: int) -> Pair:
-            return token_bytes[pair >> shift], token_bytes[pair & mask]
+        The index is shown exact: the stale entries merge() would skip are left out.
+        """
+        token_bytes, words = self.token_bytes, self.words
 
+        def as_bytes(pair: str) -> Pair:
+            return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
+
+        index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
+                 for pair, ids in self.pair_to_words.items()}
         return {
             "pair_counts": {as_bytes(pair): count for pair, count in self.pair_counts.items()},
-            "words": [(tuple(token_bytes[t] for t in word), count)
-                      for word, count in zip(self.words, self.word_counts)],
-            "pair_to_words": {as_bytes(pair): ids for pair, ids in self.pair_to_words.items()},
+            "words": [(tuple(token_bytes[ord(t)] for t in word), count)
+                      for word, count in zip(words, self.word_counts)],
+            "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
             "heap_size": len(self.heap),
         }
