@@ -67,3 +67,13 @@ pieces = st.one_of(
 @given(st.lists(pieces, max_size=20).map("".join))
 def test_generated_text(text):
     assert count_pretokens(text, SPECIAL) == count_pretokens_plain(text, SPECIAL)
+
+
+def test_token_put_back_adds_to_the_same_token_from_a_non_ascii_piece():
+    # The first document is ASCII once its quotes stand in, the second keeps its "é": the closing quote's two
+    # counts come from both paths and must land on the one original token; "\n\n" is not printable
+    # either, so it also goes through the put-back step and must come out unchanged.
+    text = "\u201chi\u201d\n\n<|endoftext|>\u00e9 \u201chi\u201d\n\n"
+    counts = count_pretokens(text, SPECIAL)
+    assert counts == count_pretokens_plain(text, SPECIAL)
+    assert counts["\u201d".encode()] == 2 and counts[b"\n\n"] == 2

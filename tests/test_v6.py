@@ -1,16 +1,21 @@
-"""v6 (ints for tokens and pairs, heap keyed in byte order) gives exactly v1's merges.
+"""v6 (words as strings, a lazy index, heap keyed in byte order) gives exactly v1's merges.
 
 The reference corpus, the special-token, early-stop and empty-input cases are covered for every
 variant by the parametrized tests; these target what v6 does differently from v1.
 """
 
+from collections import Counter
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import train_bpe
+from bpe import BPEError, train_bpe
 from bpe.merge_loop import run_merges
 from bpe.timer import NullTimer
+from bpe.pretokenize import count_file_serial
 from tests.conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE, reference_merges
+from tests.test_ladder import OVERLAPS, REPEATS, TIES, v1_merges_and_words
 from variants import v1_naive, v6_tuned
 from variants.v6_tuned import inverted_key
 
@@ -77,3 +82,54 @@ def test_runs_out_of_pairs_like_v2():
     expected = train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v2")
     assert len(expected[1]) < 2000 - 257
     assert train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v6") == expected
+
+
+
+def assert_counts_exact_and_index_complete(merger, expected_words):
+    """Counts equal a recount; the lazy index lists every word holding a pair (stale extras allowed)."""
+    assert [tuple(merger.token_bytes[ord(t)] for t in word) for word in merger.words] == expected_words
+    counts, holders = Counter(), {}
+    for word_id, (word, count) in enumerate(zip(merger.words, merger.word_counts)):
+        for pair in map("".join, zip(word, word[1:])):
+            counts[pair] += count
+            holders.setdefault(pair, set()).add(word_id)
+    assert merger.pair_counts == counts
+    for pair, word_ids in holders.items():
+        assert word_ids <= set(merger.pair_to_words[pair]), pair
+
+
+def check_against_v1(pretoken_counts, num_merges, every=1):
+    expected_merges, words_after = v1_merges_and_words(pretoken_counts, num_merges)
+    kept = [len(token) > 1 for token in pretoken_counts]  # v6 leaves out one-byte words: they hold no pair
+    merger = v6_tuned.Merger(pretoken_counts)
+    for step, (pair, words) in enumerate(zip(expected_merges, words_after)):
+        assert merger.select_best_pair() == pair
+        merger.merge(pair)
+        if step % every == 0 or step == len(expected_merges) - 1:
+            assert_counts_exact_and_index_complete(merger, [w for w, keep in zip(words, kept) if keep])
+    return merger
+
+
+@pytest.mark.parametrize("corpus", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+def test_counts_exact_and_index_complete_after_every_merge(corpus):
+    merger = check_against_v1(corpus, 60)
+    assert merger.select_best_pair() is None  # both ran out of pairs at the same point
+
+
+def test_counts_exact_and_index_complete_on_real_text():
+    check_against_v1(count_file_serial(CORPUS_EN, ["<|endoftext|>"]), 120, every=10)
+
+
+def test_token_limit_is_a_clear_error(monkeypatch):
+    # A token is one character, so ids stop at 0x10FFFF; shown here with a limit of 258 tokens.
+    monkeypatch.setattr(v6_tuned, "MAX_TOKENS", 258)
+    with pytest.raises(BPEError, match="at most 258 tokens.*--variant v5"):
+        train_bpe(CORPUS_EN, 300, [], variant="v6")
+
+
+def test_equal_bytes_get_one_token_id():
+    # v1's tokens are bytes: should (a, bc) and (ab, c) both be merged, they make one token.
+    merger = v6_tuned.Merger({b"abc": 1})
+    bc, ab = merger._new_token(b"b", b"c"), merger._new_token(b"a", b"b")
+    assert merger._new_token(b"a", b"bc") == merger._new_token(b"ab", b"c") not in (ab, bc)
+    assert merger.token_keys[-1] == inverted_key(b"abc")

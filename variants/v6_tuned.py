@@ -182,14 +182,11 @@ class Merger:
         gc.disable()
         try:
             # One pass lists each pair's holders (a word once per occurrence); counts are then summed in C.
-            holders: dict[str, list[int]] = {}
+            holders: dict[str, list[int]] = defaultdict(list)
             for word_id, word in enumerate(words):
                 for pair in pairs_of(word):
-                    ids = holders.get(pair)
-                    if ids is None:
-                        holders[pair] = [word_id]
-                    else:
-                        ids.append(word_id)
+                    holders[pair].append(word_id)
+            holders = dict(holders)
             count_of = counts.__getitem__
             pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
             self.words, self.word_counts = words, counts
