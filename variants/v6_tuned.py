@@ -1,17 +1,27 @@
-r"""v6 — tuned: heap + fine-grained diff + incremental index, written for CPython's speed.
+r"""v6 — tuned: heap + fine-grained diff + inverted index, written for CPython's speed.
 
-What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an exact inverted
-index, as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
+What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an inverted index,
+as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
 faster on this machine:
 
-* **tokens are ints, pairs are one int** ``a << shift | b``: hashing an int is cheaper than hashing a
-  ``(bytes, bytes)`` tuple, and a word is a flat ``list[int]`` rewritten in place with one slice
-  assignment per occurrence (right to left, so earlier positions stay valid);
-* **occurrences found by C-level list methods** (``list.count`` then ``list.index``), not a Python
-  loop over the word;
-* **fine-grained diff**: only the pairs next to a merged position change; the new pairs (which all
-  contain the new token) are gathered in a local dict and pushed to the heap once per merge, with
-  their final count;
+* **a word is a str with one character per token**, ``chr(id)`` (latin-1 decoding turns a
+  pre-token's bytes into exactly its first 256 token ids), and **a pair is a 2-character str**.  The
+  search, the rewrite and the test "does this word still hold the pair?" are then single C calls on
+  contiguous characters: ``word.partition(pair)`` finds the first occurrence and cuts around it,
+  ``pair in right`` tells whether there is a second, ``left + new + right`` is the merged word, and
+  ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does.  On
+  lists of int tokens ``list.count``/``list.index`` called ``PyObject_RichCompare`` on every element
+  (12% of all instructions), and ``str.find`` parses its arguments the slow way (``vgetargs``),
+  which ``partition`` and ``in`` do not;
+* **a lazy index**: ``pair_to_words[p]`` lists every word holding ``p`` and maybe some that no longer
+  do.  A word is only ever appended (a whole list at a time), never removed; a visit whose
+  ``partition`` finds nothing is skipped.  Keeping the index exact cost a set update per lost pair
+  per word, which cost more than the stale visits it saves (below);
+* **fine-grained diff, grouped by neighbour**: a word with one occurrence (all but 2,511 of the
+  352,723 visits on the 14 MB corpus) loses ``(x, a)`` and ``(b, y)`` and gains ``(x, new)`` and
+  ``(new, y)``; it is filed under ``x`` and ``y`` (one list append per side), and each neighbour's
+  pairs are updated once per merge with ``sum(map(...))`` of the words' counts.  Words with several
+  occurrences diff their pair multisets;
 * **lazy max-heap keyed in byte order**: a heap entry is ``(-count, key, pair)`` where ``key`` is a
   string whose order is the *reverse* of the pair's ``(bytes, bytes)`` order, so ``heapq``'s
   min-heap pops the larger count first and, among equal counts, the larger byte pair, exactly v1's
@@ -20,108 +30,67 @@ faster on this machine:
   own extensions (``b"a" < b"ab"`` must become ``key(b"a") > key(b"ab")``); because the end mark
   occurs only at the end of a token, concatenating the two tokens' keys compares exactly like the
   tuple of the two keys.  Counts only fall for pairs that already exist, so a fall pushes nothing:
-  a popped entry whose count is stale is re-keyed with its live count (or dropped if the pair is gone);
-  pairs below a floor wait outside the heap until the best count comes down to them;
+  a popped entry whose count is stale is re-keyed with its live count (or dropped if the pair is
+  gone); pairs below a floor wait outside the heap until the best count comes down to them;
 * one token id per distinct byte string: v1's tokens *are* bytes, so should two merges ever produce
-  the same bytes (``(a, bc)`` and ``(ab, c)``) they must be one token here too.
+  the same bytes (``(a, bc)`` and ``(ab, c)``) they must be one token here too;
+* the build with the garbage collector off, then ``gc.freeze()`` until ``close()``.
 
-Complexity: as v5: build O(L); per merge O(sum of lengths of the words holding the pair) plus
-O(log H) per heap push/pop.
+What it leaves out: a token is one character, so at most 1,114,112 tokens (``MAX_TOKENS``, a clear
+error beyond); compiled code of any kind.
 
-Measured on a 2-core machine, sometimes shared with other benchmarks (each run says which), so
-figures move between runs; the ratios below are within one run.  End to end, with the peers::
+Complexity: as v5: build O(L); per merge O(sum of lengths of the words listed under the pair) plus
+O(log H) per heap push/pop; the lazy index lists at most one entry per pair gained, so stale visits
+are bounded by the visits that made them.
 
-    python -m bpe bench --data ../shared/data/gutenberg-books.txt --vocab-size 10000 --repeat 3 \
-        --workers 2 --peers
+Measured on a 2-core machine, figures move between runs; the ratios below are within one run.  End
+to end, with the peers::
 
-* final code, idle machine, ``--variant v5,v6`` with the command above: v6 2.00 s = pretokenize
-  0.81 + merge phase 1.20 (pair count 0.19 + select 0.07 + update 0.93); v5 3.93 s (v6 1.96x
-  faster); HF tokenizers 2.56 s (v6 0.78x its time, merge phase 0.47x of HF's total); rustbpe
-  1.10 s (v6 1.82x its time); bpeasy 2.67 s (0.75x).  4x corpus: 4.34 s vs 1.83 s for 1x (2.38x),
-  peak RSS 105.4 vs 110.2 MB.  The 2x-over-v5 and 0.45x-of-HF targets sit inside this machine's
-  run-to-run spread (this run and the next one below);
-* after the second tuning round (below), ``--variant v5,v6`` with the command above, one run, commit
-  2f131ed (machine shared with a single-process benchmark): v6 1.94 s = pretokenize 0.67 + merge
-  phase 1.20 (pair count 0.18 + select 0.07 + update 0.95); v5 4.23 s in the same run (v6 2.18x
-  faster); HF tokenizers 2.75 s (v6 0.71x its time, merge phase 0.44x of HF's total, under the
-  <= 0.45x target); rustbpe and bpeasy were not installed in that checkout.  Checkpoints: 1.50 s at
-  merge 1,000, 1.94 s at 9,743;
-* before that round, two runs: v6 2.31 s and 2.06 s (pretokenize 0.76 / 0.70, merge phase 1.55 / 1.34 =
-  pair count 0.25 / 0.24 + select 0.08 / 0.07 + update 1.22 / 1.03); HF tokenizers 2.61 / 2.81 s in
-  the same runs: v6 takes 0.89x / 0.73x its time, merge phase 0.60x / 0.48x of HF's total (the
-  <= 0.45x target is missed on a quiet machine; under load, when HF slows more than v6, earlier code
-  states measured 0.40-0.48x); rustbpe 1.08 / 1.00 s (v6 2.1x); bpeasy 2.16 / 2.52 s (v6 1.07x /
-  0.82x).  Earlier code states, at various loads: v6/HF 0.55x-1.00x.  The corpus concatenated 4x
-  (56 MB, ``--data /tmp/gutenberg4x.txt``, run right after): 4.16 s = 2.02x the 1x time; peak RSS
-  105.4 MB vs 110.2 MB (0.96x);
-* v5 uses the same shared pre-tokenizer (0.7 s here), so v6 is 2x faster than v5 end to end only
-  if v5's merge phase is above about twice v6's plus 0.7 s;  for v2 on this corpus see the README's
-  ladder run (222.3 s, nearly all of it the ``max()`` in select).
-* Merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
+    python -m bpe bench --variant v5,v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000 \
+        --repeat 3 --workers 2 --peers
 
-What each tuning measured (merge loop alone on the counted pre-tokens of this corpus, CPU seconds,
-best of 3 alternating runs; ``/tmp`` harness not shipped):
+@@MEASURED@@
 
-* exact index (drop a word from ``pair_to_words[p]`` when it loses its last p) instead of a lazy
-  superset index: the superset made 626,660 word visits of which 273,937 (44%) found no occurrence;
-  the time difference was within the noise, but exactness is what lets the search below use
-  ``list.index`` without a try/except and take the fast path without re-checking;
-* single-occurrence fast path (a and b each once in the word, so their neighbour pairs surely leave
-  it; 81% of the 352,723 visits; widened below): merge loop 1.55 s -> 1.35 s;
-* one dict for a gained pair's count and holders (1.90 -> 1.78 s, merge loop + build); words
-  visited in id order, i.e. memory order (1.43 -> 1.30 s), new tokens' keys built from their parts;
-* a floor under the heap: pairs whose count is below it wait in buckets by bit length and join the
-  heap only when the floor halves (80% of the 82,149 pushes were of pairs below the last merge's
-  count, which never come near the top): merge loop 1.34 -> 1.21 s;
-* tried and dropped: counting the first pairs in flat lists indexed by ``a * 256 + b`` instead
-  of dicts (pair count 0.29 vs 0.31 s, no gain).
+How the str design was chosen.  Harness (not shipped): the pre-tokens of that corpus counted once and
+pickled; each candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh process.
+Instructions are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each
+figure includes 0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of
+the merge loop, fresh processes alternating, pinned to one core, medians.  Starting from the int
+design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
 
-A second round aimed at the first 1,000 merges, which cost ~70% of the merge loop (157,241 of the
-352,723 word visits come in the first 100 merges).  Harness: ``Merger(counts)`` (the build, i.e. the
-pair count stage) and ``run_merges(..., 9743, NullTimer())`` timed with ``time.process_time`` on the
-serially counted pre-tokens, pinned to one core while another benchmark ran on the other, old and
-new code alternating in one process, best of 3-5 (figures move by ~0.05 s between runs; only the
-gap within a run counts):
+* lazy list index, still on int words: 5.87 G, merge loop 1.28 vs 1.34 s; 626,660 visits of which
+  273,937 stale, but no set updates and no rechecks;
+* str words and 2-char str pairs: with ``str.find`` 6.34 G (argument parsing and hashing the new
+  pair strings ate the gain); with ``str.split`` 5.13 G, merge loop 0.89 vs 1.11 s for the int
+  lazy version; with ``str.partition`` 4.95 G;
+* ``set`` instead of ``sorted(set)`` for the visit order -0.22 G (words are rewritten as new
+  objects, so id order is no longer memory order); pairs of a word built by ``map(add, w, w[1:])``
+  in C -0.09 G; the collector off during the build -0.04 G; together 4.61 G, merge loop 0.83 vs
+  0.96 s, build 0.09 vs 0.13 s; a ``defaultdict`` for the build's holders -0.06 G;
+* tried and dropped: dropping stale entries in C before the loop
+  (``compress(ids, map(str.__contains__, ...))``: +0.38 G, the slot-wrapper calls cost more than the
+  visits); the new word as an f-string (+0.03 G) or by ``str.replace`` then ``str.find`` (+0.23 G);
+  no ``set`` at all, duplicates visited as stale (-0.20 G but 0.73 vs 0.75 s, no faster: visits in
+  id order read memory in order); ``Counter`` arithmetic for the several-occurrences diff (+0.04 G);
+  the collector off during the merges too (+0.03 G against freeze only).
 
-* fast-path words gathered by neighbour token (``right_of[y]``, ``left_of[x]``: one list append per
-  side per word), their pair counts and index entries updated once per neighbour token after the
-  loop (``sum(map(...))`` of the counts, ``set.difference_update``), instead of two dict updates, a
-  set discard and a gain record per side per word: merge loop 1.10-1.17 s -> 1.04-1.13 s;
-* the fast path widened from "a and b each once" to "a or b once" (the pair then occurs once; the
-  side whose token repeats is rechecked after the loop): 53,000 of the 67,000 general-case visits
-  move to it; merge loop 1.06 -> 1.03 s (old code 1.16 s in the same run);
-* initial pair count in one pass that only lists each pair's holders, then counts as
-  ``sum(map(...))`` and sets as ``set(list)`` in C: build 0.20 -> 0.15 s, and the merge loop after
-  it 0.93 -> 0.86 s (the sets are built whole, not grown one add at a time);
-* ``gc.freeze()`` at the end of the build (the first round measured pausing or freezing the
-  collector as no difference beyond noise, 1.45 vs 1.30-1.59 s; re-measured in fresh processes, as
-  the bench runs them, alternating, 4 each: merge loop best 1.01 -> 0.92 s, median ~1.16 ->
-  ~1.00 s; ``gc.callbacks`` count ~0.1 s of collections in the merges of the unfrozen run, and the
-  full walks likely also evict the words from the cache);
-* the four together, fresh processes alternating, 4 each: build + merge loop best 1.38 -> 1.18 s
-  (median 1.42 -> 1.20 s); in one process, best of 4: 1.42 -> 1.12 s;
-* tried and dropped: visiting the words in set order instead of ``sorted`` (merge loop 1.02 vs
-  1.00 s); framing every word with a sentinel token at both ends so a merged position always has
-  two neighbours (no ``len`` and no bounds tests; merge loop 1.06-1.09 vs 0.99-1.03 s, slower);
-  skipping the recheck of a repeated side when its neighbour token occurs once (``_holds_pair``
-  calls 59,570 -> 26,314, merge loop 0.98 vs 1.00 s and 0.976 vs 0.967 s: within noise); building
-  the first pair ints with ``map`` (0.23-0.25 s vs 0.17 s for the list pass, slower).
+The int design's own tuning (exact index, fast paths, buckets under a floor, ``gc.freeze()``, ...)
+is in this file's history (``git log -p variants/v6_tuned.py``) and in ``docs/v6.md``; the buckets,
+the byte-order keys and the grouping by neighbour carried over.
 
-Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) was half of the
-end-to-end time, ~70% of it the GPT-2 regex and ~28% ``Counter.update``.  Kept, in the shared
-:func:`bpe.pretokenize.count_pretokens` so every variant gets it: an ASCII twin of the pattern run by
-the stdlib ``re`` engine (about 2x faster than ``regex`` on ASCII text), applied after replacing
-curly quotes, dashes, no-break spaces and a few other marks by unused ASCII control characters of the
-same GPT-2 class (94% of this corpus is then ASCII instead of 43%); pre-tokenize CPU on 3.5 MB
-0.50 s -> 0.33 s, identical counts (tested on every code point, stand-ins already present, generated
-text).  Tried and dropped, all checked to give identical pre-tokens: ``re`` with ``\p{L}``/``\p{N}``/
-``\s`` as exact explicit classes built from ``regex``'s own tables (2-4x *slower*: CPython 3.11's
-Unicode 14 misses 26,416 letters that ``regex`` knows, so the classes need large explicit ranges);
-the ASCII twin on pure-ASCII lines only, found with a look-behind split (only 71% of the text, and the
-split costs what it saves); counting whitespace-delimited segments first and running the GPT-2 regex
-once per distinct segment (counting segments costs as much as counting pre-tokens); possessive
-quantifiers, ASCII-first classes and ``regex.V1`` (no gain); 4 instead of 8 chunks per worker (gain
-within noise, worker RSS on the 4x corpus 40 -> 90 MB).
+Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) is now a third to
+a half of the end-to-end time, mostly the GPT-2 regex and ``Counter``.  What every variant got from
+it: an ASCII twin of the pattern run by the stdlib ``re`` engine (about 2x faster than ``regex`` on
+ASCII text), applied after replacing curly quotes, dashes, no-break spaces and a few other marks by
+unused ASCII control characters of the same GPT-2 class (94% of this corpus is then ASCII instead of
+43%): pre-tokenize CPU on 3.5 MB 0.50 s -> 0.33 s; then only the tokens that hold a stand-in
+(control characters, so not printable, found in C) are translated back, and tokens are encoded in C:
+CPU for the 14 MB corpus in 16 chunks 0.90 -> 0.72 s; and the parent sums each chunk's counts as it
+arrives instead of after the last one.  All give identical counts (tested on every code point,
+stand-ins already present, generated text).  Tried and dropped: ``re`` with exact explicit Unicode
+classes (2-4x slower); counting whitespace-delimited segments first (costs as much as counting
+pre-tokens); summing chunk counts with ``dict.update`` of a C-level ``zip``/``map`` (0.047 vs 0.049 s);
+4 instead of 8 chunks per worker (gain within noise, worker RSS on the 4x corpus 40 -> 90 MB).
 """
 
 from __future__ import annotations
@@ -166,6 +135,17 @@ def pairs_of(word: str):
 
 
 class Merger:
+    """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
+
+    >>> merger = Merger({b"low": 5, b"lower": 2})
+    >>> merger.words, merger.pair_counts["ow"]
+    (['low', 'lower'], 7)
+    >>> merger.select_best_pair()  # (o, w) and (l, o) tie at 7: the larger byte pair wins
+    (b'o', b'w')
+    >>> merger.merge((b"o", b"w")); merger.words  # the new token is id 256, chr(256) == "\u0100"
+    ['lĀ', 'lĀer']
+    """
+
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
         # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
         # bytes, so two merges producing the same bytes must give the same token).
