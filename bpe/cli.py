@@ -131,6 +131,26 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_merge_cost(args) -> int:
+    from bpe.merge_cost import run_merge_cost
+
+    run_merge_cost(args.candidates, args.data, args.vocab_size, _special_tokens(args), args.repeat, args.workers,
+                   count_instructions=args.instructions, limit=args.limit)
+    return 0
+
+
+def _add_merge_cost_parser(sub) -> None:
+    cost = sub.add_parser("merge-cost", help="compare merge algorithms alone (build + merges) on the same "
+                                             "pre-token counts, for tuning")
+    cost.add_argument("candidates", nargs="+", metavar="CANDIDATE",
+                      help="a variant name (v6) or the path of a file that defines Merger")
+    _add_training_args(cost, vocab_default=10_000)
+    cost.add_argument("--repeat", type=int, default=5, help="runs per candidate, taking turns (default 5)")
+    cost.add_argument("--instructions", action="store_true",
+                      help="also count each candidate's instructions once under valgrind (deterministic)")
+    cost.set_defaults(func=cmd_merge_cost)
+
+
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
     _add_training_args(report, vocab_default=2_000)
@@ -185,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
     _add_report_parser(sub)
+    _add_merge_cost_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)

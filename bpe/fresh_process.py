@@ -10,13 +10,18 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 
 from bpe.datasets import REPO_ROOT
 
 
-def run_json_child(code: str, settings: dict, **extra_env: str) -> subprocess.CompletedProcess:
-    """``python -c code`` with the repo importable and ``settings`` as JSON on stdin."""
+def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extra_env: str
+                   ) -> subprocess.CompletedProcess:
+    """``python -c code`` with the repo importable and ``settings`` as JSON on stdin.
+
+    ``prefix`` runs the child under another program (``bpe merge-cost --instructions``: valgrind).
+    """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                **extra_env)
-    return subprocess.run([sys.executable, "-c", code], input=json.dumps(settings),
+    return subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
                           capture_output=True, text=True, env=env)

@@ -47,19 +47,35 @@ Measured on a 2-core machine, figures move between runs; the ratios below are wi
 to end, with the peers::
 
     python -m bpe bench --variant v5,v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000 \
-        --repeat 3 --workers 2 --peers
+        --repeat 5 --workers 2 --peers
 
-@@MEASURED@@
+* three runs of the command above on an idle machine (commit 3672651, this code but for this
+  docstring), medians: v6 1.72 / 1.40 / 1.40 s, v5 3.82 / 3.53 / 3.62 s (v6 2.22x /
+  2.52x / 2.59x faster); HF tokenizers 3.36 / 2.42 / 2.26 s (v6 0.51x / 0.58x / 0.62x its time);
+  v6's merge phase 0.94 / 0.85 / 0.82 s = 0.28x / 0.35x / 0.36x of HF's total; rustbpe 1.00 /
+  0.91 / 0.91 s (v6 1.72x / 1.55x / 1.54x its time); bpeasy 2.43 / 1.95 / 1.88 s (0.71x-0.75x);
+* the third run in detail: v6 1.40 s = pretokenize 0.52 + merge phase 0.82 (pair count 0.09 +
+  select 0.06 + update 0.65); peak RSS 68.7 MB (the int design: 110.2 MB);
+* two earlier runs of nearly the same code with ``--repeat 3``: 2.39x / 2.00x faster than v5, merge
+  phase 0.37x / 0.49x of HF's total: a 3-repeat median can land on a slow spell of the machine;
+* the int design this replaces (commit 38e73da), ``--repeat 3``: v6 2.00 s, merge phase 1.20 s
+  (0.47x of HF's 2.56 s), v5 3.93 s (1.96x);
+* the corpus concatenated 4x (56 MB, ``--data /tmp/gutenberg4x.txt --variant v6 --repeat 3``): 2.92 s
+  = 2.12x the 1.37 s of the 1x corpus, peak RSS 69.8 vs 68.2 MB;
+* merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
 
-How the str design was chosen.  Harness (not shipped): the pre-tokens of that corpus counted once and
-pickled; each candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh process.
-Instructions are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each
-figure includes 0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of
-the merge loop, fresh processes alternating, pinned to one core, medians.  Starting from the int
+How the str design was chosen: the pre-tokens of that corpus counted once and pickled; each
+candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh process.  Instructions
+are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each figure includes
+0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of the merge loop,
+fresh processes alternating, pinned to one core, medians.  ``python -m bpe merge-cost v6 my_copy.py
+--data ../shared/data/gutenberg-books.txt --instructions`` does the same (the figures below came
+from a /tmp script before it existed, so its totals differ by the start-up of ``bpe``).  Starting from the int
 design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
 
-* lazy list index, still on int words: 5.87 G, merge loop 1.28 vs 1.34 s; 626,660 visits of which
-  273,937 stale, but no set updates and no rechecks;
+* lazy list index, still on int words: 5.87 G; merge loop medians 1.13-1.28 s against 1.14-1.34 s
+  for the exact index in the same runs; 626,660 visits of which 273,937 stale, but no set updates
+  and no rechecks;
 * str words and 2-char str pairs: with ``str.find`` 6.34 G (argument parsing and hashing the new
   pair strings ate the gain); with ``str.split`` 5.13 G, merge loop 0.89 vs 1.11 s for the int
   lazy version; with ``str.partition`` 4.95 G;
@@ -72,7 +88,8 @@ design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
   visits); the new word as an f-string (+0.03 G) or by ``str.replace`` then ``str.find`` (+0.23 G);
   no ``set`` at all, duplicates visited as stale (-0.20 G but 0.73 vs 0.75 s, no faster: visits in
   id order read memory in order); ``Counter`` arithmetic for the several-occurrences diff (+0.04 G);
-  the collector off during the merges too (+0.03 G against freeze only).
+  the collector off during the merges too (0.03 G fewer than freezing only; not kept: a library
+  should not leave the collector off).
 
 The int design's own tuning (exact index, fast paths, buckets under a floor, ``gc.freeze()``, ...)
 is in this file's history (``git log -p variants/v6_tuned.py``) and in ``docs/v6.md``; the buckets,
@@ -85,12 +102,13 @@ ASCII text), applied after replacing curly quotes, dashes, no-break spaces and a
 unused ASCII control characters of the same GPT-2 class (94% of this corpus is then ASCII instead of
 43%): pre-tokenize CPU on 3.5 MB 0.50 s -> 0.33 s; then only the tokens that hold a stand-in
 (control characters, so not printable, found in C) are translated back, and tokens are encoded in C:
-CPU for the 14 MB corpus in 16 chunks 0.90 -> 0.72 s; and the parent sums each chunk's counts as it
-arrives instead of after the last one.  All give identical counts (tested on every code point,
-stand-ins already present, generated text).  Tried and dropped: ``re`` with exact explicit Unicode
-classes (2-4x slower); counting whitespace-delimited segments first (costs as much as counting
-pre-tokens); summing chunk counts with ``dict.update`` of a C-level ``zip``/``map`` (0.047 vs 0.049 s);
-4 instead of 8 chunks per worker (gain within noise, worker RSS on the 4x corpus 40 -> 90 MB).
+CPU for the 14 MB corpus in 16 chunks 0.90-0.94 -> 0.71-0.77 s (two runs); and the parent sums each
+chunk's counts as it arrives instead of after the last one (pretokenize 0.60 -> 0.53-0.59 s).  All
+give identical counts (tested on every code point, stand-ins already present, generated text).
+Tried and dropped: ``re`` with exact explicit Unicode classes (2-4x slower); counting
+whitespace-delimited segments first (costs as much as counting pre-tokens); summing chunk counts with
+``dict.update`` of a C-level ``zip``/``map`` (0.047 vs 0.049 s); 4 instead of 8 chunks per worker
+(gain within noise, worker RSS on the 4x corpus 40 -> 90 MB).
 """
 
 from __future__ import annotations
@@ -234,8 +252,8 @@ class Merger:
         if new is None:
             new = len(self.token_bytes)
             if new == MAX_TOKENS:
-                raise BPEError(f"v6 stores a token as one character, so it makes at most {MAX_TOKENS:,} tokens; "
-                               f"use another variant (e.g. --variant v5) for a larger vocab")
+                raise BPEError(f"v6 stores a token as one character, so it makes at most {MAX_TOKENS:,} "
+                               f"tokens; use another variant (e.g. --variant v5) for a larger vocab")
             ids[merged_bytes] = new
             self.token_bytes.append(merged_bytes)
             keys = self.token_keys

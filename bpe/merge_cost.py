@@ -1,0 +1,149 @@
+"""Compare merge algorithms alone: the build and every merge, on pre-token counts made once.
+
+``bpe bench`` times whole training runs, where the pre-tokenizer and a shared machine move the
+figures.  To decide whether a change to a merge loop pays, v6's tuning (see its docstring) ran each
+candidate on the same pre-token counts, counted once and saved, in fresh processes taking turns::
+
+    python -m bpe merge-cost v5 v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000
+    cp variants/v6_tuned.py /tmp/try.py   # edit it, then:
+    python -m bpe merge-cost v6 /tmp/try.py --data ../shared/data/gutenberg-books.txt --instructions
+
+A candidate is a variant name or the path of a file that defines ``Merger`` (such as a copy of a
+variant being tuned).  Each repeat of each candidate runs in a new process, candidates taking turns,
+and measures the CPU seconds (``time.process_time``) of the build (the bench's pair count stage) and
+of the merges; the table shows the median and the minimum of each, and the merges' digest, which
+must be the same for every candidate (a candidate that disagrees is an error).
+
+``--instructions`` also runs each candidate once under valgrind (``cachegrind`` without cache
+simulation) and reports the instructions the whole child process executed.  Unlike seconds they do
+not move between runs, so a change of a few percent shows; start-up and loading the counts are the
+same for every candidate.  Instructions do not see cache misses, so a change is kept only if the
+seconds agree.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pickle
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from time import process_time
+
+from bpe.bench import merges_digest
+from bpe.datasets import data_label, parse_size, resolve_data
+from bpe.errors import BPEError
+from bpe.fresh_process import run_json_child
+from bpe.parallel import count_file_parallel, find_limit_end
+from bpe.registry import VARIANTS
+from bpe.train import check_special_tokens, check_vocab_size
+
+_CHILD_CODE = "from bpe.merge_cost import child_main; child_main()"
+_INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def load_merger(candidate: str):
+    """The ``Merger`` class of a variant name (``v6``) or of a Python file that defines one."""
+    if candidate in VARIANTS:
+        return VARIANTS[candidate].Merger
+    path = Path(candidate)
+    if not path.is_file():
+        raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
+    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    merger = getattr(module, "Merger", None)
+    if merger is None:
+        raise BPEError(f"{candidate} defines no Merger class")
+    return merger
+
+
+def child_main() -> None:
+    """One run: settings as JSON on stdin; build and merge, write the CPU seconds as JSON on stdout."""
+    from bpe.merge_loop import run_merges
+    from bpe.timer import NullTimer
+
+    settings = json.load(sys.stdin)
+    merger_class = load_merger(settings["candidate"])
+    with open(settings["counts"], "rb") as f:
+        counts = pickle.load(f)
+    started = process_time()
+    merger = merger_class(counts)
+    built = process_time()
+    merges = run_merges(merger, settings["num_merges"], NullTimer())
+    json.dump({"build": built - started, "merges": process_time() - built, "count": len(merges),
+               "merges_sha256": merges_digest(merges)}, sys.stdout)
+
+
+def _run(candidate: str, counts_path: Path, num_merges: int, prefix: Sequence[str] = ()):
+    settings = {"candidate": candidate, "counts": str(counts_path), "num_merges": num_merges}
+    proc = run_json_child(_CHILD_CODE, settings, prefix=prefix)
+    if proc.returncode != 0:
+        raise BPEError(f"merge-cost run of {candidate} failed (exit {proc.returncode}):\n"
+                       f"{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout), proc.stderr
+
+
+def instructions(candidate: str, counts_path: Path, num_merges: int) -> int:
+    """Instructions executed by one run of ``candidate`` in a child process, counted by valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise BPEError("--instructions needs valgrind on PATH (e.g. apt-get install valgrind)")
+    _, stderr = _run(candidate, counts_path, num_merges,
+                     prefix=[valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"])
+    found = _INSTRUCTIONS.search(stderr)
+    if found is None:
+        raise BPEError(f"valgrind printed no instruction count for {candidate}:\n{stderr.strip()[-1000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int, special_tokens: Sequence[str],
+                   repeat: int, workers: int | None = None, count_instructions: bool = False,
+                   limit: int | str | None = None, out=None) -> dict:
+    """Time every candidate on the same counts; print a table and return the figures."""
+    out = out or sys.stdout
+    if not candidates:
+        raise BPEError("name at least one candidate: a variant (v6) or a file defining Merger")
+    if repeat < 1:
+        raise BPEError(f"repeat must be at least 1, got {repeat}")
+    for candidate in candidates:
+        load_merger(candidate)  # a bad name or file fails now, not after counting
+    special_tokens = check_special_tokens(special_tokens)
+    num_merges = check_vocab_size(vocab_size, special_tokens)
+    path = resolve_data(data)
+    end = find_limit_end(path, parse_size(limit), special_tokens) if limit is not None else None
+    counts = dict(count_file_parallel(path, special_tokens, workers=workers, end=end))
+    results: dict[str, dict] = {candidate: {"runs": []} for candidate in candidates}
+    with tempfile.TemporaryDirectory(prefix="bpe-merge-cost-") as tmp:
+        counts_path = Path(tmp) / "counts.pickle"
+        counts_path.write_bytes(pickle.dumps(counts, protocol=pickle.HIGHEST_PROTOCOL))
+        for _ in range(repeat):
+            for candidate in candidates:  # taking turns, so a slow spell of the machine hits all of them
+                results[candidate]["runs"].append(_run(candidate, counts_path, num_merges)[0])
+        if count_instructions:
+            for candidate in candidates:
+                results[candidate]["instructions"] = instructions(candidate, counts_path, num_merges)
+    print(f"merge cost: {data_label(data)}, vocab {vocab_size:,} ({num_merges:,} merges), "
+          f"{len(counts):,} distinct pre-tokens, repeat {repeat}; CPU seconds, median / min", file=out)
+    print(f"{'candidate':<28}{'build':>16}{'merges':>16}{'instructions':>15}  merges sha256", file=out)
+    for candidate, result in results.items():
+        runs = result["runs"]
+        for stage in ("build", "merges"):
+            times = [run[stage] for run in runs]
+            result[stage] = {"median": statistics.median(times), "min": min(times)}
+        result["merges_sha256"] = runs[0]["merges_sha256"]
+        result["merges_made"] = runs[0]["count"]
+        shown = f"{result['instructions'] / 1e9:.3f} G" if "instructions" in result else "-"
+        print(f"{candidate:<28}{result['build']['median']:>8.3f} / {result['build']['min']:.3f}"
+              f"{result['merges']['median']:>8.3f} / {result['merges']['min']:.3f}{shown:>15}  "
+              f"{result['merges_sha256']}", file=out)
+    digests = {result["merges_sha256"] for result in results.values()}
+    if len(digests) > 1:
+        raise BPEError("the candidates' merges differ: "
+                       + ", ".join(f"{c}={r['merges_sha256']}" for c, r in results.items()))
+    return results
