@@ -132,8 +132,9 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
     if put_back:
         # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
-        # character, so those tokens are among the few that are not printable: found in C, 20x fewer
-        # Python steps than translating every token (pre-tokenize CPU 0.90 -> 0.72 s on 14 MB).
+        # character, so those tokens are among the few that are not printable, found in C: on the
+        # 14 MB corpus in 16 chunks, 773 tokens are put back instead of 231,717 (CPU 0.90-0.94 s ->
+        # 0.71-0.77 s with the two C-level steps below).
         for token in list(compress(counts, map(not_, map(str.isprintable, counts)))):
             n = counts.pop(token)
             original = token.translate(put_back)
