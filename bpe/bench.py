@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bpe.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.fresh_process import run_json_child
+from bpe.fresh_process import child_result, run_json_child
 from bpe.peers import peers_table
 from bpe.registry import VARIANTS, best_variant, get_variant
 
@@ -91,10 +91,7 @@ def run_once(path: Path, variant: str, vocab_size: int, special_tokens: list[str
              limit: int | None = None) -> dict:
     settings = {"path": str(path), "variant": variant, "vocab_size": vocab_size,
                 "special_tokens": special_tokens, "workers": workers, "limit": limit}
-    proc = run_json_child(_CHILD_CODE, settings)
-    if proc.returncode != 0:
-        raise BPEError(f"bench run of {variant} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-2000:]}")
-    result = json.loads(proc.stdout)
+    result = child_result(run_json_child(_CHILD_CODE, settings), f"bench run of {variant}")
     if "error" in result:
         raise BPEError(result["error"])
     return result

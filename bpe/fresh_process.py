@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from bpe.datasets import REPO_ROOT
+from bpe.errors import BPEError
 
 
 def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extra_env: str
@@ -25,3 +26,10 @@ def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extr
                **extra_env)
     return subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
                           capture_output=True, text=True, env=env)
+
+
+def child_result(proc: subprocess.CompletedProcess, what: str) -> dict:
+    """The JSON a child wrote, or a :class:`BPEError` with the end of its stderr if it failed."""
+    if proc.returncode != 0:
+        raise BPEError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout)

@@ -38,7 +38,7 @@ from time import process_time
 from bpe.bench import merges_digest
 from bpe.datasets import data_label, parse_size, resolve_data
 from bpe.errors import BPEError
-from bpe.fresh_process import run_json_child
+from bpe.fresh_process import child_result, run_json_child
 from bpe.parallel import count_file_parallel, find_limit_end
 from bpe.registry import VARIANTS
 from bpe.train import check_special_tokens, check_vocab_size
@@ -83,10 +83,7 @@ def child_main() -> None:
 def _run(candidate: str, counts_path: Path, num_merges: int, prefix: Sequence[str] = ()):
     settings = {"candidate": candidate, "counts": str(counts_path), "num_merges": num_merges}
     proc = run_json_child(_CHILD_CODE, settings, prefix=prefix)
-    if proc.returncode != 0:
-        raise BPEError(f"merge-cost run of {candidate} failed (exit {proc.returncode}):\n"
-                       f"{proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout), proc.stderr
+    return child_result(proc, f"merge-cost run of {candidate}"), proc.stderr
 
 
 def instructions(candidate: str, counts_path: Path, num_merges: int) -> int:
