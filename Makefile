@@ -48,7 +48,7 @@ V1_VOCAB ?= 300
 
 profile: $(VENV)/.installed
 	@test -n "$(VARIANT)" || { echo "make profile needs VARIANT=vN (e.g. make profile VARIANT=v2)"; exit 2; }
-	$(PY) -m bpe.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(REPORT_VOCAB) \
+	$(PY) -m bpe.lab.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(REPORT_VOCAB) \
 		$(if $(WORKERS),--workers $(WORKERS))
 
 report: $(VENV)/.installed

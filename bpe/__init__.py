@@ -6,11 +6,11 @@
 """
 
 from bpe.errors import BPEError
-from bpe.registry import VARIANTS, best_variant
-from bpe.outputs import load_tokenizer
-from bpe.timer import NullTimer, StageTimer
-from bpe.tokenizer import Tokenizer
-from bpe.train import train_bpe
+from bpe.training.registry import VARIANTS, best_variant
+from bpe.io.outputs import load_tokenizer
+from bpe.training.timer import NullTimer, StageTimer
+from bpe.io.tokenizer import Tokenizer
+from bpe.training.train import train_bpe
 
 __all__ = ["BPEError", "NullTimer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant", "load_tokenizer",
            "train_bpe"]

@@ -36,17 +36,17 @@ def _special_tokens(args) -> list[str]:
 
 
 def cmd_train(args) -> int:
-    from bpe.datasets import resolve_data
-    from bpe.timer import StageTimer
-    from bpe.registry import best_variant
-    from bpe.train import train_bpe
+    from bpe.io.datasets import resolve_data
+    from bpe.training.timer import StageTimer
+    from bpe.training.registry import best_variant
+    from bpe.training.train import train_bpe
 
     path = resolve_data(args.data)
     variant = args.variant or best_variant()
     if args.format and args.out is None:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if args.out is not None:  # fail now, not after training
-        from bpe.outputs import check_output_dir
+        from bpe.io.outputs import check_output_dir
 
         check_output_dir(args.out)
     timer = StageTimer()
@@ -67,9 +67,9 @@ def cmd_train(args) -> int:
 
 def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
     """After training: the token report, and with --out the saved files."""
-    from bpe.bench import machine_info
-    from bpe.datasets import data_label
-    from bpe.outputs import save_tokenizer, token_report
+    from bpe.lab.runinfo import machine_info
+    from bpe.io.datasets import data_label
+    from bpe.io.outputs import save_tokenizer, token_report
 
     specials = _special_tokens(args)
     for line in token_report(vocab, specials):
@@ -91,8 +91,8 @@ def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
 
 def cmd_data(args) -> int:
     """``data list``: every data set, its file, size, presence.  ``data get NAME``: download it."""
-    from bpe.datasets import format_size
-    from bpe.download import dataset_rows, fetch_dataset
+    from bpe.training.sizes import format_size
+    from bpe.io.download import dataset_rows, fetch_dataset
 
     if args.data_command == "get":
         path = fetch_dataset(args.name, progress=not args.quiet)
@@ -107,7 +107,7 @@ def cmd_data(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from bpe.bench import run_bench
+    from bpe.lab.bench import run_bench
 
     run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
               json_out=args.json, limit=args.limit, peers=args.peers)
@@ -115,7 +115,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_trace(args) -> int:
-    from bpe.trace import run_trace
+    from bpe.lab.trace import run_trace
 
     run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args))
     return 0
@@ -124,7 +124,7 @@ def cmd_trace(args) -> int:
 def cmd_report(args) -> int:
     from pathlib import Path
 
-    from bpe.report import DOCS_DIR, run_report
+    from bpe.lab.report import DOCS_DIR, run_report
 
     run_report(args.data, args.vocab_size, args.v1_vocab_size, args.repeat, _special_tokens(args), args.workers,
                peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR)
@@ -132,7 +132,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_merge_cost(args) -> int:
-    from bpe.merge_cost import run_merge_cost
+    from bpe.lab.merge_cost import run_merge_cost
 
     run_merge_cost(args.candidates, args.data, args.vocab_size, _special_tokens(args), args.repeat, args.workers,
                    count_instructions=args.instructions, limit=args.limit)
@@ -157,7 +157,7 @@ def _add_report_parser(sub) -> None:
     report.add_argument("--v1-vocab-size", type=int, default=300,
                         help="reduced vocab for v1 when the main vocab is past its budget (default 300)")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
-    report.add_argument("--peers", action="store_true", help="also time the peers (bpe/peers.py, with v6)")
+    report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
     report.set_defaults(func=cmd_report)
 

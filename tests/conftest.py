@@ -1,4 +1,7 @@
-"""Shared test helpers: fixture paths and the CS336 reference merges decoded to bytes."""
+"""Shared test helpers: fixture paths, the CS336 reference merges decoded to bytes, small tricky corpora.
+
+Test modules import them as ``from conftest import ...`` (pytest puts ``tests/`` on the path).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe.byte_unicode import decode_token
+from bpe.io.byte_unicode import decode_token
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS_EN = FIXTURES / "corpus.en"
@@ -27,6 +30,28 @@ def reference_vocab() -> dict[int, bytes]:
     return {index: decode_token(token) for token, index in raw.items()}
 
 
+# Small pre-token counts that exercise overlapping, repeated and tied pairs (ladder and v6 tests).
+OVERLAPS = {b"aaa": 3, b"aaaa": 2, b"aaaaa": 1, b"abab": 5, b"ababab": 1, b"xabababy": 2}
+REPEATS = {b"abcabcabc": 2, b"bcbcb": 3, b"cabca": 1, b"abab": 4, b"zaaz": 2, b"aazaa": 3}
+TIES = {b"ab": 3, b"ba": 3, b"cd": 3, b"dc": 3, b"a\x00": 3, b"\x00a": 3, b"abcd": 1}
+
+
+def v1_merges_and_words(pretoken_counts, num_merges):
+    """v1's merges, and its words after each merge (the ground truth, recomputed from scratch)."""
+    from bpe.training.registry import VARIANTS
+
+    merger = VARIANTS["v1"].Merger(pretoken_counts)
+    merges, words_after = [], []
+    for _ in range(num_merges):
+        pair = merger.select_best_pair()
+        if pair is None:
+            break
+        merger.merge(pair)
+        merges.append(pair)
+        words_after.append([word for word, _ in merger.words])
+    return merges, words_after
+
+
 @pytest.fixture
 def write_corpus(tmp_path):
     """Write bytes or text to a fresh file and return its path."""
@@ -42,8 +67,8 @@ def write_corpus(tmp_path):
 
 def pooled_variants() -> list[str]:
     """Variants whose pre-tokenizer is the process pool (v3 onward)."""
-    from bpe.parallel import count_file_parallel
-    from bpe.registry import VARIANTS
+    from bpe.training.parallel import count_file_parallel
+    from bpe.training.registry import VARIANTS
 
     names = [name for name, module in VARIANTS.items() if module.count_pretokens is count_file_parallel]
     assert names, "no variant uses the process pool"

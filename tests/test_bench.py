@@ -2,7 +2,7 @@
 
 import json
 
-from bpe.bench import run_bench
+from bpe.lab.bench import run_bench
 from bpe.cli import main
 
 

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from bpe import BPEError
-from bpe.datasets import DATASETS, resolve_data
-from bpe.download import fetch_dataset
+from bpe.io.datasets import DATASETS, resolve_data
+from bpe.io.download import fetch_dataset
 
 _rng = random.Random(4)
 TEXT = "<|endoftext|>\n".join(

@@ -13,10 +13,10 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bpe.parallel as parallel
+import bpe.training.parallel as parallel
 from bpe import VARIANTS, train_bpe
-from bpe.parallel import count_file_parallel
-from bpe.pretokenize import count_file_serial
+from bpe.training.parallel import count_file_parallel
+from bpe.training.pretokenize import count_file_serial
 
 SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
 SPECIAL = "<|endoftext|>"

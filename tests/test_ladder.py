@@ -14,31 +14,12 @@ import os
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.merge_loop import run_merges
-from bpe.pretokenize import count_file_serial
-from bpe.timer import NullTimer
-from conftest import CORPUS_EN, DEFAULT_CORPUS
+from bpe.training.merge_loop import run_merges
+from bpe.training.pretokenize import count_file_serial
+from bpe.training.timer import NullTimer
+from conftest import CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, v1_merges_and_words
 
 INDEXED = ["v4", "v5"]  # variants whose pair counts and index are updated incrementally by the diff
-
-OVERLAPS = {b"aaa": 3, b"aaaa": 2, b"aaaaa": 1, b"abab": 5, b"ababab": 1, b"xabababy": 2}
-REPEATS = {b"abcabcabc": 2, b"bcbcb": 3, b"cabca": 1, b"abab": 4, b"zaaz": 2, b"aazaa": 3}
-TIES = {b"ab": 3, b"ba": 3, b"cd": 3, b"dc": 3, b"a\x00": 3, b"\x00a": 3, b"abcd": 1}
-
-
-def v1_merges_and_words(pretoken_counts, num_merges):
-    """v1's merges, and its words after each merge (the ground truth, recomputed from scratch)."""
-    merger = VARIANTS["v1"].Merger(pretoken_counts)
-    merges, words_after = [], []
-    for _ in range(num_merges):
-        pair = merger.select_best_pair()
-        if pair is None:
-            break
-        merger.merge(pair)
-        merges.append(pair)
-        words_after.append([word for word, _ in merger.words])
-    return merges, words_after
-
 
 def recount(words, word_counts):
     pair_counts, pair_to_words = Counter(), defaultdict(set)
@@ -171,7 +152,7 @@ def test_failing_worker_is_one_clear_error(write_corpus, variant):
 def test_chunk_cut_inside_a_longer_special_token_after_multibyte_text(tmp_path):
     # Regression: the cut was moved out of "<|x|><|y|>" using offsets of a window decoded from the
     # middle of a 2-byte character, landing 2 bytes into the special token.
-    from bpe.parallel import count_chunk, find_chunk_boundaries
+    from bpe.training.parallel import count_chunk, find_chunk_boundaries
 
     specials = ["<|x|><|y|>", "<|y|>"]
     path = tmp_path / "c.txt"

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.bench import run_bench
+from bpe.lab.bench import run_bench
 from bpe.cli import main
-from bpe.datasets import parse_size
-from bpe.parallel import count_file_parallel, find_limit_end
-from bpe.pretokenize import count_file_serial, count_pretokens
+from bpe.training.sizes import parse_size
+from bpe.training.parallel import count_file_parallel, find_limit_end
+from bpe.training.pretokenize import count_file_serial, count_pretokens
 from conftest import DEFAULT_CORPUS
 
 EOT = "<|endoftext|>"

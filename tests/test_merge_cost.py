@@ -7,7 +7,7 @@ import pytest
 
 from bpe import BPEError
 from bpe.cli import main
-from bpe.merge_cost import load_merger, run_merge_cost
+from bpe.lab.merge_cost import load_merger, run_merge_cost
 from conftest import CORPUS_EN, REPO_ROOT
 
 SPECIAL = ["<|endoftext|>"]

@@ -18,15 +18,15 @@ import tokenizers
 
 from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
-from bpe.outputs import save_tokenizer, token_report
-from bpe.pretokenize import GPT2_PATTERN
+from bpe.io.outputs import save_tokenizer, token_report
+from bpe.training.pretokenize import GPT2_PATTERN
 from conftest import CORPUS_EN, DEFAULT_CORPUS, FIXTURES, REPO_ROOT, reference_merges, reference_vocab
 
 EOT = "<|endoftext|>"
 
 
 def vocab_from(specials, merges):
-    from bpe.train import build_vocab
+    from bpe.training.train import build_vocab
 
     return build_vocab(specials, merges)
 
@@ -149,7 +149,7 @@ def test_output_dir_that_is_a_file_fails_before_training(tmp_path, capsys, monke
     blocker = tmp_path / "file"
     blocker.write_text("x")
     calls = []
-    monkeypatch.setattr("bpe.train.train_bpe", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(blocker / "sub")]) == 2
     assert f"cannot create output directory {blocker / 'sub'}: {blocker} is a file" in capsys.readouterr().err
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(blocker)]) == 2
@@ -184,7 +184,7 @@ def _can_create_in(directory: Path) -> bool:
 
 def test_output_dir_not_writable_fails_before_training(unwritable_dir, capsys, monkeypatch):
     calls = []
-    monkeypatch.setattr("bpe.train.train_bpe", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
     out = unwritable_dir / "bpe-out"
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
     assert f"bpe: error: output directory {out} is not writable ({unwritable_dir}: " in capsys.readouterr().err
@@ -200,7 +200,7 @@ def test_error_during_training_leaves_no_output(tmp_path, write_corpus, capsys):
 
 
 def test_error_while_writing_leaves_no_partial_file(tmp_path, monkeypatch):
-    import bpe.outputs as outputs
+    import bpe.io.outputs as outputs
 
     vocab, merges = train_bpe(CORPUS_EN, 300, [EOT], variant="v2")
 

@@ -1,11 +1,11 @@
-"""The peer runner (bpe.peers): each peer either reports a real result or says how to install it."""
+"""The peer runner (bpe.lab.peers): each peer either reports a real result or says how to install it."""
 
 import pytest
 
-import bpe.peers
-from bpe.bench import run_bench
-from bpe.peers import INSTALL_HINT, PEERS, run_peer
-from tests.conftest import TINYSTORIES_SAMPLE
+import bpe.lab.peers
+from bpe.lab.bench import run_bench
+from bpe.lab.peers import INSTALL_HINT, PEERS, run_peer
+from conftest import TINYSTORIES_SAMPLE
 
 
 @pytest.mark.parametrize("name", list(PEERS))
@@ -20,9 +20,9 @@ def test_peer_reports_a_result_or_how_to_install(name):
 
 
 def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
-    monkeypatch.setattr(bpe.peers, "find_spec", lambda module: None)
+    monkeypatch.setattr(bpe.lab.peers, "find_spec", lambda module: None)
     report = run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True)
     printed = capsys.readouterr().out
     for name in PEERS:
-        assert report["peers"][name] == {"missing": bpe.peers.missing_message(name)}
+        assert report["peers"][name] == {"missing": bpe.lab.peers.missing_message(name)}
         assert f"{name} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed

@@ -4,7 +4,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe.pretokenize import (
+from bpe.training.pretokenize import (
     ASCII_TWIN_REGEX,
     GPT2_REGEX,
     STAND_INS,
@@ -12,7 +12,7 @@ from bpe.pretokenize import (
     count_pretokens,
     count_pretokens_plain,
 )
-from tests.conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
+from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
 
 SPECIAL = ["<|endoftext|>"]
 ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bpe.profiling import profile_stem, run_profile, summarize
+from bpe.lab.profiling import profile_stem, run_profile, summarize
 
 
 def line(lineno, code, python=0.0, c=0.0, malloc=0.0, peak=0.0):
@@ -13,7 +13,7 @@ def line(lineno, code, python=0.0, c=0.0, malloc=0.0, peak=0.0):
 
 
 def test_summary_orders_lines_by_cpu_and_memory():
-    from bpe.datasets import REPO_ROOT
+    from bpe.io.datasets import REPO_ROOT
 
     profile = {
         "elapsed_time_sec": 3.5, "max_footprint_mb": 28.25,

@@ -3,8 +3,8 @@
 import pytest
 
 from bpe import VARIANTS, train_bpe
-from bpe.merge_loop import run_merges
-from bpe.timer import NullTimer
+from bpe.training.merge_loop import run_merges
+from bpe.training.timer import NullTimer
 from conftest import CORPUS_EN, reference_merges, reference_vocab
 
 ALL_VARIANTS = list(VARIANTS)

@@ -19,11 +19,11 @@ from unittest import mock
 
 import pytest
 
-import bpe.parallel as parallel
+import bpe.training.parallel as parallel
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
-from bpe.parallel import KILL_WORKER_ON_CHUNK_ENV, count_file_parallel, find_chunk_boundaries
-from bpe.pretokenize import count_file_serial
+from bpe.training.parallel import KILL_WORKER_ON_CHUNK_ENV, count_file_parallel, find_chunk_boundaries
+from bpe.training.pretokenize import count_file_serial
 from conftest import CORPUS_EN, REPO_ROOT, live_processes
 
 ALL_VARIANTS = list(VARIANTS)
@@ -237,7 +237,7 @@ def test_cli_os_error_mid_run_is_one_line(monkeypatch, capsys):
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device", "out/vocab.json")
 
-    monkeypatch.setattr("bpe.train.train_bpe", disk_full)
+    monkeypatch.setattr("bpe.training.train.train_bpe", disk_full)
     assert main(["train", "--data", "corpus-en"]) == 2
     assert capsys.readouterr().err == "bpe: error: No space left on device: out/vocab.json\n"
 

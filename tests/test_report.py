@@ -5,7 +5,7 @@ import re
 
 from bpe import VARIANTS
 from bpe.cli import main
-from bpe.report import plan, run_report
+from bpe.lab.report import plan, run_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -47,7 +47,7 @@ def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsy
         return {"HF tokenizers": {"total": 0.5, "merges": 43, "peak_rss": 10_000_000},
                 "rustbpe": {"missing": "rustbpe is not installed: .venv/bin/pip install -e '.[peers]'"}}
 
-    monkeypatch.setattr("bpe.bench.run_peers", fake_run_peers)
+    monkeypatch.setattr("bpe.lab.bench.run_peers", fake_run_peers)
     text = run_report("tinystories-sample", 300, 280, 1, ["<|endoftext|>"], 1, peers=True,
                       out_dir=tmp_path, variants=["v2"]).read_text()
     assert calls == [("tinystories_sample.txt", 300, ["<|endoftext|>"], 1)]

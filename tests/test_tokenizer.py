@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer
-from bpe.byte_unicode import decode_token
-from bpe.outputs import load_merges
-from bpe.pretokenize import GPT2_PATTERN
+from bpe.io.byte_unicode import decode_token
+from bpe.io.formats import load_merges
+from bpe.training.pretokenize import GPT2_PATTERN
 from conftest import DEFAULT_CORPUS, FIXTURES
 
 EOT = "<|endoftext|>"
@@ -63,7 +63,7 @@ def test_encode_iterable_equals_encode(tokenizer, name):
 
 def test_encode_iterable_streams_in_bounded_pieces(tokenizer, reference, monkeypatch):
     # A small buffer forces many cuts; the ids must not change, and the buffer must stay small.
-    import bpe.tokenizer as module
+    import bpe.io.tokenizer as module
 
     monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 64)
     story = (FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8")
@@ -131,7 +131,7 @@ def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, reference):
 @example(pieces=["a", "\n", "\n", " ", "b"] + ["a"] * 12, cuts=[])  # a cut between "\n\n" changes ids
 @example(pieces=["<|e|>", "<|e|><|d|>", "a"] * 5, cuts=[5, 6, 15])  # never cut inside "<|e|><|d|>"
 def test_encode_iterable_equals_encode_on_generated_text(monkeypatch, pieces, cuts):
-    import bpe.tokenizer as module
+    import bpe.io.tokenizer as module
 
     monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 4)
     text = "".join(pieces)

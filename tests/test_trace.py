@@ -4,7 +4,7 @@ import pytest
 
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
-from bpe.trace import parse_words, trace_lines, trace_merger
+from bpe.lab.trace import parse_words, trace_lines, trace_merger
 
 SEED_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 

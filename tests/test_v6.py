@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import BPEError, train_bpe
-from bpe.merge_loop import run_merges
-from bpe.timer import NullTimer
-from bpe.pretokenize import count_file_serial
-from tests.conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE, reference_merges
-from tests.test_ladder import OVERLAPS, REPEATS, TIES, v1_merges_and_words
+from bpe.training.merge_loop import run_merges
+from bpe.training.timer import NullTimer
+from bpe.training.pretokenize import count_file_serial
+from conftest import (CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, reference_merges,
+                      v1_merges_and_words)
 from variants import v1_naive, v6_tuned
 from variants.v6_tuned import inverted_key
 

@@ -1,1 +1,1 @@
-"""The merge algorithms, one file per step of the optimization ladder (see bpe.registry)."""
+"""The merge algorithms, one file per step of the optimization ladder (see bpe.training.registry)."""

@@ -18,8 +18,8 @@ Measured (``python -m bpe bench --variant v1,v2 --data corpus-en --vocab-size 50
 v1 2.81 s, v2 0.25 s (11.2x), and of v1's merge phase 1.71 s is the
 recount in ``select`` and 1.08 s the rewrite in ``update``; nothing else shows.
 
->>> from bpe.merge_loop import run_merges
->>> from bpe.timer import NullTimer
+>>> from bpe.training.merge_loop import run_merges
+>>> from bpe.training.timer import NullTimer
 >>> merger = Merger({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6})
 >>> [a + b" " + b for a, b in run_merges(merger, 3, NullTimer())]
 [b's t', b'e st', b'o w']
@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from bpe.merge_loop import Pair, merge_word, split_into_bytes
-from bpe.pretokenize import count_file_serial
+from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
+from bpe.training.pretokenize import count_file_serial
 
 IDEA = "naive: recount every pair after every merge, max(), rewrite every word"
 count_pretokens = count_file_serial

@@ -13,8 +13,8 @@ Complexity: build O(L); per merge O(P) to select plus O(sum of lengths of the af
 Affected words are usually a tiny fraction of all words, so ``update`` collapses; ``select`` is now
 the dominant stage.
 
->>> from bpe.merge_loop import run_merges
->>> from bpe.timer import NullTimer
+>>> from bpe.training.merge_loop import run_merges
+>>> from bpe.training.timer import NullTimer
 >>> merger = Merger({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6})
 >>> [a + b" " + b for a, b in run_merges(merger, 3, NullTimer())]
 [b's t', b'e st', b'o w']
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from bpe.merge_loop import Pair, Word, merge_word, split_into_bytes
-from bpe.pretokenize import count_file_serial
+from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
+from bpe.training.pretokenize import count_file_serial
 
 IDEA = "inverted index pair -> words: only touch words containing the merged pair"
 count_pretokens = count_file_serial

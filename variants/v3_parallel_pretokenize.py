@@ -3,7 +3,7 @@
 What it adds over v2: nothing in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
 the pre-tokenize/count stage, which is regex work over every byte of the corpus and the largest
 stage of v2 on a big file, is spread over ``workers`` processes (default ``os.cpu_count()``) by
-:func:`bpe.parallel.count_file_parallel`:
+:func:`bpe.training.parallel.count_file_parallel`:
 
 * **Chunking rule.** The file is cut near evenly spaced byte offsets, searching forward (in bytes,
   without decoding) for the start of a special token, the place where the text is split anyway.
@@ -34,7 +34,7 @@ the faster shared pre-tokenizer of v6's second round (the parent also sums each 
 it arrives), two more idle runs gave 0.890 s vs 0.512 s (1.74x) and 0.914 s vs 0.652 s (1.40x).
 """
 
-from bpe.parallel import count_file_parallel
+from bpe.training.parallel import count_file_parallel
 from variants.v2_inverted_index import Merger  # the merge algorithm does not change
 
 __all__ = ["IDEA", "Merger", "count_pretokens"]

@@ -43,8 +43,8 @@ v4's 240 s, the ``max()`` over every live pair at every merge) is now all that m
 
 from __future__ import annotations
 
-from bpe.merge_loop import Pair, Word
-from bpe.parallel import count_file_parallel
+from bpe.training.merge_loop import Pair, Word
+from bpe.training.parallel import count_file_parallel
 from variants.v3_parallel_pretokenize import Merger as V3Merger
 
 IDEA = "fine-grained diff: only pairs touching merged positions change"

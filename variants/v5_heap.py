@@ -42,8 +42,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
-from bpe.merge_loop import Pair
-from bpe.parallel import count_file_parallel
+from bpe.training.merge_loop import Pair
+from bpe.training.parallel import count_file_parallel
 from variants.v4_fine_grained_diff import Merger as V4Merger
 
 IDEA = "max-heap of (count, pair) with lazy deletion replaces the max() scan"

@@ -100,7 +100,7 @@ The int design's own tuning (exact index, fast paths, buckets under a floor, ``g
 is in this file's history (``git log -p variants/v6_tuned.py``) and in ``docs/v6.md``; the buckets,
 the byte-order keys and the grouping by neighbour carried over.
 
-Pre-tokenization (the shared :func:`bpe.parallel.count_file_parallel`, 2 workers) is now a third to
+Pre-tokenization (the shared :func:`bpe.training.parallel.count_file_parallel`, 2 workers) is now a third to
 a half of the end-to-end time, mostly the GPT-2 regex and ``Counter``.  What every variant got from
 it: an ASCII twin of the pattern run by the stdlib ``re`` engine (about 2x faster than ``regex`` on
 ASCII text), applied after replacing curly quotes, dashes, no-break spaces and a few other marks by
@@ -125,8 +125,8 @@ from heapq import heapify, heappop, heappush, heapreplace
 from operator import add
 
 from bpe.errors import BPEError
-from bpe.merge_loop import Pair
-from bpe.parallel import count_file_parallel
+from bpe.training.merge_loop import Pair
+from bpe.training.parallel import count_file_parallel
 
 IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
 count_pretokens = count_file_parallel
@@ -219,7 +219,7 @@ class Merger:
         gc.freeze()
 
     def close(self) -> None:
-        """Called by :func:`bpe.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
+        """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
         gc.unfreeze()
 
     def select_best_pair(self) -> Pair | None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from bpe.datasets import DATASETS, Dataset
+from bpe.io.datasets import DATASETS, Dataset
 from bpe.errors import BPEError
 
 #: Seconds to wait for a connection or for the next bytes before calling the host unreachable

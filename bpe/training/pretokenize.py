@@ -13,7 +13,7 @@ Counter({b'low': 1, b' low': 1, b'lower': 1})
 Two ways to count a file:
 
 * :func:`count_file_serial` reads and counts the file in this process (v1, v2);
-* :func:`bpe.parallel.count_file_parallel` cuts the file into chunks at special-token boundaries and
+* :func:`bpe.training.parallel.count_file_parallel` cuts the file into chunks at special-token boundaries and
   counts them in a process pool (v3 onward).
 """
 
@@ -180,7 +180,7 @@ def count_file_serial(
 ) -> Counter[bytes]:
     """Read the whole file (bytes exactly as stored, no newline translation) and count its pre-tokens.
 
-    ``end`` (a safe cut from :func:`bpe.parallel.find_limit_end`) reads only the first ``end`` bytes.
+    ``end`` (a safe cut from :func:`bpe.training.parallel.find_limit_end`) reads only the first ``end`` bytes.
     ``workers`` is accepted and ignored, so every variant's pre-tokenizer has the same signature.
     """
     path = check_input_file(path)

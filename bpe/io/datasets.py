@@ -10,13 +10,12 @@ Anything that is not a name is taken as a path to a text file.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.errors import BPEError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def data_dir() -> Path:
@@ -108,38 +107,3 @@ def data_label(name_or_path: str | os.PathLike | None) -> str:
         return DEFAULT_DATASET
     key = str(name_or_path)
     return key if key in DATASETS else Path(key).stem
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-def parse_size(text: str | int) -> int:
-    """A byte count from ``"50MB"``, ``"1.5GB"``, ``"64KiB"`` or a plain number (decimal units: MB = 10**6).
-
-    >>> parse_size("50MB"), parse_size("64KiB"), parse_size("1.5 GB"), parse_size(1000)
-    (50000000, 65536, 1500000000, 1000)
-    """
-    if isinstance(text, int) and not isinstance(text, bool):
-        value = text
-    else:
-        match = _SIZE.match(str(text))
-        unit = match.group(2).lower() if match else None
-        if match is None or unit not in _UNITS:
-            raise BPEError(f"cannot read size {text!r}: use a number of bytes or e.g. 50MB, 1.5GB, 64KiB")
-        value = int(float(match.group(1)) * _UNITS[unit])
-    if value < 1:
-        raise BPEError(f"size must be at least 1 byte, got {text!r}")
-    return value
-
-
-def format_size(n: int) -> str:
-    """
-    >>> format_size(2_300_000), format_size(512)
-    ('2.3 MB', '512 B')
-    """
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"

@@ -1,6 +1,6 @@
 """``make report`` / ``python -m bpe report``: every variant on the same data, as an article-style report.
 
-It runs the bench harness (:func:`bpe.bench.run_bench`: each repeat a fresh process, medians) for
+It runs the bench harness (:func:`bpe.lab.bench.run_bench`: each repeat a fresh process, medians) for
 every registered variant and writes, into ``docs/`` by default:
 
 * ``report.md``: the machine, the settings, and a table per vocab size with total, pre-tokenize,
@@ -15,7 +15,7 @@ on a reduced vocab instead, in a second table beside every other variant at that
 ratios are measured, not extrapolated.  When even the reduced run is past the limit, v1 is left out
 with a note.
 
-With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.peers`)
+With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.lab.peers`)
 train on the same data at the main vocab in the same bench run; a peer that is not installed is
 listed with the install command instead of a time.
 """
@@ -26,11 +26,12 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.bench import V1_WORK_LIMIT, format_mb, comparison_rows, machine_info, run_bench, write_json_atomic
-from bpe.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.lab.bench import V1_WORK_LIMIT, format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.lab.runinfo import machine_info
+from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.outputs import write_text_atomic
-from bpe.registry import VARIANTS
+from bpe.io.outputs import write_text_atomic
+from bpe.training.registry import VARIANTS
 
 DOCS_DIR = REPO_ROOT / "docs"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}

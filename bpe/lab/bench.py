@@ -1,7 +1,7 @@
 """The bench harness: train one or more variants on the same data and print the stage table.
 
 Each repeat runs in a fresh Python process so that peak memory is that run's alone and no run
-inherits another's heap.  The figures are the :class:`bpe.timer.StageTimer` stages:
+inherits another's heap.  The figures are the :class:`bpe.training.timer.StageTimer` stages:
 
 * **pretokenize**: read + split on special tokens + GPT-2 regex + count (serial or pooled);
 * **pair count**: build the variant's structures (words, initial pair counts, index, heap);
@@ -15,63 +15,30 @@ moment); compare them, not absolute seconds across machines.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from bpe.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.fresh_process import child_result, run_json_child
-from bpe.peers import peers_table
-from bpe.registry import VARIANTS, best_variant, get_variant
+from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.lab.peers import peers_table
+from bpe.lab.runinfo import machine_info, merges_digest
+from bpe.training.registry import VARIANTS, best_variant, get_variant
 
 #: v1 is skipped in ``--variant all`` above this many (corpus bytes x merges): about a minute.
 V1_WORK_LIMIT = 1.5e9
 
 
-def machine_info() -> dict:
-    return {
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.machine()}",
-        "processor": platform.processor() or platform.machine(),
-        "git_commit": git_commit(),
-    }
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
-        return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                           capture_output=True, text=True, timeout=5).stdout.strip()
-    return out.stdout.strip() + ("-dirty" if dirty else "")
-
-
-def merges_digest(merges) -> str:
-    h = hashlib.sha256()
-    for a, b in merges:
-        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
-    return h.hexdigest()[:16]
-
-
-_CHILD_CODE = "from bpe.bench import child_main; child_main()"
+_CHILD_CODE = "from bpe.lab.bench import child_main; child_main()"
 
 
 def child_main() -> None:
     """Entry point of one timed run (reads settings as JSON on stdin, writes results on stdout)."""
-    from bpe.timer import StageTimer
-    from bpe.train import train_bpe
+    from bpe.training.timer import StageTimer
+    from bpe.training.train import train_bpe
 
     settings = json.load(sys.stdin)
     timer = StageTimer()
@@ -132,7 +99,7 @@ def parse_variants(spec: str | None) -> list[str]:
 def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
               out=None, limit: int | str | None = None, peers: bool = False) -> dict:
-    from bpe.train import check_special_tokens, check_vocab_size
+    from bpe.training.train import check_special_tokens, check_vocab_size
 
     out = out or sys.stdout
     path = resolve_data(data)
@@ -143,8 +110,8 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
     variant_names = parse_variants(variant_spec)
     file_bytes = path.stat().st_size
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
-        from bpe.datasets import parse_size
-        from bpe.parallel import find_limit_end
+        from bpe.training.sizes import parse_size
+        from bpe.training.parallel import find_limit_end
 
         limit = parse_size(limit)
         corpus_bytes = find_limit_end(path, limit, special_tokens)
@@ -189,8 +156,8 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
 
 
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int) -> dict:
-    """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.peers`)."""
-    from bpe.peers import PEERS, run_peer
+    """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.lab.peers`)."""
+    from bpe.lab.peers import PEERS, run_peer
 
     results = {}
     for name in PEERS:
@@ -209,7 +176,7 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    from bpe.outputs import write_text_atomic
+    from bpe.io.outputs import write_text_atomic
 
     write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 

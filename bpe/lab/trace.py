@@ -54,11 +54,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping
 
-from bpe.byte_unicode import encode_token
+from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
-from bpe.merge_loop import Pair, Word
-from bpe.pretokenize import count_pretokens
-from bpe.registry import get_variant
+from bpe.training.merge_loop import Pair, Word
+from bpe.training.pretokenize import count_pretokens
+from bpe.training.registry import get_variant
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 
@@ -186,7 +186,7 @@ def trace_lines(variant: str, pretoken_counts: Mapping[bytes, int], num_merges: 
 
 
 def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: int = 10) -> list[str]:
-    """Trace any object with the merge-algorithm interface (see :mod:`bpe.merge_loop`)."""
+    """Trace any object with the merge-algorithm interface (see :mod:`bpe.training.merge_loop`)."""
     if num_merges < 1:
         raise BPEError(f"--merges must be at least 1, got {num_merges}")
     if top < 1:

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
-from bpe.datasets import parse_size
+from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.merge_loop import Pair, run_merges
-from bpe.parallel import find_limit_end
-from bpe.pretokenize import check_input_file
-from bpe.registry import get_variant
-from bpe.timer import NullTimer
+from bpe.training.merge_loop import Pair, run_merges
+from bpe.training.parallel import find_limit_end
+from bpe.training.pretokenize import check_input_file
+from bpe.training.registry import get_variant
+from bpe.training.timer import NullTimer
 
 Vocab = dict[int, bytes]
 
@@ -83,9 +83,9 @@ def train_bpe(
     in the vocab; ``merges`` lists the merged pairs in the order they were made and may be shorter
     than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
     (default: the fastest); all variants return identical results.  ``timer`` receives stage
-    timings (see :mod:`bpe.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
+    timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
-    extended to the next document boundary (see :func:`bpe.parallel.find_limit_end`); every variant
+    extended to the next document boundary (see :func:`bpe.training.parallel.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
     pre-token counts).
     """

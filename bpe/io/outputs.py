@@ -3,7 +3,7 @@
 ``python -m bpe train ... --out DIR`` writes
 
 * ``DIR/vocab.json``: ``{token: id}`` ordered by id, each token's bytes in GPT-2's byte-to-unicode
-  form (:mod:`bpe.byte_unicode`), as in the CS336 fixtures;
+  form (:mod:`bpe.io.byte_unicode`), as in the CS336 fixtures;
 * ``DIR/merges.txt``: one merge per line, ``first second`` in the same form, in the order made;
 * ``DIR/train.json``: the settings, stage timings and corpus figures of the run;
 * with ``--format tiktoken``: ``DIR/tokenizer.tiktoken``, lines ``base64(token) rank``, the file
@@ -19,16 +19,15 @@ an hour.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bpe.byte_unicode import decode_token, encode_token
 from bpe.errors import BPEError
-from bpe.tokenizer import Tokenizer
+from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
+from bpe.io.tokenizer import Tokenizer
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
@@ -79,67 +78,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     write_files_atomic(path.parent, {path.name: text})
 
 
-def vocab_json(vocab: dict[int, bytes]) -> str:
-    """``{token: id}`` ordered by id.  Written by hand so that two ids holding the same bytes (BPE can
-    make the same token from two different pairs) both appear; :func:`load_tokenizer` keeps both."""
-    lines = [f"    {json.dumps(encode_token(token), ensure_ascii=False)}: {token_id}"
-             for token_id, token in sorted(vocab.items())]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def merges_txt(merges: Sequence[tuple[bytes, bytes]]) -> str:
-    return "".join(f"{encode_token(a)} {encode_token(b)}\n" for a, b in merges)
-
-
-def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> str:
-    """tiktoken's ``.tiktoken`` format: ``base64(token) rank`` per line; ranks are our ids (merge order).
-
-    tiktoken needs each token once: for bytes held by two ids the first id is kept.
-    """
-    special = {token.encode("utf-8") for token in special_tokens}
-    seen: set[bytes] = set()
-    lines = []
-    for token_id, token in sorted(vocab.items()):
-        if token in special or token in seen:
-            continue
-        seen.add(token)
-        lines.append(f"{base64.b64encode(token).decode('ascii')} {token_id}\n")
-    return "".join(lines)
-
-
-def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
-                      special_tokens: Sequence[str]) -> str:
-    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own."""
-    # Special tokens are in the model's vocab too (as in GPT-2's file): an added token missing from
-    # it would get a fresh id from `tokenizers`, not ours.
-    model_vocab: dict[str, int] = {}
-    for token_id, token in sorted(vocab.items()):
-        model_vocab.setdefault(encode_token(token), token_id)
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    ids = {token: token_id for token_id, token in sorted(vocab.items(), reverse=True)}
-    data = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {"id": ids[t.encode("utf-8")], "content": t, "single_word": False, "lstrip": False,
-             "rstrip": False, "normalized": False, "special": True}
-            for t in special_tokens
-        ],
-        "normalizer": None,
-        "pre_tokenizer": byte_level,
-        "post_processor": None,
-        "decoder": byte_level,
-        "model": {
-            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-            "vocab": model_vocab,
-            "merges": [f"{encode_token(a)} {encode_token(b)}" for a, b in merges],
-        },
-    }
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-
-
 def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
                    special_tokens: Sequence[str], *, formats: Sequence[str] = (),
                    train_info: dict | None = None) -> list[Path]:
@@ -160,25 +98,8 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
     return [out_dir / name for name in files]
 
 
-def load_vocab(path: str | os.PathLike) -> dict[int, bytes]:
-    pairs = json.loads(Path(path).read_text(encoding="utf-8"), object_pairs_hook=list)
-    return {int(token_id): decode_token(token) for token, token_id in pairs}
-
-
-def load_merges(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
-    merges = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
-        if not line or line.startswith("#version"):
-            continue
-        parts = line.split(" ")
-        if len(parts) != 2:
-            raise BPEError(f"{path}:{number}: expected two tokens separated by one space, got {line!r}")
-        merges.append((decode_token(parts[0]), decode_token(parts[1])))
-    return merges
-
-
 def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-    """The :class:`~bpe.tokenizer.Tokenizer` saved in ``directory`` (vocab.json, merges.txt, train.json).
+    """The :class:`~bpe.io.tokenizer.Tokenizer` saved in ``directory`` (vocab.json, merges.txt, train.json).
 
     Special tokens come from ``train.json`` unless given.
     """

@@ -32,7 +32,7 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
-from bpe.fresh_process import run_json_child
+from bpe.lab.fresh_process import run_json_child
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -44,7 +44,7 @@ def missing_message(name: str) -> str:
 
 
 def read_documents(path: str, special_tokens: list[str]) -> list[str]:
-    from bpe.pretokenize import split_on_special_tokens
+    from bpe.training.pretokenize import split_on_special_tokens
 
     with open(path, encoding="utf-8", newline="") as f:
         return split_on_special_tokens(f.read(), special_tokens)
@@ -54,7 +54,7 @@ def train_tokenizers(path: str, vocab_size: int, special_tokens: list[str]) -> i
     """Train HF tokenizers' BPE; returns the number of merges it made."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    from bpe.pretokenize import GPT2_PATTERN
+    from bpe.training.pretokenize import GPT2_PATTERN
 
     docs = read_documents(path, special_tokens)
     tokenizer = Tokenizer(models.BPE())
@@ -72,7 +72,7 @@ def train_rustbpe(path: str, vocab_size: int, special_tokens: list[str]) -> int:
     """Train rustbpe with the GPT-2 pattern; returns the number of merges it made."""
     import rustbpe
 
-    from bpe.pretokenize import GPT2_PATTERN
+    from bpe.training.pretokenize import GPT2_PATTERN
 
     docs = read_documents(path, special_tokens)
     tokenizer = rustbpe.Tokenizer()
@@ -84,7 +84,7 @@ def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
     """Train bpeasy with the GPT-2 pattern; returns the number of merges it made."""
     import bpeasy
 
-    from bpe.pretokenize import GPT2_PATTERN
+    from bpe.training.pretokenize import GPT2_PATTERN
 
     docs = read_documents(path, special_tokens)
     vocab = bpeasy.train_bpe(iter(docs), GPT2_PATTERN, 128, vocab_size - len(special_tokens))
@@ -92,12 +92,12 @@ def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
 
 
 _TRAINERS = {"tokenizers": train_tokenizers, "rustbpe": train_rustbpe, "bpeasy": train_bpeasy}
-_CHILD_CODE = "from bpe.peers import peer_child_main; peer_child_main()"
+_CHILD_CODE = "from bpe.lab.peers import peer_child_main; peer_child_main()"
 
 
 def peer_child_main() -> None:
     """One timed peer run in a fresh process (settings as JSON on stdin, result as JSON on stdout)."""
-    from bpe.timer import peak_rss_bytes
+    from bpe.training.timer import peak_rss_bytes
 
     settings = json.load(sys.stdin)
     started = time.perf_counter()

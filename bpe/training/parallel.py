@@ -39,7 +39,7 @@ from pathlib import Path
 
 
 from bpe.errors import BPEError
-from bpe.pretokenize import check_input_file, count_pretokens, decode_utf8
+from bpe.training.pretokenize import check_input_file, count_pretokens, decode_utf8
 
 #: Chunks smaller than this are not worth a process hop.
 MIN_CHUNK_BYTES = 64 * 1024

@@ -23,9 +23,10 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import regex
 
-from bpe.pretokenize import GPT2_REGEX, special_token_regex
+from bpe.io.formats import load_merges, load_vocab
+from bpe.training.pretokenize import GPT2_REGEX, special_token_regex
 
-#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/parallel.py for
+#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/parallel.py for
 #: why no pre-token spans it).
 _SAFE_NEWLINE = regex.compile(r"(?<=[!-~])\n")
 #: encode_iterable holds back text until it has at least this many characters, then cuts.
@@ -57,8 +58,6 @@ class Tokenizer:
     @classmethod
     def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None) -> Tokenizer:
         """From a GPT-2 style ``vocab.json`` and ``merges.txt`` (the CS336 signature)."""
-        from bpe.outputs import load_merges, load_vocab
-
         return cls(load_vocab(vocab_filepath), load_merges(merges_filepath), special_tokens)
 
     def encode(self, text: str) -> list[int]:

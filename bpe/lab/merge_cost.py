@@ -35,15 +35,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
-from bpe.bench import merges_digest
-from bpe.datasets import data_label, parse_size, resolve_data
+from bpe.lab.runinfo import merges_digest
+from bpe.io.datasets import data_label, resolve_data
+from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.fresh_process import child_result, run_json_child
-from bpe.parallel import count_file_parallel, find_limit_end
-from bpe.registry import VARIANTS
-from bpe.train import check_special_tokens, check_vocab_size
+from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.training.parallel import count_file_parallel, find_limit_end
+from bpe.training.registry import VARIANTS
+from bpe.training.train import check_special_tokens, check_vocab_size
 
-_CHILD_CODE = "from bpe.merge_cost import child_main; child_main()"
+_CHILD_CODE = "from bpe.lab.merge_cost import child_main; child_main()"
 _INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
@@ -65,8 +66,8 @@ def load_merger(candidate: str):
 
 def child_main() -> None:
     """One run: settings as JSON on stdin; build and merge, write the CPU seconds as JSON on stdout."""
-    from bpe.merge_loop import run_merges
-    from bpe.timer import NullTimer
+    from bpe.training.merge_loop import run_merges
+    from bpe.training.timer import NullTimer
 
     settings = json.load(sys.stdin)
     merger_class = load_merger(settings["candidate"])

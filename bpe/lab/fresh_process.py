@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from bpe.datasets import REPO_ROOT
+from bpe.io.datasets import REPO_ROOT
 from bpe.errors import BPEError
 
 

@@ -1,6 +1,6 @@
 """The stage timer the harness injects into training.
 
-Algorithms never time themselves: :func:`bpe.train.train_bpe` and :func:`bpe.merge_loop.run_merges`
+Algorithms never time themselves: :func:`bpe.training.train.train_bpe` and :func:`bpe.training.merge_loop.run_merges`
 call the timer at stage boundaries, so the same variant code runs timed (bench) or untimed (library).
 
 Stages, in the order they run:

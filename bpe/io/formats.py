@@ -1,0 +1,95 @@
+"""The tokenizer file formats, one function each way: GPT-2 ``vocab.json``/``merges.txt``, tiktoken
+ranks, Hugging Face ``tokenizer.json``.
+
+Text only, no directories: :mod:`bpe.io.outputs` decides where files go and writes them atomically,
+:class:`bpe.io.tokenizer.Tokenizer` reads them back with :func:`load_vocab` and :func:`load_merges`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from bpe.errors import BPEError
+from bpe.io.byte_unicode import decode_token, encode_token
+
+
+def vocab_json(vocab: dict[int, bytes]) -> str:
+    """``{token: id}`` ordered by id.  Written by hand so that two ids holding the same bytes (BPE can
+    make the same token from two different pairs) both appear; :func:`load_tokenizer` keeps both."""
+    lines = [f"    {json.dumps(encode_token(token), ensure_ascii=False)}: {token_id}"
+             for token_id, token in sorted(vocab.items())]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def merges_txt(merges: Sequence[tuple[bytes, bytes]]) -> str:
+    return "".join(f"{encode_token(a)} {encode_token(b)}\n" for a, b in merges)
+
+
+def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> str:
+    """tiktoken's ``.tiktoken`` format: ``base64(token) rank`` per line; ranks are our ids (merge order).
+
+    tiktoken needs each token once: for bytes held by two ids the first id is kept.
+    """
+    special = {token.encode("utf-8") for token in special_tokens}
+    seen: set[bytes] = set()
+    lines = []
+    for token_id, token in sorted(vocab.items()):
+        if token in special or token in seen:
+            continue
+        seen.add(token)
+        lines.append(f"{base64.b64encode(token).decode('ascii')} {token_id}\n")
+    return "".join(lines)
+
+
+def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
+                      special_tokens: Sequence[str]) -> str:
+    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own."""
+    # Special tokens are in the model's vocab too (as in GPT-2's file): an added token missing from
+    # it would get a fresh id from `tokenizers`, not ours.
+    model_vocab: dict[str, int] = {}
+    for token_id, token in sorted(vocab.items()):
+        model_vocab.setdefault(encode_token(token), token_id)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    ids = {token: token_id for token_id, token in sorted(vocab.items(), reverse=True)}
+    data = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": ids[t.encode("utf-8")], "content": t, "single_word": False, "lstrip": False,
+             "rstrip": False, "normalized": False, "special": True}
+            for t in special_tokens
+        ],
+        "normalizer": None,
+        "pre_tokenizer": byte_level,
+        "post_processor": None,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "vocab": model_vocab,
+            "merges": [f"{encode_token(a)} {encode_token(b)}" for a, b in merges],
+        },
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def load_vocab(path: str | os.PathLike) -> dict[int, bytes]:
+    pairs = json.loads(Path(path).read_text(encoding="utf-8"), object_pairs_hook=list)
+    return {int(token_id): decode_token(token) for token, token_id in pairs}
+
+
+def load_merges(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
+    merges = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
+        if not line or line.startswith("#version"):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2:
+            raise BPEError(f"{path}:{number}: expected two tokens separated by one space, got {line!r}")
+        merges.append((decode_token(parts[0]), decode_token(parts[1])))
+    return merges

@@ -1,0 +1,45 @@
+"""Run metadata recorded beside every figure: the machine, the git commit, a digest of the merges.
+
+The bench, the report, the profiler, merge-cost and ``bpe train`` all stamp their outputs with these, so
+a figure can be traced to the code and machine that made it, and two runs' merges compared by digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+
+from bpe.io.datasets import REPO_ROOT
+
+
+def machine_info() -> dict:
+    return {
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "processor": platform.processor() or platform.machine(),
+        "git_commit": git_commit(),
+    }
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=5).stdout.strip()
+    return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def merges_digest(merges) -> str:
+    h = hashlib.sha256()
+    for a, b in merges:
+        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
+    return h.hexdigest()[:16]

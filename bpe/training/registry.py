@@ -1,0 +1,78 @@
+"""The registry: variant name -> variant module, found by listing ``variants/vN_<idea>.py``.
+
+A variant module provides
+
+* ``IDEA``: one line, the optimization it adds;
+* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``,
+  which also takes ``end=`` (count only the first ``end`` bytes) when training on a subset;
+* ``Merger``: the merge algorithm (see :mod:`bpe.training.merge_loop`).
+
+Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
+the folder, and a module is imported only when it is first looked up: the variants import ``bpe``,
+so importing them all while ``bpe`` itself is being imported would be a cycle.
+
+>>> list(VARIANTS)[:2], VARIANTS["v1"].__name__
+(['v1', 'v2'], 'variants.v1_naive')
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Iterator, Mapping
+from types import ModuleType
+
+import variants
+from bpe.errors import BPEError
+
+_VARIANT_FILE = re.compile(r"^(v\d+)_\w+$")
+
+
+class _LazyVariants(Mapping):
+    """name -> module, in ladder order (v1, v2, ...); each module imported on first lookup."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, str] | None = None
+
+    def _names(self) -> dict[str, str]:
+        if self._files is None:
+            found = {}
+            for info in pkgutil.iter_modules(variants.__path__):
+                match = _VARIANT_FILE.match(info.name)
+                if match:
+                    found[match.group(1)] = f"variants.{info.name}"
+            self._files = dict(sorted(found.items(), key=lambda item: int(item[0][1:])))
+        return self._files
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return importlib.import_module(self._names()[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._names()))
+
+    def __repr__(self) -> str:
+        return f"VARIANTS({', '.join(self._names())})"
+
+
+#: name -> module, in ladder order (v1, v2, ...).
+VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
+
+
+def best_variant() -> str:
+    """The last (fastest) step of the ladder."""
+    return next(reversed(VARIANTS))
+
+
+def get_variant(name: str | None) -> ModuleType:
+    if name is None:
+        name = best_variant()
+    if name not in VARIANTS:
+        raise BPEError(f"unknown variant {name!r}; valid variants: {', '.join(VARIANTS)}")
+    return VARIANTS[name]

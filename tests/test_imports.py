@@ -1,0 +1,77 @@
+"""Every module imports on its own, in a fresh interpreter, and no two modules import each other.
+
+A cycle hides until someone imports the "wrong" module first (a variant before ``bpe``, say); both
+checks below catch it without relying on import order.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+PACKAGES = ("bpe", "variants")
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = project_modules()
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if not m.endswith("__main__")])
+def test_module_imports_on_its_own(module):
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def imports_of(path: Path) -> set[str]:
+    """Project modules a file imports, at top level or inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name in MODULES}
+
+
+def test_no_import_cycles():
+    graph = {module: imports_of(path) - {module} for module, path in MODULES.items()}
+    # A package imports its own submodules by design (``bpe/__init__`` re-exports); an edge into a
+    # package's ``__init__`` from inside that package is not a cycle of modules, so leave those out.
+    for module, targets in graph.items():
+        graph[module] = {t for t in targets if not module.startswith(t + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
