@@ -3,7 +3,8 @@
 import pytest
 
 from bpe import BPEError
-from bpe.training.parallel import count_file_parallel, find_chunk_boundaries
+from bpe.training.chunking import find_chunk_boundaries
+from bpe.training.parallel import count_file_parallel
 from bpe.training.pretokenize import count_file_serial
 from conftest import CORPUS_EN, DEFAULT_CORPUS
 
