@@ -67,8 +67,9 @@ def _not_inside(special_bytes: Sequence[bytes]) -> bytes:
 
 def _after_non_space() -> bytes:
     """A lookbehind pattern: the character before is not whitespace (and there is one)."""
-    encoded = [c.encode("utf-8") for c in WHITESPACE]
-    return b"(?<=[\\s\\S])" + b"".join(b"(?<!" + re.escape(e) + b")" for e in encoded)
+    multibyte = [c.encode("utf-8") for c in WHITESPACE if not c.isascii()]
+    return (b"(?<=[\\s\\S])(?<!" + _ASCII_SPACE_CLASS + b")"
+            + b"".join(b"(?<!" + re.escape(e) + b")" for e in multibyte))
 
 
 class CutFinder:
@@ -80,10 +81,11 @@ class CutFinder:
         self.context = max([4, *map(len, self.special_bytes)])
         inside = _not_inside(self.special_bytes)
         after = _after_non_space()
-        self.patterns = [re.compile(after + inside + b"(?=" + cls + b")") for cls in (b"\\n", _ASCII_SPACE_CLASS)]
+        # the cheap test first: most positions fail it and the lookbehinds are never tried
+        self.patterns = [re.compile(b"(?=" + cls + b")" + after + inside) for cls in (b"\\n", _ASCII_SPACE_CLASS)]
         if self.special_bytes:
             alternatives = b"|".join(re.escape(t) for t in sorted(self.special_bytes, key=len, reverse=True))
-            self.patterns.insert(0, re.compile(inside + b"(?=" + alternatives + b")"))
+            self.patterns.insert(0, re.compile(b"(?=" + alternatives + b")" + inside))
         # Decoding with errors="replace" can create a special token holding U+FFFD from bad bytes
         # (and any other lenient handler can create any): check candidates on the decoded text too.
         self.errors = errors
@@ -93,13 +95,14 @@ class CutFinder:
     def first_cut(self, offset: int) -> int | None:
         """The first safe cut at or after ``offset`` (and after byte 0, before the end), or None."""
         pos = max(offset, 1)
+        scan = min(4096, SCAN_BLOCK_BYTES)  # a cut is usually near: read little first, more while none is found
         while pos < self.size:
             start = max(0, pos - self.context)
             self.f.seek(start)
-            block = self.f.read(min(pos + SCAN_BLOCK_BYTES + self.context, self.size) - start)
+            block = self.f.read(min(pos + scan + self.context, self.size) - start)
             if len(block) <= pos - start:
                 return None
-            limit = min(len(block), pos - start + SCAN_BLOCK_BYTES)  # a cut must start in this block
+            limit = min(len(block), pos - start + scan)  # a cut must start in this block
             for pattern in self.patterns:  # not search(..., endpos): the lookarounds must see past the block
                 found = pattern.search(block, pos - start)
                 while found is not None and found.start() < limit and self.decoded_check \
@@ -108,6 +111,7 @@ class CutFinder:
                 if found is not None and found.start() < limit and start + found.start() < self.size:
                     return start + found.start()
             pos = start + limit
+            scan = min(2 * scan, SCAN_BLOCK_BYTES)
         return None
 
     def _inside_decoded(self, cut: int) -> bool:

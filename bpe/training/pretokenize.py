@@ -29,7 +29,7 @@ from pathlib import Path
 import regex
 
 from bpe.errors import BPEError
-from bpe.training.chunking import iter_chunks
+from bpe.training.chunking import WHITESPACE, iter_chunks
 
 #: The GPT-2 pre-tokenization pattern (Radford et al. 2019), as given in the CS336 handout.
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -109,6 +109,10 @@ def _build_stand_ins() -> list[tuple[str, str]]:
 STAND_INS = _build_stand_ins()
 _STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
 
+#: Where a piece is cut into lines: before a newline that follows a non-whitespace character (as GPT-2's
+#: ``\s`` sees it, stand-ins included), where no pre-token continues (the rule of bpe/training/chunking.py).
+_LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
+
 
 def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
@@ -130,7 +134,13 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     pieces = split_on_special_tokens(mapped, special_tokens)
     del mapped
     is_ascii = list(map(str.isascii, pieces))
-    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
+    # One accented word must not send a whole multi-MB piece down the slow path: non-ASCII pieces are
+    # cut into lines where no pre-token continues (see _LINE_CUT) and only their non-ASCII lines take it.
+    lines = list(chain.from_iterable(map(_LINE_CUT.split, compress(pieces, map(not_, is_ascii)))))
+    line_is_ascii = list(map(str.isascii, lines))
+    ascii_text = chain(compress(pieces, is_ascii), compress(lines, line_is_ascii))
+    del pieces
+    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
     if put_back:
         # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
         # character, so those tokens are among the few that are not printable, found in C: on the
@@ -140,7 +150,7 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
             n = counts.pop(token)
             original = token.translate(put_back)
             counts[original] = counts.get(original, 0) + n
-    originals = compress(pieces, map(not_, is_ascii))
+    originals = compress(lines, map(not_, line_is_ascii))
     if put_back:
         originals = map(str.translate, originals, repeat(put_back))
     counts.update(chain.from_iterable(map(GPT2_REGEX.findall, originals)))  # counted in C, as above
