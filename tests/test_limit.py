@@ -90,6 +90,18 @@ def test_cli_limit_bad_size(capsys):
     assert "cannot read size 'lots'" in capsys.readouterr().err
 
 
+def test_absurd_limit_is_one_clear_error(capsys):
+    huge = "1" + "0" * 400  # float() makes it inf, and int(inf) an OverflowError
+    with pytest.raises(BPEError, match=r"^size 10000000000000000000\.\.\. \(401 characters\) is too large: at most "):
+        parse_size(huge)
+    with pytest.raises(BPEError, match="is too large"):
+        train_bpe(DEFAULT_CORPUS, 300, [EOT], variant="v1", limit=huge)
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--limit", huge]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bpe: error: size 1000") and err.count("\n") == 1
+    assert parse_size(str(10**18)) == 10**18
+
+
 def test_data_list_shows_every_name(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     (tmp_path / "TinyStoriesV2-GPT4-valid.txt").write_bytes(b"x" * 2500)

@@ -333,8 +333,9 @@ def big_corpus(tmp_path_factory):
     return path
 
 
-def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, str]:
-    """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would."""
+def _interrupt(big_corpus, variant: str, when: str, times: int = 1) -> tuple[subprocess.Popen, str]:
+    """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would (``times``
+    Ctrl-Cs a few ms apart, as an impatient user would)."""
     argv = [sys.executable, "-m", "bpe", "train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
             "--vocab-size", "60000"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), text=True, stdout=subprocess.PIPE,
@@ -353,7 +354,10 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
                 time.sleep(0.005)
             time.sleep(0.3)
         assert proc.poll() is None, "training finished before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)
+        for i in range(times):
+            if i:
+                time.sleep(0.002)
+            os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
     finally:
         if proc.poll() is None:
@@ -382,9 +386,10 @@ def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.parametrize("times", [1, 3])
 @pytest.mark.parametrize("when", ["pretokenizing", "merging", "serial"])
-def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when):
-    proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when)
+def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when, times):
+    proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when, times)
     assert proc.returncode == 130, err
     assert err == "bpe: interrupted\n"
     assert live_processes(session=proc.pid) == []
