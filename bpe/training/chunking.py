@@ -95,14 +95,13 @@ class CutFinder:
     def first_cut(self, offset: int) -> int | None:
         """The first safe cut at or after ``offset`` (and after byte 0, before the end), or None."""
         pos = max(offset, 1)
-        scan = min(4096, SCAN_BLOCK_BYTES)  # a cut is usually near: read little first, more while none is found
         while pos < self.size:
             start = max(0, pos - self.context)
             self.f.seek(start)
-            block = self.f.read(min(pos + scan + self.context, self.size) - start)
+            block = self.f.read(min(pos + SCAN_BLOCK_BYTES + self.context, self.size) - start)
             if len(block) <= pos - start:
                 return None
-            limit = min(len(block), pos - start + scan)  # a cut must start in this block
+            limit = min(len(block), pos - start + SCAN_BLOCK_BYTES)  # a cut must start in this block
             for pattern in self.patterns:  # not search(..., endpos): the lookarounds must see past the block
                 found = pattern.search(block, pos - start)
                 while found is not None and found.start() < limit and self.decoded_check \
@@ -111,7 +110,6 @@ class CutFinder:
                 if found is not None and found.start() < limit and start + found.start() < self.size:
                     return start + found.start()
             pos = start + limit
-            scan = min(2 * scan, SCAN_BLOCK_BYTES)
         return None
 
     def _inside_decoded(self, cut: int) -> bool:
