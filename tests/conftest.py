@@ -55,6 +55,13 @@ def v1_merges_and_words(pretoken_counts, num_merges):
     return merges, words_after
 
 
+def pytest_configure(config):
+    # A shell starts background jobs with SIGINT ignored and children inherit that, so the Ctrl-C tests
+    # would send a signal nobody can receive: give this process (and so its children) the default back.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture
 def write_corpus(tmp_path):
     """Write bytes or text to a fresh file and return its path."""
