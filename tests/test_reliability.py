@@ -195,8 +195,13 @@ def test_single_document_larger_than_a_chunk(write_corpus):
     assert len(bounds) == 5 and all(data[cut - 1:cut + 1] in (b"0 ", b"1 ", b"2 ", b"3 ", b"4 ", b"5 ", b"6 ", b"7 ",
                                                                  b"8 ", b"9 ") for cut in bounds[1:-1])
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
-    # ...and a document without any safe cut inside is one chunk.
+    # ...one without whitespace between two ASCII characters of different classes ("word1,word2")...
     path = write_corpus(EOT + ",".join(f"word{i}" for i in range(40_000)) + EOT)
+    bounds = find_chunk_boundaries(path, [EOT], 4)
+    assert len(bounds) == 5
+    assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
+    # ...and a document without any safe cut inside (one 300 KB pre-token) is one chunk.
+    path = write_corpus(EOT + "é" * 150_000 + EOT)
     assert find_chunk_boundaries(path, [EOT], 4) == [0, path.stat().st_size - len(EOT), path.stat().st_size]
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
 

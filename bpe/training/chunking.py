@@ -25,7 +25,10 @@ Three rules make it cheap and exact:
 * with ``errors="replace"`` a special token holding U+FFFD can be made by bad bytes, so such
   candidates are also checked on the decoded text.
 
-The preferred cut is a special token's start (a document boundary), then a newline, then any space.
+The preferred cut is a special token's start (a document boundary), then a newline, then any space;
+in text with no whitespace at all, a change of class between two ASCII characters (``word1,word2``:
+a letter, digit or other character next to one of another class, never after an apostrophe) is safe
+for the same reason: no GPT-2 pre-token holds two classes of non-space characters.
 """
 
 from __future__ import annotations
@@ -51,6 +54,11 @@ STREAM_CHUNK_BYTES = 4 * 1024 * 1024
 # Unicode White_Space as GPT-2's ``\s`` (the ``regex`` module) sees it; tests/test_chunking.py checks the list.
 WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _ASCII_SPACE_CLASS = b"[\\t\\n\\x0b\\x0c\\r ]"
+# Text without any whitespace (minified code, base64, "a,b,c"): a cut between two ASCII characters of
+# different GPT-2 classes (letter, digit, other) is safe too, except after an apostrophe ("'s").
+_OTHER = b"\\x00-\\x08\\x0e-\\x1f!-&(-/:-@\\[-`{-\\x7f"  # ASCII, not space, letter, digit or '
+_CLASS_CHANGE = (b"(?:(?<=[A-Za-z])(?=[0-9'" + _OTHER + b"])|(?<=[0-9])(?=[A-Za-z'" + _OTHER + b"])"
+                 b"|(?<=[" + _OTHER + b"])(?=[A-Za-z0-9]))")
 
 
 def plan_chunk_count(file_size: int, workers: int) -> int:
@@ -83,6 +91,7 @@ class CutFinder:
         after = _after_non_space()
         # the cheap test first: most positions fail it and the lookbehinds are never tried
         self.patterns = [re.compile(b"(?=" + cls + b")" + after + inside) for cls in (b"\\n", _ASCII_SPACE_CLASS)]
+        self.patterns.append(re.compile(_CLASS_CHANGE + inside))
         if self.special_bytes:
             alternatives = b"|".join(re.escape(t) for t in sorted(self.special_bytes, key=len, reverse=True))
             self.patterns.insert(0, re.compile(b"(?=" + alternatives + b")" + inside))
