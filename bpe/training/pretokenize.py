@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
-from operator import not_
+from operator import add, itemgetter, not_
 from pathlib import Path
 
 import regex
@@ -160,12 +160,16 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
 def add_counts(total: dict, more: dict) -> None:
     """``total += more`` for counts; ``more`` is used up.
 
-    Only the pre-tokens in both take a Python-level step; the rest are copied by ``dict.update`` (C).
-    On web text most of a chunk's pre-tokens are new to the running count, so this is several times
-    cheaper than ``Counter.update``, which takes a Python step for every key.
+    No Python-level step per key (``Counter.update`` takes one for every key): the pre-tokens in both
+    are summed with ``itemgetter``/``map`` over C functions, the rest copied by ``dict.update``.  On web
+    text about half of a chunk's pre-tokens are new to the running count.
     """
-    for token in total.keys() & more.keys():
-        more[token] += total[token]
+    common = list(more.keys() & total.keys())
+    if len(common) > 1:  # itemgetter of one key returns the value, not a tuple
+        values = itemgetter(*common)
+        dict.update(more, zip(common, map(add, values(more), values(total))))
+    elif common:
+        more[common[0]] += total[common[0]]
     dict.update(total, more)  # dict's own update: Counter.update would add again
 
 
