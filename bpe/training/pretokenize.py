@@ -163,6 +163,10 @@ def add_counts(total: dict, more: dict) -> None:
     No Python-level step per key (``Counter.update`` takes one for every key): the pre-tokens in both
     are summed with ``itemgetter``/``map`` over C functions, the rest copied by ``dict.update``.  On web
     text about half of a chunk's pre-tokens are new to the running count.
+
+    >>> counts = {b"a": 1, b"b": 2}
+    >>> add_counts(counts, {b"a": 3, b"c": 1}); add_counts(counts, {b"a": 1, b"b": 1}); counts
+    {b'a': 5, b'b': 3, b'c': 1}
     """
     common = list(more.keys() & total.keys())
     if len(common) > 1:  # itemgetter of one key returns the value, not a tuple
