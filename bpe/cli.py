@@ -252,6 +252,12 @@ def _run(args) -> int:
             raise
         print("bpe: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        if args.debug:
+            raise
+        print("bpe: error: out of memory; try a smaller input (--limit), fewer --workers or a smaller "
+              "--vocab-size", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into `head` and the reader left: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 141

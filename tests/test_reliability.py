@@ -254,6 +254,16 @@ def test_cli_os_error_mid_run_is_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err == "bpe: error: No space left on device: out/vocab.json\n"
 
 
+def test_cli_out_of_memory_is_one_line(monkeypatch, capsys):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("bpe.training.train.train_bpe", exhausted)
+    assert main(["train", "--data", "corpus-en"]) == 2
+    assert capsys.readouterr().err == ("bpe: error: out of memory; try a smaller input (--limit), fewer --workers "
+                                       "or a smaller --vocab-size\n")
+
+
 def test_cli_debug_shows_the_exception(capsys):
     with pytest.raises(BPEError, match="unknown variant"):
         main(["--debug", "train", "--variant", "v99", "--data", "corpus-en"])
