@@ -218,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bpe.dependencies import missing_dependencies, missing_dependency_message
+
+    missing = missing_dependencies()
+    if missing:  # before anything imports them: one line, not an import traceback
+        print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
