@@ -12,70 +12,137 @@ import os
 import sys
 import time
 
+from bpe import defaults
 from bpe.errors import BPEError
 
-DEFAULT_SPECIAL = ["<|endoftext|>"]
-
-
-def _add_training_args(p: argparse.ArgumentParser, *, vocab_default: int) -> None:
-    p.add_argument("--data", default=None, help="data set name or file path (default: gutenberg-sample)")
-    p.add_argument("--vocab-size", type=int, default=vocab_default, help=f"default {vocab_default}")
+def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True) -> None:
+    p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
+                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path)")
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
-                   help="special token (repeatable; default <|endoftext|>); --special '' for none is not allowed, "
-                        "use --no-special")
+                   help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
     p.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
     p.add_argument("--limit", default=None, metavar="SIZE",
                    help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true", help="no progress display (shown by default when stderr "
+                                                            "is a terminal)")
+    shown.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    if guarded:
+        p.add_argument("--force", action="store_true",
+                       help="run even when the cost estimate says it would take very long")
 
 
 def _special_tokens(args) -> list[str]:
     if args.no_special:
+        if args.special:
+            raise BPEError(f"--no-special and --special {args.special[0]!r} contradict each other; give one")
         return []
-    return args.special if args.special is not None else list(DEFAULT_SPECIAL)
+    return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
+
+
+def _vocab_size(args) -> int:
+    """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
+    from bpe.io.datasets import default_vocab_size
+
+    if args.vocab_size is None:
+        args.vocab_size = default_vocab_size(args.data)
+    return args.vocab_size
+
+
+def _show_progress(args) -> bool:
+    from bpe.training.progress import wants_progress
+
+    return args.progress or wants_progress(args.quiet)
+
+
+def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[str], workers, limit):
+    """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
+    from bpe.lab.estimate import corpus_shape, estimate_run
+    from bpe.training.sizes import parse_size
+    from bpe.training.train import check_special_tokens, check_vocab_size
+
+    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    end = None
+    if limit is not None:
+        from bpe.training.parallel import find_limit_end
+
+        end = find_limit_end(path, parse_size(limit), special_tokens)
+    shape = corpus_shape(path, special_tokens, end)
+    return [estimate_run(v, shape, merges, workers) for v in variants]
 
 
 def cmd_train(args) -> int:
     from bpe.io.datasets import resolve_data
-    from bpe.training.timer import StageTimer
-    from bpe.training.registry import best_variant
-    from bpe.training.train import train_bpe
+    from bpe.training.registry import best_variant, get_variant
 
     path = resolve_data(args.data)
     variant = args.variant or best_variant()
+    get_variant(variant)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
     if args.format and args.out is None:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if args.out is not None:  # fail now, not after training
-        from bpe.io.outputs import check_output_dir
+        from bpe.io.outputs import OutputLock, check_output_dir
 
         check_output_dir(args.out)
+        with OutputLock(args.out):  # held until saved: a second run into the same --out fails at once
+            return _train(args, path, variant, specials, vocab_size)
+    return _train(args, path, variant, specials, vocab_size)
+
+
+def _train(args, path, variant, specials, vocab_size) -> int:
+    from bpe.io.datasets import data_label
+    from bpe.lab.estimate import refusal, too_long
+    from bpe.training.timer import StageTimer
+    from bpe.training.train import train_bpe
+
+    estimate = _estimates(path, [variant], vocab_size, specials, args.workers, args.limit)
+    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({path.stat().st_size:,} bytes), "
+          f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
+    if too_long(estimate) and not args.force:
+        raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
     timer = StageTimer()
     corpus: dict = {}
     started = time.perf_counter()
-    vocab, merges = train_bpe(path, args.vocab_size, _special_tokens(args), variant=variant,
-                              workers=args.workers, timer=timer, progress=args.progress, errors=args.errors,
+    vocab, merges = train_bpe(path, vocab_size, specials, variant=variant,
+                              workers=args.workers, timer=timer, progress=_show_progress(args), errors=args.errors,
                               limit=args.limit, stats=corpus)
     elapsed = time.perf_counter() - started
+    written = _save_outputs(args, variant, path, vocab, merges, timer, corpus)  # saved before anything is printed
+    _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed)
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed) -> None:
+    from bpe.io.outputs import token_report
+    from bpe.training.sizes import format_size
+
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
     print(f"trained {variant} on {path}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
-    _save_outputs(args, variant, path, vocab, merges, timer, corpus)
-    return 0
-
-
-def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
-    """After training: the token report, and with --out the saved files."""
-    from bpe.lab.runinfo import machine_info
-    from bpe.io.datasets import data_label
-    from bpe.io.outputs import save_tokenizer, token_report
-
-    specials = _special_tokens(args)
-    for line in token_report(vocab, specials):
+    peak = timer.peak_rss
+    print(f"peak memory: {format_size(peak['self'])} (training process), "
+          f"{format_size(peak['children'])} (largest pre-tokenization worker)")
+    for line in token_report(vocab, _special_tokens(args)):
         print(line)
+
+
+def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
+    """With --out: save the tokenizer and train.json; the paths written (none without --out)."""
+    from bpe.io.datasets import data_label
+    from bpe.io.outputs import save_tokenizer
+    from bpe.lab.runinfo import machine_info
+
     if args.out is None:
-        return
+        return []
+    specials = _special_tokens(args)
     info = {
         "settings": {"variant": variant, "data": data_label(args.data),
                      "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
@@ -85,8 +152,7 @@ def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
         "timings": timer.as_dict(),
         "machine": machine_info(),
     }
-    written = save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
-    print("wrote " + ", ".join(str(p) for p in written))
+    return save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
 
 
 def cmd_data(args) -> int:
@@ -109,8 +175,10 @@ def cmd_data(args) -> int:
 def cmd_bench(args) -> int:
     from bpe.lab.bench import run_bench
 
-    run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
-              json_out=args.json, limit=args.limit, peers=args.peers)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
+              json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
+              progress=_show_progress(args))
     return 0
 
 
@@ -126,16 +194,61 @@ def cmd_report(args) -> int:
 
     from bpe.lab.report import DOCS_DIR, run_report
 
-    run_report(args.data, args.vocab_size, args.v1_vocab_size, args.repeat, _special_tokens(args), args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    variants = [v.strip() for v in args.variant.split(",") if v.strip()] if args.variant else None
+    run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
+               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=variants,
+               reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
+               scaling=not args.no_scaling)
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from bpe.lab.profiling import PROFILES_DIR, run_profile, summarize
+
+    if args.summarize is not None:
+        import json
+        from pathlib import Path
+
+        source = Path(args.summarize)
+        if not source.is_file():
+            raise BPEError(f"no such profile: {source}")
+        print(summarize(json.loads(source.read_text()), args.top), end="")
+        return 0
+    if args.variant is None:
+        raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_profile(args.variant, args.data, vocab_size, specials, args.workers,
+                args.out_dir or PROFILES_DIR, args.top, force=args.force, progress=_show_progress(args))
+    return 0
+
+
+def cmd_estimate(args) -> int:
+    from bpe.io.datasets import data_label, resolve_data
+    from bpe.lab.bench import parse_variants
+    from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
+
+    path = resolve_data(args.data)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    variants = parse_variants(args.variant or "all")
+    estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit)
+    print(f"cost estimate: {data_label(args.data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "
+          f"special {specials}, workers {args.workers or os.cpu_count()}")
+    print(f"{'variant':<10}{'time':>12}{'peak memory':>14}")
+    for e in estimates:
+        from bpe.training.sizes import format_size
+
+        note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
+        print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
     return 0
 
 
 def cmd_merge_cost(args) -> int:
     from bpe.lab.merge_cost import run_merge_cost
 
-    run_merge_cost(args.candidates, args.data, args.vocab_size, _special_tokens(args), args.repeat, args.workers,
-                   count_instructions=args.instructions, limit=args.limit)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_merge_cost(args.candidates, args.data, vocab_size, specials, args.repeat, args.workers,
+                   count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
     return 0
 
 
@@ -144,7 +257,7 @@ def _add_merge_cost_parser(sub) -> None:
                                              "pre-token counts, for tuning")
     cost.add_argument("candidates", nargs="+", metavar="CANDIDATE",
                       help="a variant name (v6) or the path of a file that defines Merger")
-    _add_training_args(cost, vocab_default=10_000)
+    _add_training_args(cost, guarded=False)
     cost.add_argument("--repeat", type=int, default=5, help="runs per candidate, taking turns (default 5)")
     cost.add_argument("--instructions", action="store_true",
                       help="also count each candidate's instructions once under valgrind (deterministic)")
@@ -153,13 +266,30 @@ def _add_merge_cost_parser(sub) -> None:
 
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
-    _add_training_args(report, vocab_default=2_000)
+    _add_training_args(report)
+    report.add_argument("--variant", default=None, help="comma list of variants (default: all)")
+    report.add_argument("--reduced-vocab-size", type=int, default=2_000,
+                        help="second table's vocab, for variants too slow at the main vocab (default 2000)")
     report.add_argument("--v1-vocab-size", type=int, default=300,
-                        help="reduced vocab for v1 when the main vocab is past its budget (default 300)")
+                        help="third table's vocab, for v1 when it is too slow at both (default 300)")
+    report.add_argument("--no-scaling", action="store_true",
+                        help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
     report.set_defaults(func=cmd_report)
+
+
+def _add_profile_parser(sub) -> None:
+    profile = sub.add_parser("profile", help="profile one variant's training under scalene; write "
+                                             "profiles/<variant>-<data>-<vocab>.{json,md}")
+    profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
+    _add_training_args(profile)
+    profile.add_argument("--out-dir", default=None, help="where the profile goes (default profiles/)")
+    profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
+    profile.add_argument("--summarize", default=None, metavar="FILE.json",
+                         help="print the markdown summary of a saved scalene profile instead")
+    profile.set_defaults(func=cmd_profile)
 
 
 def _add_trace_parser(sub) -> None:
@@ -173,7 +303,7 @@ def _add_trace_parser(sub) -> None:
     trace.add_argument("--merges", type=int, default=3, help="merges to trace (default 3)")
     trace.add_argument("--top", type=int, default=5, help="pair counts shown per merge (default 5)")
     trace.add_argument("--special", action="append", default=None, metavar="TOKEN",
-                       help="special token for --text (repeatable; default <|endoftext|>)")
+                       help=f"special token for --text (repeatable; default {defaults.SPECIAL_TOKEN})")
     trace.add_argument("--no-special", action="store_true", help="--text without special tokens")
     trace.set_defaults(func=cmd_trace)
 
@@ -185,8 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train a tokenizer")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
-    _add_training_args(train, vocab_default=10_000)
-    train.add_argument("--progress", action="store_true", help="show a progress bar over merges")
+    _add_training_args(train)
     train.add_argument("--errors", choices=["strict", "replace"], default="strict",
                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
     train.add_argument("--out", default=None, metavar="DIR",
@@ -197,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
     bench.add_argument("--variant", default=None, help="v1..vN, a comma list, or 'all' (default: the fastest)")
-    _add_training_args(bench, vocab_default=5_000)
+    _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
     bench.add_argument("--peers", action="store_true",
@@ -206,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_parser(sub)
     _add_report_parser(sub)
     _add_merge_cost_parser(sub)
+    _add_profile_parser(sub)
+
+    estimate = sub.add_parser("estimate", help="estimate each variant's time and memory on some data, "
+                                               "without training")
+    estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
+    _add_training_args(estimate, guarded=False)
+    estimate.set_defaults(func=cmd_estimate)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -217,6 +353,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _PipeSafeStdout:
+    """stdout that survives its reader leaving (``bpe train ... | head -1``): later writes are dropped, so the
+    run goes on and saves its files instead of dying on the next print."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _closed_reader(self) -> None:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed_reader()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed_reader()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     from bpe.dependencies import missing_dependencies, missing_dependency_message
 
@@ -226,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _PipeSafeStdout(stdout)
     try:
         return args.func(args)
     except BPEError as exc:
@@ -238,15 +406,20 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print("bpe: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into `head` and the reader left: not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 141
+    except MemoryError:
+        if args.debug:
+            raise
+        print("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
+              "variant that needs less (python -m bpe estimate shows each one's peak)", file=sys.stderr)
+        return 2
     except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
         if args.debug:
             raise
         where = f": {exc.filename}" if exc.filename else ""
         print(f"bpe: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

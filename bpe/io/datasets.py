@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,7 @@ class Dataset:
     shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo
     url: str | None = None  # where a downloadable data set comes from
     gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
+    vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
 
     @property
     def path(self) -> Path:
@@ -51,7 +53,7 @@ class Dataset:
         return base_url.rstrip("/") + "/" + self.url.rsplit("/", 1)[1]
 
 
-DEFAULT_DATASET = "gutenberg-sample"
+DEFAULT_DATASET = DATASET
 
 _TINYSTORIES_URL = "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
 _OWT_URL = "https://huggingface.co/datasets/stanford-cs336/owt-sample/resolve/main/"
@@ -71,9 +73,9 @@ DATASETS: dict[str, Dataset] = {
         Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",
                 url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt"),
         Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train (gzip download)",
-                url=_OWT_URL + "owt_train.txt.gz", gz=True),
+                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
         Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid (gzip download)",
-                url=_OWT_URL + "owt_valid.txt.gz", gz=True),
+                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
     ]
 }
 
@@ -107,3 +109,13 @@ def data_label(name_or_path: str | os.PathLike | None) -> str:
         return DEFAULT_DATASET
     key = str(name_or_path)
     return key if key in DATASETS else Path(key).stem
+
+
+def default_vocab_size(name_or_path: str | os.PathLike | None) -> int:
+    """The vocab size for this data when none is given: the data set's own, else :data:`VOCAB_SIZE`.
+
+    >>> default_vocab_size("owt"), default_vocab_size("tinystories"), default_vocab_size("some/file.txt")
+    (32000, 10000, 10000)
+    """
+    dataset = DATASETS.get(str(name_or_path if name_or_path is not None else DEFAULT_DATASET))
+    return dataset.vocab_size if dataset is not None else VOCAB_SIZE

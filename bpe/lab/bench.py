@@ -23,14 +23,11 @@ from pathlib import Path
 
 from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, format_duration, refusal
 from bpe.lab.fresh_process import child_result, run_json_child
 from bpe.lab.peers import peers_table
 from bpe.lab.runinfo import machine_info, merges_digest
 from bpe.training.registry import VARIANTS, best_variant, get_variant
-
-#: v1 is skipped in ``--variant all`` above this many (corpus bytes x merges): about a minute.
-V1_WORK_LIMIT = 1.5e9
-
 
 _CHILD_CODE = "from bpe.lab.bench import child_main; child_main()"
 
@@ -98,7 +95,10 @@ def parse_variants(spec: str | None) -> list[str]:
 
 def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None, limit: int | str | None = None, peers: bool = False) -> dict:
+              out=None, limit: int | str | None = None, peers: bool = False, force: bool = False,
+              progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
+    """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
+    refused otherwise, unless ``force``."""
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     out = out or sys.stdout
@@ -108,6 +108,8 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
     variant_names = parse_variants(variant_spec)
+    if json_out:  # fail now, not after the whole bench
+        check_json_path(json_out)
     file_bytes = path.stat().st_size
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
         from bpe.training.sizes import parse_size
@@ -117,6 +119,12 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
         corpus_bytes = find_limit_end(path, limit, special_tokens)
     else:
         corpus_bytes = file_bytes
+    shape = corpus_shape(path, special_tokens, corpus_bytes)
+    estimates = {name: estimate_run(name, shape, num_merges, workers) for name in variant_names}
+    slow = [e for e in estimates.values() if e.seconds * repeat > budget]
+    if slow and not force and variant_spec != "all":
+        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(data)} "
+                                     f"at vocab {vocab_size:,} x {repeat} repeat(s)", budget))
     report = {
         "machine": machine_info(),
         "settings": {"data": data_label(data), "path": str(path), "corpus_bytes": corpus_bytes,
@@ -126,17 +134,21 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
         "variants": {},
         "skipped": {},
     }
+    report["estimates"] = {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()}
     print(header(report), file=out)
+    print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
     for name in variant_names:
-        if variant_spec == "all" and name == "v1" and corpus_bytes * num_merges > V1_WORK_LIMIT:
-            reason = (f"v1 skipped: {corpus_bytes:,} bytes x {num_merges:,} merges is past the naive "
-                      f"variant's budget (~1 minute); run it alone with --variant v1")
+        if not force and estimates[name] in slow:
+            reason = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
+                      f"{format_duration(budget)} budget; run it alone with --variant {name} --force")
             report["skipped"][name] = reason
             print(reason, file=out)
             continue
         runs = []
-        for _ in range(repeat):
+        for i in range(repeat):
             runs.append(run_once(path, name, vocab_size, special_tokens, workers, limit))
+            if progress:
+                print(f"  {name} run {i + 1}/{repeat}: {runs[-1]['total']:.2f}s", file=sys.stderr, flush=True)
         report["variants"][name] = {"idea": VARIANTS[name].IDEA, "runs": runs, "median": median_run(runs)}
         print(variant_table(name, runs), file=out)
     if len(report["variants"]) > 1:
@@ -175,6 +187,17 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
     return results
 
 
+def check_json_path(json_out: str | os.PathLike) -> Path:
+    """Fail before the bench when ``--json`` cannot be written (a directory, an unwritable place)."""
+    from bpe.io.outputs import check_output_dir
+
+    path = Path(json_out)
+    if path.is_dir():
+        raise BPEError(f"--json {path} is a directory; give a file name such as {path / 'bench.json'}")
+    check_output_dir(path.parent if str(path.parent) else Path("."))
+    return path
+
+
 def write_json_atomic(path: Path, data: dict) -> None:
     from bpe.io.outputs import write_text_atomic
 
@@ -211,7 +234,11 @@ def variant_table(name: str, runs: list[dict]) -> str:
     med = median_run(runs)
     if len(runs) > 1:
         lines.append(_row("median", med))
-    points = [f"{m:,}: {t:.2f}s" for m, t in med["checkpoints"]]
+    step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
+    shown = med["checkpoints"][step - 1::step]
+    if shown[-1] != med["checkpoints"][-1]:
+        shown.append(med["checkpoints"][-1])
+    points = [f"{m:,}: {t:.2f}s" for m, t in shown]
     lines.append("elapsed at merge   " + ", ".join(points))
     lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
     return "\n".join(lines)
