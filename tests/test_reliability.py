@@ -328,7 +328,7 @@ def big_corpus(tmp_path_factory):
 def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, str]:
     """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would."""
     argv = [sys.executable, "-m", "bpe", "train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
-            "--vocab-size", "60000"]
+            "--vocab-size", "60000", "--force"]  # long on purpose: it is interrupted
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
@@ -356,7 +356,7 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
 
 def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_names):
     argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(big_corpus),
-            "--workers", "2", "--vocab-size", "60000"]
+            "--workers", "2", "--vocab-size", "60000", "--force"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

@@ -136,6 +136,8 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
     out_dir = Path(os.path.abspath(out_dir))
     parent = out_dir.parent
     parent.mkdir(parents=True, exist_ok=True)
+    for stale in [*parent.glob(f".{out_dir.name}.new-*"), *parent.glob(f".{out_dir.name}.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a run killed mid-save; the lock says none is live
     new = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
     old = parent / f".{out_dir.name}.old-{os.getpid()}"
     try:

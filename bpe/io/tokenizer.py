@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import regex
 
+from bpe.errors import BPEError
 from bpe.io.formats import load_merges, load_vocab
 from bpe.training.pretokenize import GPT2_REGEX, special_token_regex
 
@@ -128,5 +129,13 @@ class Tokenizer:
         return 0
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The text of ``ids``; byte sequences that are not valid UTF-8 become U+FFFD."""
-        return b"".join(self.vocab[i] for i in ids).decode("utf-8", errors="replace")
+        """The text of ``ids``; byte sequences that are not valid UTF-8 become U+FFFD.
+
+        An id that is not in the vocab is a :class:`~bpe.errors.BPEError` naming it and the valid range.
+        """
+        vocab, ids = self.vocab, list(ids)
+        try:
+            return b"".join([vocab[i] for i in ids]).decode("utf-8", errors="replace")
+        except (KeyError, TypeError):  # the check runs only on failure, so decoding pays nothing for it
+            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+            raise BPEError(f"cannot decode token id {bad!r}: the vocab has ids 0 to {len(vocab) - 1}") from None

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from bpe.training.sizes import format_size
 
@@ -77,9 +76,10 @@ class CorpusShape:
 
 def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
     """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size)."""
-    from bpe.training.pretokenize import count_pretokens
+    from bpe.training.pretokenize import check_input_file, count_pretokens
 
-    size = end if end is not None else Path(path).stat().st_size
+    path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+    size = end if end is not None else path.stat().st_size
     with open(path, "rb") as f:
         sample = f.read(min(size, SAMPLE_BYTES))
     cut = sample.rfind(b"\n") if len(sample) < size else -1

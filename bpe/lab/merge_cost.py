@@ -56,8 +56,14 @@ def load_merger(candidate: str):
     if not path.is_file():
         raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
     spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
+    if spec is None or spec.loader is None or path.suffix != ".py":
+        raise BPEError(f"{candidate} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
+                       f"or a .py file that defines Merger")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the candidate's own bug: name it in one line, not as our traceback
+        raise BPEError(f"cannot load {candidate}: {type(exc).__name__}: {exc}") from None
     merger = getattr(module, "Merger", None)
     if merger is None:
         raise BPEError(f"{candidate} defines no Merger class")
@@ -102,7 +108,7 @@ def instructions(candidate: str, counts_path: Path, num_merges: int) -> int:
 
 def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int, special_tokens: Sequence[str],
                    repeat: int, workers: int | None = None, count_instructions: bool = False,
-                   limit: int | str | None = None, out=None) -> dict:
+                   limit: int | str | None = None, out=None, progress: bool = False) -> dict:
     """Time every candidate on the same counts; print a table and return the figures."""
     out = out or sys.stdout
     if not candidates:
@@ -123,11 +129,16 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
         for _ in range(repeat):
             for candidate in candidates:  # taking turns, so a slow spell of the machine hits all of them
                 results[candidate]["runs"].append(_run(candidate, counts_path, num_merges)[0])
+                if progress:
+                    run = results[candidate]["runs"][-1]
+                    print(f"  {candidate} run {len(results[candidate]['runs'])}/{repeat}: build {run['build']:.2f}s, "
+                          f"merges {run['merges']:.2f}s", file=sys.stderr, flush=True)
         if count_instructions:
             for candidate in candidates:
                 results[candidate]["instructions"] = instructions(candidate, counts_path, num_merges)
     print(f"merge cost: {data_label(data)}, vocab {vocab_size:,} ({num_merges:,} merges), "
-          f"{len(counts):,} distinct pre-tokens, repeat {repeat}; CPU seconds, median / min", file=out)
+          f"special {list(special_tokens)}, {len(counts):,} distinct pre-tokens, repeat {repeat}; "
+          f"CPU seconds, median / min", file=out)
     print(f"{'candidate':<28}{'build':>16}{'merges':>16}{'instructions':>15}  merges sha256", file=out)
     for candidate, result in results.items():
         runs = result["runs"]
