@@ -347,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
     get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
-    get.add_argument("name", help="tinystories, tinystories-valid, owt or owt-valid")
+    get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt or owt-valid")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
     return parser

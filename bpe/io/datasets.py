@@ -2,7 +2,9 @@
 
 Shipped with the repo (always present): ``gutenberg-sample`` (the default bench corpus),
 ``corpus-en`` and ``tinystories-sample`` (CS336 fixtures).  Downloaded into ``data/`` on request:
-``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see ``python -m bpe data``).
+``gutenberg-books`` (the benchmark corpus, built from 21 downloaded books by
+:mod:`bpe.io.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
+``python -m bpe data``).
 
 Anything that is not a name is taken as a path to a text file.
 """
@@ -33,6 +35,7 @@ class Dataset:
     url: str | None = None  # where a downloadable data set comes from
     gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
     vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
+    built: bool = False  # made from several downloads by the project's code (bpe/io/gutenberg.py)
 
     @property
     def path(self) -> Path:
@@ -68,6 +71,9 @@ DATASETS: dict[str, Dataset] = {
                 "tests/fixtures/corpus.en"),
         Dataset("tinystories-sample", "tinystories_sample.txt", "4 KB: CS336 TinyStories fixture",
                 "tests/fixtures/tinystories_sample.txt"),
+        Dataset("gutenberg-books", "gutenberg-books.txt",
+                "14 MB: 21 Project Gutenberg books in ~2 KB documents, built from GITenberg (benchmark corpus)",
+                built=True),
         Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train",
                 url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt"),
         Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",

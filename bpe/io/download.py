@@ -54,6 +54,10 @@ def fetch_dataset(name: str, *, base_url: str | None = None, progress: bool = Tr
     if final.exists():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
+    if dataset.built:
+        from bpe.io.gutenberg import fetch_books
+
+        return fetch_books(final, base_url=base_url, progress=progress, timeout=timeout)
     url = dataset.source_url(base_url)
     part = final.parent / (url.rsplit("/", 1)[1] + ".part")
     download(url, part, progress=progress, timeout=timeout)
