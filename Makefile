@@ -42,7 +42,8 @@ help:
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
 	@echo "  make clean     remove .venv and caches"
 	@echo ""
-	@echo "DATA defaults to gutenberg-sample; VOCAB to the data set's default (python -m bpe data list shows it)."
+	@echo "DATA defaults to gutenberg-sample; VOCAB to the data set's default (10,000; 32,000 for OpenWebText)."
+	@echo "A run estimated past 10 minutes asks for FORCE=1 (python -m bpe estimate DATA shows every variant's estimate)."
 	@echo "Without make: .venv/bin/bpe train ..., or source .venv/bin/activate and then bpe ... / python -m bpe ..."
 
 # A child shell with the venv's bin first on PATH (what `source .venv/bin/activate` does); `exit` leaves it.
@@ -53,7 +54,7 @@ shell: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
-		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers)
+		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers) $(if $(FORCE),--force)
 
 # `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all.
 data: $(VENV)/.installed
@@ -70,7 +71,7 @@ V1_VOCAB ?=
 
 profile: $(VENV)/.installed
 	$(PY) -m bpe profile $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
-		$(if $(WORKERS),--workers $(WORKERS))
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force)
 
 report: $(VENV)/.installed
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \

@@ -204,11 +204,12 @@ def cmd_report(args) -> int:
 
 
 def cmd_profile(args) -> int:
+    from pathlib import Path
+
     from bpe.lab.profiling import PROFILES_DIR, run_profile, summarize
 
     if args.summarize is not None:
         import json
-        from pathlib import Path
 
         source = Path(args.summarize)
         if not source.is_file():
@@ -219,7 +220,7 @@ def cmd_profile(args) -> int:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
     run_profile(args.variant, args.data, vocab_size, specials, args.workers,
-                args.out_dir or PROFILES_DIR, args.top, force=args.force, progress=_show_progress(args))
+                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force, progress=_show_progress(args))
     return 0
 
 

@@ -49,3 +49,15 @@ def test_scalene_run_writes_both_files(tmp_path):
     assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
     assert json.loads(json_out.read_text())["bpe_lab"]["variant"] == "v2"
     assert md_out.read_text().startswith("# Profile v2-tinystories-sample-300")
+
+
+def test_bpe_profile_subcommand(tmp_path, capsys):
+    from bpe.cli import main
+
+    assert main(["profile"]) == 2
+    assert "bpe profile needs --variant vN" in capsys.readouterr().err
+    assert main(["profile", "--variant", "v1", "--force", "--summarize", str(tmp_path / "none.json")]) == 2
+    assert "no such profile:" in capsys.readouterr().err
+    assert main(["profile", "--variant", "v1"]) == 2  # v1 at the default vocab 10,000 on 2.3 MB: minutes
+    err = capsys.readouterr().err
+    assert "profiling v1 on gutenberg-sample at vocab 10,000: estimated v1 ~" in err and "--force" in err
