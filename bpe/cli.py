@@ -58,7 +58,8 @@ def _show_progress(args) -> bool:
     return args.progress or wants_progress(args.quiet)
 
 
-def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[str], workers, limit):
+def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[str], workers, limit,
+               assume_bytes: int | None = None):
     """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
     from bpe.lab.estimate import corpus_shape, estimate_run
     from bpe.training.sizes import parse_size
@@ -70,7 +71,7 @@ def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[
         from bpe.training.parallel import find_limit_end
 
         end = find_limit_end(path, parse_size(limit), special_tokens)
-    shape = corpus_shape(path, special_tokens, end)
+    shape = corpus_shape(path, special_tokens, end, assume_bytes)
     return [estimate_run(v, shape, merges, workers) for v in variants]
 
 
@@ -231,14 +232,17 @@ def cmd_estimate(args) -> int:
 
     path = resolve_data(args.data)
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    from bpe.training.sizes import format_size, parse_size
+
     variants = parse_variants(args.variant or "all")
-    estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit)
-    print(f"cost estimate: {data_label(args.data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "
-          f"special {specials}, workers {args.workers or os.cpu_count()}")
+    assumed = parse_size(args.size) if args.size else None
+    estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
+    corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
+              f"{data_label(args.data)} ({path.stat().st_size:,} bytes)")
+    print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {specials}, "
+          f"workers {args.workers or os.cpu_count()}")
     print(f"{'variant':<10}{'time':>12}{'peak memory':>14}")
     for e in estimates:
-        from bpe.training.sizes import format_size
-
         note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
     return 0
@@ -342,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                "without training")
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
     _add_training_args(estimate, guarded=False)
+    estimate.add_argument("--size", default=None, metavar="SIZE",
+                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
     estimate.set_defaults(func=cmd_estimate)
 
     data = sub.add_parser("data", help="list the data sets, download one")

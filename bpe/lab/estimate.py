@@ -74,8 +74,13 @@ class CorpusShape:
     measured: bool  # False: L is an upper bound (the sample was skipped)
 
 
-def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
-    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size)."""
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
+                 assume_bytes: int | None = None) -> CorpusShape:
+    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size).
+
+    ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
+    --size``): how a variant would fare on a bigger corpus of the same kind.
+    """
     from bpe.training.pretokenize import check_input_file, count_pretokens
 
     path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
@@ -86,11 +91,12 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
     whole = sum(len(token) for token in count_pretokens(text, special_tokens))
-    if len(sample) >= size or len(text) < 4096:
-        return CorpusShape(size, whole * max(1.0, size / max(len(sample), 1)), True)
+    target = assume_bytes or size
+    if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
+        return CorpusShape(target, whole * max(1.0, target / max(len(sample), 1)), True)
     quarter = sum(len(token) for token in count_pretokens(text[: len(text) // 4], special_tokens))
     exponent = min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
-    return CorpusShape(size, whole * (size / len(sample)) ** exponent, True)
+    return CorpusShape(target, whole * max(1.0, target / len(sample)) ** exponent, True)
 
 
 @dataclass(frozen=True)
