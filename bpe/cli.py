@@ -123,14 +123,16 @@ def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, e
     from bpe.io.outputs import token_report
     from bpe.training.sizes import format_size
 
+    from bpe.io.datasets import data_label
+
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
-    print(f"trained {variant} on {path}{subset}: {len(merges):,} merges, "
+    print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
     peak = timer.peak_rss
-    print(f"peak memory: {format_size(peak['self'])} (training process), "
-          f"{format_size(peak['children'])} (largest pre-tokenization worker)")
+    workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
+    print(f"peak memory: {format_size(peak['self'])} (training process){workers}")
     for line in token_report(vocab, _special_tokens(args)):
         print(line)
 
