@@ -43,7 +43,7 @@ help:
 	@echo "  make clean     remove .venv and caches"
 	@echo ""
 	@echo "DATA defaults to gutenberg-sample; VOCAB to the data set's default (10,000; 32,000 for OpenWebText)."
-	@echo "A run estimated past 10 minutes asks for FORCE=1 (python -m bpe estimate DATA shows every variant's estimate)."
+	@echo "A run estimated past 10 minutes asks for FORCE=1 (python -m bpe estimate --data NAME shows each variant's estimate)."
 	@echo "Without make: .venv/bin/bpe train ..., or source .venv/bin/activate and then bpe ... / python -m bpe ..."
 
 # A child shell with the venv's bin first on PATH (what `source .venv/bin/activate` does); `exit` leaves it.

@@ -23,7 +23,7 @@ plus O(distinct pre-tokens per chunk) to send and sum the counts.
 
 Measured (pretokenize stage, 2-core machine, 14 MB of Project Gutenberg, 3 repeats each)::
 
-    python -m bpe bench --variant v2,v3 --data ../shared/data/gutenberg-books.txt \
+    python -m bpe bench --variant v2,v3 --data gutenberg-books \
         --vocab-size 300 --repeat 3 --workers 2
 
 v2 (serial) 1.016 s, v3 (2 workers) 0.618 s: 1.64x; a second run of the same command, also on an

@@ -25,7 +25,7 @@ dictionary updates.
 
 Measured (one bench run, 2-core machine, 14 MB of Project Gutenberg, vocab 10,000, 2 workers)::
 
-    python -m bpe bench --variant v2,v3,v4,v5,v6 --data ../shared/data/gutenberg-books.txt \
+    python -m bpe bench --variant v2,v3,v4,v5,v6 --data gutenberg-books \
         --vocab-size 10000 --repeat 1 --workers 2
 
 update stage: v2 3.42 s, v3 (v2's merge code) 3.34 s, v4 2.62 s: 1.30x faster than v2's (1.28x

@@ -46,7 +46,7 @@ are bounded by the visits that made them.
 Measured on a 2-core machine, figures move between runs; the ratios below are within one run.  End
 to end, with the peers::
 
-    python -m bpe bench --variant v5,v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000 \
+    python -m bpe bench --variant v5,v6 --data gutenberg-books --vocab-size 10000 \
         --repeat 5 --workers 2 --peers
 
 * three runs of the command above on an idle machine (commit 3672651, this code but for this
@@ -69,7 +69,7 @@ candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh p
 are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each figure includes
 0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of the merge loop,
 fresh processes alternating, pinned to one core, medians.  ``python -m bpe merge-cost v6 my_copy.py
---data ../shared/data/gutenberg-books.txt --instructions`` does the same (the figures below came
+--data gutenberg-books --instructions`` does the same (the figures below came
 from a /tmp script before it existed, so its totals differ by the start-up of ``bpe``).  Starting from the int
 design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
 
@@ -92,7 +92,7 @@ design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
   should not leave the collector off).
 
 Re-measured on the final code with ``python -m bpe merge-cost v6 no_gc_off.py no_freeze.py --data
-../shared/data/gutenberg-books.txt --repeat 5 --workers 2 --instructions``: v6 4.642 G, merges
+gutenberg-books --repeat 5 --workers 2 --instructions``: v6 4.642 G, merges
 0.735 s (median of 5); without the collector off during the build 4.662 G, 0.784 s; without the
 freeze either 4.706 G, 0.776 s.  Small, but instructions and seconds agree, so both stay.
 
