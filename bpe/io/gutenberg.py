@@ -16,18 +16,15 @@ mirror has one and ``<id>.txt`` otherwise.  :func:`build_corpus` turns the book 
 
 Built from the mirror's current files this gives the corpus the measured figures in README and
 docs were made on, byte for byte (sha256 in :data:`SHA256`; ``python -m bpe data get
-gutenberg-books`` checks it and says so if a source file changed).  ``corpora/gutenberg-sample.txt``
+gutenberg-books``, :func:`bpe.io.download.fetch_books`, checks it and says so if a source file
+changed).  ``corpora/gutenberg-sample.txt``
 is every sixth of its documents (see ``corpora/gutenberg-sample.SOURCES``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 from bpe.errors import BPEError
 
@@ -99,34 +96,3 @@ def build_corpus(books: Iterable[tuple[str, str]]) -> str:
     for name, text in books:
         docs += documents(book_paragraphs(text, name))
     return SEPARATOR.join(docs)
-
-
-def fetch_books(final: Path, *, base_url: str | None = None, progress: bool = True, timeout: float = 10) -> Path:
-    """Download the 21 books (resuming, like any data set) into ``<data>/gutenberg-books-src/`` and build
-    ``final`` from them through a temporary name."""
-    from bpe.io.download import download
-
-    base_url = base_url or os.environ.get("BPE_DATA_URL")
-    sources = final.parent / "gutenberg-books-src"
-    sources.mkdir(parents=True, exist_ok=True)
-    texts = []
-    for repo, file in BOOKS:
-        url = f"{base_url.rstrip('/')}/{file}" if base_url else SOURCE_URL.format(repo=repo, file=file)
-        path = sources / file
-        if not path.exists():
-            part = sources / (file + ".part")
-            download(url, part, progress=progress, timeout=timeout)
-            os.replace(part, path)
-        try:
-            texts.append((file, path.read_bytes().decode("utf-8")))
-        except UnicodeDecodeError as exc:
-            raise BPEError(f"{path} is not UTF-8 (byte offset {exc.start}); remove it and run again") from None
-    data = build_corpus(texts).encode("utf-8")
-    tmp = final.with_name(final.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, final)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256 and not base_url:
-        print(f"note: {final.name} differs from the corpus the published figures used (sha256 {digest[:16]} "
-              f"instead of {SHA256[:16]}): a source file changed upstream", file=sys.stderr, flush=True)
-    return final
