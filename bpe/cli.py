@@ -1,8 +1,14 @@
-"""``python -m bpe`` / ``bpe``: train, bench (and more subcommands as the project grows).
+"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, data.
 
-Errors the user can cause (:class:`~bpe.errors.BPEError`) and operating-system errors are printed
-as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits 130 (the pool is
-shut down first); ``--debug`` shows the traceback instead.
+Every training command takes the shared defaults of :mod:`bpe.defaults` (the data set's vocab,
+``<|endoftext|>``), prints them in its first line with a cost estimate (:mod:`bpe.lab.estimate`),
+refuses a run estimated past 10 minutes unless given ``--force``, and shows progress on a terminal
+(``--quiet`` for none).
+
+Errors the user can cause (:class:`~bpe.errors.BPEError`), operating-system errors and exhausted
+memory are printed as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits
+130 (the pool is shut down first); ``--debug`` shows the traceback instead.  A reader of stdout that
+leaves early (``| head``) does not stop the run: later output is dropped and the files are saved.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import time
 
 from bpe import defaults
 from bpe.errors import BPEError
+
 
 def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True) -> None:
     p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
