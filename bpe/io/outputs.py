@@ -143,7 +143,9 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
     try:
         for name, text in files.items():
             _write(new / name, text, shown=out_dir / name)
-        os.chmod(new, 0o755)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
         # The two renames cannot be made one system call portably; with SIGINT and SIGTERM held back a
         # Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
         blocked = {signal.SIGINT, signal.SIGTERM}
@@ -152,7 +154,12 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
             had_old = out_dir.exists()
             if had_old:
                 os.rename(out_dir, old)
-            os.rename(new, out_dir)
+            try:
+                os.rename(new, out_dir)
+            except OSError:
+                if had_old:
+                    os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
+                raise
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         if had_old:
