@@ -72,15 +72,17 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
                 placed |= set(fits)
         if placed == set(variants):
             break
-    for v in variants:
-        if v not in placed:
-            notes.append(f"{v} left out: past the {budget:.0f} s budget at every vocab tried "
-                         f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run it alone with bpe bench --force")
-        elif v not in tables[0][1]:
-            home = next(vocab for vocab, names in tables if v in names)
-            skipped = [f"{x:,}" for x in vocab_sizes if x > home]
-            notes.append(f"{v} is past the {budget:.0f} s budget at vocab {' and '.join(skipped)}, so it ran at vocab "
-                         f"{home:,} in the table of that vocab, beside every variant that fits it.")
+    left_out = [v for v in variants if v not in placed]
+    if left_out:
+        notes.append(f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
+                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with bpe bench --force")
+    for home, names in tables[1:]:
+        moved = [v for v in names if all(v not in earlier for _, earlier in tables[:tables.index((home, names))])]
+        if moved:
+            skipped = " and ".join(f"{vocab:,}" for vocab in vocab_sizes if vocab > home)
+            notes.append(f"{', '.join(moved)} {'is' if len(moved) == 1 else 'are'} past the {budget:.0f} s budget at "
+                         f"vocab {skipped}, so {'it' if len(moved) == 1 else 'they'} ran at vocab {home:,} in the "
+                         f"table of that vocab, beside every variant that fits it.")
     return tables, notes
 
 
@@ -291,13 +293,17 @@ def plot_stages(result: dict, out: Path) -> None:
 
 
 def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
-    """(merges done, ms per 100 merges) between consecutive checkpoints."""
+    """(merges done, ms per 100 merges) over consecutive windows of about a twentieth of the run (one
+    checkpoint interval alone is too noisy to read a trend from); a short last window is dropped."""
+    stride = max(1, len(checkpoints) // 20)
+    window = checkpoints[::stride]
     xs, ys = [], []
-    step = checkpoints[1][0] - checkpoints[0][0] if len(checkpoints) > 1 else 1
-    for (m0, t0), (m1, t1) in zip(checkpoints, checkpoints[1:]):
-        if m1 - m0 >= step / 2:  # the short last stretch (to the final merge) would be mostly timer noise
-            xs.append(m1)
-            ys.append(max((t1 - t0) / (m1 - m0) * 100 * 1000, 1e-3))
+    full = window[1][0] - window[0][0] if len(window) > 1 else 1
+    for (m0, t0), (m1, t1) in zip(window, window[1:]):
+        if m1 - m0 < full / 2:  # the stretch to the final merge: a few merges, mostly timer noise
+            continue
+        xs.append(m1)
+        ys.append(max((t1 - t0) / (m1 - m0) * 100 * 1000, 1e-3))
     return xs, ys
 
 
@@ -351,7 +357,7 @@ def plot_scaling(result: dict, out: Path) -> None:
         size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
     size_ax.set_xlabel("corpus size (MB, first part of the data via --limit)")
     size_ax.set_ylabel("total seconds")
-    size_ax.set_ylim(bottom=0)
+    size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
     size_ax.set_xlim(left=0)
     size_ax.set_title(f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size", fontsize=10)
     size_ax.legend(fontsize=8)
@@ -363,7 +369,7 @@ def plot_scaling(result: dict, out: Path) -> None:
     workers_ax.set_xlabel("pre-tokenization workers")
     workers_ax.set_xticks(scaling["worker_counts"])
     workers_ax.set_ylabel("seconds")
-    workers_ax.set_ylim(bottom=0)
+    workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
     workers_ax.set_title(f"time against workers ({result['machine']['cpu_count']} CPUs)", fontsize=10)
     workers_ax.legend(fontsize=7, loc="upper left", ncol=2)
     fig.suptitle(f"Scaling (make report, {result['generated']})", fontsize=10)
