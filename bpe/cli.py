@@ -107,11 +107,11 @@ def cmd_data(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.bench import run_bench
+    from bpe.lab.bench import all_correct, run_bench
 
-    run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
-              json_out=args.json, limit=args.limit, peers=args.peers)
-    return 0
+    report = run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
+                       json_out=args.json, limit=args.limit, peers=args.peers)
+    return 0 if all_correct(report) else 1
 
 
 def cmd_trace(args) -> int:
@@ -196,7 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
-    bench.add_argument("--variant", default=None, help="v1..vN, a comma list, or 'all' (default: the fastest)")
+    bench.add_argument("--variant", action="append", default=None, metavar="V",
+                       help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
+                            "module:function), or a comma list of these; repeatable (default: the fastest). "
+                            "Exit status 1 if a run fails or its merges differ from the reference")
     _add_training_args(bench, vocab_default=5_000)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")

@@ -23,7 +23,6 @@ seconds agree.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
 import re
@@ -39,7 +38,8 @@ from bpe.lab.runinfo import merges_digest
 from bpe.io.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.lab.candidates import load_file_module
+from bpe.lab.fresh_process import child_result, run_json_child, write_result
 from bpe.training.parallel import count_file_parallel, find_limit_end
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_special_tokens, check_vocab_size
@@ -55,17 +55,14 @@ def load_merger(candidate: str):
     path = Path(candidate)
     if not path.is_file():
         raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
-    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    merger = getattr(module, "Merger", None)
+    merger = getattr(load_file_module(path), "Merger", None)
     if merger is None:
         raise BPEError(f"{candidate} defines no Merger class")
     return merger
 
 
 def child_main() -> None:
-    """One run: settings as JSON on stdin; build and merge, write the CPU seconds as JSON on stdout."""
+    """One run: settings as JSON on stdin; build and merge, hand back the CPU seconds."""
     from bpe.training.merge_loop import run_merges
     from bpe.training.timer import NullTimer
 
@@ -77,8 +74,8 @@ def child_main() -> None:
     merger = merger_class(counts)
     built = process_time()
     merges = run_merges(merger, settings["num_merges"], NullTimer())
-    json.dump({"build": built - started, "merges": process_time() - built, "count": len(merges),
-               "merges_sha256": merges_digest(merges)}, sys.stdout)
+    write_result({"build": built - started, "merges": process_time() - built, "count": len(merges),
+                  "merges_sha256": merges_digest(merges)})
 
 
 def _run(candidate: str, counts_path: Path, num_merges: int, prefix: Sequence[str] = ()):
