@@ -53,7 +53,8 @@ profile: $(VENV)/.installed
 
 report: $(VENV)/.installed
 	$(PY) -m bpe report --data $(DATA) --vocab-size $(REPORT_VOCAB) --v1-vocab-size $(V1_VOCAB) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers)
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers) \
+		$(if $(VARIANT),--variant $(VARIANT))
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed

@@ -127,7 +127,7 @@ def cmd_report(args) -> int:
     from bpe.lab.report import DOCS_DIR, run_report
 
     run_report(args.data, args.vocab_size, args.v1_vocab_size, args.repeat, _special_tokens(args), args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR)
+               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=args.variant)
     return 0
 
 
@@ -159,6 +159,9 @@ def _add_report_parser(sub) -> None:
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.add_argument("--variant", action="append", default=None, metavar="V",
+                        help="as for bench: ladder variants and/or your own trainer (a .py file or "
+                             "module:function), comma list, repeatable (default: every ladder variant)")
     report.set_defaults(func=cmd_report)
 
 

@@ -93,7 +93,7 @@ def test_module_function_form(monkeypatch):
     monkeypatch.syspath_prepend(str(CANDIDATES))
     monkeypatch.setenv("PYTHONPATH", str(CANDIDATES))
     report = bench(["v2", "correct:train_bpe"])
-    assert report["verdicts"]["train_bpe"]["verdict"] == "identical"
+    assert report["verdicts"]["correct"]["verdict"] == "identical"
 
 
 def test_failing_candidates_are_one_line_each_and_the_bench_goes_on(tmp_path, capsys):
@@ -184,3 +184,20 @@ def test_merge_cost_still_rejects_a_file_without_merger():
 
     with pytest.raises(BPEError, match="defines no Merger class"):
         load_merger(str(CANDIDATES / "correct.py"))
+
+
+def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
+    from bpe.lab.report import run_report
+
+    entries = [str(CANDIDATES / "smaller_tie.py"), str(CANDIDATES / "correct.py"), str(CANDIDATES / "raises.py")]
+    text = run_report("tinystories-sample", 300, 280, 1, EOT, 1, out_dir=tmp_path, variants=entries).read_text()
+    rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
+    assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
+    assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only
+    assert "- **correct**: identical (43 merges)." in text
+    assert "- **smaller_tie**: differs at merge " in text and "tie broken the wrong way" in text
+    assert "- **raises**: failed: raises raised ValueError: pair counts went negative (raises.py line 5)." in text
+    saved = json.loads((tmp_path / "report-bench.json").read_text())
+    assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
+    for png in ("report-stages.png", "report-merges.png"):
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"

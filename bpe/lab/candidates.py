@@ -43,7 +43,7 @@ FUNCTION_NAMES = ("train_bpe", "run_train_bpe")
 class Candidate:
     """One entry of ``--variant``: ``kind`` is ``variant``, ``merger`` or ``function``."""
 
-    label: str  # the row's name: v6, the file's stem, or the function's name
+    label: str  # the row's name: v6, the file's (module's) name, or a function's not called train_bpe
     kind: str
     spec: str  # what the child loads: a variant name, a file, ``file.py:function`` or ``module:function``
     idea: str
@@ -83,6 +83,11 @@ def _parse_file(path: Path) -> ast.Module:
         raise BPEError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from None
 
 
+def _label(module: str, function: str) -> str:
+    """A function's row is named after it, unless it has the handout's name: then after its file or module."""
+    return module if function in FUNCTION_NAMES else function
+
+
 def resolve(spec: str) -> Candidate:
     """The :class:`Candidate` a ``--variant`` entry names, or a :class:`BPEError` saying why none."""
     if spec in VARIANTS:
@@ -97,7 +102,8 @@ def resolve(spec: str) -> Candidate:
                            f"or module:function)")
         tree = _parse_file(path)
         if function:
-            return Candidate(function, "function", f"{path}:{function}", _file_idea(tree, f"{function} in {path.name}"))
+            return Candidate(_label(path.stem, function), "function", f"{path}:{function}",
+                             _file_idea(tree, f"{function} in {path.name}"))
         names = _top_level_names(tree)
         if "Merger" in names:
             return Candidate(path.stem, "merger", str(path), _file_idea(tree, "your Merger"))
@@ -113,7 +119,8 @@ def resolve(spec: str) -> Candidate:
             found = None
         if found is None:
             raise BPEError(f"no module {path_part!r} to import (for {spec!r}); is it on PYTHONPATH?")
-        return Candidate(function, "function", spec, f"{function} from {path_part}")
+        return Candidate(_label(path_part.rpartition(".")[2], function), "function", spec,
+                         f"{function} from {path_part}")
     raise BPEError(f"unknown variant {spec!r}; valid variants: {', '.join(VARIANTS)} "
                    f"(or your own trainer: a .py file, or module:function)")
 

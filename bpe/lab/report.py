@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.lab.bench import V1_WORK_LIMIT, format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
@@ -65,20 +66,27 @@ def plan(corpus_bytes: int, vocab_size: int, v1_vocab_size: int, num_special: in
 def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: int = 300, repeat: int = 3,
                special_tokens: list[str] | None = None, workers: int | None = None, peers: bool = False,
                out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None) -> Path:
-    """Run the benches and write the report files; returns the path of ``report.md``."""
+    """Run the benches and write the report files; returns the path of ``report.md``.
+
+    ``variants``: ``--variant`` entries (ladder names, or your own trainer: see :mod:`bpe.lab.candidates`);
+    default the whole ladder, which also runs beside your own trainers when no ladder step is named.
+    """
     log = log or sys.stdout
     special_tokens = ["<|endoftext|>"] if special_tokens is None else special_tokens
-    variants = list(VARIANTS) if variants is None else variants
+    candidates = parse_variants(list(VARIANTS) if variants is None else variants)
+    if not any(c.is_variant for c in candidates):
+        candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
+    spec = {c.label: c.spec for c in candidates}
     path = resolve_data(data)
     main_names, reduced_names, v1_note = plan(path.stat().st_size, vocab_size, v1_vocab_size,
-                                              len(special_tokens), variants)
+                                              len(special_tokens), list(spec))
     if not main_names:
         raise BPEError("no variant to report on")
-    tables = [run_bench(",".join(main_names), data, vocab_size, repeat, special_tokens, workers, out=log,
+    tables = [run_bench([spec[n] for n in main_names], data, vocab_size, repeat, special_tokens, workers, out=log,
                         peers=peers)]
     if reduced_names:
-        tables.append(run_bench(",".join(reduced_names), data, v1_vocab_size, repeat, special_tokens, workers,
-                                out=log))
+        tables.append(run_bench([spec[n] for n in reduced_names], data, v1_vocab_size, repeat, special_tokens,
+                                workers, out=log))
     peer_results = peer_totals(tables[0].get("peers", {}))
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("variants produced different merges; the report would compare different results "
@@ -108,11 +116,34 @@ def table_rows(bench: dict) -> list[str]:
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, med, vs_prev, vs_first in comparison_rows(bench):
-        st = med["stages"]
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {st['pretokenize']:.3f} s | "
-                    f"{med['merge_phase']:.3f} s | {st['select']:.3f} s | {st['update']:.3f} s | "
+        st = med["stages"] or {}
+        cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {' | '.join(cells)} | "
                     f"{format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
+
+
+def _cell(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.3f} s"
+
+
+def correctness_lines(bench: dict) -> list[str]:
+    """Below a table with your own trainer in it: each candidate's verdict, and any that failed."""
+    verdicts = {n: v for n, v in bench.get("verdicts", {}).items() if bench["variants"][n]["kind"] != "variant"}
+    if not verdicts and not bench.get("failed"):
+        return []
+    reference = bench.get("reference", {}).get("name", "the reference")
+    out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
+    for name, v in verdicts.items():
+        if v["verdict"] == "identical":
+            out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
+        else:
+            chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
+                     f"{v['reference_pair']} ({v['reference_count']:,}); " if v["candidate_pair"] and v["reference_pair"]
+                     else "")
+            out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
+    out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
+    return out + [""]
 
 
 def render_markdown(result: dict) -> str:
@@ -131,6 +162,7 @@ def render_markdown(result: dict) -> str:
         out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", ""]
         out += table_rows(bench)
         out.append("")
+        out += correctness_lines(bench)
         if i == 0 and result["peers"]:
             out += ["Peers on the same data and vocab, in the same run:", "", "| peer | total | vs fastest variant |",
                     "|---|---:|---:|"]
@@ -171,12 +203,17 @@ def plot_stages(result: dict, out: Path) -> None:
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
         names = list(bench["variants"])
         bottoms = [0.0] * len(names)
-        for stage, colour in STAGE_COLOURS.items():
-            heights = [bench["variants"][n]["median"]["stages"][stage] for n in names]
+        for stage, colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
+            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
             ax.bar(names, heights, bottom=bottoms, color=colour, label=stage.replace("_", " "))
             bottoms = [b + h for b, h in zip(bottoms, heights)]
         other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
-        ax.bar(names, other, bottom=bottoms, color="#cccccc", label="other (start-up, vocab)")
+        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
+        ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
+               label="other (start-up, vocab)")
+        if not all(timed):
+            ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
+                   hatch="..", label="total only (a train_bpe function)")
         if i == 0:
             for name, value in result["peers"].items():
                 if isinstance(value, (int, float)):
@@ -200,6 +237,9 @@ def plot_merges(result: dict, out: Path) -> None:
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
         for name, variant in bench["variants"].items():
             med = variant["median"]
+            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
+                ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", label=f"{name} (total)")
+                continue
             start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
             xs = [0] + [m for m, _ in med["checkpoints"]]
             ys = [start] + [t for _, t in med["checkpoints"]]
