@@ -6,6 +6,7 @@ that raise, print or return the wrong shape.
 """
 
 import json
+import os
 
 import pytest
 
@@ -201,3 +202,27 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
     for png in ("report-stages.png", "report-merges.png"):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_ladder_checks_run_on_a_candidate_file():
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "smaller_tie.py"))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_own_trainer.py",
+                           "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert "4 failed" in proc.stdout, proc.stdout[-2000:]
+    assert "merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): tie broken the wrong way" in proc.stdout
+
+
+def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):
+    from conftest import REPO_ROOT
+
+    start = REPO_ROOT / "exercises" / "start_v1.py"
+    assert main(["bench", "--variant", f"v2,{start}", "--data", "corpus-en", "--vocab-size", "270",
+                 "--repeat", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED: start_v1 raised NotImplementedError: select_best_pair is yours to write" in out
+    assert "start_v1    not checked: it failed (above)" in out

@@ -270,6 +270,8 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
     if merge_lists:
         report["verdicts"], report["reference"] = check_correctness(
             merge_lists, own_counts, candidates, path, vocab_size, special_tokens, workers, end, out)
+        for name in report["failed"]:
+            print(f"  {name:<12}not checked: it failed (above)", file=out)
     if peers:
         report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat)
         print(peers_table(report["peers"], report["variants"]), file=out)
