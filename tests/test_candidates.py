@@ -214,7 +214,8 @@ def test_the_ladder_checks_run_on_a_candidate_file():
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_own_trainer.py",
                            "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert "4 failed" in proc.stdout, proc.stdout[-2000:]
-    assert "merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): tie broken the wrong way" in proc.stdout
+    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): tie broken the wrong way"
+            in proc.stdout)
 
 
 def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):
@@ -226,3 +227,24 @@ def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):
     out = capsys.readouterr().out
     assert "FAILED: start_v1 raised NotImplementedError: select_best_pair is yours to write" in out
     assert "start_v1    not checked: it failed (above)" in out
+
+
+def test_readme_example_output_is_current(capsys):
+    import re
+    import shlex
+
+    from conftest import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    command, shown = re.search(r"```text\n\$ python -m bpe (bench --variant v6,tests/fixtures/candidates/[^\n]*)\n"
+                               r"(.*?)\n```", readme, re.S).groups()
+    assert main(shlex.split(command)) == 1
+    out = capsys.readouterr().out.splitlines()
+    for block in shown.split("...\n"):
+        lines = [line for line in block.splitlines() if line]
+        if not lines:
+            continue
+        start = out.index(lines[0])
+        assert out[start:start + len(lines)] == lines
+    assert "tests/test_own_trainer.py" in readme and "(docs/exercises.md)" in readme
+    assert "(exercises.md)" in (REPO_ROOT / "docs" / "index.md").read_text()

@@ -103,7 +103,8 @@ def _train_function(settings: dict) -> dict:
     peak_rss = peak_rss_bytes()
     vocab, merges = check_trained(returned, label)
     result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
-              "checkpoints": [[len(merges), total]], "peak_rss": peak_rss, "notes": vocab_notes(vocab, merges, specials)}
+              "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
+              "notes": vocab_notes(vocab, merges, specials)}
     return _with_merges(result, merges, settings)
 
 
@@ -269,9 +270,8 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
               + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in ladder.items()), file=out)
     if merge_lists:
         report["verdicts"], report["reference"] = check_correctness(
-            merge_lists, own_counts, candidates, path, vocab_size, special_tokens, workers, end, out)
-        for name in report["failed"]:
-            print(f"  {name:<12}not checked: it failed (above)", file=out)
+            merge_lists, own_counts, candidates, path, vocab_size, special_tokens, workers, end, out,
+            report["failed"])
     if peers:
         report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat)
         print(peers_table(report["peers"], report["variants"]), file=out)
@@ -288,7 +288,7 @@ def all_correct(report: dict) -> bool:
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
-                      out) -> tuple[dict, dict]:
+                      out, failed: dict | None = None) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data; prints and returns the verdicts."""
     from bpe.training.parallel import count_file_parallel
     from bpe.training.pretokenize import decode_utf8
@@ -305,9 +305,12 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
     verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name))
                 for name, merges in merge_lists.items()}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
-    width = max(12, *(len(name) + 2 for name in verdicts))
+    failed = failed or {}
+    width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
     for name, verdict in verdicts.items():
         print(verdict_text(name, verdict, reference_name, width), file=out)
+    for name in failed:
+        print(f"  {name:<{width}}not checked: it failed (above)", file=out)
     return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
                       "merges_sha256": merges_digest(reference)}
 

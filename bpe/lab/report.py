@@ -138,9 +138,9 @@ def correctness_lines(bench: dict) -> list[str]:
         if v["verdict"] == "identical":
             out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
         else:
+            both = v["candidate_pair"] and v["reference_pair"]
             chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
-                     f"{v['reference_pair']} ({v['reference_count']:,}); " if v["candidate_pair"] and v["reference_pair"]
-                     else "")
+                     f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
             out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
     out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
     return out + [""]
