@@ -335,8 +335,9 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     variant's from this run (all agree), else the fastest variant's computed once and cached in ``data/``."""
     ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
     best = best_variant()
-    for candidate in sorted(ran, key=lambda c: c.spec != best):
-        return candidate.label, merge_lists[candidate.label], "this run"
+    if ran:
+        chosen = next((c for c in ran if c.spec == best), ran[-1])
+        return chosen.label, merge_lists[chosen.label], "this run"
     from bpe.io.datasets import data_dir
     from bpe.training.train import train_bpe
 
