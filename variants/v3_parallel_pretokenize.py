@@ -25,7 +25,7 @@ free and the file is large: on the 2.3 MB shipped corpus, starting it costs abou
 Complexity: the same O(total bytes) work as v2's pre-tokenizer, divided by the number of workers,
 plus O(distinct pre-tokens per chunk) to send and sum the counts.
 
-Headline: the pretokenize stage 1.4-1.9x faster than v2's serial one with 2 workers on an idle
+Headline: the pretokenize stage 1.4-1.7x faster than v2's serial one with 2 workers on an idle
 2-core machine, and no faster when another job holds a core (``python -m bpe bench --variant v2,v3
 --data gutenberg-books --vocab-size 300 --repeat 3 --workers 2``; docs/v3.md, "Measured").
 
