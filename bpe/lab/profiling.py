@@ -201,7 +201,7 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
     stem = profile_stem(variant, data, vocab_size)
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit()}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=("profiles",))}
     json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     run_scalene(settings, json_out)
     md_out.write_text(summarize(json.loads(json_out.read_text()), top))
