@@ -32,7 +32,7 @@ Complexity: per merge O(P) select plus, for every affected word, O(length) to re
 O(occurrences of the pair) dictionary updates, instead of O(length) dictionary updates.
 
 Headline: the update stage 1.23x faster than v3's on 14 MB of Gutenberg books at vocab 10,000 (the
-ladder run in README.md, "Measured ladder"); select, untouched, is 98 % of the time.
+ladder run in README.md, "Measured"); select, untouched, is 98 % of the time.
 
 Walkthrough: docs/v4.md.
 

@@ -32,7 +32,7 @@ pair changed by a merge pushes one entry, so total heap work is O(pairs changed,
 · log H), and the per-1,000-merge time no longer grows with the number of live pairs.
 
 Headline: select 858x faster than v4's on 14 MB of Gutenberg books at vocab 10,000 (the ladder run in
-README.md, "Measured ladder"; per-1,000-merge times in docs/v5.md).
+README.md, "Measured"; per-1,000-merge times in docs/v5.md).
 
 Walkthrough: docs/v5.md.
 

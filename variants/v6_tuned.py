@@ -41,7 +41,7 @@ O(log H) per heap push/pop; the lazy index lists at most one entry per pair gain
 are bounded by the visits that made them.
 
 Headline: 2.6x faster than v5 end to end on 14 MB of Gutenberg books at vocab 10,000 (the ladder
-run in README.md, "Measured ladder"); against the Rust trainers, and how each choice above was
+run in README.md, "Measured"); against the Rust trainers, and how each choice above was
 measured, kept or dropped (``python -m bpe merge-cost``), see docs/v6.md.
 
 Walkthrough: docs/v6.md.
