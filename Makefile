@@ -43,7 +43,7 @@ test: $(VENV)/.installed
 test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
 
-# Teaching and reports (issue 5): scalene profile of one variant; the all-variant report with plots.
+# Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?= 300
 
 profile: $(VENV)/.installed

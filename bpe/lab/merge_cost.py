@@ -1,12 +1,12 @@
 """Compare merge algorithms alone: the build and every merge, on pre-token counts made once.
 
 ``bpe bench`` times whole training runs, where the pre-tokenizer and a shared machine move the
-figures.  To decide whether a change to a merge loop pays, v6's tuning (see its docstring) ran each
+figures.  To decide whether a change to a merge loop pays, v6's tuning (docs/v6.md) ran each
 candidate on the same pre-token counts, counted once and saved, in fresh processes taking turns::
 
-    python -m bpe merge-cost v5 v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000
-    cp variants/v6_tuned.py /tmp/try.py   # edit it, then:
-    python -m bpe merge-cost v6 /tmp/try.py --data ../shared/data/gutenberg-books.txt --instructions
+    python -m bpe merge-cost v5 v6 --data gutenberg-books --vocab-size 10000
+    cp variants/v6_tuned.py try.py   # edit it, then:
+    python -m bpe merge-cost v6 try.py --data gutenberg-books --instructions
 
 A candidate is a variant name or the path of a file that defines ``Merger`` (such as a copy of a
 variant being tuned).  Each repeat of each candidate runs in a new process, candidates taking turns,
