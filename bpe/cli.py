@@ -183,13 +183,13 @@ def cmd_data(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.bench import run_bench
+    from bpe.lab.bench import all_correct, run_bench
 
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
-              json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
-              progress=_show_progress(args))
-    return 0
+    report = run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
+                       json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
+                       progress=_show_progress(args))
+    return 0 if all_correct(report) else 1
 
 
 def cmd_trace(args) -> int:
@@ -205,9 +205,8 @@ def cmd_report(args) -> int:
     from bpe.lab.report import DOCS_DIR, run_report
 
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    variants = [v.strip() for v in args.variant.split(",") if v.strip()] if args.variant else None
     run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=variants,
+               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=args.variant,
                reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
                scaling=not args.no_scaling)
     return 0
@@ -216,8 +215,12 @@ def cmd_report(args) -> int:
 def cmd_profile(args) -> int:
     from pathlib import Path
 
-    from bpe.lab.profiling import PROFILES_DIR, run_profile, summarize
+    from bpe.lab.profiling import PROFILES_DIR, clean_files, run_profile, summarize
 
+    if args.clean:
+        for cleaned in clean_files(args.clean):
+            print(f"cleaned {cleaned}")
+        return 0
     if args.summarize is not None:
         import json
 
@@ -236,14 +239,14 @@ def cmd_profile(args) -> int:
 
 def cmd_estimate(args) -> int:
     from bpe.io.datasets import data_label, resolve_data
-    from bpe.lab.bench import parse_variants
+    from bpe.lab.candidates import parse_variants
     from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
 
     path = resolve_data(args.data)
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
     from bpe.training.sizes import format_size, parse_size
 
-    variants = parse_variants(args.variant or "all")
+    variants = [c.spec for c in parse_variants(args.variant or "all")]
     assumed = parse_size(args.size) if args.size else None
     estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
     corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
@@ -281,7 +284,6 @@ def _add_merge_cost_parser(sub) -> None:
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
     _add_training_args(report)
-    report.add_argument("--variant", default=None, help="comma list of variants (default: all)")
     report.add_argument("--reduced-vocab-size", type=int, default=2_000,
                         help="second table's vocab, for variants too slow at the main vocab (default 2000)")
     report.add_argument("--v1-vocab-size", type=int, default=300,
@@ -291,6 +293,9 @@ def _add_report_parser(sub) -> None:
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.add_argument("--variant", action="append", default=None, metavar="V",
+                        help="as for bench: ladder variants and/or your own trainer (a .py file or "
+                             "module:function), comma list, repeatable (default: every ladder variant)")
     report.set_defaults(func=cmd_report)
 
 
@@ -303,6 +308,8 @@ def _add_profile_parser(sub) -> None:
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")
+    profile.add_argument("--clean", nargs="+", default=None, metavar="FILE.json",
+                         help="rewrite saved profiles' machine paths as repo-relative ones (and their summaries)")
     profile.set_defaults(func=cmd_profile)
 
 
@@ -339,7 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
-    bench.add_argument("--variant", default=None, help="v1..vN, a comma list, or 'all' (default: the fastest)")
+    bench.add_argument("--variant", action="append", default=None, metavar="V",
+                       help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
+                            "module:function), or a comma list of these; repeatable (default: the fastest). "
+                            "Exit status 1 if a run fails or its merges differ from the reference")
     _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")

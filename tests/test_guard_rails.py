@@ -54,17 +54,18 @@ def test_a_very_long_bench_needs_force(monkeypatch, capsys):
 
 def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
     from bpe.lab import bench
+    from bpe.lab.estimate import Estimate
 
-    def fake_run_once(path, variant, *args):
-        return {"stages": dict.fromkeys(("pretokenize", "pair_count", "select", "update"), 0.1), "merge_phase": 0.3,
-                "total": 0.4, "merges": 10, "checkpoints": [[10, 0.4]], "peak_rss": {"self": 1, "children": 1},
-                "merges_sha256": "x"}
+    def estimate(variant, shape, merges, workers):  # v1 past the budget, the rest a second
+        return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
 
-    monkeypatch.setattr(bench, "run_once", fake_run_once)
-    report = bench.run_bench("all", None, 10_000, 1, [EOT], 2, out=sys.stdout)
+    monkeypatch.setattr(bench, "estimate_run", estimate)
+    report = bench.run_bench("all", "tinystories-sample", 300, 1, [EOT], 1, out=sys.stdout, budget=60)
     assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
-    assert "v6" in report["variants"] and "v1" not in report["variants"]
-    assert "estimate per run: v1 ~" in capsys.readouterr().out
+    assert list(report["variants"]) == ["v2", "v3", "v4", "v5", "v6"]
+    assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
+    with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
+        bench.run_bench("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, out=sys.stdout, budget=60)
 
 
 def test_estimate_command_prints_every_variant(capsys):

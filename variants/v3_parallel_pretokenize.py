@@ -1,6 +1,6 @@
 """v3 — multiprocessing pre-tokenization: count the file chunk by chunk in a process pool.
 
-What it adds over v2: nothing in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
+The idea, over v2: nothing changes in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
 the pre-tokenize/count stage, which is regex work over every byte of the corpus and the largest
 stage of v2 on a big file, is spread over ``workers`` processes (default ``os.cpu_count()``) by
 :func:`bpe.training.parallel.count_file_parallel`:
@@ -18,20 +18,18 @@ stage of v2 on a big file, is spread over ``workers`` processes (default ``os.cp
 * A failing worker (invalid UTF-8, an exception, a killed process) makes the whole call raise one
   :class:`~bpe.errors.BPEError` naming the file and byte range; the pool is torn down.
 
+What it leaves out: any change to the merge loop (select is still v2's O(P) ``max()``, the update
+still subtracts and re-adds every pair of an affected word); and the pool only pays when a core is
+free and the file is large: on the 2.3 MB shipped corpus, starting it costs about what it saves.
+
 Complexity: the same O(total bytes) work as v2's pre-tokenizer, divided by the number of workers,
 plus O(distinct pre-tokens per chunk) to send and sum the counts.
 
-Measured (pretokenize stage, 2-core machine, 14 MB of Project Gutenberg, 3 repeats each)::
+Headline: the pretokenize stage 1.4-1.7x faster than v2's serial one with 2 workers on an idle
+2-core machine, and no faster when another job holds a core (``python -m bpe bench --variant v2,v3
+--data gutenberg-books --vocab-size 300 --repeat 3 --workers 2``; docs/v3.md, "Measured").
 
-    python -m bpe bench --variant v2,v3 --data gutenberg-books \
-        --vocab-size 300 --repeat 3 --workers 2
-
-v2 (serial) 1.016 s, v3 (2 workers) 0.618 s: 1.64x; a second run of the same command, also on an
-idle machine, gave 1.641 s vs 0.860 s (1.91x).  With another job holding one of the two cores the
-pool gains nothing (the ladder run in the README: 1.01 s vs 1.09 s): counting the 16 chunks one
-after another costs what the serial count costs, so the gain is exactly the free cores.  Later, with
-the faster shared pre-tokenizer of v6's second round (the parent also sums each chunk's counts as
-it arrives), two more idle runs gave 0.890 s vs 0.512 s (1.74x) and 0.914 s vs 0.652 s (1.40x).
+Walkthrough: docs/v3.md.
 """
 
 from bpe.training.parallel import count_file_parallel

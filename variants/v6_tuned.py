@@ -1,24 +1,21 @@
 r"""v6 — tuned: heap + fine-grained diff + inverted index, written for CPython's speed.
 
-What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an inverted index,
-as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
-faster on this machine:
+The idea: nothing new in the algorithm (heap selection, fine-grained diff and an inverted index, as
+in v4/v5); everything is re-done for speed in CPython, each choice kept only because it measured
+faster:
 
 * **a word is a str with one character per token**, ``chr(id)`` (latin-1 decoding turns a
   pre-token's bytes into exactly its first 256 token ids), and **a pair is a 2-character str**.  The
   search, the rewrite and the test "does this word still hold the pair?" are then single C calls on
   contiguous characters: ``word.partition(pair)`` finds the first occurrence and cuts around it,
   ``pair in right`` tells whether there is a second, ``left + new + right`` is the merged word, and
-  ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does.  On
-  lists of int tokens ``list.count``/``list.index`` called ``PyObject_RichCompare`` on every element
-  (12% of all instructions), and ``str.find`` parses its arguments the slow way (``vgetargs``),
-  which ``partition`` and ``in`` do not;
+  ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does;
 * **a lazy index**: ``pair_to_words[p]`` lists every word holding ``p`` and maybe some that no longer
   do.  A word is only ever appended (a whole list at a time), never removed; a visit whose
-  ``partition`` finds nothing is skipped.  Keeping the index exact cost a set update per lost pair
-  per word, which cost more than the stale visits it saves (below);
-* **fine-grained diff, grouped by neighbour**: a word with one occurrence (all but 2,511 of the
-  352,723 visits on the 14 MB corpus) loses ``(x, a)`` and ``(b, y)`` and gains ``(x, new)`` and
+  ``partition`` finds nothing is skipped.  Keeping the index exact would cost a set update per lost
+  pair per word, more than the stale visits cost;
+* **fine-grained diff, grouped by neighbour**: a word with one occurrence (nearly every visit)
+  loses ``(x, a)`` and ``(b, y)`` and gains ``(x, new)`` and
   ``(new, y)``; it is filed under ``x`` and ``y`` (one list append per side), and each neighbour's
   pairs are updated once per merge with ``sum(map(...))`` of the words' counts.  Words with several
   occurrences diff their pair multisets;
@@ -43,77 +40,11 @@ Complexity: as v5: build O(L); per merge O(sum of lengths of the words listed un
 O(log H) per heap push/pop; the lazy index lists at most one entry per pair gained, so stale visits
 are bounded by the visits that made them.
 
-Measured on a 2-core machine, figures move between runs; the ratios below are within one run.  End
-to end, with the peers::
+Headline: 2.6x faster than v5 end to end on 14 MB of Gutenberg books at vocab 10,000 (the ladder
+run in README.md, "Measured"); against the Rust trainers, and how each choice above was
+measured, kept or dropped (``python -m bpe merge-cost``), see docs/v6.md.
 
-    python -m bpe bench --variant v5,v6 --data gutenberg-books --vocab-size 10000 \
-        --repeat 5 --workers 2 --peers
-
-* three runs of the command above on an idle machine (commit 3672651, this code but for this
-  docstring), medians: v6 1.72 / 1.40 / 1.40 s, v5 3.82 / 3.53 / 3.62 s (v6 2.22x /
-  2.52x / 2.59x faster); HF tokenizers 3.36 / 2.42 / 2.26 s (v6 0.51x / 0.58x / 0.62x its time);
-  v6's merge phase 0.94 / 0.85 / 0.82 s = 0.28x / 0.35x / 0.36x of HF's total; rustbpe 1.00 /
-  0.91 / 0.91 s (v6 1.72x / 1.55x / 1.54x its time); bpeasy 2.43 / 1.95 / 1.88 s (0.71x-0.75x);
-* the third run in detail: v6 1.40 s = pretokenize 0.52 + merge phase 0.82 (pair count 0.09 +
-  select 0.06 + update 0.65); peak RSS 68.7 MB (the int design: 110.2 MB);
-* two earlier runs of nearly the same code with ``--repeat 3``: 2.39x / 2.00x faster than v5, merge
-  phase 0.37x / 0.49x of HF's total: a 3-repeat median can land on a slow spell of the machine;
-* the int design this replaces (commit 38e73da), ``--repeat 3``: v6 2.00 s, merge phase 1.20 s
-  (0.47x of HF's 2.56 s), v5 3.93 s (1.96x);
-* the corpus concatenated 4x (56 MB, ``--data /tmp/gutenberg4x.txt --variant v6 --repeat 3``): 2.92 s
-  = 2.12x the 1.37 s of the 1x corpus, peak RSS 69.8 vs 68.2 MB;
-* merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
-
-How the str design was chosen: the pre-tokens of that corpus counted once and pickled; each
-candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh process.  Instructions
-are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each figure includes
-0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of the merge loop,
-fresh processes alternating, pinned to one core, medians.  ``python -m bpe merge-cost v6 my_copy.py
---data gutenberg-books --instructions`` does the same (the figures below came
-from a /tmp script before it existed, so its totals differ by the start-up of ``bpe``).  Starting from the int
-design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
-
-* lazy list index, still on int words: 5.87 G; merge loop medians 1.13-1.28 s against 1.14-1.34 s
-  for the exact index in the same runs; 626,660 visits of which 273,937 stale, but no set updates
-  and no rechecks;
-* str words and 2-char str pairs: with ``str.find`` 6.34 G (argument parsing and hashing the new
-  pair strings ate the gain); with ``str.split`` 5.13 G, merge loop 0.89 vs 1.11 s for the int
-  lazy version; with ``str.partition`` 4.95 G;
-* ``set`` instead of ``sorted(set)`` for the visit order -0.22 G (words are rewritten as new
-  objects, so id order is no longer memory order); pairs of a word built by ``map(add, w, w[1:])``
-  in C -0.09 G; the collector off during the build -0.04 G; together 4.61 G, merge loop 0.83 vs
-  0.96 s, build 0.09 vs 0.13 s; a ``defaultdict`` for the build's holders -0.06 G;
-* tried and dropped: dropping stale entries in C before the loop
-  (``compress(ids, map(str.__contains__, ...))``: +0.38 G, the slot-wrapper calls cost more than the
-  visits); the new word as an f-string (+0.03 G) or by ``str.replace`` then ``str.find`` (+0.23 G);
-  no ``set`` at all, duplicates visited as stale (-0.20 G but 0.73 vs 0.75 s, no faster: visits in
-  id order read memory in order); ``Counter`` arithmetic for the several-occurrences diff (+0.04 G);
-  the collector off during the merges too (0.03 G fewer than freezing only; not kept: a library
-  should not leave the collector off).
-
-Re-measured on the final code with ``python -m bpe merge-cost v6 no_gc_off.py no_freeze.py --data
-gutenberg-books --repeat 5 --workers 2 --instructions``: v6 4.642 G, merges
-0.735 s (median of 5); without the collector off during the build 4.662 G, 0.784 s; without the
-freeze either 4.706 G, 0.776 s.  Small, but instructions and seconds agree, so both stay.
-
-The int design's own tuning (exact index, fast paths, buckets under a floor, ``gc.freeze()``, ...)
-is in this file's history (``git log -p variants/v6_tuned.py``) and in ``docs/v6.md``; the buckets,
-the byte-order keys and the grouping by neighbour carried over.
-
-Pre-tokenization (the shared :func:`bpe.training.parallel.count_file_parallel`, 2 workers) is now a third to
-a half of the end-to-end time, mostly the GPT-2 regex and ``Counter``.  What every variant got from
-it: an ASCII twin of the pattern run by the stdlib ``re`` engine (about 2x faster than ``regex`` on
-ASCII text), applied after replacing curly quotes, dashes, no-break spaces and a few other marks by
-unused ASCII control characters of the same GPT-2 class (94% of this corpus is then ASCII instead of
-43%): pre-tokenize CPU on 3.5 MB 0.50 s -> 0.33 s; then only the tokens that hold a stand-in
-(control characters, so not printable, found in C) are translated back, and tokens are encoded in C:
-CPU for the 14 MB corpus in 16 chunks 0.90-0.94 -> 0.71-0.77 s (two runs); and the parent sums each
-chunk's counts as it arrives instead of after the last one (pretokenize 0.60 -> 0.53-0.59 s).  All
-give identical counts (tested on every code point, stand-ins already present, generated text).
-Tried and dropped: ``re`` with exact explicit Unicode classes (2-4x slower); counting
-whitespace-delimited segments first (costs as much as counting pre-tokens); summing chunk counts with
-``dict.update`` of a C-level ``zip``/``map`` (0.047 vs 0.049 s); 4 instead of 8 chunks per worker
-(gain within noise, worker RSS on the 4x corpus 40 -> 90 MB).
+Walkthrough: docs/v6.md.
 """
 
 from __future__ import annotations
@@ -180,7 +111,7 @@ class Merger:
         words = [token.decode("latin-1") for token in tokens]
         counts = list(map(pretoken_counts.__getitem__, tokens))
         # No cycles here: the collector is off while building, the index is frozen after (with
-        # neither, build + merges ran 1.4% more instructions, see the docstring).
+        # neither, build + merges ran 1.4% more instructions, see docs/v6.md).
         collecting = gc.isenabled()
         gc.disable()
         try:

@@ -1,12 +1,12 @@
 """Compare merge algorithms alone: the build and every merge, on pre-token counts made once.
 
 ``bpe bench`` times whole training runs, where the pre-tokenizer and a shared machine move the
-figures.  To decide whether a change to a merge loop pays, v6's tuning (see its docstring) ran each
+figures.  To decide whether a change to a merge loop pays, v6's tuning (docs/v6.md) ran each
 candidate on the same pre-token counts, counted once and saved, in fresh processes taking turns::
 
     python -m bpe merge-cost v5 v6 --data gutenberg-books --vocab-size 10000
-    cp variants/v6_tuned.py /tmp/try.py   # edit it, then:
-    python -m bpe merge-cost v6 /tmp/try.py --data gutenberg-books --instructions
+    cp variants/v6_tuned.py try.py   # edit it, then:
+    python -m bpe merge-cost v6 try.py --data gutenberg-books --instructions
 
 A candidate is a variant name or the path of a file that defines ``Merger`` (such as a copy of a
 variant being tuned).  Each repeat of each candidate runs in a new process, candidates taking turns,
@@ -23,7 +23,6 @@ seconds agree.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
 import re
@@ -39,7 +38,8 @@ from bpe.lab.runinfo import merges_digest
 from bpe.io.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.lab.candidates import load_file_module
+from bpe.lab.fresh_process import child_result, run_json_child, write_result
 from bpe.training.parallel import count_file_parallel, find_limit_end
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_special_tokens, check_vocab_size
@@ -55,13 +55,10 @@ def load_merger(candidate: str):
     path = Path(candidate)
     if not path.is_file():
         raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
-    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
-    if spec is None or spec.loader is None or path.suffix != ".py":
-        raise BPEError(f"{candidate} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
-                       f"or a .py file that defines Merger")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        module = load_file_module(path)
+    except BPEError:
+        raise
     except Exception as exc:  # the candidate's own bug: name it in one line, not as our traceback
         raise BPEError(f"cannot load {candidate}: {type(exc).__name__}: {exc}") from None
     merger = getattr(module, "Merger", None)
@@ -71,7 +68,7 @@ def load_merger(candidate: str):
 
 
 def child_main() -> None:
-    """One run: settings as JSON on stdin; build and merge, write the CPU seconds as JSON on stdout."""
+    """One run: settings as JSON on stdin; build and merge, hand back the CPU seconds."""
     from bpe.training.merge_loop import run_merges
     from bpe.training.timer import NullTimer
 
@@ -83,8 +80,8 @@ def child_main() -> None:
     merger = merger_class(counts)
     built = process_time()
     merges = run_merges(merger, settings["num_merges"], NullTimer())
-    json.dump({"build": built - started, "merges": process_time() - built, "count": len(merges),
-               "merges_sha256": merges_digest(merges)}, sys.stdout)
+    write_result({"build": built - started, "merges": process_time() - built, "count": len(merges),
+                  "merges_sha256": merges_digest(merges)})
 
 
 def _run(candidate: str, counts_path: Path, num_merges: int, prefix: Sequence[str] = ()):

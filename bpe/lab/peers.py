@@ -32,7 +32,7 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
-from bpe.lab.fresh_process import run_json_child
+from bpe.lab.fresh_process import run_json_child, write_result
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -96,14 +96,14 @@ _CHILD_CODE = "from bpe.lab.peers import peer_child_main; peer_child_main()"
 
 
 def peer_child_main() -> None:
-    """One timed peer run in a fresh process (settings as JSON on stdin, result as JSON on stdout)."""
+    """One timed peer run in a fresh process (settings as JSON on stdin, result via ``write_result``)."""
     from bpe.training.timer import peak_rss_bytes
 
     settings = json.load(sys.stdin)
     started = time.perf_counter()
     merges = _TRAINERS[settings["peer"]](settings["path"], settings["vocab_size"], settings["special_tokens"])
     total = time.perf_counter() - started
-    json.dump({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]}, sys.stdout)
+    write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
 
 def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[str],
@@ -114,9 +114,9 @@ def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[
     settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens}
     proc = run_json_child(_CHILD_CODE, settings, RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1),
                           TOKENIZERS_PARALLELISM="true")
-    if proc.returncode != 0:
+    if proc.returncode != 0 or proc.result is None:
         return {"error": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"}
-    return json.loads(proc.stdout)
+    return proc.result
 
 
 def peers_table(peers: dict, variants: dict) -> str:

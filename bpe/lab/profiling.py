@@ -12,10 +12,13 @@ with the most memory allocated, with their code, so the "profile first, then opt
 points at" method of the seed article is visible for each step of the ladder.
 
 The JSON is scalene's own (viewable with ``scalene view --cli profiles/<name>.json``), re-written compact
-without the stack samples.
-``python -m bpe profile --summarize profiles/<name>.json`` re-makes the summary from it.  Like every
-command, ``profile`` takes the data set's default vocab when given none, prints its settings and
-the cost estimate first, and asks for ``--force`` when the run would take very long (scalene
+without the stack samples and without the paths of the machine it was made on: files of the repo are
+named relative to it (``variants/v2_inverted_index.py``), library files as ``<stdlib>/re/__init__.py`` or
+``<site-packages>/regex/regex.py``, the generated target script as ``<target>/train_for_profile.py``.
+``python -m bpe profile --summarize profiles/<name>.json`` re-makes the summary from it;
+``python -m bpe profile --clean profiles/*.json`` rewrites the paths of an existing profile.  Like
+every command, ``profile`` takes the data set's default vocab when given none, prints its settings
+and the cost estimate first, and asks for ``--force`` when the run would take very long (scalene
 slows it further).
 """
 
@@ -51,6 +54,58 @@ def profile_stem(variant: str, data: str | None, vocab_size: int) -> str:
     return f"{variant}-{data_label(data)}-{vocab_size}"
 
 
+# Library files: .../lib/python3.X/site-packages/... (or dist-packages) and .../lib/python3.X/...
+_SITE_PACKAGES = re.compile(r"[^\s\"';:]*/(?:site|dist)-packages/")
+_STDLIB = re.compile(r"[^\s\"';:]*/lib/python3\.\d+/")
+# The three-line target script lives in a temporary directory named by run_scalene.
+_TARGET_DIR = re.compile(r"[^\s\"';:]*/bpe-profile-[^/\s\"';:]+(?=/|$|[\s\"';:])")
+
+
+def shorten_paths(text: str, roots: list[str]) -> str:
+    """``text`` with machine-specific paths replaced: a file under one of ``roots`` (repo roots, as
+    absolute paths) by its path relative to the root, library files by ``<stdlib>/...`` and
+    ``<site-packages>/...``, the temporary target script by ``<target>/...``.
+
+    >>> shorten_paths("/home/me/bpe-lab/bpe/cli.py main:3;", ["/home/me/bpe-lab"])
+    'bpe/cli.py main:3;'
+    >>> shorten_paths("/usr/lib/python3.11/site-packages/regex/regex.py", [])
+    '<site-packages>/regex/regex.py'
+    >>> shorten_paths("/opt/py/lib/python3.11/re/__init__.py", [])
+    '<stdlib>/re/__init__.py'
+    """
+    for root in sorted(roots, key=len, reverse=True):
+        root = root.rstrip("/")
+        if text.rstrip("/") == root:
+            return "."
+        if root:
+            text = re.sub(re.escape(root) + r"(?:/|(?=$|[\s\"';:]))", "", text)
+    text = _SITE_PACKAGES.sub("<site-packages>/", text)
+    text = _STDLIB.sub("<stdlib>/", text)
+    return _TARGET_DIR.sub("<target>", text)
+
+
+def clean_profile(profile: dict) -> dict:
+    """The profile with every path shortened (see :func:`shorten_paths`), in keys and values alike.
+
+    The repo root of the run is scalene's ``filename`` (the ``--program-path`` it was given), so a
+    profile made in another checkout is cleaned too.
+    """
+    roots = [str(REPO_ROOT)]
+    if isinstance(profile.get("filename"), str) and profile["filename"].startswith("/"):
+        roots.append(profile["filename"])
+
+    def clean(value):
+        if isinstance(value, str):
+            return shorten_paths(value, roots)
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
+        return value
+
+    return clean(profile)
+
+
 def run_scalene(settings: dict, json_out: Path) -> None:
     """Run one training under scalene, writing its JSON profile to ``json_out``."""
     with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
@@ -75,14 +130,11 @@ def run_scalene(settings: dict, json_out: Path) -> None:
         if key in profile:
             profile[key] = []
     profile["bpe_lab"] = settings
-    write_text_atomic(json_out, json.dumps(profile, separators=(",", ":")) + "\n")
+    write_text_atomic(json_out, json.dumps(clean_profile(profile), separators=(",", ":")) + "\n")
 
 
 def _relative(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return path
+    return shorten_paths(path, [str(REPO_ROOT)])
 
 
 def profile_lines(profile: dict) -> list[dict]:
@@ -158,9 +210,9 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
     if estimate.seconds > LONG_RUN_SECONDS and not force:
         raise BPEError(refusal([estimate], f"profiling {variant} on {data_label(data)} at vocab {vocab_size:,}"))
     stem = profile_stem(variant, data, vocab_size)
-    settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path),
+    settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit()}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=("profiles",))}
     json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     run_scalene(settings, json_out)
     write_text_atomic(md_out, summarize(json.loads(json_out.read_text()), top))
@@ -168,3 +220,16 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
         print(f"  profiled {variant} under scalene", file=sys.stderr, flush=True)
     print(f"wrote {_relative(str(json_out))} and {_relative(str(md_out))}", file=out)
     return json_out, md_out
+
+
+def clean_files(json_files) -> list[Path]:
+    """Rewrite each saved profile's machine paths as repo-relative ones, and its summary beside it."""
+    cleaned = []
+    for json_file in map(Path, json_files):
+        if not json_file.exists():
+            raise BPEError(f"no such profile: {json_file}")
+        profile = clean_profile(json.loads(json_file.read_text()))
+        write_text_atomic(json_file, json.dumps(profile, separators=(",", ":")) + "\n")
+        write_text_atomic(json_file.with_suffix(".md"), summarize(profile))
+        cleaned.append(json_file)
+    return cleaned

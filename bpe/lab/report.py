@@ -32,6 +32,7 @@ from pathlib import Path
 
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.lab.bench import format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
@@ -91,29 +92,35 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
                out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None,
                reduced_vocab_size: int = 2000, force: bool = False, progress: bool = False,
                scaling: bool = True) -> Path:
-    """Run the benches and write the report files; returns the path of ``report.md``."""
+    """Run the benches and write the report files; returns the path of ``report.md``.
+
+    ``variants``: ``--variant`` entries (ladder names, or your own trainer: see :mod:`bpe.lab.candidates`);
+    default the whole ladder, which also runs beside your own trainers when no ladder step is named.
+    """
     from bpe.io.datasets import default_vocab_size
-    from bpe.lab.bench import parse_variants
     from bpe.lab.estimate import corpus_shape, estimate_run
 
     log = log or sys.stdout
     special_tokens = list(SPECIAL_TOKENS) if special_tokens is None else special_tokens
     vocab_size = vocab_size or default_vocab_size(data)
-    variants = parse_variants("all" if variants is None else ",".join(variants))
+    candidates = parse_variants(list(VARIANTS) if variants is None else variants)
+    if not any(c.is_variant for c in candidates):
+        candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
+    spec = {c.label: c.spec for c in candidates}
     path = resolve_data(data)
     shape = corpus_shape(path, special_tokens)
 
-    def estimate(variant: str, vocab: int) -> float:
-        return estimate_run(variant, shape, max(0, vocab - 256 - len(special_tokens)), workers).seconds
+    def estimate(label: str, vocab: int) -> float:  # your own trainer is estimated like the fastest rung
+        return estimate_run(spec[label], shape, max(0, vocab - 256 - len(special_tokens)), workers).seconds
 
-    tables_plan, notes = plan(estimate, [vocab_size, reduced_vocab_size, v1_vocab_size], variants, force=force)
+    tables_plan, notes = plan(estimate, [vocab_size, reduced_vocab_size, v1_vocab_size], list(spec), force=force)
     if not tables_plan:
         raise BPEError("no variant to report on: " + "; ".join(notes))
     print(f"bpe-lab report: {data_label(data)}, tables at vocab "
           f"{', '.join(f'{v:,} ({len(n)} variants)' for v, n in tables_plan)}, repeat {repeat}", file=log)
     tables = []
     for i, (vocab, names) in enumerate(tables_plan):
-        tables.append(run_bench(",".join(names), data, vocab, repeat, special_tokens, workers, out=log,
+        tables.append(run_bench([spec[n] for n in names], data, vocab, repeat, special_tokens, workers, out=log,
                                 peers=peers and i == 0, force=True, progress=progress))
     peer_results = peer_totals(tables[0].get("peers", {}))
     if any(not t["merges_identical"] for t in tables):
@@ -123,7 +130,8 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
               "data": data_label(data), "tables": tables, "peers": peer_results, "notes": notes}
     if scaling:
-        fastest = [v for v in tables_plan[0][1] if estimate(v, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+        ladder = [n for n in tables_plan[0][1] if n in VARIANTS]
+        fastest = [spec[n] for n in ladder if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
         result["scaling"] = measure_scaling(data, path, fastest, vocab_size, special_tokens, workers, log, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
@@ -181,11 +189,34 @@ def table_rows(bench: dict) -> list[str]:
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, med, vs_prev, vs_first in comparison_rows(bench):
-        st = med["stages"]
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {st['pretokenize']:.3f} s | "
-                    f"{med['merge_phase']:.3f} s | {st['select']:.3f} s | {st['update']:.3f} s | "
+        st = med["stages"] or {}
+        cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {' | '.join(cells)} | "
                     f"{format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
+
+
+def _cell(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.3f} s"
+
+
+def correctness_lines(bench: dict) -> list[str]:
+    """Below a table with your own trainer in it: each candidate's verdict, and any that failed."""
+    verdicts = {n: v for n, v in bench.get("verdicts", {}).items() if bench["variants"][n]["kind"] != "variant"}
+    if not verdicts and not bench.get("failed"):
+        return []
+    reference = bench.get("reference", {}).get("name", "the reference")
+    out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
+    for name, v in verdicts.items():
+        if v["verdict"] == "identical":
+            out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
+        else:
+            both = v["candidate_pair"] and v["reference_pair"]
+            chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
+                     f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
+            out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
+    out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
+    return out + [""]
 
 
 def render_markdown(result: dict) -> str:
@@ -204,6 +235,7 @@ def render_markdown(result: dict) -> str:
         out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", ""]
         out += table_rows(bench)
         out.append("")
+        out += correctness_lines(bench)
         if i == 0 and result["peers"]:
             out += ["Peers on the same data and vocab, in the same run:", "", "| peer | total | vs fastest variant |",
                     "|---|---:|---:|"]
@@ -267,12 +299,17 @@ def plot_stages(result: dict, out: Path) -> None:
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
         names = list(bench["variants"])
         bottoms = [0.0] * len(names)
-        for stage, stage_colour in STAGE_COLOURS.items():
-            heights = [bench["variants"][n]["median"]["stages"][stage] for n in names]
+        for stage, stage_colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
+            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
             ax.bar(names, heights, bottom=bottoms, color=stage_colour, label=stage.replace("_", " "))
             bottoms = [b + h for b, h in zip(bottoms, heights)]
         other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
-        ax.bar(names, other, bottom=bottoms, color="#cccccc", label="other (start-up, vocab)")
+        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
+        ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
+               label="other (start-up, vocab)")
+        if not all(timed):
+            ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
+                   hatch="..", label="total only (a train_bpe function)")
         labels = list(names)
         if i == 0:
             for name, value in result["peers"].items():
@@ -317,6 +354,11 @@ def plot_merges(result: dict, out: Path) -> None:
         elapsed, costs = [], []
         for name, variant in bench["variants"].items():
             med = variant["median"]
+            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
+                elapsed_ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", color=colour(name),
+                                label=f"{name} (total)")
+                elapsed += [t for _, t in med["checkpoints"]]
+                continue
             start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
             xs = [0] + [m for m, _ in med["checkpoints"]]
             ys = [start] + [t for _, t in med["checkpoints"]]

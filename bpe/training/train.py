@@ -84,7 +84,7 @@ def train_bpe(
     vocab_size: int,
     special_tokens: Sequence[str] = (),
     *,
-    variant: str | None = None,
+    variant=None,
     workers: int | None = None,
     timer=None,
     progress=False,
@@ -97,7 +97,8 @@ def train_bpe(
     Returns ``(vocab, merges)`` with CS336 semantics: the 256 single bytes and each special token are
     in the vocab; ``merges`` lists the merged pairs in the order they were made and may be shorter
     than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
-    (default: the fastest); all variants return identical results.  ``timer`` receives stage
+    (default: the fastest; or any object with a variant module's ``count_pretokens`` and ``Merger``,
+    as the lab passes a candidate's); all variants return identical results.  ``timer`` receives stage
     timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
     extended to the next document boundary (see :func:`bpe.training.parallel.find_limit_end`); every variant
@@ -113,7 +114,7 @@ def train_bpe(
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise BPEError(f"workers must be at least 1, got {workers!r}")
-    algorithm = get_variant(variant)
+    algorithm = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()
     progress = make_progress(progress)
