@@ -22,7 +22,7 @@ from bpe import defaults
 from bpe.errors import BPEError
 
 
-def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True) -> None:
+def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
     p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
     p.add_argument("--vocab-size", type=int, default=None,
                    help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
@@ -33,6 +33,8 @@ def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True) -> N
     p.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
     p.add_argument("--limit", default=None, metavar="SIZE",
                    help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
+    if not shows_progress:
+        return
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress display (shown by default when stderr "
                                                             "is a terminal)")
@@ -364,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate = sub.add_parser("estimate", help="estimate each variant's time and memory on some data, "
                                                "without training")
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
-    _add_training_args(estimate, guarded=False)
+    _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
     estimate.set_defaults(func=cmd_estimate)
