@@ -129,10 +129,9 @@ def _train(args, path, variant, specials, vocab_size) -> int:
 
 
 def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed) -> None:
+    from bpe.io.datasets import data_label
     from bpe.io.outputs import token_report
     from bpe.training.sizes import format_size
-
-    from bpe.io.datasets import data_label
 
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
     print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
@@ -235,7 +234,8 @@ def cmd_profile(args) -> int:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
     run_profile(args.variant, args.data, vocab_size, specials, args.workers,
-                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force, progress=_show_progress(args))
+                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force,
+                progress=_show_progress(args))
     return 0
 
 
@@ -243,11 +243,10 @@ def cmd_estimate(args) -> int:
     from bpe.io.datasets import data_label, resolve_data
     from bpe.lab.candidates import parse_variants
     from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
+    from bpe.training.sizes import format_size, parse_size
 
     path = resolve_data(args.data)
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    from bpe.training.sizes import format_size, parse_size
-
     variants = [c.spec for c in parse_variants(args.variant or "all")]
     assumed = parse_size(args.size) if args.size else None
     estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)

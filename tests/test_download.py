@@ -199,8 +199,11 @@ def test_default_urls_are_the_cs336_sources():
     assert DATASETS["owt"].gz and not DATASETS["tinystories-valid"].gz
 
 
-def _fake_book(title: str, paragraphs: list[str], *, crlf: bool = False, bom: bool = False, marker: str = "*** ") -> bytes:
-    header = f"The Project Gutenberg EBook of {title}\n\nLicence text.\n\n{marker}START OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\n\n\n"
+def _fake_book(title: str, paragraphs: list[str], *, crlf: bool = False, bom: bool = False,
+               marker: str = "*** ") -> bytes:
+    """A Project Gutenberg-shaped text: licence header, START marker, paragraphs, END marker, footer."""
+    header = (f"The Project Gutenberg EBook of {title}\n\nLicence text.\n\n"
+              f"{marker}START OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\n\n\n")
     body = "\n\n".join(paragraphs)
     footer = f"\n\n\n{marker}END OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\n\nMore licence.\n"
     text = ("\ufeff" if bom else "") + header + body + footer
