@@ -75,11 +75,8 @@ def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
-    end = None
-    if limit is not None:
-        from bpe.training.parallel import find_limit_end
-
-        end = find_limit_end(path, parse_size(limit), special_tokens)
+    # --limit's real end is the next document boundary after it: close enough for an estimate
+    end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
     shape = corpus_shape(path, special_tokens, end, assume_bytes)
     return [estimate_run(v, shape, merges, workers) for v in variants]
 
