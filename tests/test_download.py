@@ -248,3 +248,16 @@ def test_gutenberg_books_default_sources_are_gitenberg():
     assert len(BOOKS) == 21
     assert SOURCE_URL.format(repo=BOOKS[0][0], file=BOOKS[0][1]) == (
         "https://raw.githubusercontent.com/GITenberg/A-Tale-of-Two-Cities_98/master/98-0.txt")
+
+
+def test_gutenberg_books_checksum_is_the_measured_corpus():
+    """The sha256 the build checks is that of the corpus the published figures used (skipped without it)."""
+    import hashlib
+
+    from conftest import SHARED_DATA
+    from bpe.io.gutenberg import SHA256
+
+    measured = SHARED_DATA / "gutenberg-books.txt"
+    if not measured.is_file():
+        pytest.skip("the measured corpus is not on this machine")
+    assert hashlib.sha256(measured.read_bytes()).hexdigest() == SHA256
