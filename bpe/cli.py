@@ -139,6 +139,34 @@ def cmd_merge_cost(args) -> int:
     return 0
 
 
+def cmd_encode(args) -> int:
+    from bpe.io.encode import run_encode
+    from bpe.training.sizes import parse_size
+
+    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
+                       chunk_bytes=parse_size(args.chunk_size))
+    if args.peers:
+        from bpe.lab.encode_peers import run_encode_peers
+
+        run_encode_peers(args.tokenizer, stats)
+    return 0
+
+
+def _add_encode_parser(sub) -> None:
+    encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
+    encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
+    encode.add_argument("--data", required=True, help="data set name or file path")
+    encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
+    encode.add_argument("--workers", type=int, default=None, help="encoding processes (default: CPU count)")
+    encode.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
+                        help="text per task (default 1MiB); memory grows with it, not with the file")
+    encode.add_argument("--peers", action="store_true",
+                        help="then time tiktoken on the same text, merges and threads; check the ids are identical")
+    encode.set_defaults(func=cmd_encode)
+
+
 def _add_merge_cost_parser(sub) -> None:
     cost = sub.add_parser("merge-cost", help="compare merge algorithms alone (build + merges) on the same "
                                              "pre-token counts, for tuning")
@@ -206,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_parser(sub)
     _add_report_parser(sub)
     _add_merge_cost_parser(sub)
+    _add_encode_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
