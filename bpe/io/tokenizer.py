@@ -118,28 +118,29 @@ class Tokenizer:
         self._plain_cache = _PretokenCache(self._bpe, None)
 
     def _build_id_merges(self) -> None:
-        """Merges as ids: ``(left id, right id) -> rank`` and, per rank, the pair and the merged id."""
+        """Merges as ids: ``(left id, right id) -> rank`` and, per rank, the merged id."""
         ids = self.token_ids
-        self._byte_ids = [ids.get(bytes([b]), -1) for b in range(256)]
+        byte_ids = [ids.get(bytes([b])) for b in range(256)]
+        self._missing_bytes = [b for b, token_id in enumerate(byte_ids) if token_id is None]
+        # Trained vocabs give byte b the id b: then a pre-token's bytes are already its ids.
+        self._byte_id = None if byte_ids == list(range(256)) else byte_ids.__getitem__
         self._pair_rank: dict[tuple[int, int], int] = {}
-        self._rank_pair: list[tuple[int, int]] = []
         self._rank_merged: list[int] = []
         for (first, second), rank in sorted(self.merge_ranks.items(), key=lambda item: item[1]):
             pair = (ids.get(first), ids.get(second))
             merged = ids.get(first + second)
             if None in pair or merged is None or pair in self._pair_rank:
                 continue  # a merge whose tokens are not in the vocab can never apply
-            self._pair_rank[pair] = len(self._rank_pair)
-            self._rank_pair.append(pair)
+            self._pair_rank[pair] = len(self._rank_merged)
             self._rank_merged.append(merged)
 
     def _bpe(self, data: bytes) -> bytes:
         """The ids of one pre-token's bytes, packed."""
-        ids = [self._byte_ids[b] for b in data]
-        if -1 in ids:
-            missing = data[ids.index(-1)]
+        if self._missing_bytes and any(b in data for b in self._missing_bytes):
+            missing = next(b for b in data if b in self._missing_bytes)
             raise KeyError(f"byte 0x{missing:02x} has no token in the vocab")
-        rank_of, no_merge, rank_merged = self._pair_rank.get, len(self._rank_pair), self._rank_merged
+        ids = list(data) if self._byte_id is None else list(map(self._byte_id, data))
+        rank_of, no_merge, rank_merged = self._pair_rank.get, len(self._rank_merged), self._rank_merged
         # ranks[i] is the rank of the pair (ids[i], ids[i+1]): only pairs present are ever looked up, each
         # pass finds the lowest with min() and index() in C, and a merge re-ranks just its two neighbours.
         # A heap or linked list per word costs more in Python than it saves on words this short (distinct
