@@ -18,7 +18,7 @@ from itertools import chain
 
 from bpe.errors import BPEError
 
-INSTALL_HINT = ".venv/bin/pip install tiktoken"
+INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
 
 
 def tiktoken_encoding(tokenizer):
