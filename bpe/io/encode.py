@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from bpe.errors import BPEError
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 15x
@@ -129,8 +131,6 @@ class NpyWriter:
     """
 
     def __init__(self, out: Path, dtype):
-        import numpy as np
-
         self.out, self.dtype = out, np.dtype(dtype)
         self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
         self.count = 0
@@ -154,8 +154,6 @@ class NpyWriter:
 
 def npy_header(dtype, length: int) -> bytes:
     """The ``.npy`` (format 1.0) header of a 1-D array of ``length`` items, exactly NPY_HEADER_BYTES long."""
-    import numpy as np
-
     buffer = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         buffer, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
@@ -179,8 +177,6 @@ def check_output_file(out: str | os.PathLike) -> Path:
 
 
 def numpy_dtype(typecode: str):
-    import numpy as np
-
     return np.dtype(f"=u{array(typecode).itemsize}")
 
 

@@ -53,6 +53,7 @@ CACHE_SIZE = 1 << 18
 #: would be put back as the character it stands for.
 _STAND_IN_CHARS = [stand_in for _, stand_in in STAND_INS]
 _PUT_BACK = {ord(stand_in): char for char, stand_in in STAND_INS}
+_UINT32 = "I" if array("I").itemsize == 4 else "L"
 
 
 def ascii_twin(text: str) -> str:
@@ -102,8 +103,8 @@ class Tokenizer:
             if token.encode("utf-8") not in self.token_ids:  # CS336: add missing special tokens
                 self.vocab[len(self.vocab)] = token.encode("utf-8")
                 self.token_ids[token.encode("utf-8")] = len(self.vocab) - 1
-        #: ``array`` type code of packed ids: ``H`` (uint16) when every id fits, else ``I`` (uint32).
-        self.typecode = "H" if max(self.vocab, default=0) < 1 << 16 else "I"
+        #: ``array`` type code of packed ids: ``H`` (uint16) when every id fits, else a 4-byte unsigned.
+        self.typecode = "H" if max(self.vocab, default=0) < 1 << 16 else _UINT32
         self._build_id_merges()
         pattern = special_token_regex(self.special_tokens)
         self._special_split = None if pattern is None else regex.compile(f"({pattern.pattern})")
