@@ -50,7 +50,7 @@ class EncodeStats:
     out: str
     bytes: int
     tokens: int
-    seconds: float
+    seconds: float  # from the loaded tokenizer to the renamed .npy: chunking, pool, reading, encoding, writing
     workers: int
     dtype: str
 
@@ -187,13 +187,13 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     from bpe.io.datasets import resolve_data
     from bpe.training.pretokenize import check_input_file
 
-    started = time.perf_counter()
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     path = check_input_file(resolve_data(data))
     out = check_output_file(out)
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
+    started = time.perf_counter()  # the tokenizer is loaded: from here on it is the file's work
     chunks = plan_chunks(path, tokenizer.special_tokens, chunk_bytes)
     workers = min(workers, len(chunks))
     tasks = ((str(tokenizer_dir), str(path), start, end, errors) for start, end in chunks)

@@ -6,8 +6,8 @@ tokens are handled the same way as ours: the text is split on them, the pieces b
 ``encode_ordinary_batch(pieces, num_threads=workers)`` and each special token becomes its id.
 
 The timing is tiktoken's ``encode_ordinary_batch`` call alone (the text already read and split, no
-output written), against the whole of ``bpe encode`` (reading, pool start, writing the ``.npy``), so
-the ratio, if anything, flatters tiktoken.  The text is held in memory: this is a bench for files that fit.
+output written), against ``bpe encode`` once its tokenizer is loaded (chunking, pool start, reading,
+encoding, writing the ``.npy``), so the ratio, if anything, flatters tiktoken.  The text is held in memory: this is a bench for files that fit.
 """
 
 from __future__ import annotations
