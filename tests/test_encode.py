@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -18,8 +20,10 @@ from bpe.cli import main
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header, plan_chunks
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
+from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from bpe.training.pretokenize import STAND_INS
-from conftest import DEFAULT_CORPUS, FIXTURES
+from conftest import DEFAULT_CORPUS, FIXTURES, live_processes
+from test_pool import _env, interrupt
 
 EOT = "<|endoftext|>"
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
@@ -220,3 +224,47 @@ def test_bad_input_is_one_clear_line(trained_dir, tmp_path, capsys, args, messag
     err = capsys.readouterr().err
     assert err.startswith("bpe: error: ") and err.count("\n") == 1 and re.search(message, err), err
     assert not (tmp_path / "x.npy").exists()
+
+
+# --- In the process pool: the same ids, and the pool's failure cases -----------------------------------
+
+def test_pool_gives_the_same_ids_in_document_order(trained_dir, tmp_path):
+    tokenizer = load_tokenizer(trained_dir)
+    text = DEFAULT_CORPUS.read_text(encoding="utf-8")
+    stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024)
+    reference, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
+    assert stats.workers == 3 and first_difference(np.load(tmp_path / "ids.npy"), reference) is None
+    assert live_processes(parent=os.getpid()) == []
+
+
+def test_bad_utf8_in_a_worker_names_the_offset(gpt2_dir, tmp_path, write_corpus):
+    data = write_corpus(b"hello world\n" * 1000 + b"bad \xff byte\n" + b"more\n" * 100)
+    with pytest.raises(BPEError, match=r"invalid UTF-8 at byte offset 12004 \(byte 0xff\)"):
+        encode_file(gpt2_dir, data, tmp_path / "ids.npy", workers=2, chunk_bytes=1000)
+    assert not (tmp_path / "ids.npy").exists() and live_processes(parent=os.getpid()) == []
+
+
+@pytest.mark.parametrize("hook, task", [(KILL_ON_TASK_ENV, 0), (KILL_ON_TASK_ENV, 5), (KILL_MID_ANSWER_ENV, 3)])
+def test_killed_worker_is_one_clear_error_no_output_no_process(trained_dir, tmp_path, monkeypatch, hook, task):
+    monkeypatch.setenv(hook, str(task))
+    out = tmp_path / "ids.npy"
+    with pytest.raises(BPEError, match=r"^a tokenizer worker died \(killed by SIGKILL\) while encoding .*"
+                                       r"gutenberg-sample.txt; it may have been killed or run out of memory"):
+        encode_file(trained_dir, DEFAULT_CORPUS, out, workers=2, chunk_bytes=64 * 1024)
+    assert list(tmp_path.iterdir()) == [] and live_processes(parent=os.getpid()) == []
+
+
+@pytest.mark.parametrize("times", [1, 3])
+@pytest.mark.parametrize("hook", [None, STALL_MID_ANSWER_ENV])
+def test_ctrl_c_is_one_line_no_output_no_process(trained_dir, tmp_path, times, hook):
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:  # long enough to be still running when Ctrl-C comes
+        for _ in range(20):
+            f.write(DEFAULT_CORPUS.read_bytes())
+    out = tmp_path / "ids.npy"
+    argv = [sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data", str(big),
+            "--out", str(out), "--workers", "2", "--chunk-size", "64KiB"]
+    proc, _, err = interrupt(argv, times=times, env=_env(**({hook: "2"} if hook else {})))
+    assert proc.returncode == 130 and err == "bpe: interrupted\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+    assert live_processes(session=proc.pid) == []

@@ -27,6 +27,7 @@ import sys
 import time
 from array import array
 from collections import deque
+from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ def plan_chunks(path: Path, special_tokens: Sequence[str], chunk_bytes: int) -> 
 
 
 def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[bytes]:
-    """``fn(*task)`` for each task, in task order; on ``pool`` (a ``WorkerPool``) when given.
+    """``fn(*task)`` for each task, in task order; on ``pool`` (a :class:`~bpe.training.pool.WorkerPool`) if not None.
 
     Round-robin keeps the order for free: task ``i`` goes to worker ``i % size`` and answers are read
     in task order, each worker getting its next task as soon as its answer is read, so it works while
@@ -185,12 +186,13 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
                 on_bytes: Callable[[int], None] | None = None) -> EncodeStats:
     """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``."""
     from bpe.io.datasets import resolve_data
+    from bpe.training.pool import WorkerPool, default_workers
     from bpe.training.pretokenize import check_input_file
 
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     path = check_input_file(resolve_data(data))
     out = check_output_file(out)
-    workers = (os.cpu_count() or 1) if workers is None else workers
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     started = time.perf_counter()  # the tokenizer is loaded: from here on it is the file's work
@@ -200,10 +202,14 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     sizes = iter([end - start for start, end in chunks])
     writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
     try:
-        for packed in encoded_in_order(None, encode_chunk, tasks):
-            writer.write(packed)
-            if on_bytes is not None:
-                on_bytes(next(sizes))
+        # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
+        # One worker needs no pool: the parent encodes, with the same task function.
+        with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path)) if workers > 1 \
+                else nullcontext() as pool:
+            for packed in encoded_in_order(pool, encode_chunk, tasks):
+                writer.write(packed)
+                if on_bytes is not None:
+                    on_bytes(next(sizes))
         writer.commit()
     except BaseException:
         writer.abort()
