@@ -71,7 +71,7 @@ def test_trained_vocab_on_the_default_corpus_equals_tiktoken(trained_dir, tmp_pa
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
     out = tmp_path / "ids.npy"
     stats = encode_file(trained_dir, DEFAULT_CORPUS, out, workers=1, chunk_bytes=256 * 1024)
-    reference, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=2)
+    reference, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=2)
     assert first_difference(np.load(out), reference) is None
     assert stats.tokens == len(reference) and 2 < stats.bytes_per_token < 3
 
@@ -102,7 +102,7 @@ def test_generated_text_equals_tiktoken(pieces):
     tok, encoding = _generated_case_tokenizers()
     text = "".join(pieces)
     ids = tok.encode(text)
-    reference, _ = tiktoken_ids(tok, encoding, text, threads=1)  # special tokens split as ours, longest first
+    reference, _, _ = tiktoken_ids(tok, encoding, text, threads=1)  # special tokens split as ours, longest first
     assert ids == reference
     assert tok.decode(ids) == text
 
@@ -232,7 +232,7 @@ def test_pool_gives_the_same_ids_in_document_order(trained_dir, tmp_path):
     tokenizer = load_tokenizer(trained_dir)
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
     stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024)
-    reference, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
+    reference, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
     assert stats.workers == 3 and first_difference(np.load(tmp_path / "ids.npy"), reference) is None
     assert live_processes(parent=os.getpid()) == []
 

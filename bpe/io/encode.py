@@ -52,6 +52,7 @@ class EncodeStats:
     bytes: int
     tokens: int
     seconds: float  # from the loaded tokenizer to the renamed .npy: chunking, pool, reading, encoding, writing
+    cpu_seconds: float  # CPU time of this process and its workers meanwhile (a fairer figure on a busy machine)
     workers: int
     dtype: str
 
@@ -62,6 +63,26 @@ class EncodeStats:
     @property
     def mb_per_second(self) -> float:
         return self.bytes / 1e6 / self.seconds if self.seconds else float("inf")
+
+
+def cpu_seconds() -> float:
+    """CPU time used so far by this process and its reaped children (the pool's workers, once closed)."""
+    try:
+        import resource
+    except ImportError:  # not on Unix: only this process
+        return time.process_time()
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def peak_rss_mb() -> float | None:
+    """The largest peak resident memory of this process and its reaped children (workers), in MB; None off Unix."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6  # bytes on macOS, KiB elsewhere
 
 
 def load_tokenizer_dir(directory: str | os.PathLike):
@@ -195,7 +216,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
-    started = time.perf_counter()  # the tokenizer is loaded: from here on it is the file's work
+    started, cpu_started = time.perf_counter(), cpu_seconds()  # the tokenizer is loaded: the file's work starts
     chunks = plan_chunks(path, tokenizer.special_tokens, chunk_bytes)
     workers = min(workers, len(chunks))
     tasks = ((str(tokenizer_dir), str(path), start, end, errors) for start, end in chunks)
@@ -215,7 +236,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
         writer.abort()
         raise
     return EncodeStats(str(path), str(out), path.stat().st_size, writer.count, time.perf_counter() - started,
-                       workers, writer.dtype.name)
+                       cpu_seconds() - cpu_started, workers, writer.dtype.name)
 
 
 def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
@@ -235,5 +256,7 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
     print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
           f"({stats.bytes_per_token:.2f} bytes/token) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
           f"{stats.workers} worker{'s' if stats.workers != 1 else ''}")
-    print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)")
+    peak = peak_rss_mb()
+    print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)"
+          + (f"; peak memory of the largest process {peak:.1f} MB" if peak is not None else ""))
     return stats
