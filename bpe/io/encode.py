@@ -109,17 +109,29 @@ def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: st
     return tokenizer.encode_packed(decode_utf8(data, offset=start, errors=errors, source=path))
 
 
-def plan_chunks(path: Path, special_tokens: Sequence[str], chunk_bytes: int) -> list[tuple[int, int]]:
-    """Byte ranges of about ``chunk_bytes`` each, cut where no pre-token or special token spans the cut."""
-    from bpe.training.parallel import find_chunk_boundaries
+def chunk_ranges(path: Path, special_tokens: Sequence[str], chunk_bytes: int) -> Iterator[tuple[int, int]]:
+    """Byte ranges of about ``chunk_bytes`` each, cut where no pre-token or special token spans the cut.
 
-    size = path.stat().st_size
-    boundaries = find_chunk_boundaries(path, special_tokens, max(1, -(-size // chunk_bytes)))
-    return list(zip(boundaries[:-1], boundaries[1:]))
+    Found one at a time (the chunker reads a small window per cut), so even the list of cuts does not
+    grow with the file.  A range is longer than ``chunk_bytes`` only where no safe cut comes sooner.
+    """
+    from bpe.training.parallel import find_limit_end
+
+    size, start = path.stat().st_size, 0
+    while True:
+        offset = start + chunk_bytes
+        end = find_limit_end(path, offset, special_tokens)
+        while end <= start < size:  # the cut moved back out of a special token that began at `start`: go on
+            offset += chunk_bytes
+            end = find_limit_end(path, offset, special_tokens)
+        yield start, end
+        if end >= size:
+            return
+        start = end
 
 
-def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[bytes]:
-    """``fn(*task)`` for each task, in task order; on ``pool`` (a :class:`~bpe.training.pool.WorkerPool`) if not None.
+def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[tuple[tuple, object]]:
+    """``(task, fn(*task))`` for each task, in task order; on ``pool`` (a ``WorkerPool``) if not None.
 
     Round-robin keeps the order for free: task ``i`` goes to worker ``i % size`` and answers are read
     in task order, each worker getting its next task as soon as its answer is read, so it works while
@@ -127,23 +139,23 @@ def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[byt
     """
     if pool is None:
         for task in tasks:
-            yield fn(*task)
+            yield task, fn(*task)
         return
-    queue: deque[int] = deque()
+    queue: deque[tuple[int, tuple]] = deque()  # (worker, its task), in task order
     for worker in range(pool.size):
         task = next(tasks, None)
         if task is None:
             break
         pool.submit(worker, fn, *task)
-        queue.append(worker)
+        queue.append((worker, task))
     while queue:
-        worker = queue.popleft()
+        worker, done = queue.popleft()
         value = pool.result(worker)
         task = next(tasks, None)
         if task is not None:
             pool.submit(worker, fn, *task)
-            queue.append(worker)
-        yield value
+            queue.append((worker, task))
+        yield done, value
 
 
 class NpyWriter:
@@ -217,25 +229,25 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     started, cpu_started = time.perf_counter(), cpu_seconds()  # the tokenizer is loaded: the file's work starts
-    chunks = plan_chunks(path, tokenizer.special_tokens, chunk_bytes)
-    workers = min(workers, len(chunks))
-    tasks = ((str(tokenizer_dir), str(path), start, end, errors) for start, end in chunks)
-    sizes = iter([end - start for start, end in chunks])
+    size = path.stat().st_size
+    workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
+    tasks = ((str(tokenizer_dir), str(path), start, end, errors)
+             for start, end in chunk_ranges(path, tokenizer.special_tokens, chunk_bytes))
     writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
     try:
         # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
         # One worker needs no pool: the parent encodes, with the same task function.
         with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path)) if workers > 1 \
                 else nullcontext() as pool:
-            for packed in encoded_in_order(pool, encode_chunk, tasks):
+            for (_, _, start, end, _), packed in encoded_in_order(pool, encode_chunk, tasks):
                 writer.write(packed)
                 if on_bytes is not None:
-                    on_bytes(next(sizes))
+                    on_bytes(end - start)
         writer.commit()
     except BaseException:
         writer.abort()
         raise
-    return EncodeStats(str(path), str(out), path.stat().st_size, writer.count, time.perf_counter() - started,
+    return EncodeStats(str(path), str(out), size, writer.count, time.perf_counter() - started,
                        cpu_seconds() - cpu_started, workers, writer.dtype.name)
 
 
