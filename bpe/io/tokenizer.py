@@ -59,9 +59,9 @@ _UINT32 = "I" if array("I").itemsize == 4 else "L"
 def ascii_twin(text: str) -> str:
     """``text`` with each :data:`~bpe.training.pretokenize.STAND_INS` character replaced by its stand-in.
 
-    The caller has checked that ``text`` holds no stand-in.  ``str.replace`` per mark (a fast search
-    when the mark is absent) rather than ``str.translate``, which looks at every character in Python
-    objects' terms and is several times slower on ASCII-heavy text.
+    The caller has checked that ``text`` holds no stand-in.  ``str.replace`` per mark, each a fast
+    search that copies nothing when the mark is absent, rather than ``str.translate``, which looks up
+    every character of the text in its table (0.03 s for 7 MB of books here).
     """
     for char, stand_in in STAND_INS:
         if char in text:
