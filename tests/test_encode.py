@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bpe import BPEError, Tokenizer
 from bpe.cli import main
-from bpe.io.encode import NPY_HEADER_BYTES, chunk_ranges, encode_file, npy_header
+from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
@@ -139,13 +139,6 @@ def test_chunking_never_changes_the_ids(gpt2_dir, gpt2_tiktoken, tmp_path, docs,
     out = tmp_path / "ids.npy"
     encode_file(gpt2_dir, path, out, workers=1, chunk_bytes=chunk_bytes)
     assert np.load(out).tolist() == gpt2_tiktoken.encode(text, allowed_special="all")
-
-
-def test_chunks_stay_near_the_chunk_size():
-    chunks = list(chunk_ranges(DEFAULT_CORPUS, [EOT], 64 * 1024))
-    assert chunks[0][0] == 0 and chunks[-1][1] == DEFAULT_CORPUS.stat().st_size
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
-    assert len(chunks) > 30 and max(end - start for start, end in chunks) < 2 * 64 * 1024
 
 
 def test_uint32_when_the_vocab_passes_65536(tmp_path, write_corpus):

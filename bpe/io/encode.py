@@ -1,10 +1,11 @@
 """``python -m bpe encode``: a text file -> a NumPy ``.npy`` of token ids, streamed, in a process pool.
 
-The file is cut into chunks of about :data:`CHUNK_BYTES` at safe boundaries (the training chunker:
-preferably where a special token starts, i.e. between documents, so no pre-token spans a cut and the
-ids are exactly those of encoding the whole file at once).  Workers read and encode their own chunk
-with :meth:`~bpe.io.tokenizer.Tokenizer.encode_packed` and send back the packed ids; the parent writes
-them in document order.
+The file is cut into chunks of about :data:`CHUNK_BYTES` at safe boundaries (the training chunker,
+:func:`bpe.training.chunking.iter_chunks`: preferably where a special token starts, i.e. between
+documents; no pre-token spans a cut, so the ids are exactly those of encoding the whole file at
+once).  Workers read and encode their own chunk with
+:meth:`~bpe.io.tokenizer.Tokenizer.encode_packed` and send back the packed ids; the parent writes them
+in document order.
 
 Memory is bounded by the chunk size, not the file size: chunks go to the workers round-robin and the
 parent reads the answers in the same order, so at most one chunk per worker is in flight and no
@@ -36,7 +37,7 @@ import numpy as np
 
 from bpe.errors import BPEError
 
-#: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 15x
+#: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
 #: the chunk's size), so chunks are kept small; a task costs a pipe round trip, far below its encoding.
 CHUNK_BYTES = 1 << 20
 #: Bytes reserved for the .npy header: the header of any 1-D array shorter than 10**19 fits (tested).
@@ -107,27 +108,6 @@ def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: st
         f.seek(start)
         data = f.read(end - start)
     return tokenizer.encode_packed(decode_utf8(data, offset=start, errors=errors, source=path))
-
-
-def chunk_ranges(path: Path, special_tokens: Sequence[str], chunk_bytes: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of about ``chunk_bytes`` each, cut where no pre-token or special token spans the cut.
-
-    Found one at a time (the chunker reads a small window per cut), so even the list of cuts does not
-    grow with the file.  A range is longer than ``chunk_bytes`` only where no safe cut comes sooner.
-    """
-    from bpe.training.parallel import find_limit_end
-
-    size, start = path.stat().st_size, 0
-    while True:
-        offset = start + chunk_bytes
-        end = find_limit_end(path, offset, special_tokens)
-        while end <= start < size:  # the cut moved back out of a special token that began at `start`: go on
-            offset += chunk_bytes
-            end = find_limit_end(path, offset, special_tokens)
-        yield start, end
-        if end >= size:
-            return
-        start = end
 
 
 def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[tuple[tuple, object]]:
@@ -219,6 +199,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
                 on_bytes: Callable[[int], None] | None = None) -> EncodeStats:
     """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``."""
     from bpe.io.datasets import resolve_data
+    from bpe.training.chunking import iter_chunks
     from bpe.training.pool import WorkerPool, default_workers
     from bpe.training.pretokenize import check_input_file
 
@@ -231,8 +212,9 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     started, cpu_started = time.perf_counter(), cpu_seconds()  # the tokenizer is loaded: the file's work starts
     size = path.stat().st_size
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
+    # Cuts are found one at a time as tasks are handed out: not even the list of cuts grows with the file.
     tasks = ((str(tokenizer_dir), str(path), start, end, errors)
-             for start, end in chunk_ranges(path, tokenizer.special_tokens, chunk_bytes))
+             for start, end in iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors))
     writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
     try:
         # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
