@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 
 import regex
 
@@ -203,8 +203,13 @@ class Tokenizer:
         """Ids of the concatenation of ``texts`` (e.g. a file's lines), the same as ``encode`` of it all.
 
         Text is buffered only until a safe cut is seen (after a complete special token, or at a newline
-        that follows an ASCII non-space character), so memory stays bounded for ordinary text.
+        that follows an ASCII non-space character), so memory stays bounded for ordinary text.  The ids
+        come out through ``chain`` (C) from one list per piece: a generator yielding each id itself
+        made streaming 1.9x slower than ``encode``.
         """
+        return chain.from_iterable(self._encoded_pieces(texts))
+
+    def _encoded_pieces(self, texts: Iterable[str]) -> Iterator[list[int]]:
         buffer = ""
         for text in texts:
             buffer += text
@@ -212,10 +217,10 @@ class Tokenizer:
                 continue
             cut = self._last_safe_cut(buffer)
             if cut:
-                yield from self.encode(buffer[:cut])
+                yield self.encode(buffer[:cut])
                 buffer = buffer[cut:]
         if buffer:
-            yield from self.encode(buffer)
+            yield self.encode(buffer)
 
     def _last_safe_cut(self, buffer: str) -> int:
         """The last position where the buffer can be cut without changing its encoding (0: none)."""
