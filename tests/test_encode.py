@@ -22,8 +22,8 @@ from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from bpe.training.pretokenize import STAND_INS
-from conftest import DEFAULT_CORPUS, FIXTURES, live_processes
-from test_pool import _env, interrupt
+from conftest import DEFAULT_CORPUS, FIXTURES, child_env, live_processes
+from test_pool import interrupt
 
 EOT = "<|endoftext|>"
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
@@ -257,7 +257,7 @@ def test_ctrl_c_is_one_line_no_output_no_process(trained_dir, tmp_path, times, h
     out = tmp_path / "ids.npy"
     argv = [sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data", str(big),
             "--out", str(out), "--workers", "2", "--chunk-size", "64KiB"]
-    proc, _, err = interrupt(argv, times=times, env=_env(**({hook: "2"} if hook else {})))
+    proc, _, err = interrupt(argv, times=times, env=child_env(**({hook: "2"} if hook else {})))
     assert proc.returncode == 130 and err == "bpe: interrupted\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
     assert live_processes(session=proc.pid) == []
