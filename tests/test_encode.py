@@ -176,11 +176,11 @@ def test_bad_utf8_leaves_no_output(gpt2_dir, tmp_path, write_corpus):
 def test_interrupted_encoding_leaves_no_output(gpt2_dir, tmp_path):
     out = tmp_path / "ids.npy"
 
-    def interrupt(_):
+    def ctrl_c_now(_):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        encode_file(gpt2_dir, DEFAULT_CORPUS, out, workers=1, chunk_bytes=64 * 1024, on_bytes=interrupt)
+        encode_file(gpt2_dir, DEFAULT_CORPUS, out, workers=1, chunk_bytes=64 * 1024, on_bytes=ctrl_c_now)
     assert list(tmp_path.iterdir()) == []
 
 
