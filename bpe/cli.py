@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 
 from bpe import defaults
@@ -267,6 +269,34 @@ def cmd_merge_cost(args) -> int:
     return 0
 
 
+def cmd_encode(args) -> int:
+    from bpe.io.encode import run_encode
+    from bpe.training.sizes import parse_size
+
+    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
+                       chunk_bytes=parse_size(args.chunk_size))
+    if args.peers:
+        from bpe.lab.encode_peers import run_encode_peers
+
+        run_encode_peers(args.tokenizer, stats)
+    return 0
+
+
+def _add_encode_parser(sub) -> None:
+    encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
+    encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
+    encode.add_argument("--data", required=True, help="data set name or file path")
+    encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
+    encode.add_argument("--workers", type=int, default=None, help="encoding processes (default: CPU count)")
+    encode.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
+                        help="text per task (default 1MiB); memory grows with it, not with the file")
+    encode.add_argument("--peers", action="store_true",
+                        help="then time tiktoken on the same text, merges and threads; check the ids are identical")
+    encode.set_defaults(func=cmd_encode)
+
+
 def _add_merge_cost_parser(sub) -> None:
     cost = sub.add_parser("merge-cost", help="compare merge algorithms alone (build + merges) on the same "
                                              "pre-token counts, for tuning")
@@ -366,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
     estimate.set_defaults(func=cmd_estimate)
+    _add_encode_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -407,6 +438,12 @@ class _PipeSafeStdout:
         return getattr(self._stream, name)
 
 
+def _interrupt_once(signum, frame):
+    """The first Ctrl-C interrupts; later ones are ignored, so none can break the clean-up or the message."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     from bpe.dependencies import missing_dependencies, missing_dependency_message
 
@@ -418,6 +455,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stdout = sys.stdout
     sys.stdout = _PipeSafeStdout(stdout)
+    handle_sigint = (threading.current_thread() is threading.main_thread()
+                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if handle_sigint:
+        signal.signal(signal.SIGINT, _interrupt_once)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout = stdout
+        if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except BPEError as exc:
@@ -442,8 +492,6 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"bpe: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
-    finally:
-        sys.stdout = stdout
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ traceback from deep inside the package.
 
 from __future__ import annotations
 
-REQUIRED = ("regex", "tqdm")
+REQUIRED = ("regex", "tqdm", "numpy")
 
 
 def missing_dependencies() -> list[str]:

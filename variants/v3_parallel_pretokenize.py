@@ -1,33 +1,31 @@
 """v3 — multiprocessing pre-tokenization: count the file chunk by chunk in a process pool.
 
-The idea, over v2: nothing changes in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
-the pre-tokenize/count stage, which is regex work over every byte of the corpus and the largest
-stage of v2 on a big file, is spread over ``workers`` processes (default ``os.cpu_count()``) by
-:func:`bpe.training.parallel.count_file_parallel`:
+What it adds over v2: nothing in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
+the pre-tokenize/count stage, regex work over every byte of the corpus and v2's largest stage on a
+big file, is spread over ``workers`` processes (default ``os.cpu_count()``).  The lesson is two short
+files; read them in this order:
 
-* **Chunking rule.** The file is cut near evenly spaced byte offsets, searching forward (in bytes,
-  without decoding) for the start of a special token, the place where the text is split anyway.
-  A file with no special token is cut at a ``\\n`` that follows an ASCII non-space byte, where no
-  GPT-2 pre-token can continue across the cut; a file with neither is one chunk.  So the chunk
-  counts always sum to exactly the serial counts.
-* **Memory bound.** The parent never reads the file as one string: each worker opens the file and
-  reads only its own byte range, so peak memory is about one chunk per worker (chunks are capped at
-  32 MB) plus the per-chunk counts, which are small next to the text.
-* **Load balance.** About 8 chunks per worker (none below 64 KB), so one slow chunk does not leave
-  the other workers idle at the end.
-* A failing worker (invalid UTF-8, an exception, a killed process) makes the whole call raise one
-  :class:`~bpe.errors.BPEError` naming the file and byte range; the pool is torn down.
+* ``bpe/training/chunking.py`` — **where a file may be cut**: at a special token's start, or before
+  ASCII whitespace that follows a non-space character (no GPT-2 pre-token continues across either),
+  never inside any occurrence of a special token.  So the chunks' counts sum to exactly the serial
+  counts, and a file without special tokens is still cut.
+* ``bpe/training/parallel.py`` — **the map and the reduce**: workers pull chunks (about 8 each, for
+  load balance), each keeps a running count; the counts are split by a hash of the pre-token, worker
+  ``p`` sums part ``p`` from everyone, and the parent joins the disjoint parts with ``dict.update``.
 
-What it leaves out: any change to the merge loop (select is still v2's O(P) ``max()``, the update
-still subtracts and re-adds every pair of an affected word); and the pool only pays when a core is
-free and the file is large: on the 2.3 MB shipped corpus, starting it costs about what it saves.
+Left out here (it is hardening, not the idea): ``bpe/training/pool.py`` starts the workers and makes
+every failure (a worker killed, Ctrl-C, a bad byte) one clear error with no process left over.
 
-Complexity: the same O(total bytes) work as v2's pre-tokenizer, divided by the number of workers,
-plus O(distinct pre-tokens per chunk) to send and sum the counts.
+Complexity: the same O(total bytes) regex work as v2, divided by the workers, plus O(distinct
+pre-tokens) to move and sum the counts, also divided by the workers.  Memory: one chunk (at most
+32 MB) and its counts per worker; the parent never holds the text.
 
-Headline: the pretokenize stage 1.4-1.7x faster than v2's serial one with 2 workers on an idle
-2-core machine, and no faster when another job holds a core (``python -m bpe bench --variant v2,v3
---data gutenberg-books --vocab-size 300 --repeat 3 --workers 2``; docs/v3.md, "Measured").
+Also left out: any change to the merge loop (select is still v2's O(P) ``max()``, the update still
+subtracts and re-adds every pair of an affected word).
+
+Headline: the pretokenize stage 0.55-0.7x v2's serial time with 2 workers when the second core is free
+(``python -m bpe bench --variant v2,v3 --data gutenberg-books --vocab-size 300 --repeat 3 --workers 2``;
+docs/v3.md, "Measured").
 
 Walkthrough: docs/v3.md.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, run_merges
-from bpe.training.parallel import find_limit_end
+from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import check_input_file
 from bpe.training.progress import Progress, make_progress
 from bpe.training.registry import get_variant
@@ -101,7 +101,7 @@ def train_bpe(
     as the lab passes a candidate's); all variants return identical results.  ``timer`` receives stage
     timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
-    extended to the next document boundary (see :func:`bpe.training.parallel.find_limit_end`); every variant
+    extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
     pre-token counts).  ``progress`` (``True`` for bars on stderr, or a
     :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
@@ -124,7 +124,7 @@ def train_bpe(
             # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
             bounds = {}
             if limit is not None:
-                bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens)
+                bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens, errors=errors)
             pretoken_counts = _count_with_progress(algorithm.count_pretokens, input_path, special_tokens, progress,
                                                    workers=workers, errors=errors, **bounds)
     finally:
