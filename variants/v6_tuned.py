@@ -157,6 +157,22 @@ def pairs_of(word: str):
     return map(add, word, word[1:])  # the loop and the concatenations run in C
 
 
+def count_pairs(words: list[str], counts: list[int]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Each pair's count, and the ids of the words holding it (a word once per occurrence).
+
+    One pass lists each pair's holders; the counts are then summed in C.
+
+    >>> count_pairs(["abab", "ba"], [2, 5])
+    ({'ab': 4, 'ba': 7}, {'ab': [0, 0], 'ba': [0, 1]})
+    """
+    holders: dict[str, list[int]] = defaultdict(list)
+    for word_id, word in enumerate(words):
+        for pair in pairs_of(word):
+            holders[pair].append(word_id)
+    count_of = counts.__getitem__
+    return {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}, dict(holders)
+
+
 class Merger:
     """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
 
@@ -170,46 +186,21 @@ class Merger:
     """
 
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
-        # bytes, so two merges producing the same bytes must give the same token).
-        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
-        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
-        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+        self._init_tokens()
         tokens = [token for token in pretoken_counts if len(token) > 1]
         # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
         words = [token.decode("latin-1") for token in tokens]
         counts = list(map(pretoken_counts.__getitem__, tokens))
         # No cycles here: the collector is off while building, the index is frozen after (with
-        # neither, build + merges ran 1.4% more instructions, see the docstring).
+        # neither, build + merges ran 1.4% more instructions, see docs/v6.md).
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # One pass lists each pair's holders (a word once per occurrence); counts are then summed in C.
-            holders: dict[str, list[int]] = defaultdict(list)
-            for word_id, word in enumerate(words):
-                for pair in pairs_of(word):
-                    holders[pair].append(word_id)
-            holders = dict(holders)
-            count_of = counts.__getitem__
-            pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
             self.words, self.word_counts = words, counts
             # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
             # longer do (merge() skips those); a word is never removed, only appended.
-            self.pair_counts, self.pair_to_words = pair_counts, holders
-            # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
-            # never get near the top, so they are never pushed.  The floor halves when the heap's best
-            # falls below it, and the bucket just above the new floor moves into the heap.
-            top = max(pair_counts.values(), default=0)
-            self.floor_bits = max(0, top.bit_length() - 8)
-            self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
-            keys, floor = self.token_keys, 1 << self.floor_bits
-            self.heap = []
-            for pair, count in pair_counts.items():
-                if count >= floor:
-                    self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-                else:
-                    self.waiting[count.bit_length()].append(pair)
-            heapify(self.heap)
+            self.pair_counts, self.pair_to_words = count_pairs(words, counts)
+            self._init_heap()
         finally:
             if collecting:
                 gc.enable()
@@ -217,6 +208,31 @@ class Merger:
         # keeps the collector from walking them again and again during the merges.  Refcounting still
         # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
         gc.freeze()
+
+    def _init_tokens(self) -> None:
+        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
+        # bytes, so two merges producing the same bytes must give the same token).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+
+    def _init_heap(self) -> None:
+        """The heap of the pairs at or above the floor; the others wait in buckets by count."""
+        pair_counts = self.pair_counts
+        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
+        # never get near the top, so they are never pushed.  The floor halves when the heap's best
+        # falls below it, and the bucket just above the new floor moves into the heap.
+        top = max(pair_counts.values(), default=0)
+        self.floor_bits = max(0, top.bit_length() - 8)
+        self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
+        keys, floor = self.token_keys, 1 << self.floor_bits
+        self.heap = []
+        for pair, count in pair_counts.items():
+            if count >= floor:
+                self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                self.waiting[count.bit_length()].append(pair)
+        heapify(self.heap)
 
     def close(self) -> None:
         """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""

@@ -111,9 +111,17 @@ def train_bpe(
     if stats is not None:
         file_bytes = Path(input_path).stat().st_size
         stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
-                     pretokens=sum(pretoken_counts.values()), distinct_pretokens=len(pretoken_counts))
-    with timer.stage("pair_count"):
-        merger = algorithm.Merger(pretoken_counts)
+                     pretokens=pretoken_counts.total(), distinct_pretokens=len(pretoken_counts))
+    try:
+        with timer.stage("pair_count"):
+            merger = algorithm.Merger(pretoken_counts)
+    except BaseException:
+        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that the
+        # Merger did not take over: release them.
+        close = getattr(pretoken_counts, "close", None)
+        if close is not None:
+            close()
+        raise
     merges = run_merges(merger, num_merges, timer, progress=progress)
     timer.finish()
     return build_vocab(special_tokens, merges), merges

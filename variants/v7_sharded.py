@@ -1,0 +1,380 @@
+r"""v7 — sharded: the words live in worker processes from counting to the last merge.
+
+What it adds over v6: the update stage, the largest one on web-like text, runs in parallel.  The
+words (distinct pre-tokens) are split into ``workers`` shards by a stable hash; shard ``p`` lives in
+worker process ``p`` and holds its words, their counts and its own lazy index (v6's technique:
+a word is a str with one character per token).  The parent keeps only what is global: the pair
+counts and v6's heap.  Each merge is one round trip:
+
+1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
+   pairs to forget)`` to every shard at once;
+2. each shard rewrites its own words holding the pair and answers with its pair-count deltas: two
+   small dicts, ``{pair: count lost}`` and ``{pair: count gained}`` (pairs as 2-character strings);
+3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
+   whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
+
+Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
+heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
+cut by the shards for free.  What crosses a pipe per merge is the pair and the deltas, a few hundred
+bytes on average, never words (``docs/v7.md`` measures it).
+
+With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
+parent: each pool worker counts chunks and keeps its partition of the counts (the reduce of the
+scalable pre-tokenizer), and the same worker builds its shard from it.  ``Merger(counter)`` with a
+plain ``Counter`` (``bpe trace``, ``bpe merge-cost``, tests) shards it itself; ``workers=1`` (or a
+corpus too small to be worth a process) keeps one shard in this process.
+
+What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
+shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
+with the next selection (the next best pair depends on the deltas).
+
+Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
+merge per shard and O(changed pairs per shard) parent work to apply the deltas.
+
+Measured: see ``docs/v7.md``.
+"""
+
+from __future__ import annotations
+
+import gc
+import zlib
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from heapq import heappush
+
+from bpe.training.merge_loop import Pair
+from bpe.training.parallel import count_file_parallel
+from variants.v6_tuned import Merger as V6Merger
+from variants.v6_tuned import count_pairs, pairs_of
+
+IDEA = "words sharded across worker processes that stay alive from counting to the last merge"
+
+#: A shard process pays for itself only with enough words to rewrite: below this many distinct words
+#: per shard, fewer shards are used (one shard stays in this process, no worker at all).
+MIN_WORDS_PER_SHARD = 20_000
+
+
+def shard_of(token: bytes, shards: int) -> int:
+    """The shard of a pre-token: ``zlib.crc32`` of its bytes, modulo the number of shards.
+
+    crc32, not ``hash()``: a str/bytes hash is salted per interpreter, so a worker started by spawn
+    (where fork is missing) would place the same pre-token elsewhere.  crc32 is the same everywhere.
+
+    >>> shard_of(b"hello", 2), shard_of(b" world", 2)
+    (0, 1)
+    """
+    return zlib.crc32(token) % shards
+
+
+def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict[bytes, int]]:
+    """``pretoken_counts`` split into ``shards`` disjoint dicts by :func:`shard_of`."""
+    parts: list[dict[bytes, int]] = [{} for _ in range(shards)]
+    for token, count in pretoken_counts.items():
+        parts[zlib.crc32(token) % shards][token] = count
+    return parts
+
+
+class Shard:
+    """One shard of the words: builds its words and pair counts, applies merges, answers with deltas.
+
+    >>> shard = Shard({b"low": 5, b"lower": 2})
+    >>> shard.initial_pair_counts["ow"]
+    7
+    >>> shard.merge("ow", "\u0100", "")   # (o, w) -> token 256: (l, o) and (w, e) lost, (l, 256) and (256, e) gained
+    ({'lo': 7, 'we': 2}, {'lĀ': 7, 'Āe': 2})
+    >>> shard.words
+    ['lĀ', 'lĀer']
+    """
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        tokens = [token for token in pretoken_counts if len(token) > 1]
+        self.words = [token.decode("latin-1") for token in tokens]  # as v6: chr(id) per token
+        self.word_counts = list(map(pretoken_counts.__getitem__, tokens))
+        collecting = gc.isenabled()
+        gc.disable()  # no cycles in what is built (as v6)
+        try:
+            self.initial_pair_counts, self.pair_to_words = count_pairs(self.words, self.word_counts)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def merge(self, the_pair: str, new_char: str, forget: str) -> tuple[dict[str, int], dict[str, int]] | None:
+        """Rewrite the words holding ``the_pair``; ``({pair: count lost}, {pair: count gained})``.
+
+        ``forget`` is a string of pairs (two characters each) whose global count fell to zero: their
+        index lists are dropped first.  None when no word of this shard holds ``the_pair``.
+        Same steps as v6's ``merge()``, except that the counts changed are returned, not applied.
+        """
+        index = self.pair_to_words
+        for i in range(0, len(forget), 2):
+            index.pop(forget[i:i + 2], None)
+        listed = index.pop(the_pair, None)
+        if listed is None:
+            return None
+        a_char, b_char = the_pair
+        words, word_counts = self.words, self.word_counts
+        lost: dict[str, int] = {}
+        gained: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
+        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
+        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
+        for word_id in set(listed):
+            word = words[word_id]
+            before, found, after = word.partition(the_pair)
+            if not found:
+                continue  # a stale index entry
+            if the_pair not in after:  # one occurrence: file the word under its neighbours
+                words[word_id] = before + new_char + after
+                if before:
+                    left_of[before[-1]].append(word_id)
+                if after:
+                    right_of[after[0]].append(word_id)
+                continue
+            merged = words[word_id] = word.replace(the_pair, new_char)
+            change: dict[str, int] = {}
+            for pair in pairs_of(merged):
+                change[pair] = change.get(pair, 0) + 1
+            for pair in pairs_of(word):
+                change[pair] = change.get(pair, 0) - 1
+            count = word_counts[word_id]
+            for pair, times in change.items():
+                if times > 0:
+                    gain = gained.get(pair)
+                    if gain is None:
+                        gained[pair] = [times * count, [word_id]]
+                    else:
+                        gain[0] += times * count
+                        gain[1].append(word_id)
+                elif times < 0 and pair != the_pair:
+                    lost[pair] = lost.get(pair, 0) - times * count
+        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
+        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
+        count_of = word_counts.__getitem__
+        for lost_pair, gained_pair, holders in moves:
+            count = sum(map(count_of, holders))
+            if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
+                lost[lost_pair] = lost.get(lost_pair, 0) + count
+            gain = gained.get(gained_pair)
+            if gain is None:
+                gained[gained_pair] = [count, holders]
+            else:
+                gain[0] += count
+                gain[1] += holders
+        gains: dict[str, int] = {}
+        for pair, (count, holders) in gained.items():
+            gains[pair] = count
+            known = index.get(pair)
+            if known is None:
+                index[pair] = holders
+            else:
+                known += holders
+        return lost, gains
+
+
+# --- the shards in worker processes -----------------------------------------------------------------
+# Task functions run inside a pool worker (module-level, so they pickle by reference); the shard lives
+# in the worker's state between tasks.
+
+def _keep_counts(part: dict[bytes, int]) -> None:
+    from bpe.training.pool import worker_state
+
+    worker_state()["counts"] = part
+
+
+def _build_shard() -> dict[str, int]:
+    from bpe.training.pool import worker_state
+
+    state = worker_state()
+    shard = state["shard"] = Shard(state.pop("counts"))
+    gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
+    return shard.initial_pair_counts
+
+
+def _merge_in_shard(the_pair: str, new_char: str, forget: str):
+    from bpe.training.pool import worker_state
+
+    return worker_state()["shard"].merge(the_pair, new_char, forget)
+
+
+def _shard_state():
+    from bpe.training.pool import worker_state
+
+    shard = worker_state()["shard"]
+    return shard.words, shard.word_counts, shard.pair_to_words
+
+
+def _shard_totals() -> tuple[int, int]:
+    from bpe.training.pool import worker_state
+
+    counts = worker_state()["counts"]
+    return len(counts), sum(counts.values())
+
+
+class ShardedCounts:
+    """Pre-token counts split into shards: what :func:`count_pretokens` returns, :class:`Merger` takes over.
+
+    Either held by pool workers, partition ``p`` in worker ``p`` (``pool``), or, with one shard, a
+    mapping in this process (``local``).  ``len()`` and ``total()`` answer as a ``Counter`` would.
+    """
+
+    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None):
+        self.pool, self.local = pool, local
+        if pool is not None:
+            self._totals = pool.broadcast(_shard_totals)
+        else:
+            self._totals = [(len(local), sum(local.values()))]
+
+    def __len__(self) -> int:
+        return sum(distinct for distinct, _ in self._totals)
+
+    def total(self) -> int:
+        return sum(total for _, total in self._totals)
+
+    def close(self) -> None:
+        """Stop the workers holding the counts (if the merger never took them over)."""
+        if self.pool is not None:
+            self.pool.terminate()
+
+
+def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+                    end: int | None = None) -> ShardedCounts:
+    """Count the file's pre-tokens with the shared parallel counter; leave shard ``p``'s counts in worker ``p``."""
+    from bpe.training.pool import WorkerPool, default_workers
+
+    counts = count_file_parallel(path, special_tokens, workers=workers, errors=errors, end=end)
+    workers = default_workers() if workers is None else workers
+    shards = max(1, min(workers, len(counts) // MIN_WORDS_PER_SHARD))
+    if shards == 1:
+        return ShardedCounts(local=counts)
+    pool = WorkerPool(shards, what="merge shard", doing="merging", source=str(path))
+    try:
+        pool.run_all(_keep_counts, [(part,) for part in split_counts(counts, shards)])
+        return ShardedCounts(pool)
+    except BaseException:
+        pool.terminate()
+        raise
+
+
+class Merger(V6Merger):
+    """v6's heap in this process, v6's words in ``workers`` shards (see the module docstring).
+
+    ``pretoken_counts`` is a :class:`ShardedCounts` (from :func:`count_pretokens`) or any mapping of
+    pre-token bytes to counts, which is then split into shards here.
+    """
+
+    def __init__(self, pretoken_counts, workers: int | None = None):
+        self._init_tokens()
+        self._pool = None
+        self._local: list[Shard] = []
+        self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
+        try:
+            if isinstance(pretoken_counts, ShardedCounts) and pretoken_counts.pool is not None:
+                self._pool = pretoken_counts.pool
+                shard_pair_counts = self._pool.broadcast(_build_shard)
+            elif isinstance(pretoken_counts, ShardedCounts):
+                shard_pair_counts = self._start_shards(pretoken_counts.local, 1)
+            else:
+                shard_pair_counts = self._start_shards(pretoken_counts, workers)
+            self.pair_counts = add_counts(shard_pair_counts)
+            self._init_heap()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_shards(self, pretoken_counts: Mapping[bytes, int], workers: int | None) -> list[dict[str, int]]:
+        from bpe.training.pool import default_workers
+
+        workers = default_workers() if workers is None else workers
+        shards = max(1, min(workers, len(pretoken_counts) // MIN_WORDS_PER_SHARD))
+        if shards == 1:
+            self._local = [Shard(pretoken_counts)]
+            return [self._local[0].initial_pair_counts]
+        from bpe.training.pool import WorkerPool
+
+        self._pool = WorkerPool(shards, what="merge shard", doing="merging")
+        self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, shards)])
+        return self._pool.broadcast(_build_shard)
+
+    def close(self) -> None:
+        """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
+        super().close()
+
+    def merge(self, pair: Pair) -> None:
+        ids = self.token_ids
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
+        new_char = chr(self._new_token(*pair))
+        forget, self._forget = self._forget, ""
+        pair_counts = self.pair_counts
+        gone: list[str] = []
+        gained_pairs: set[str] = set()
+        for deltas in self._merge_in_shards(the_pair, new_char, forget):
+            if deltas is None:
+                continue
+            lost, gains = deltas
+            for lost_pair, count in lost.items():
+                left = pair_counts[lost_pair] - count
+                if left:
+                    pair_counts[lost_pair] = left
+                else:
+                    del pair_counts[lost_pair]
+                    gone.append(lost_pair)
+            for gained_pair, count in gains.items():
+                pair_counts[gained_pair] = pair_counts.get(gained_pair, 0) + count
+            gained_pairs.update(gains)
+        pair_counts.pop(the_pair, None)
+        # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
+        # merge made too): it is gone only if it is still at zero after every shard.
+        self._forget = "".join(pair for pair in gone if pair not in pair_counts)
+        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
+        for gained_pair in gained_pairs:
+            total = pair_counts[gained_pair]
+            if total >= floor:
+                heappush(heap, (-total, keys[ord(gained_pair[0])] + keys[ord(gained_pair[1])], gained_pair))
+            else:
+                waiting[total.bit_length()].append(gained_pair)
+
+    def trace_state(self) -> dict:
+        """The words of every shard, numbered across shards, for ``bpe trace`` only."""
+        token_bytes = self.token_bytes
+        states = self._pool.broadcast(_shard_state) if self._pool is not None else [
+            (shard.words, shard.word_counts, shard.pair_to_words) for shard in self._local]
+        words, index, offset = [], {}, 0
+        for shard_words, shard_counts, shard_index in states:
+            words += [(tuple(token_bytes[ord(t)] for t in word), count)
+                      for word, count in zip(shard_words, shard_counts)]
+            for pair, ids in shard_index.items():
+                live = sorted(offset + i for i in set(ids) if pair in shard_words[i])
+                if live:
+                    index.setdefault((token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]), []).extend(live)
+            offset += len(shard_words)
+        return {
+            "pair_counts": {(token_bytes[ord(p[0])], token_bytes[ord(p[1])]): c for p, c in self.pair_counts.items()},
+            "words": words,
+            "pair_to_words": index,
+            "heap_size": len(self.heap),
+        }
+
+    def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
+        """Every shard's deltas; with processes, all shards work at once and answers are used in turn."""
+        if self._pool is None:
+            return [shard.merge(the_pair, new_char, forget) for shard in self._local]
+        pool = self._pool
+        for worker in range(pool.size):
+            pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
+        return (pool.result(worker) for worker in range(pool.size))
+
+
+def add_counts(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """The sum of the shards' pair counts (the first part is reused as the total).
+
+    >>> add_counts([{"ab": 1, "bc": 2}, {"ab": 3}])
+    {'ab': 4, 'bc': 2}
+    """
+    total = dict(parts[0]) if parts else {}
+    for part in parts[1:]:
+        for pair, count in part.items():
+            total[pair] = total.get(pair, 0) + count
+    return total
+
