@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 
 from bpe.errors import BPEError
@@ -243,9 +245,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt_once(signum, frame):
+    """The first Ctrl-C interrupts; later ones are ignored, so none can break the clean-up or the message."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    handle_sigint = (threading.current_thread() is threading.main_thread()
+                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if handle_sigint:
+        signal.signal(signal.SIGINT, _interrupt_once)
+    try:
+        return _run(args)
+    finally:
+        if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except BPEError as exc:

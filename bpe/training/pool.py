@@ -1,0 +1,381 @@
+"""The one process pool: ``workers`` persistent forked processes, one pipe each, and no threads.
+
+What this adds over ``concurrent.futures.ProcessPoolExecutor``: nothing in the happy path (tasks go
+out, answers come back), everything on the unhappy ones.  An executor reads answers in a manager
+*thread*; when a worker is killed half-way through writing an answer, or Ctrl-C tears the pool down
+at the wrong moment, that thread stays blocked in ``recv()`` on a message that will never be
+finished, and the interpreter joins it at exit forever.  Here the parent is the only reader and it
+never blocks on one worker alone: it waits with :func:`multiprocessing.connection.wait` on the
+pipes *and* the process sentinels, so a worker that dies is seen at once (EOF on its pipe or its
+sentinel firing), never waited for.
+
+Protocol (the rule that makes a deadlock impossible): the parent sends to a worker only when that
+worker is idle (waiting for a task), and always reads a worker's answer before sending it anything
+else; so there is at most one message in flight per worker, in one direction.  Big payloads are fine:
+the pipe streams them while the other side reads.
+
+Guarantees (``tests/test_pool.py``):
+
+* a task that raises sends back one line; the parent raises :class:`~bpe.errors.BPEError` (a
+  ``BPEError`` raised in the worker, e.g. invalid UTF-8 with its file offset, comes back as is);
+* a worker that dies (``kill -9``, the OOM killer), even half-way through writing its answer, becomes
+  one ``BPEError`` naming the signal;
+* any failure, Ctrl-C included, terminates and reaps every worker before the exception leaves;
+  SIGINT is held back while forking and while cleaning up, so a second Ctrl-C cannot break either;
+* workers ignore SIGINT (a terminal sends it to the whole process group: only the parent reacts) and,
+  on Linux, die with the parent even if it is killed with SIGKILL.
+
+Test-only fault injection, read by the workers from the environment: see :data:`KILL_ON_TASK_ENV`,
+:data:`KILL_MID_ANSWER_ENV` and :data:`STALL_MID_ANSWER_ENV`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import pickle
+import signal
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing.connection import wait
+
+from bpe.errors import BPEError
+
+#: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
+#: sends them) SIGKILLs itself before running it, as the OOM killer would.
+KILL_ON_TASK_ENV = "BPE_TEST_KILL_WORKER_ON_TASK"
+#: TEST-ONLY: the worker that answers task number N writes the first 4 KiB of its answer, then
+#: SIGKILLs itself: the parent is left holding half a message.
+KILL_MID_ANSWER_ENV = "BPE_TEST_KILL_WORKER_MID_ANSWER"
+#: TEST-ONLY: the worker that answers task number N writes the first 4 KiB of its answer, then waits
+#: forever: the parent is blocked reading half a message when Ctrl-C comes.
+STALL_MID_ANSWER_ENV = "BPE_TEST_STALL_WORKER_MID_ANSWER"
+
+#: How long close() waits for workers to exit on their own, and terminate() for SIGTERM to work,
+#: before SIGKILL.  Both only bound a wait; a healthy pool is gone in milliseconds.
+CLOSE_WAIT_SECONDS = 5.0
+TERMINATE_WAIT_SECONDS = 1.0
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+_state: dict = {}  # the running worker's state (see worker_state)
+
+
+def worker_state() -> dict:
+    """A dict that lives as long as the worker process: tasks keep what the next task needs there.
+
+    Inside a task it is the worker's own; each worker starts with an empty one.
+    """
+    return _state
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+@contextmanager
+def sigint_held():
+    """Hold back SIGINT for the block; one that arrives meanwhile is delivered when it exits."""
+    can_block = hasattr(signal, "pthread_sigmask")
+    if can_block:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if can_block and signal.SIGINT not in old:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _context():
+    # fork starts a worker in milliseconds with every module already imported; spawn where it is missing
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: have the kernel SIGTERM this worker if the parent dies (even by SIGKILL).
+
+    Without it a worker of a ``kill -9``-ed parent would wait forever for a task that never comes.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _env_number(name: str) -> int | None:
+    value = os.environ.get(name)
+    return int(value) if value and value.lstrip("-").isdigit() else None
+
+
+def _worker_main(conn, inherited, parent_pid: int) -> None:
+    for other in inherited:  # forked copies of the parent's ends of earlier workers' pipes
+        other.close()
+    _die_with_parent(parent_pid)
+    # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
+    # pool); a worker that also raised KeyboardInterrupt would print its own traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    global _state
+    _state = {}  # a forked worker would otherwise start with a copy of the parent's
+    kill_on_task, kill_mid_answer = _env_number(KILL_ON_TASK_ENV), _env_number(KILL_MID_ANSWER_ENV)
+    stall_mid_answer = _env_number(STALL_MID_ANSWER_ENV)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if message is None:  # close()
+            return
+        number, fn, args = message
+        if number == kill_on_task:
+            os.kill(os.getpid(), _SIGKILL)
+        try:
+            answer = pickle.dumps((True, fn(*args)), pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back as one line
+            error = exc if isinstance(exc, BPEError) else f"{type(exc).__name__}: {exc}"
+            try:
+                answer = pickle.dumps((False, error), pickle.HIGHEST_PROTOCOL)
+            except Exception:  # an unpicklable BPEError subclass: its text is enough
+                answer = pickle.dumps((False, str(exc)), pickle.HIGHEST_PROTOCOL)
+        del message, fn, args
+        if number in (kill_mid_answer, stall_mid_answer):
+            # the frame multiprocessing writes (a 4-byte length, then the bytes), cut short
+            os.write(conn.fileno(), struct.pack("!i", len(answer)) + answer[:4096])
+            if number == kill_mid_answer:
+                os.kill(os.getpid(), _SIGKILL)
+            while True:
+                time.sleep(3600)
+        try:
+            conn.send_bytes(answer)
+        except OSError:  # the parent is gone
+            return
+
+
+class WorkerPool:
+    """``workers`` persistent forked processes, each with its own pipe; no threads.
+
+    Use it as a context manager: leaving the block normally closes the pool (workers exit, are
+    joined); leaving it with any exception, KeyboardInterrupt included, terminates it.
+
+    >>> with WorkerPool(2) as pool:
+    ...     pool.broadcast(abs, -3), sorted(pool.imap_unordered(pow, [(2, 3), (3, 2)]))
+    ([3, 3], [(0, 8), (1, 9)])
+
+    ``what``, ``doing`` and ``source`` only shape error messages: "a pre-tokenization worker died
+    (killed by SIGKILL) while counting FILE; ...".
+    """
+
+    def __init__(self, workers: int, *, what: str = "pre-tokenization", source: str | None = None,
+                 doing: str = "counting"):
+        if not isinstance(workers, int) or workers < 1:
+            raise BPEError(f"workers must be at least 1, got {workers}")
+        self.size = workers
+        self._what, self._source, self._doing = what, source, doing
+        self._processes: list = []
+        self._conns: list = []
+        self._busy: list[bool] = []
+        self._tasks_sent = 0
+        self._closed = False
+        self._early: dict[int, object] = {}  # answers read while waiting for another worker's
+        ctx = _context()
+        forking = ctx.get_start_method() == "fork"
+        try:
+            with sigint_held():  # no worker may see a Ctrl-C before it ignores SIGINT
+                for _ in range(workers):
+                    parent_end, child_end = ctx.Pipe(duplex=True)
+                    inherited = list(self._conns) + [parent_end] if forking else []
+                    process = ctx.Process(target=_worker_main, args=(child_end, inherited, os.getpid()),
+                                          daemon=True, name="bpe-worker")
+                    process.start()
+                    # Only the worker may hold its end: then the worker's death is EOF on ours.
+                    child_end.close()
+                    self._processes.append(process)
+                    self._conns.append(parent_end)
+                    self._busy.append(False)
+        except BaseException:
+            self.terminate()
+            raise
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+    # --- tasks ------------------------------------------------------------------------------------
+
+    def submit(self, worker: int, fn: Callable, *args) -> None:
+        """Send one task to worker ``worker``, which must be idle: it will run ``fn(*args)``."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        if self._busy[worker]:
+            raise RuntimeError(f"worker {worker} is busy: read its result first")
+        try:
+            self._conns[worker].send((self._tasks_sent, fn, args))
+        except (OSError, ValueError):  # it died while idle: report it as such
+            self._fail(self._death(worker))
+        except BaseException:
+            self.terminate()
+            raise
+        self._busy[worker] = True
+        self._tasks_sent += 1
+
+    def result(self, worker: int):
+        """Wait for worker ``worker``'s answer; its death or any worker's failure raises BPEError."""
+        if not self._busy[worker]:
+            raise RuntimeError(f"worker {worker} has no task")
+        while worker not in self._early:
+            waiting = [w for w, busy in enumerate(self._busy) if busy and w not in self._early]
+            for ready in self._ready(waiting):
+                self._early[ready] = self._receive(ready)
+                self._busy[ready] = True  # until result(ready) takes it
+        self._busy[worker] = False
+        return self._early.pop(worker)
+
+    def run_all(self, fn: Callable, args_per_worker: Sequence[tuple]) -> list:
+        """Worker ``i`` runs ``fn(*args_per_worker[i])``; the results in worker order."""
+        if len(args_per_worker) > self.size:
+            raise ValueError(f"{len(args_per_worker)} tasks for {self.size} workers")
+        for worker, args in enumerate(args_per_worker):
+            self.submit(worker, fn, *args)
+        return [self.result(worker) for worker in range(len(args_per_worker))]
+
+    def broadcast(self, fn: Callable, *args) -> list:
+        """Every worker runs ``fn(*args)``; the results in worker order."""
+        return self.run_all(fn, [args] * self.size)
+
+    def imap_unordered(self, fn: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, object]]:
+        """Each idle worker takes the next task; yields ``(task index, result)`` as they finish."""
+        todo = iter(enumerate(tasks))
+        running: dict[int, int] = {}  # worker -> task index
+
+        def give(worker: int) -> None:
+            task = next(todo, None)
+            if task is not None:
+                running[worker] = task[0]
+                self.submit(worker, fn, *task[1])
+
+        for worker in range(self.size):
+            if not self._busy[worker]:
+                give(worker)
+        while running:
+            for worker in self._ready(list(running)):
+                value = self._receive(worker)
+                index = running.pop(worker)
+                give(worker)  # keep it busy while the caller uses the answer
+                yield index, value
+
+    # --- shutting down ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Ask every worker to exit and join them (a bounded wait, then SIGKILL)."""
+        if self._closed:
+            return
+        if any(self._busy):  # an answer nobody will read: do not wait for it
+            self.terminate()
+            return
+        self._closed = True
+        with sigint_held():
+            for conn in self._conns:
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            deadline = time.monotonic() + CLOSE_WAIT_SECONDS
+            for process in self._processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+            self._reap()
+
+    def terminate(self) -> None:
+        """SIGTERM every worker, SIGKILL those still alive after a short wait, reap all; never blocks
+        for long, and SIGINT is held back meanwhile so a second Ctrl-C cannot break the clean-up."""
+        self._closed = True
+        with sigint_held():
+            for process in self._processes:
+                if process.exitcode is None:
+                    try:
+                        process.terminate()
+                    except OSError:
+                        pass
+            deadline = time.monotonic() + TERMINATE_WAIT_SECONDS
+            for process in self._processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+            self._reap()
+
+    def _reap(self) -> None:
+        for process in self._processes:
+            if process.exitcode is None:  # ignored SIGTERM (stuck in C code): it must not outlive us
+                try:
+                    process.kill()
+                except OSError:
+                    pass
+                process.join(TERMINATE_WAIT_SECONDS)
+        for conn in self._conns:
+            conn.close()
+        self._busy = [False] * len(self._busy)
+
+    # --- internals ---------------------------------------------------------------------------------
+
+    def _ready(self, workers: list[int]) -> list[int]:
+        """Those of ``workers`` with an answer ready (or dead): waits on pipes and sentinels together."""
+        owner = {}
+        for w in workers:
+            owner[self._conns[w]] = w
+            owner[self._processes[w].sentinel] = w
+        try:
+            ready = wait(list(owner))
+        except BaseException:
+            self.terminate()
+            raise
+        return sorted({owner[r] for r in ready})
+
+    def _receive(self, worker: int):
+        """Read worker ``worker``'s answer (it is ready, or the worker is dead: neither blocks)."""
+        try:
+            data = self._conns[worker].recv_bytes()
+            ok, value = pickle.loads(data)
+        except (EOFError, OSError):  # EOF, at once or half-way through the answer: it died
+            self._fail(self._death(worker))
+        except BaseException:
+            self.terminate()
+            raise
+        self._busy[worker] = False
+        if ok:
+            return value
+        self._fail(value if isinstance(value, BPEError) else BPEError(
+            f"a {self._what} worker failed{self._on_source()}: {value}"))
+
+    def _on_source(self) -> str:
+        return f" while {self._doing} {self._source}" if self._source else ""
+
+    def _death(self, worker: int) -> BPEError:
+        process = self._processes[worker]
+        process.join(TERMINATE_WAIT_SECONDS)  # it closed its pipe: it is dead or about to be
+        code = process.exitcode
+        how = ""
+        if code is not None and code < 0:
+            try:
+                how = f" (killed by {signal.Signals(-code).name})"
+            except ValueError:
+                how = f" (killed by signal {-code})"
+        elif code:
+            how = f" (exit status {code})"
+        return BPEError(f"a {self._what} worker died{how}{self._on_source()}; it may have been killed or run "
+                        "out of memory (try fewer --workers)")
+
+    def _fail(self, error: BPEError):
+        self.terminate()
+        raise error

@@ -1,0 +1,176 @@
+"""The worker pool: tasks and per-worker state; a failed task, a killed worker (before a task or half-way
+through its answer) and Ctrl-C (once, or three times in a few ms) each end in one clear result and
+leave no process behind.
+
+The bad moments are made to happen on purpose (the pool's test-only fault hooks); the subprocess
+timeouts below only guard against a hang, nothing asserts a duration.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from bpe import BPEError
+from bpe.training.pool import (KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
+                               worker_state)
+from conftest import REPO_ROOT, live_processes
+
+HANG_GUARD_SECONDS = 120
+
+
+def add_to_state(x):
+    state = worker_state()
+    state["total"] = state.get("total", 0) + x
+    return state["total"], os.getpid()
+
+
+def fail(kind):
+    if kind == "bpe":
+        raise BPEError("input.txt: invalid UTF-8 at byte offset 7 (byte 0xff)")
+    raise ValueError("no good")
+
+
+def big_answer(n):
+    return b"x" * n
+
+
+def echo(x):
+    return x
+
+
+def test_tasks_and_worker_state():
+    with WorkerPool(3) as pool:
+        assert pool.size == 3
+        first = pool.broadcast(add_to_state, 1)
+        pids = [pid for _, pid in first]
+        assert [total for total, _ in first] == [1, 1, 1] and len(set(pids)) == 3 and os.getpid() not in pids
+        # state survives between tasks, and is each worker's own
+        assert pool.run_all(add_to_state, [(10,), (20,), (30,)]) == [(11, pids[0]), (21, pids[1]), (31, pids[2])]
+        pool.submit(1, add_to_state, 5)
+        assert pool.result(1) == (26, pids[1])
+        results = dict(pool.imap_unordered(echo, [(i,) for i in range(50)]))
+        assert results == {i: i for i in range(50)}
+        # big payloads both ways, several in flight at once
+        blob = bytes(range(256)) * 20_000
+        assert pool.broadcast(echo, blob) == [blob] * 3
+        assert [len(x) for x in pool.run_all(big_answer, [(3 << 20,), (1,), (2 << 20,)])] == [3 << 20, 1, 2 << 20]
+    assert live_processes(parent=os.getpid()) == []
+    assert worker_state() == {}  # the parent's own is untouched by the workers
+
+
+def test_result_of_another_worker_first():
+    with WorkerPool(2) as pool:
+        pool.submit(0, big_answer, 1 << 20)
+        pool.submit(1, echo, "quick")
+        assert pool.result(1) == "quick"
+        assert len(pool.result(0)) == 1 << 20
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("value", r"^a pre-tokenization worker failed while counting data.txt: ValueError: no good$"),
+    ("bpe", r"^input.txt: invalid UTF-8 at byte offset 7 \(byte 0xff\)$"),
+])
+def test_failed_task_is_one_bpe_error_and_no_process_left(kind, message):
+    with pytest.raises(BPEError, match=message):
+        with WorkerPool(2, source="data.txt") as pool:
+            list(pool.imap_unordered(fail, [(kind,)] * 5))
+    assert live_processes(parent=os.getpid()) == []
+
+
+def test_bad_worker_count():
+    with pytest.raises(BPEError, match="workers must be at least 1, got 0"):
+        WorkerPool(0)
+
+
+@pytest.mark.parametrize("hook, task", [(KILL_ON_TASK_ENV, 0), (KILL_ON_TASK_ENV, 3), (KILL_MID_ANSWER_ENV, 0),
+                                        (KILL_MID_ANSWER_ENV, 5)])
+def test_killed_worker_is_one_clear_error_and_no_process_left(monkeypatch, hook, task):
+    monkeypatch.setenv(hook, str(task))
+    with pytest.raises(BPEError, match=r"^a pre-tokenization worker died \(killed by SIGKILL\) while counting "
+                                       r"f.txt; it may have been killed or run out of memory \(try fewer --workers\)$"):
+        with WorkerPool(2, source="f.txt") as pool:
+            list(pool.imap_unordered(big_answer, [(1 << 20,)] * 8))
+    assert live_processes(parent=os.getpid()) == []
+
+
+def test_hooks_stay_silent_for_tasks_that_do_not_exist(monkeypatch):
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "999")
+    monkeypatch.setenv(KILL_MID_ANSWER_ENV, "999")
+    with WorkerPool(2) as pool:
+        assert sorted(i for i, _ in pool.imap_unordered(echo, [(0,)] * 10)) == list(range(10))
+
+
+# --- Ctrl-C, in a real process ---------------------------------------------------------------------
+
+#: A caller of the library: Ctrl-C reaches it as KeyboardInterrupt, which it reports.  Like the CLI it
+#: ignores further Ctrl-Cs once the first has been raised.
+CALLER = textwrap.dedent("""
+    import signal, sys
+    from bpe.training.pool import WorkerPool
+
+    def interrupt_once(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    def big_answer(n):
+        return b"x" * n
+
+    signal.signal(signal.SIGINT, interrupt_once)
+    try:
+        with WorkerPool(2) as pool:
+            print("ready", flush=True)
+            for _ in pool.imap_unordered(big_answer, [(8 << 20,)] * 100000):
+                pass
+    except KeyboardInterrupt:
+        print("caller saw KeyboardInterrupt", file=sys.stderr)
+        sys.exit(130)
+""")
+
+
+def _env(**extra) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: float = 0.3):
+    """Start ``argv`` in its own session, wait for its workers, Ctrl-C its process group ``times`` times."""
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or _env(), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
+        while not live_processes(parent=proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, "the pool never started"
+            time.sleep(0.005)
+        time.sleep(settle)  # let the tasks (and any fault hook) get going
+        assert proc.poll() is None, "finished before it could be interrupted"
+        for i in range(times):
+            if i:
+                time.sleep(0.002)
+            os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc, out, err
+
+
+@pytest.mark.parametrize("times", [1, 3])
+@pytest.mark.parametrize("hook", [None, STALL_MID_ANSWER_ENV])
+def test_ctrl_c_reaches_the_caller_and_leaves_no_process(tmp_path, times, hook):
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER)
+    env = _env(**({hook: "1"} if hook else {}))  # task 1: the parent blocks reading half an answer
+    proc, out, err = interrupt([sys.executable, str(script)], times=times, env=env)
+    assert proc.returncode == 130, err
+    assert err == "caller saw KeyboardInterrupt\n"
+    assert live_processes(session=proc.pid) == []
