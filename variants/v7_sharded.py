@@ -42,6 +42,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from heapq import heappush
 
+from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel
 from variants.v6_tuned import Merger as V6Merger
@@ -81,7 +82,7 @@ class Shard:
     >>> shard.initial_pair_counts["ow"]
     7
     >>> shard.merge("ow", "\u0100", "")   # (o, w) -> token 256: (l, o) and (w, e) lost, (l, 256) and (256, e) gained
-    ({'lo': 7, 'we': 2}, {'lĀ': 7, 'Āe': 2})
+    ({'we': 2, 'lo': 7}, {'Āe': 2, 'lĀ': 7})
     >>> shard.words
     ['lĀ', 'lĀer']
     """
@@ -195,6 +196,27 @@ def _merge_in_shard(the_pair: str, new_char: str, forget: str):
     return worker_state()["shard"].merge(the_pair, new_char, forget)
 
 
+def _serve_merges(worker: int) -> None:
+    """Task: answer merges over this worker's own channel (see :func:`open_shard_pool`) until told to stop."""
+    from bpe.training.pool import worker_state
+
+    conn = None
+    try:
+        for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
+            parent_end.close()
+            if other == worker:
+                conn = shard_end
+            else:
+                shard_end.close()
+        merge = worker_state()["shard"].merge
+        while (message := conn.recv()) is not None:
+            conn.send(merge(*message))
+    except BaseException:  # the parent must see EOF, then it reads the error from the pool
+        if conn is not None:
+            conn.close()
+        raise
+
+
 def _shard_state():
     from bpe.training.pool import worker_state
 
@@ -209,6 +231,46 @@ def _shard_totals() -> tuple[int, int]:
     return len(counts), sum(counts.values())
 
 
+#: The merge channels of the shard pool being started: one duplex pipe per worker, made *before* the pool
+#: forks so that every worker inherits them (see open_shard_pool).
+_CHANNELS: list = []
+
+
+def open_shard_pool(workers: int, source: str | None = None):
+    """A :class:`~bpe.training.pool.WorkerPool` for shards, and one merge channel per worker (or None).
+
+    A merge is a round trip with every shard, tens of thousands of times.  The pool's task protocol
+    (a task number, the function by reference, a wait on every pipe and process sentinel) costs about
+    0.1 ms of the parent's time per merge; a plain pipe per shard, read in turn, about a quarter of
+    that.  So while merging, each shard runs one long task, :func:`_serve_merges`, that reads merges
+    from its own pipe; the pool still starts, watches and stops the processes (a shard that dies or
+    fails closes its pipe, and the parent then gets the pool's error for it).  The pipes must exist
+    before the workers fork, so this only works with fork; elsewhere the merges go through the pool.
+    """
+    import multiprocessing
+
+    from bpe.training.pool import WorkerPool
+
+    global _CHANNELS
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    _CHANNELS = [multiprocessing.Pipe(duplex=True) for _ in range(workers)] if forking else []
+    try:
+        pool = WorkerPool(workers, what="merge shard", doing="merging", source=source)
+    except BaseException:
+        _close_channels(_CHANNELS)
+        raise
+    channels, _CHANNELS = _CHANNELS, []
+    for _, shard_end in channels:
+        shard_end.close()  # the workers hold these now
+    return pool, [parent_end for parent_end, _ in channels] or None
+
+
+def _close_channels(channels) -> None:
+    for ends in channels:
+        for conn in (ends if isinstance(ends, tuple) else (ends,)):
+            conn.close()
+
+
 class ShardedCounts:
     """Pre-token counts split into shards: what :func:`count_pretokens` returns, :class:`Merger` takes over.
 
@@ -216,8 +278,8 @@ class ShardedCounts:
     mapping in this process (``local``).  ``len()`` and ``total()`` answer as a ``Counter`` would.
     """
 
-    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None):
-        self.pool, self.local = pool, local
+    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None, channels=None):
+        self.pool, self.local, self.channels = pool, local, channels
         if pool is not None:
             self._totals = pool.broadcast(_shard_totals)
         else:
@@ -233,24 +295,26 @@ class ShardedCounts:
         """Stop the workers holding the counts (if the merger never took them over)."""
         if self.pool is not None:
             self.pool.terminate()
+            _close_channels(self.channels or [])
 
 
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
                     end: int | None = None) -> ShardedCounts:
     """Count the file's pre-tokens with the shared parallel counter; leave shard ``p``'s counts in worker ``p``."""
-    from bpe.training.pool import WorkerPool, default_workers
+    from bpe.training.pool import default_workers
 
     counts = count_file_parallel(path, special_tokens, workers=workers, errors=errors, end=end)
     workers = default_workers() if workers is None else workers
     shards = max(1, min(workers, len(counts) // MIN_WORDS_PER_SHARD))
     if shards == 1:
         return ShardedCounts(local=counts)
-    pool = WorkerPool(shards, what="merge shard", doing="merging", source=str(path))
+    pool, channels = open_shard_pool(shards, str(path))
     try:
         pool.run_all(_keep_counts, [(part,) for part in split_counts(counts, shards)])
-        return ShardedCounts(pool)
+        return ShardedCounts(pool, channels=channels)
     except BaseException:
         pool.terminate()
+        _close_channels(channels or [])
         raise
 
 
@@ -264,11 +328,13 @@ class Merger(V6Merger):
     def __init__(self, pretoken_counts, workers: int | None = None):
         self._init_tokens()
         self._pool = None
+        self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
+        self._serving = False
         self._local: list[Shard] = []
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
         try:
             if isinstance(pretoken_counts, ShardedCounts) and pretoken_counts.pool is not None:
-                self._pool = pretoken_counts.pool
+                self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
                 shard_pair_counts = self._pool.broadcast(_build_shard)
             elif isinstance(pretoken_counts, ShardedCounts):
                 shard_pair_counts = self._start_shards(pretoken_counts.local, 1)
@@ -288,9 +354,7 @@ class Merger(V6Merger):
         if shards == 1:
             self._local = [Shard(pretoken_counts)]
             return [self._local[0].initial_pair_counts]
-        from bpe.training.pool import WorkerPool
-
-        self._pool = WorkerPool(shards, what="merge shard", doing="merging")
+        self._pool, self._channels = open_shard_pool(shards)
         self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, shards)])
         return self._pool.broadcast(_build_shard)
 
@@ -299,6 +363,7 @@ class Merger(V6Merger):
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
+            _close_channels(self._channels or [])
         super().close()
 
     def merge(self, pair: Pair) -> None:
@@ -335,8 +400,18 @@ class Merger(V6Merger):
             else:
                 waiting[total.bit_length()].append(gained_pair)
 
+    def stop_serving(self) -> None:
+        """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
+        if self._serving:
+            for conn in self._channels:
+                conn.send(None)
+            for worker in range(self._pool.size):
+                self._pool.result(worker)
+            self._serving = False
+
     def trace_state(self) -> dict:
         """The words of every shard, numbered across shards, for ``bpe trace`` only."""
+        self.stop_serving()
         token_bytes = self.token_bytes
         states = self._pool.broadcast(_shard_state) if self._pool is not None else [
             (shard.words, shard.word_counts, shard.pair_to_words) for shard in self._local]
@@ -360,10 +435,35 @@ class Merger(V6Merger):
         """Every shard's deltas; with processes, all shards work at once and answers are used in turn."""
         if self._pool is None:
             return [shard.merge(the_pair, new_char, forget) for shard in self._local]
-        pool = self._pool
+        pool, channels = self._pool, self._channels
+        if channels is not None:
+            if not self._serving:
+                # started on the first merge: until then the workers answer pool tasks (build, trace)
+                for worker in range(pool.size):
+                    pool.submit(worker, _serve_merges, worker)
+                self._serving = True
+            message = (the_pair, new_char, forget)
+            for worker, conn in enumerate(channels):
+                try:
+                    conn.send(message)
+                except OSError:  # the shard died or failed
+                    self._shard_failed(worker)
+            return map(self._answer, range(len(channels)))
         for worker in range(pool.size):
             pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
         return (pool.result(worker) for worker in range(pool.size))
+
+
+    def _answer(self, worker: int):
+        try:
+            return self._channels[worker].recv()
+        except (EOFError, OSError):  # the shard died or failed
+            self._shard_failed(worker)
+
+    def _shard_failed(self, worker: int):
+        """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
+        self._pool.result(worker)  # raises: the serve task of that worker ended
+        raise BPEError(f"merge shard {worker} stopped answering")
 
 
 def add_counts(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
