@@ -173,6 +173,80 @@ def count_pairs(words: list[str], counts: list[int]) -> tuple[dict[str, int], di
     return {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}, dict(holders)
 
 
+# --- The phases of a merge, shared with v7's shards ------------------------------------------------
+# A merge of pair (a, b) into new token n: rewrite_words() rewrites the words that hold (a, b), and
+# add_neighbour_changes() turns the one-occurrence words, filed by neighbour token, into pair-count
+# changes.  Both only *collect* the changes: `lost` maps a pair to the count it loses, `gained` maps
+# a new pair (it contains n) to [count gained, ids of the words that gained it].  The caller applies
+# them (v6: to its counts; v7: sends them to the parent).  Phases as functions cost nothing
+# measurable against the single loop they replace (docs/v6.md, merge-cost).
+
+def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], the_pair: str, new_char: str,
+                  lost: dict[str, int], gained: dict[str, list]) -> tuple[dict, dict]:
+    """Merge ``the_pair`` into ``new_char`` in every listed word; the one-occurrence words by neighbour.
+
+    Returns ``(by_previous, by_next)``: token x -> ids of the words where x came right before the
+    merged occurrence (they lose (x, a) and gain (x, n)), token y -> ids of those where y came right
+    after it (they lose (b, y), gain (n, y)).  Words with several occurrences are diffed here, into
+    ``lost`` and ``gained``.  ``listed`` may hold stale ids (the index is lazy) and duplicates.
+    """
+    by_previous: dict[str, list[int]] = defaultdict(list)
+    by_next: dict[str, list[int]] = defaultdict(list)
+    for word_id in set(listed):
+        word = words[word_id]
+        before, found, after = word.partition(the_pair)  # C-level search for the first occurrence
+        if not found:
+            continue  # a stale index entry: the word lost the pair in an earlier merge
+        if the_pair not in after:
+            # One occurrence (99% of the visits): file the word under its neighbours, x ending
+            # `before` and y starting `after`; their pairs are updated once per neighbour, later.
+            words[word_id] = before + new_char + after
+            if before:
+                by_previous[before[-1]].append(word_id)
+            if after:
+                by_next[after[0]].append(word_id)
+            continue
+        # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
+        # the change in the word's pairs is the difference of the two pair multisets.
+        merged = words[word_id] = word.replace(the_pair, new_char)
+        change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+        for pair in pairs_of(merged):
+            change[pair] = change.get(pair, 0) + 1
+        for pair in pairs_of(word):
+            change[pair] = change.get(pair, 0) - 1
+        count = word_counts[word_id]
+        for pair, times in change.items():
+            if times > 0:
+                gain = gained.get(pair)
+                if gain is None:
+                    gained[pair] = [times * count, [word_id]]
+                else:
+                    gain[0] += times * count
+                    gain[1].append(word_id)
+            elif times < 0 and pair != the_pair:  # the_pair's own count is dropped by the caller
+                lost[pair] = lost.get(pair, 0) - times * count
+    return by_previous, by_next
+
+
+def add_neighbour_changes(by_previous: dict, by_next: dict, the_pair: str, new_char: str, word_counts: list[int],
+                          lost: dict[str, int], gained: dict[str, list]) -> None:
+    """The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts."""
+    a_char, b_char = the_pair
+    moves = [(b_char + y, new_char + y, holders) for y, holders in by_next.items()]
+    moves += [(x + a_char, x + new_char, holders) for x, holders in by_previous.items()]
+    count_of = word_counts.__getitem__
+    for lost_pair, gained_pair, holders in moves:
+        count = sum(map(count_of, holders))  # in C
+        if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
+            lost[lost_pair] = lost.get(lost_pair, 0) + count
+        gain = gained.get(gained_pair)
+        if gain is None:
+            gained[gained_pair] = [count, holders]
+        else:
+            gain[0] += count
+            gain[1] += holders
+
+
 class Merger:
     """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
 
@@ -283,87 +357,44 @@ class Merger:
 
     def merge(self, pair: Pair) -> None:
         ids = self.token_ids
-        a_char, b_char = chr(ids[pair[0]]), chr(ids[pair[1]])
-        the_pair = a_char + b_char
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
-        words, word_counts = self.words, self.word_counts
+        lost: dict[str, int] = {}
+        gained: dict[str, list] = {}
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
+                                             the_pair, new_char, lost, gained)
+        add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, lost, gained)
+        self._subtract_lost(lost)
+        self.pair_counts.pop(the_pair, None)
+        self._add_gained(gained)
+
+    def _subtract_lost(self, lost: dict[str, int]) -> None:
+        """Lower the counts of the pairs the merge broke up; a pair at zero leaves the counts and index."""
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        added: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        # Words with one occurrence, by the token right after b / right before a: their pair updates
-        # are made once per neighbour token after the loop, not once per word.
-        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
-        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
-        for word_id in set(pair_to_words.pop(the_pair)):
-            word = words[word_id]
-            left, found, right = word.partition(the_pair)  # C-level search for the first occurrence
-            if not found:
-                continue  # a stale index entry: the word lost the pair in an earlier merge
-            if the_pair not in right:
-                # One occurrence (99% of the visits): the word loses (x, a) and (b, y) and gains
-                # (x, new) and (new, y), where x ends `left` and y starts `right`.
-                words[word_id] = left + new_char + right
-                if left:
-                    left_of[left[-1]].append(word_id)
-                if right:
-                    right_of[right[0]].append(word_id)
-                continue
-            # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
-            # the change in the word's pairs is the difference of the two pair multisets.
-            merged = words[word_id] = word.replace(the_pair, new_char)
-            change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
-            for gained in pairs_of(merged):
-                change[gained] = change.get(gained, 0) + 1
-            for lost in pairs_of(word):
-                change[lost] = change.get(lost, 0) - 1
-            count = word_counts[word_id]
-            for changed, times in change.items():
-                if times > 0:
-                    gain = added.get(changed)
-                    if gain is None:
-                        added[changed] = [times * count, [word_id]]
-                    else:
-                        gain[0] += times * count
-                        gain[1].append(word_id)
-                elif times < 0 and changed != the_pair:  # the_pair's own count is dropped below
-                    left_count = pair_counts[changed] + times * count
-                    if left_count:
-                        pair_counts[changed] = left_count
-                    else:
-                        del pair_counts[changed]
-                        pair_to_words.pop(changed, None)
-        # The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
-        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
-        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
-        count_of = word_counts.__getitem__
-        for lost, gained, holders in moves:
-            count = sum(map(count_of, holders))
-            if lost != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
-                left_count = pair_counts[lost] - count
-                if left_count:
-                    pair_counts[lost] = left_count
-                else:
-                    del pair_counts[lost]
-                    pair_to_words.pop(lost, None)
-            gain = added.get(gained)
-            if gain is None:
-                added[gained] = [count, holders]
+        for pair, count in lost.items():
+            remaining = pair_counts[pair] - count
+            if remaining:
+                pair_counts[pair] = remaining
             else:
-                gain[0] += count
-                gain[1] += holders
-        pair_counts.pop(the_pair, None)
+                del pair_counts[pair]
+                pair_to_words.pop(pair, None)
+
+    def _add_gained(self, gained: dict[str, list]) -> None:
+        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
+        pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
         keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for gained, (count, holders) in added.items():
-            total = pair_counts.get(gained, 0) + count
-            pair_counts[gained] = total
-            listed = pair_to_words.get(gained)
+        for pair, (count, holders) in gained.items():
+            total = pair_counts.get(pair, 0) + count
+            pair_counts[pair] = total
+            listed = pair_to_words.get(pair)
             if listed is None:
-                pair_to_words[gained] = holders
+                pair_to_words[pair] = holders
             else:
                 listed += holders
             if total >= floor:
-                heappush(heap, (-total, keys[ord(gained[0])] + keys[ord(gained[1])], gained))
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:
-                waiting[total.bit_length()].append(gained)
+                waiting[total.bit_length()].append(pair)
 
     def trace_state(self) -> dict:
         """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).

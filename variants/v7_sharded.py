@@ -19,10 +19,11 @@ cut by the shards for free.  What crosses a pipe per merge is the pair and the d
 bytes on average, never words (``docs/v7.md`` measures it).
 
 With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
-parent: each pool worker counts chunks and keeps its partition of the counts (the reduce of the
-scalable pre-tokenizer), and the same worker builds its shard from it.  ``Merger(counter)`` with a
-plain ``Counter`` (``bpe trace``, ``bpe merge-cost``, tests) shards it itself; ``workers=1`` (or a
-corpus too small to be worth a process) keeps one shard in this process.
+parent's merge loop: each shard's part is handed to its worker right after counting, and the same
+worker builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
+``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
+two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process: so it is the default
+variant on every corpus.
 
 What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
 shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import gc
 import zlib
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from heapq import heappush
 
@@ -46,13 +46,14 @@ from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel
 from variants.v6_tuned import Merger as V6Merger
-from variants.v6_tuned import count_pairs, pairs_of
+from variants.v6_tuned import add_neighbour_changes, count_pairs, rewrite_words
 
 IDEA = "words sharded across worker processes that stay alive from counting to the last merge"
 
 #: A shard process pays for itself only with enough words to rewrite: below this many distinct words
-#: per shard, fewer shards are used (one shard stays in this process, no worker at all).
-MIN_WORDS_PER_SHARD = 20_000
+#: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: on
+#: 10 MB of web-like text, 263 k words, two shards gained nothing; on 40 MB, 700 k words, 1.36x).
+MIN_WORDS_PER_SHARD = 150_000
 
 
 def shard_of(token: bytes, shards: int) -> int:
@@ -65,6 +66,18 @@ def shard_of(token: bytes, shards: int) -> int:
     (0, 1)
     """
     return zlib.crc32(token) % shards
+
+
+def shard_count(words: int, workers: int | None) -> int:
+    """How many shard processes ``words`` distinct pre-tokens are worth: 1 means none (v6 in this process).
+
+    >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
+    (1, 2, 2, 1)
+    """
+    from bpe.training.pool import default_workers
+
+    workers = default_workers() if workers is None else workers
+    return max(1, min(workers, words // MIN_WORDS_PER_SHARD))
 
 
 def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict[bytes, int]]:
@@ -104,7 +117,7 @@ class Shard:
 
         ``forget`` is a string of pairs (two characters each) whose global count fell to zero: their
         index lists are dropped first.  None when no word of this shard holds ``the_pair``.
-        Same steps as v6's ``merge()``, except that the counts changed are returned, not applied.
+        v6's phases of a merge; the count changes are returned, not applied.
         """
         index = self.pair_to_words
         for i in range(0, len(forget), 2):
@@ -112,54 +125,10 @@ class Shard:
         listed = index.pop(the_pair, None)
         if listed is None:
             return None
-        a_char, b_char = the_pair
-        words, word_counts = self.words, self.word_counts
         lost: dict[str, int] = {}
         gained: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
-        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
-        for word_id in set(listed):
-            word = words[word_id]
-            before, found, after = word.partition(the_pair)
-            if not found:
-                continue  # a stale index entry
-            if the_pair not in after:  # one occurrence: file the word under its neighbours
-                words[word_id] = before + new_char + after
-                if before:
-                    left_of[before[-1]].append(word_id)
-                if after:
-                    right_of[after[0]].append(word_id)
-                continue
-            merged = words[word_id] = word.replace(the_pair, new_char)
-            change: dict[str, int] = {}
-            for pair in pairs_of(merged):
-                change[pair] = change.get(pair, 0) + 1
-            for pair in pairs_of(word):
-                change[pair] = change.get(pair, 0) - 1
-            count = word_counts[word_id]
-            for pair, times in change.items():
-                if times > 0:
-                    gain = gained.get(pair)
-                    if gain is None:
-                        gained[pair] = [times * count, [word_id]]
-                    else:
-                        gain[0] += times * count
-                        gain[1].append(word_id)
-                elif times < 0 and pair != the_pair:
-                    lost[pair] = lost.get(pair, 0) - times * count
-        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
-        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
-        count_of = word_counts.__getitem__
-        for lost_pair, gained_pair, holders in moves:
-            count = sum(map(count_of, holders))
-            if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
-                lost[lost_pair] = lost.get(lost_pair, 0) + count
-            gain = gained.get(gained_pair)
-            if gain is None:
-                gained[gained_pair] = [count, holders]
-            else:
-                gain[0] += count
-                gain[1] += holders
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, listed, the_pair, new_char, lost, gained)
+        add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, lost, gained)
         gains: dict[str, int] = {}
         for pair, (count, holders) in gained.items():
             gains[pair] = count
@@ -301,11 +270,8 @@ class ShardedCounts:
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
                     end: int | None = None) -> ShardedCounts:
     """Count the file's pre-tokens with the shared parallel counter; leave shard ``p``'s counts in worker ``p``."""
-    from bpe.training.pool import default_workers
-
     counts = count_file_parallel(path, special_tokens, workers=workers, errors=errors, end=end)
-    workers = default_workers() if workers is None else workers
-    shards = max(1, min(workers, len(counts) // MIN_WORDS_PER_SHARD))
+    shards = shard_count(len(counts), workers)
     if shards == 1:
         return ShardedCounts(local=counts)
     pool, channels = open_shard_pool(shards, str(path))
@@ -326,37 +292,28 @@ class Merger(V6Merger):
     """
 
     def __init__(self, pretoken_counts, workers: int | None = None):
-        self._init_tokens()
         self._pool = None
         self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
         self._serving = False
-        self._local: list[Shard] = []
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
+        if isinstance(pretoken_counts, ShardedCounts):
+            self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
+            pretoken_counts = pretoken_counts.local
+        elif shard_count(len(pretoken_counts), workers) > 1:
+            self._pool, self._channels = open_shard_pool(shard_count(len(pretoken_counts), workers))
+        if self._pool is None:  # too few words for a shard process to pay (or one worker): this is v6
+            super().__init__(pretoken_counts)
+            return
         try:
-            if isinstance(pretoken_counts, ShardedCounts) and pretoken_counts.pool is not None:
-                self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
-                shard_pair_counts = self._pool.broadcast(_build_shard)
-            elif isinstance(pretoken_counts, ShardedCounts):
-                shard_pair_counts = self._start_shards(pretoken_counts.local, 1)
-            else:
-                shard_pair_counts = self._start_shards(pretoken_counts, workers)
-            self.pair_counts = add_counts(shard_pair_counts)
+            if pretoken_counts is not None:  # a plain Counter: send each worker its part
+                self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, self._pool.size)])
+            self._init_tokens()
+            self.pair_counts = add_counts(self._pool.broadcast(_build_shard))
             self._init_heap()
         except BaseException:
             self.close()
             raise
-
-    def _start_shards(self, pretoken_counts: Mapping[bytes, int], workers: int | None) -> list[dict[str, int]]:
-        from bpe.training.pool import default_workers
-
-        workers = default_workers() if workers is None else workers
-        shards = max(1, min(workers, len(pretoken_counts) // MIN_WORDS_PER_SHARD))
-        if shards == 1:
-            self._local = [Shard(pretoken_counts)]
-            return [self._local[0].initial_pair_counts]
-        self._pool, self._channels = open_shard_pool(shards)
-        self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, shards)])
-        return self._pool.broadcast(_build_shard)
+        gc.freeze()  # as v6: the heap and the counts live until close(), which unfreezes
 
     def close(self) -> None:
         """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
@@ -367,6 +324,8 @@ class Merger(V6Merger):
         super().close()
 
     def merge(self, pair: Pair) -> None:
+        if self._pool is None:
+            return super().merge(pair)
         ids = self.token_ids
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
@@ -411,10 +370,11 @@ class Merger(V6Merger):
 
     def trace_state(self) -> dict:
         """The words of every shard, numbered across shards, for ``bpe trace`` only."""
+        if self._pool is None:
+            return super().trace_state()
         self.stop_serving()
         token_bytes = self.token_bytes
-        states = self._pool.broadcast(_shard_state) if self._pool is not None else [
-            (shard.words, shard.word_counts, shard.pair_to_words) for shard in self._local]
+        states = self._pool.broadcast(_shard_state)
         words, index, offset = [], {}, 0
         for shard_words, shard_counts, shard_index in states:
             words += [(tuple(token_bytes[ord(t)] for t in word), count)
@@ -432,9 +392,7 @@ class Merger(V6Merger):
         }
 
     def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
-        """Every shard's deltas; with processes, all shards work at once and answers are used in turn."""
-        if self._pool is None:
-            return [shard.merge(the_pair, new_char, forget) for shard in self._local]
+        """Every shard's deltas: all shards work at once, and their answers are used in turn."""
         pool, channels = self._pool, self._channels
         if channels is not None:
             if not self._serving:
