@@ -8,21 +8,23 @@ count by ``BPE_FUZZ_SCALE`` (default there: 20).
 """
 
 import os
+from collections import Counter
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bpe.training.parallel as parallel
+import bpe.training.chunking as chunking
 from bpe import VARIANTS, train_bpe
-from bpe.training.parallel import count_file_parallel
-from bpe.training.pretokenize import count_file_serial
+from bpe.training.chunking import find_chunk_boundaries
+from bpe.training.parallel import count_chunk, count_file_parallel
+from bpe.training.pretokenize import count_file_serial, count_pretokens
 
 SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
 SPECIAL = "<|endoftext|>"
 # Overlapping (<|a|> inside <|a|><|b|>), self-overlapping (aa), containing a safe-looking newline
 # (x\n) and non-ASCII special tokens: each can tempt a chunk cut into the middle of a token.
-SPECIAL_SETS = [[SPECIAL], [], [SPECIAL, "<|a|>", "<|a|><|b|>"], ["aa"], ["x\n", "é<"]]
+SPECIAL_SETS = [[SPECIAL], [], [SPECIAL, "<|a|>", "<|a|><|b|>"], ["aa"], ["x\n", "é<"], ["x\n\ufffd", "\ufffd"]]
 # Small alphabets make repeated pairs (aaaa), ties and overlaps common; the rest covers unicode,
 # emoji, NUL, CR/LF, digits and punctuation.
 pieces = st.one_of(
@@ -61,8 +63,8 @@ def test_all_variants_match_v1(tmp_path_factory, text, specials, extra_merges):
 
 def tiny_chunks(chunks_per_worker: int, scan_block: int):
     """Patch the chunk planner so a file of a few bytes is cut into up to ``chunks_per_worker`` pieces."""
-    return mock.patch.multiple(parallel, MIN_CHUNK_BYTES=1, CHUNKS_PER_WORKER=chunks_per_worker,
-                               SCAN_BLOCK_BYTES=scan_block)
+    return mock.patch.multiple(chunking, MIN_CHUNK_BYTES=1, CHUNKS_PER_WORKER=chunks_per_worker,
+                               SCAN_BLOCK_BYTES=scan_block, STREAM_CHUNK_BYTES=max(1, scan_block // 2))
 
 
 @settings(max_examples=500 * SCALE, **RELAXED)
@@ -70,9 +72,14 @@ def tiny_chunks(chunks_per_worker: int, scan_block: int):
        scan_block=st.integers(1, 16))
 def test_chunked_counts_match_serial(tmp_path_factory, data, specials, chunks, scan_block):
     path = write(tmp_path_factory.mktemp("chunks"), data)
+    expected = count_pretokens(data.decode("utf-8", errors="replace"), specials)
     with tiny_chunks(chunks, scan_block):
-        assert count_file_parallel(path, specials, workers=1, errors="replace") == \
-            count_file_serial(path, specials, errors="replace")
+        bounds = find_chunk_boundaries(path, specials, chunks, errors="replace")
+        counted = Counter()
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            counted.update(count_chunk(str(path), start, end, specials, "replace"))
+        assert counted == expected, bounds
+        assert count_file_serial(path, specials, errors="replace") == expected  # streamed in tiny chunks
 
 
 @settings(max_examples=30 * SCALE, **RELAXED)

@@ -152,7 +152,8 @@ def test_failing_worker_is_one_clear_error(write_corpus, variant):
 def test_chunk_cut_inside_a_longer_special_token_after_multibyte_text(tmp_path):
     # Regression: the cut was moved out of "<|x|><|y|>" using offsets of a window decoded from the
     # middle of a 2-byte character, landing 2 bytes into the special token.
-    from bpe.training.parallel import count_chunk, find_chunk_boundaries
+    from bpe.training.chunking import find_chunk_boundaries
+    from bpe.training.parallel import count_chunk
 
     specials = ["<|x|><|y|>", "<|y|>"]
     path = tmp_path / "c.txt"

@@ -10,7 +10,8 @@ from bpe import VARIANTS, BPEError, train_bpe
 from bpe.lab.bench import run_bench
 from bpe.cli import main
 from bpe.training.sizes import parse_size
-from bpe.training.parallel import count_file_parallel, find_limit_end
+from bpe.training.chunking import find_limit_end
+from bpe.training.parallel import count_file_parallel
 from bpe.training.pretokenize import count_file_serial, count_pretokens
 from conftest import DEFAULT_CORPUS
 
@@ -32,10 +33,15 @@ def test_without_special_tokens_the_cut_is_a_safe_newline(write_corpus):
     assert data[end - 1 : end + 1] == b"a\n" and end == data.index(b"\ndelta")
 
 
-def test_cut_inside_a_special_token_moves_to_its_start(write_corpus):
+def test_cut_inside_a_special_token_goes_forward_to_the_next_safe_cut(write_corpus):
     path = write_corpus("aaaa<|x|><|y|>bbbb<|y|>cc")
-    # byte 9 is the start of "<|y|>", but "<|x|><|y|>" is one (longer) special token starting at 4
-    assert find_limit_end(path, 6, ["<|y|>", "<|x|><|y|>"]) == 4
+    # byte 9 is the start of "<|y|>", but "<|x|><|y|>" is one (longer) special token starting at 4: the
+    # end is the next "<|y|>", never before the limit (a cut is never moved back)
+    assert find_limit_end(path, 6, ["<|y|>", "<|x|><|y|>"]) == 18
+    # a limit in a run of a self-overlapping special token ends after the run, at or after the limit
+    path = write_corpus("b " + "a" * 1001 + " c d")
+    for limit in (3, 500, 1002):
+        assert find_limit_end(path, limit, ["aa"]) == 1003
 
 
 def test_limit_past_the_end_is_the_whole_file(write_corpus):
@@ -82,6 +88,18 @@ def test_bench_records_the_limit(tmp_path, capsys):
 def test_cli_limit_bad_size(capsys):
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--limit", "lots"]) == 2
     assert "cannot read size 'lots'" in capsys.readouterr().err
+
+
+def test_absurd_limit_is_one_clear_error(capsys):
+    huge = "1" + "0" * 400  # float() makes it inf, and int(inf) an OverflowError
+    with pytest.raises(BPEError, match=r"^size 10000000000000000000\.\.\. \(401 characters\) is too large: at most "):
+        parse_size(huge)
+    with pytest.raises(BPEError, match="is too large"):
+        train_bpe(DEFAULT_CORPUS, 300, [EOT], variant="v1", limit=huge)
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--limit", huge]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bpe: error: size 1000") and err.count("\n") == 1
+    assert parse_size(str(10**18)) == 10**18
 
 
 def test_data_list_shows_every_name(tmp_path, monkeypatch, capsys):

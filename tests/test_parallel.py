@@ -1,11 +1,18 @@
-"""The chunked, pooled pre-tokenizer counts exactly what the serial one counts."""
+"""The chunked, pooled pre-tokenizer counts exactly what the serial one counts; the parallel reduce leaves
+disjoint shards; a worker killed at any stage is one clear error."""
+
+import os
+from unittest import mock
 
 import pytest
 
+import bpe.training.chunking as chunking
 from bpe import BPEError
-from bpe.training.parallel import count_file_parallel, find_chunk_boundaries
+from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
+from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.pool import KILL_MID_ANSWER_ENV, WorkerPool, worker_state
 from bpe.training.pretokenize import count_file_serial
-from conftest import CORPUS_EN, DEFAULT_CORPUS
+from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
 
 SPECIAL = ["<|endoftext|>"]
 
@@ -43,3 +50,42 @@ def test_invalid_utf8_in_a_worker_names_the_file_offset(write_corpus):
     path = write_corpus(good + b"\xfe" + good)
     with pytest.raises(BPEError, match=f"invalid UTF-8 at byte offset {len(good)}"):
         count_file_parallel(path, SPECIAL, workers=2)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_partitioned_reduce_equals_serial_with_tiny_chunks(workers):
+    # chunks of a few KB: every worker counts many chunks and holds many pre-tokens of every part
+    with mock.patch.multiple(chunking, MIN_CHUNK_BYTES=2048, CHUNKS_PER_WORKER=20):
+        assert count_file_parallel(CORPUS_EN, SPECIAL, workers=workers) == count_file_serial(CORPUS_EN, SPECIAL)
+
+
+def shard_in_worker():
+    return dict(worker_state()[SHARD_KEY])
+
+
+def test_count_into_shards_leaves_disjoint_shards_in_the_workers():
+    expected = count_file_serial(CORPUS_EN, SPECIAL)
+    seen = []
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 4096), WorkerPool(3, source=str(CORPUS_EN)) as pool:
+        sizes = count_into_shards(pool, CORPUS_EN, SPECIAL, on_bytes=seen.append)
+        shards = pool.broadcast(shard_in_worker)
+    assert sum(seen) == CORPUS_EN.stat().st_size
+    assert sizes == [len(shard) for shard in shards] and all(sizes)
+    for p, shard in enumerate(shards):
+        assert all(partition(token, 3) == p for token in shard)
+    joined = {}
+    for shard in shards:
+        joined.update(shard)
+    assert sum(sizes) == len(joined) and joined == expected
+
+
+@pytest.mark.parametrize("stage", ["count", "split", "reduce", "join"])
+def test_worker_killed_half_way_through_an_answer(write_corpus, monkeypatch, stage):
+    # tasks go out in this order: the chunks, then one split, one reduce, one join per worker
+    path = write_corpus(("some words, and a number 42.\n" + SPECIAL[0]) * 20_000)
+    chunks = len(find_chunk_boundaries(path, SPECIAL, plan_chunk_count(path.stat().st_size, 2))) - 1
+    task = {"count": 1, "split": chunks, "reduce": chunks + 3, "join": chunks + 4}[stage]
+    monkeypatch.setenv(KILL_MID_ANSWER_ENV, str(task))
+    with pytest.raises(BPEError, match=r"^a pre-tokenization worker died \(killed by SIGKILL\) while counting "):
+        count_file_parallel(path, SPECIAL, workers=2)
+    assert live_processes(parent=os.getpid()) == []

@@ -4,6 +4,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bpe.training.pretokenize as pretokenize
 from bpe.training.pretokenize import (
     ASCII_TWIN_REGEX,
     GPT2_REGEX,
@@ -77,3 +78,20 @@ def test_token_put_back_adds_to_the_same_token_from_a_non_ascii_piece():
     counts = count_pretokens(text, SPECIAL)
     assert counts == count_pretokens_plain(text, SPECIAL)
     assert counts["\u201d".encode()] == 2 and counts[b"\n\n"] == 2
+
+
+def test_only_non_ascii_lines_take_the_slow_path(monkeypatch):
+    # One accented word in a 400 KB piece: only its line goes to the Unicode regex, not the whole piece.
+    text = "plain ascii line, number 1.\n" * 7000 + "a café au lait\n" + "more ascii text\n  \n" * 7000
+    expected = count_pretokens_plain(text, ["<|endoftext|>"])
+    real = pretokenize.GPT2_REGEX
+    slow = []
+
+    class Spy:
+        def findall(self, piece):
+            slow.append(piece)
+            return real.findall(piece)
+
+    monkeypatch.setattr(pretokenize, "GPT2_REGEX", Spy())
+    assert count_pretokens(text, ["<|endoftext|>"]) == expected
+    assert slow == ["\na café au lait"]

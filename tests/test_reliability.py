@@ -19,10 +19,12 @@ from unittest import mock
 
 import pytest
 
-import bpe.training.parallel as parallel
+import bpe.training.chunking as chunking
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
-from bpe.training.parallel import KILL_WORKER_ON_CHUNK_ENV, count_file_parallel, find_chunk_boundaries
+from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
+from bpe.training.parallel import count_file_parallel
+from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from conftest import CORPUS_EN, REPO_ROOT, live_processes
 
@@ -33,7 +35,7 @@ HANG_GUARD_SECONDS = 120
 
 def pooled_counts(path, specials, workers=2):
     """Pooled counts with chunks small enough that even a tiny file is cut into several."""
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 1), mock.patch.object(parallel, "SCAN_BLOCK_BYTES", 8):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
         return count_file_parallel(path, specials, workers=workers)
 
 
@@ -104,7 +106,7 @@ def test_invalid_utf8_late_in_a_pooled_file_names_the_file_offset(write_corpus):
     path = write_corpus(good + b"\x80" + good)
     with pytest.raises(BPEError, match=f"invalid UTF-8 at byte offset {len(good)} "):
         pooled_counts(path, [EOT])
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
         replaced = count_file_parallel(path, [EOT], workers=2, errors="replace")
     assert replaced == count_file_serial(path, [EOT], errors="replace")
     assert replaced["\ufffd".encode()] == 1
@@ -132,7 +134,7 @@ def test_overlapping_special_tokens_longest_wins_across_chunks(write_corpus):
     specials = ["<|a|>", "<|b|><|a|>"]
     path = write_corpus("xy<|b|><|a|>zz<|a|>" * 40)
     data = path.read_bytes()
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
         bounds = find_chunk_boundaries(path, specials, 200)
     assert len(bounds) > 20
     for cut in bounds[1:-1]:
@@ -144,15 +146,15 @@ def test_overlapping_special_tokens_longest_wins_across_chunks(write_corpus):
 
 def test_special_token_straddling_the_even_offset(write_corpus):
     # Three documents; the halfway offset falls in the middle of the first separator, so the cut goes
-    # to the next special token's start (never inside one).
+    # forward (never inside one, never back): to the first space after it, the first safe cut.
     first = "word " * 4000
     rest = len(first) - 14  # makes the file 2 * len(first) + 12 bytes long
     second, third = "b " * (rest // 4), "c" * (rest - 2 * (rest // 4))
     path = write_corpus(first + EOT + second + EOT + third)
     middle = path.stat().st_size // 2
     assert len(first) < middle < len(first) + len(EOT)
-    with mock.patch.object(parallel, "SCAN_BLOCK_BYTES", 16):
-        assert find_chunk_boundaries(path, [EOT], 2) == [0, len(first + EOT + second), path.stat().st_size]
+    with mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 16):
+        assert find_chunk_boundaries(path, [EOT], 2) == [0, len(first + EOT + "b"), path.stat().st_size]
         assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
 
 
@@ -161,7 +163,7 @@ def test_special_token_with_a_newline_is_never_cut(write_corpus):
     specials = ["END\n"]
     path = write_corpus("some text END\nmore text.\n" * 200)
     data = path.read_bytes()
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 1), mock.patch.object(parallel, "SCAN_BLOCK_BYTES", 8):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
         bounds = find_chunk_boundaries(path, specials, 100)
     assert len(bounds) > 10
     for cut in bounds[1:-1]:
@@ -173,7 +175,7 @@ def test_self_overlapping_special_token_is_never_cut(write_corpus):
     # With "aa" special, "aaaaab" splits as aa|aa|"ab"; a cut at offset 3 would count "a" and "b" instead.
     path = write_corpus(b"aaaaab " * 50)
     data = path.read_bytes()
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
         for chunks in range(2, 40):
             for cut in find_chunk_boundaries(path, ["aa"], chunks)[1:-1]:
                 assert data[cut - 1:cut] == b" ", (chunks, cut)
@@ -187,10 +189,16 @@ def test_single_document_larger_than_a_chunk(write_corpus):
     bounds = find_chunk_boundaries(path, [EOT], 4)
     assert len(bounds) == 5
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
-    # ...and without any safe cut it is counted as one chunk.
+    # ...one line is cut before a space that follows a non-space...
     path = write_corpus(EOT + "  ".join(f"word{i}" for i in range(40_000)) + EOT)
     data = path.read_bytes()
-    assert all(data[cut:].startswith(EOT.encode()) for cut in find_chunk_boundaries(path, [EOT], 4)[:-1])
+    bounds = find_chunk_boundaries(path, [EOT], 4)
+    assert len(bounds) == 5 and all(data[cut - 1:cut + 1] in (b"0 ", b"1 ", b"2 ", b"3 ", b"4 ", b"5 ", b"6 ", b"7 ",
+                                                                 b"8 ", b"9 ") for cut in bounds[1:-1])
+    assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
+    # ...and a document without any safe cut inside is one chunk.
+    path = write_corpus(EOT + ",".join(f"word{i}" for i in range(40_000)) + EOT)
+    assert find_chunk_boundaries(path, [EOT], 4) == [0, path.stat().st_size - len(EOT), path.stat().st_size]
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
 
 
@@ -291,8 +299,8 @@ def _many_documents(path, megabytes: float, seed: int = 0) -> None:
 
 def test_killed_worker_is_one_clear_error_and_no_orphans(write_corpus, monkeypatch, pool_variant_names):
     path = write_corpus(("some words, and a number 42.\n" + EOT) * 20_000)  # 680 KB: 10 chunks
-    assert len(find_chunk_boundaries(path, [EOT], parallel.plan_chunk_count(path.stat().st_size, 2))) > 4
-    monkeypatch.setenv(KILL_WORKER_ON_CHUNK_ENV, "3")
+    assert len(find_chunk_boundaries(path, [EOT], plan_chunk_count(path.stat().st_size, 2))) > 4
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "3")
     with pytest.raises(BPEError, match=r"a pre-tokenization worker died \(killed by SIGKILL\) while counting"):
         count_file_parallel(path, [EOT], workers=2)
     assert live_processes(parent=os.getpid()) == []
@@ -302,7 +310,7 @@ def test_killed_worker_is_one_clear_error_and_no_orphans(write_corpus, monkeypat
         assert live_processes(parent=os.getpid()) == []
     with pytest.raises(BPEError, match="workers must be at least 1, got 0"):
         count_file_parallel(path, [EOT], workers=0)
-    monkeypatch.setenv(KILL_WORKER_ON_CHUNK_ENV, "999")  # no such chunk: the hook stays silent
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "999")  # no such chunk: the hook stays silent
     assert count_file_parallel(path, [EOT], workers=2) == count_file_serial(path, [EOT])
 
 
@@ -310,7 +318,7 @@ def test_killed_worker_from_the_cli(write_corpus, pool_variant_names):
     path = write_corpus(("some words, and a number 42.\n" + EOT) * 20_000)
     argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(path),
             "--workers", "2", "--vocab-size", "300"]
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(**{KILL_WORKER_ON_CHUNK_ENV: "0"}), text=True,
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(**{KILL_ON_TASK_ENV: "0"}), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
     assert proc.returncode == 2, err
@@ -325,8 +333,9 @@ def big_corpus(tmp_path_factory):
     return path
 
 
-def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, str]:
-    """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would."""
+def _interrupt(big_corpus, variant: str, when: str, times: int = 1) -> tuple[subprocess.Popen, str]:
+    """Start `bpe train`, wait for the stage, Ctrl-C the process group as a terminal would (``times``
+    Ctrl-Cs a few ms apart, as an impatient user would)."""
     argv = [sys.executable, "-m", "bpe", "train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
             "--vocab-size", "60000"]
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), text=True, stdout=subprocess.PIPE,
@@ -345,7 +354,10 @@ def _interrupt(big_corpus, variant: str, when: str) -> tuple[subprocess.Popen, s
                 time.sleep(0.005)
             time.sleep(0.3)
         assert proc.poll() is None, "training finished before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)
+        for i in range(times):
+            if i:
+                time.sleep(0.002)
+            os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
     finally:
         if proc.poll() is None:
@@ -374,9 +386,10 @@ def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.parametrize("times", [1, 3])
 @pytest.mark.parametrize("when", ["pretokenizing", "merging", "serial"])
-def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when):
-    proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when)
+def test_ctrl_c_exits_130_and_leaves_no_workers(big_corpus, pool_variant_names, when, times):
+    proc, err = _interrupt(big_corpus, "v1" if when == "serial" else pool_variant_names[0], when, times)
     assert proc.returncode == 130, err
     assert err == "bpe: interrupted\n"
     assert live_processes(session=proc.pid) == []
@@ -392,7 +405,7 @@ def test_same_input_same_output_every_variant(variant):
 
 def test_same_output_for_1_2_4_workers(pool_variant_names):
     # Small chunks so that 1, 2 and 4 workers cut corpus.en into 8, 16 and 32 different chunks.
-    with mock.patch.object(parallel, "MIN_CHUNK_BYTES", 4096):
+    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 4096):
         counts = {w: count_file_parallel(CORPUS_EN, [EOT], workers=w) for w in (1, 2, 4)}
         assert counts[1] == counts[2] == counts[4] == count_file_serial(CORPUS_EN, [EOT])
         expected = train_bpe(CORPUS_EN, 400, [EOT], variant="v2")

@@ -1,37 +1,27 @@
 """v3 — multiprocessing pre-tokenization: count the file chunk by chunk in a process pool.
 
 What it adds over v2: nothing in the merge algorithm (the ``Merger`` is v2's, imported unchanged);
-the pre-tokenize/count stage, which is regex work over every byte of the corpus and the largest
-stage of v2 on a big file, is spread over ``workers`` processes (default ``os.cpu_count()``) by
-:func:`bpe.training.parallel.count_file_parallel`:
+the pre-tokenize/count stage, regex work over every byte of the corpus and v2's largest stage on a
+big file, is spread over ``workers`` processes (default ``os.cpu_count()``).  The lesson is two short
+files; read them in this order:
 
-* **Chunking rule.** The file is cut near evenly spaced byte offsets, searching forward (in bytes,
-  without decoding) for the start of a special token, the place where the text is split anyway.
-  A file with no special token is cut at a ``\\n`` that follows an ASCII non-space byte, where no
-  GPT-2 pre-token can continue across the cut; a file with neither is one chunk.  So the chunk
-  counts always sum to exactly the serial counts.
-* **Memory bound.** The parent never reads the file as one string: each worker opens the file and
-  reads only its own byte range, so peak memory is about one chunk per worker (chunks are capped at
-  32 MB) plus the per-chunk counts, which are small next to the text.
-* **Load balance.** About 8 chunks per worker (none below 64 KB), so one slow chunk does not leave
-  the other workers idle at the end.
-* A failing worker (invalid UTF-8, an exception, a killed process) makes the whole call raise one
-  :class:`~bpe.errors.BPEError` naming the file and byte range; the pool is torn down.
+* ``bpe/training/chunking.py`` — **where a file may be cut**: at a special token's start, or before
+  ASCII whitespace that follows a non-space character (no GPT-2 pre-token continues across either),
+  never inside any occurrence of a special token.  So the chunks' counts sum to exactly the serial
+  counts, and a file without special tokens is still cut.
+* ``bpe/training/parallel.py`` — **the map and the reduce**: workers pull chunks (about 8 each, for
+  load balance), each keeps a running count; the counts are split by a hash of the pre-token, worker
+  ``p`` sums part ``p`` from everyone, and the parent joins the disjoint parts with ``dict.update``.
 
-Complexity: the same O(total bytes) work as v2's pre-tokenizer, divided by the number of workers,
-plus O(distinct pre-tokens per chunk) to send and sum the counts.
+Left out here (it is hardening, not the idea): ``bpe/training/pool.py`` starts the workers and makes
+every failure (a worker killed, Ctrl-C, a bad byte) one clear error with no process left over.
 
-Measured (pretokenize stage, 2-core machine, 14 MB of Project Gutenberg, 3 repeats each)::
+Complexity: the same O(total bytes) regex work as v2, divided by the workers, plus O(distinct
+pre-tokens) to move and sum the counts, also divided by the workers.  Memory: one chunk (at most
+32 MB) and its counts per worker; the parent never holds the text.
 
-    python -m bpe bench --variant v2,v3 --data ../shared/data/gutenberg-books.txt \
-        --vocab-size 300 --repeat 3 --workers 2
-
-v2 (serial) 1.016 s, v3 (2 workers) 0.618 s: 1.64x; a second run of the same command, also on an
-idle machine, gave 1.641 s vs 0.860 s (1.91x).  With another job holding one of the two cores the
-pool gains nothing (the ladder run in the README: 1.01 s vs 1.09 s): counting the 16 chunks one
-after another costs what the serial count costs, so the gain is exactly the free cores.  Later, with
-the faster shared pre-tokenizer of v6's second round (the parent also sums each chunk's counts as
-it arrives), two more idle runs gave 0.890 s vs 0.512 s (1.74x) and 0.914 s vs 0.652 s (1.40x).
+Headline: on 14 MB of Project Gutenberg, 2 workers pre-tokenize in 0.55-0.7x v2's serial time when
+the second core is free (see docs/v3.md, "Measured", for the commands and runs).
 """
 
 from bpe.training.parallel import count_file_parallel

@@ -26,7 +26,7 @@ import regex
 from bpe.io.formats import load_merges, load_vocab
 from bpe.training.pretokenize import GPT2_REGEX, special_token_regex
 
-#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/parallel.py for
+#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/chunking.py for
 #: why no pre-token spans it).
 _SAFE_NEWLINE = regex.compile(r"(?<=[!-~])\n")
 #: encode_iterable holds back text until it has at least this many characters, then cuts.

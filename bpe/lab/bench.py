@@ -111,7 +111,7 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
     file_bytes = path.stat().st_size
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
         from bpe.training.sizes import parse_size
-        from bpe.training.parallel import find_limit_end
+        from bpe.training.chunking import find_limit_end
 
         limit = parse_size(limit)
         corpus_bytes = find_limit_end(path, limit, special_tokens)

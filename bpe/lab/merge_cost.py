@@ -40,7 +40,8 @@ from bpe.io.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.lab.fresh_process import child_result, run_json_child
-from bpe.training.parallel import count_file_parallel, find_limit_end
+from bpe.training.chunking import find_limit_end
+from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_special_tokens, check_vocab_size
 

@@ -48,11 +48,11 @@ from bpe.errors import BPEError
 #: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
 #: sends them) SIGKILLs itself before running it, as the OOM killer would.
 KILL_ON_TASK_ENV = "BPE_TEST_KILL_WORKER_ON_TASK"
-#: TEST-ONLY: the worker that answers task number N writes the first 4 KiB of its answer, then
-#: SIGKILLs itself: the parent is left holding half a message.
+#: TEST-ONLY: the worker that answers task number N writes the first 4 KiB (at most half) of its answer,
+#: then SIGKILLs itself: the parent is left holding part of a message.
 KILL_MID_ANSWER_ENV = "BPE_TEST_KILL_WORKER_MID_ANSWER"
-#: TEST-ONLY: the worker that answers task number N writes the first 4 KiB of its answer, then waits
-#: forever: the parent is blocked reading half a message when Ctrl-C comes.
+#: TEST-ONLY: like :data:`KILL_MID_ANSWER_ENV`, but the worker then waits forever: the parent is blocked
+#: reading part of a message when Ctrl-C comes.
 STALL_MID_ANSWER_ENV = "BPE_TEST_STALL_WORKER_MID_ANSWER"
 
 #: How long close() waits for workers to exit on their own, and terminate() for SIGTERM to work,
@@ -150,7 +150,7 @@ def _worker_main(conn, inherited, parent_pid: int) -> None:
         del message, fn, args
         if number in (kill_mid_answer, stall_mid_answer):
             # the frame multiprocessing writes (a 4-byte length, then the bytes), cut short
-            os.write(conn.fileno(), struct.pack("!i", len(answer)) + answer[:4096])
+            os.write(conn.fileno(), struct.pack("!i", len(answer)) + answer[:min(4096, len(answer) // 2)])
             if number == kill_mid_answer:
                 os.kill(os.getpid(), _SIGKILL)
             while True:

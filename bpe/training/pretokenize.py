@@ -12,16 +12,16 @@ Counter({b'low': 1, b' low': 1, b'lower': 1})
 
 Two ways to count a file:
 
-* :func:`count_file_serial` reads and counts the file in this process (v1, v2);
-* :func:`bpe.training.parallel.count_file_parallel` cuts the file into chunks at special-token boundaries and
-  counts them in a process pool (v3 onward).
+* :func:`count_file_serial` reads and counts the file in this process, one safely cut chunk at a time
+  (v1, v2);
+* :func:`bpe.training.parallel.count_file_parallel` counts the chunks in a process pool (v3 onward).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from operator import not_
 from pathlib import Path
@@ -29,6 +29,7 @@ from pathlib import Path
 import regex
 
 from bpe.errors import BPEError
+from bpe.training.chunking import WHITESPACE, iter_chunks
 
 #: The GPT-2 pre-tokenization pattern (Radford et al. 2019), as given in the CS336 handout.
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -108,6 +109,10 @@ def _build_stand_ins() -> list[tuple[str, str]]:
 STAND_INS = _build_stand_ins()
 _STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
 
+#: Where a piece is cut into lines: before a newline that follows a non-whitespace character (as GPT-2's
+#: ``\s`` sees it, stand-ins included), where no pre-token continues (the rule of bpe/training/chunking.py).
+_LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
+
 
 def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
@@ -129,7 +134,13 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     pieces = split_on_special_tokens(mapped, special_tokens)
     del mapped
     is_ascii = list(map(str.isascii, pieces))
-    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, compress(pieces, is_ascii))))
+    # One accented word must not send a whole multi-MB piece down the slow path: non-ASCII pieces are
+    # cut into lines where no pre-token continues (see _LINE_CUT) and only their non-ASCII lines take it.
+    lines = list(chain.from_iterable(map(_LINE_CUT.split, compress(pieces, map(not_, is_ascii)))))
+    line_is_ascii = list(map(str.isascii, lines))
+    ascii_text = chain(compress(pieces, is_ascii), compress(lines, line_is_ascii))
+    del pieces
+    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
     if put_back:
         # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
         # character, so those tokens are among the few that are not printable, found in C: on the
@@ -139,7 +150,7 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
             n = counts.pop(token)
             original = token.translate(put_back)
             counts[original] = counts.get(original, 0) + n
-    originals = compress(pieces, map(not_, is_ascii))
+    originals = compress(lines, map(not_, line_is_ascii))
     if put_back:
         originals = map(str.translate, originals, repeat(put_back))
     counts.update(chain.from_iterable(map(GPT2_REGEX.findall, originals)))  # counted in C, as above
@@ -176,16 +187,37 @@ def check_input_file(path: str | Path) -> Path:
 
 def count_file_serial(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-    end: int | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
 ) -> Counter[bytes]:
-    """Read the whole file (bytes exactly as stored, no newline translation) and count its pre-tokens.
+    """Count the file's pre-tokens in this process, reading it chunk by chunk (bytes exactly as stored).
 
-    ``end`` (a safe cut from :func:`bpe.training.parallel.find_limit_end`) reads only the first ``end`` bytes.
-    ``workers`` is accepted and ignored, so every variant's pre-tokenizer has the same signature.
+    The chunks are cut where :mod:`bpe.training.chunking` says no pre-token can span the cut, so the
+    counts are exactly those of the whole text while memory holds one chunk (a few MB), not the file.
+    ``end`` (a safe cut from :func:`bpe.training.chunking.find_limit_end`) reads only the first ``end``
+    bytes; ``on_bytes(n)`` is called after each chunk of ``n`` bytes.  ``workers`` is accepted and
+    ignored, so every variant's pre-tokenizer has the same signature.
     """
     path = check_input_file(path)
+    total: Counter[bytes] = Counter()
+    if end is None and path.stat().st_size == 0:
+        # Files like /proc/cpuinfo report size 0 yet have content: read them to the end (they are small).
+        with open(path, "rb") as f:
+            data = f.read()
+        total = count_pretokens(decode_utf8(data, errors=errors, source=str(path)), special_tokens)
+        if on_bytes is not None and data:
+            on_bytes(len(data))
+        return total
     with open(path, "rb") as f:
-        data = f.read() if end is None else f.read(end)
-    text = decode_utf8(data, errors=errors, source=str(path))
-    return count_pretokens(text, special_tokens)
-
+        for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors):
+            f.seek(start)
+            data = f.read(stop - start)
+            counts = count_pretokens(decode_utf8(data, offset=start, errors=errors, source=str(path)),
+                                     special_tokens)
+            del data
+            if total:
+                total.update(counts)
+            else:
+                total = counts
+            if on_bytes is not None:
+                on_bytes(stop - start)
+    return total

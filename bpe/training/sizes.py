@@ -6,10 +6,13 @@ Used by ``--limit``, the data-set listing and the bench header.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from bpe.errors import BPEError
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+#: Larger sizes are a typo, not a file.
+MAX_SIZE = 10**18
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
           "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
@@ -27,7 +30,11 @@ def parse_size(text: str | int) -> int:
         unit = match.group(2).lower() if match else None
         if match is None or unit not in _UNITS:
             raise BPEError(f"cannot read size {text!r}: use a number of bytes or e.g. 50MB, 1.5GB, 64KiB")
-        value = int(float(match.group(1)) * _UNITS[unit])
+        # Decimal, not float: "1" followed by 400 zeros is a number float() turns into inf
+        value = int(Decimal(match.group(1)) * _UNITS[unit])
+    if value > MAX_SIZE:
+        shown = str(text) if len(str(text)) <= 24 else f"{str(text)[:20]}... ({len(str(text))} characters)"
+        raise BPEError(f"size {shown} is too large: at most {MAX_SIZE:,} bytes (1 EB); e.g. 50MB, 1.5GB")
     if value < 1:
         raise BPEError(f"size must be at least 1 byte, got {text!r}")
     return value

@@ -14,7 +14,7 @@ from pathlib import Path
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, run_merges
-from bpe.training.parallel import find_limit_end
+from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import check_input_file
 from bpe.training.registry import get_variant
 from bpe.training.timer import NullTimer
@@ -85,7 +85,7 @@ def train_bpe(
     (default: the fastest); all variants return identical results.  ``timer`` receives stage
     timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
-    extended to the next document boundary (see :func:`bpe.training.parallel.find_limit_end`); every variant
+    extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
     pre-token counts).
     """
