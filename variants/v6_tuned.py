@@ -120,7 +120,7 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from heapq import heapify, heappop, heappush, heapreplace
 from operator import add
 
@@ -176,9 +176,9 @@ def count_pairs(words: list[str], counts: list[int]) -> tuple[dict[str, int], di
 # --- The phases of a merge, shared with v7's shards ------------------------------------------------
 # A merge of pair (a, b) into new token n: rewrite_words() rewrites the words that hold (a, b), and
 # add_neighbour_changes() turns the one-occurrence words, filed by neighbour token, into pair-count
-# changes.  Both only *collect* the changes: `lost` maps a pair to the count it loses, `gained` maps
-# a new pair (it contains n) to [count gained, ids of the words that gained it].  The caller applies
-# them (v6: to its counts; v7: sends them to the parent).  Phases as functions cost nothing
+# changes.  Both only *collect* the changes: losses as (pair, count lost), `gained` maps a new pair
+# (it contains n) to [count gained, ids of the words that gained it].  The caller applies them (v6:
+# to its counts; v7: sends them to the parent).  Phases as functions cost nothing
 # measurable against the single loop they replace (docs/v6.md, merge-cost).
 
 def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], the_pair: str, new_char: str,
@@ -229,22 +229,27 @@ def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], t
 
 
 def add_neighbour_changes(by_previous: dict, by_next: dict, the_pair: str, new_char: str, word_counts: list[int],
-                          lost: dict[str, int], gained: dict[str, list]) -> None:
-    """The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts."""
+                          gained: dict[str, list]) -> list[tuple[str, int]]:
+    """The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
+
+    Gains go into ``gained``; the losses are returned as ``(pair, count)`` (a pair may come twice).
+    """
     a_char, b_char = the_pair
     moves = [(b_char + y, new_char + y, holders) for y, holders in by_next.items()]
     moves += [(x + a_char, x + new_char, holders) for x, holders in by_previous.items()]
     count_of = word_counts.__getitem__
+    lost = []
     for lost_pair, gained_pair, holders in moves:
         count = sum(map(count_of, holders))  # in C
         if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
-            lost[lost_pair] = lost.get(lost_pair, 0) + count
+            lost.append((lost_pair, count))
         gain = gained.get(gained_pair)
         if gain is None:
             gained[gained_pair] = [count, holders]
         else:
             gain[0] += count
             gain[1] += holders
+    return lost
 
 
 class Merger:
@@ -359,19 +364,20 @@ class Merger:
         ids = self.token_ids
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
-        lost: dict[str, int] = {}
+        lost_in_several: dict[str, int] = {}  # by words with several occurrences (1% of the visits)
         gained: dict[str, list] = {}
         by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
-                                             the_pair, new_char, lost, gained)
-        add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, lost, gained)
+                                             the_pair, new_char, lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        self._subtract_lost(lost_in_several.items())
         self._subtract_lost(lost)
         self.pair_counts.pop(the_pair, None)
         self._add_gained(gained)
 
-    def _subtract_lost(self, lost: dict[str, int]) -> None:
+    def _subtract_lost(self, lost: Iterable[tuple[str, int]]) -> None:
         """Lower the counts of the pairs the merge broke up; a pair at zero leaves the counts and index."""
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        for pair, count in lost.items():
+        for pair, count in lost:
             remaining = pair_counts[pair] - count
             if remaining:
                 pair_counts[pair] = remaining

@@ -38,13 +38,12 @@ Measured: see ``docs/v7.md``.
 from __future__ import annotations
 
 import gc
-import zlib
 from collections.abc import Mapping, Sequence
 from heapq import heappush
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel
+from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
 from variants.v6_tuned import Merger as V6Merger
 from variants.v6_tuned import add_neighbour_changes, count_pairs, rewrite_words
 
@@ -54,18 +53,6 @@ IDEA = "words sharded across worker processes that stay alive from counting to t
 #: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: on
 #: 10 MB of web-like text, 263 k words, two shards gained nothing; on 40 MB, 700 k words, 1.36x).
 MIN_WORDS_PER_SHARD = 150_000
-
-
-def shard_of(token: bytes, shards: int) -> int:
-    """The shard of a pre-token: ``zlib.crc32`` of its bytes, modulo the number of shards.
-
-    crc32, not ``hash()``: a str/bytes hash is salted per interpreter, so a worker started by spawn
-    (where fork is missing) would place the same pre-token elsewhere.  crc32 is the same everywhere.
-
-    >>> shard_of(b"hello", 2), shard_of(b" world", 2)
-    (0, 1)
-    """
-    return zlib.crc32(token) % shards
 
 
 def shard_count(words: int, workers: int | None) -> int:
@@ -81,10 +68,10 @@ def shard_count(words: int, workers: int | None) -> int:
 
 
 def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict[bytes, int]]:
-    """``pretoken_counts`` split into ``shards`` disjoint dicts by :func:`shard_of`."""
+    """``pretoken_counts`` split into ``shards`` disjoint dicts, as the counting pool splits them."""
     parts: list[dict[bytes, int]] = [{} for _ in range(shards)]
     for token, count in pretoken_counts.items():
-        parts[zlib.crc32(token) % shards][token] = count
+        parts[partition(token, shards)][token] = count
     return parts
 
 
@@ -95,7 +82,7 @@ class Shard:
     >>> shard.initial_pair_counts["ow"]
     7
     >>> shard.merge("ow", "\u0100", "")   # (o, w) -> token 256: (l, o) and (w, e) lost, (l, 256) and (256, e) gained
-    ({'we': 2, 'lo': 7}, {'Āe': 2, 'lĀ': 7})
+    ([('we', 2), ('lo', 7)], {'Āe': 2, 'lĀ': 7})
     >>> shard.words
     ['lĀ', 'lĀer']
     """
@@ -112,8 +99,8 @@ class Shard:
             if collecting:
                 gc.enable()
 
-    def merge(self, the_pair: str, new_char: str, forget: str) -> tuple[dict[str, int], dict[str, int]] | None:
-        """Rewrite the words holding ``the_pair``; ``({pair: count lost}, {pair: count gained})``.
+    def merge(self, the_pair: str, new_char: str, forget: str) -> tuple[list, dict[str, int]] | None:
+        """Rewrite the words holding ``the_pair``; ``([(pair, count lost), ...], {pair: count gained})``.
 
         ``forget`` is a string of pairs (two characters each) whose global count fell to zero: their
         index lists are dropped first.  None when no word of this shard holds ``the_pair``.
@@ -125,10 +112,12 @@ class Shard:
         listed = index.pop(the_pair, None)
         if listed is None:
             return None
-        lost: dict[str, int] = {}
+        lost_in_several: dict[str, int] = {}
         gained: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        by_previous, by_next = rewrite_words(self.words, self.word_counts, listed, the_pair, new_char, lost, gained)
-        add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, lost, gained)
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, listed, the_pair, new_char,
+                                             lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        lost += lost_in_several.items()
         gains: dict[str, int] = {}
         for pair, (count, holders) in gained.items():
             gains[pair] = count
@@ -147,14 +136,20 @@ class Shard:
 def _keep_counts(part: dict[bytes, int]) -> None:
     from bpe.training.pool import worker_state
 
-    worker_state()["counts"] = part
+    worker_state()[SHARD_KEY] = part  # where count_into_shards leaves a worker's part
+
+
+def _take_counts() -> dict[bytes, int]:
+    from bpe.training.pool import worker_state
+
+    return worker_state().pop(SHARD_KEY)
 
 
 def _build_shard() -> dict[str, int]:
     from bpe.training.pool import worker_state
 
     state = worker_state()
-    shard = state["shard"] = Shard(state.pop("counts"))
+    shard = state["shard"] = Shard(state.pop(SHARD_KEY))
     gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
     return shard.initial_pair_counts
 
@@ -196,7 +191,7 @@ def _shard_state():
 def _shard_totals() -> tuple[int, int]:
     from bpe.training.pool import worker_state
 
-    counts = worker_state()["counts"]
+    counts = worker_state()[SHARD_KEY]
     return len(counts), sum(counts.values())
 
 
@@ -269,19 +264,33 @@ class ShardedCounts:
 
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
                     end: int | None = None) -> ShardedCounts:
-    """Count the file's pre-tokens with the shared parallel counter; leave shard ``p``'s counts in worker ``p``."""
-    counts = count_file_parallel(path, special_tokens, workers=workers, errors=errors, end=end)
-    shards = shard_count(len(counts), workers)
-    if shards == 1:
-        return ShardedCounts(local=counts)
-    pool, channels = open_shard_pool(shards, str(path))
+    """Count the file in the shard pool; shard ``p``'s pre-token counts stay in worker ``p``.
+
+    The workers count chunks and reduce the counts among themselves
+    (:func:`~bpe.training.parallel.count_into_shards`), so the counts never pass through the parent.
+    If there are too few distinct pre-tokens for shard processes to pay (see :func:`shard_count`),
+    the parts are gathered here and the pool is stopped: v7 then runs as v6.
+    """
+    from bpe.training.pool import default_workers
+
+    workers = default_workers() if workers is None else workers
+    if workers == 1:
+        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=1, errors=errors, end=end))
+    pool, channels = open_shard_pool(workers, str(path))
     try:
-        pool.run_all(_keep_counts, [(part,) for part in split_counts(counts, shards)])
-        return ShardedCounts(pool, channels=channels)
+        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end))
+        if shard_count(distinct, workers) > 1:
+            return ShardedCounts(pool, channels=channels)
+        counts: dict[bytes, int] = {}
+        for part in pool.broadcast(_take_counts):
+            counts.update(part)  # disjoint parts: a C-level join
     except BaseException:
         pool.terminate()
         _close_channels(channels or [])
         raise
+    pool.close()
+    _close_channels(channels or [])
+    return ShardedCounts(local=counts)
 
 
 class Merger(V6Merger):
@@ -337,7 +346,7 @@ class Merger(V6Merger):
             if deltas is None:
                 continue
             lost, gains = deltas
-            for lost_pair, count in lost.items():
+            for lost_pair, count in lost:
                 left = pair_counts[lost_pair] - count
                 if left:
                     pair_counts[lost_pair] = left
