@@ -8,7 +8,7 @@ faster on this machine:
   pre-token's bytes into exactly its first 256 token ids), and **a pair is a 2-character str**.  The
   search, the rewrite and the test "does this word still hold the pair?" are then single C calls on
   contiguous characters: ``word.partition(pair)`` finds the first occurrence and cuts around it,
-  ``pair in right`` tells whether there is a second, ``left + new + right`` is the merged word, and
+  ``pair in after`` tells whether there is a second, ``before + new + after`` is the merged word, and
   ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does.  On
   lists of int tokens ``list.count``/``list.index`` called ``PyObject_RichCompare`` on every element
   (12% of all instructions), and ``str.find`` parses its arguments the slow way (``vgetargs``),
