@@ -252,6 +252,16 @@ def add_neighbour_changes(by_previous: dict, by_next: dict, the_pair: str, new_c
     return lost
 
 
+def index_gained(pair_to_words: dict[str, list[int]], gained: dict[str, list]) -> None:
+    """List the words that gained each new pair under it (appended whole: the index only grows)."""
+    for pair, (_, holders) in gained.items():
+        listed = pair_to_words.get(pair)
+        if listed is None:
+            pair_to_words[pair] = holders
+        else:
+            listed += holders
+
+
 class Merger:
     """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
 
@@ -386,17 +396,19 @@ class Merger:
                 pair_to_words.pop(pair, None)
 
     def _add_gained(self, gained: dict[str, list]) -> None:
-        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
-        pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for pair, (count, holders) in gained.items():
-            total = pair_counts.get(pair, 0) + count
-            pair_counts[pair] = total
-            listed = pair_to_words.get(pair)
-            if listed is None:
-                pair_to_words[pair] = holders
-            else:
-                listed += holders
+        """Count the new pairs, list their words in the index, and offer them to the heap."""
+        index_gained(self.pair_to_words, gained)
+        pair_counts = self.pair_counts
+        for pair, (count, _) in gained.items():
+            pair_counts[pair] = pair_counts.get(pair, 0) + count
+        self._offer(gained)
+
+    def _offer(self, pairs: Iterable[str]) -> None:
+        """Push pairs whose count rose on the heap, or into their bucket when below the floor."""
+        pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
+        floor = 1 << self.floor_bits
+        for pair in pairs:
+            total = pair_counts[pair]
             if total >= floor:
                 heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:

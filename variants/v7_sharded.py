@@ -8,19 +8,19 @@ counts and v6's heap.  Each merge is one round trip:
 
 1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
    pairs to forget)`` to every shard at once;
-2. each shard rewrites its own words holding the pair and answers with its pair-count deltas: two
-   small dicts, ``{pair: count lost}`` and ``{pair: count gained}`` (pairs as 2-character strings);
+2. each shard rewrites its own words holding the pair (v6's phases) and answers with its pair-count
+   changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}`` (pairs as 2-char strings);
 3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
    whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
 
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
-cut by the shards for free.  What crosses a pipe per merge is the pair and the deltas, a few hundred
-bytes on average, never words (``docs/v7.md`` measures it).
+cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, about
+1 KB for two shards, never words.
 
 With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
-parent's merge loop: each shard's part is handed to its worker right after counting, and the same
-worker builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
+parent: the counting pool's reduce leaves partition ``p`` in worker ``p``, and the same worker
+builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
 ``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
 two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process: so it is the default
 variant on every corpus.
@@ -32,20 +32,21 @@ with the next selection (the next best pair depends on the deltas).
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
 merge per shard and O(changed pairs per shard) parent work to apply the deltas.
 
-Measured: see ``docs/v7.md``.
+Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds per
+process): parent + slower shard 17.8 s against v6's merge phase 24.2 s, 1.36x; on Gutenberg-like
+text v7 runs v6's code.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
-from heapq import heappush
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
 from variants.v6_tuned import Merger as V6Merger
-from variants.v6_tuned import add_neighbour_changes, count_pairs, rewrite_words
+from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
 
 IDEA = "words sharded across worker processes that stay alive from counting to the last merge"
 
@@ -118,15 +119,8 @@ class Shard:
                                              lost_in_several, gained)
         lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
         lost += lost_in_several.items()
-        gains: dict[str, int] = {}
-        for pair, (count, holders) in gained.items():
-            gains[pair] = count
-            known = index.get(pair)
-            if known is None:
-                index[pair] = holders
-            else:
-                known += holders
-        return lost, gains
+        index_gained(index, gained)
+        return lost, {pair: count for pair, (count, _) in gained.items()}
 
 
 # --- the shards in worker processes -----------------------------------------------------------------
@@ -271,11 +265,18 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     If there are too few distinct pre-tokens for shard processes to pay (see :func:`shard_count`),
     the parts are gathered here and the pool is stopped: v7 then runs as v6.
     """
+    from bpe.training.chunking import plan_chunk_count
     from bpe.training.pool import default_workers
+    from bpe.training.pretokenize import check_input_file
 
+    path = check_input_file(path)
     workers = default_workers() if workers is None else workers
-    if workers == 1:
-        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=1, errors=errors, end=end))
+    size = path.stat().st_size if end is None else end
+    # One worker, a file too small for two chunks, or one whose size reads 0 (/proc files): counted
+    # as the shared counter counts it, and then far too small for shards.
+    if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2:
+        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
+                                                       end=end))
     pool, channels = open_shard_pool(workers, str(path))
     try:
         distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end))
@@ -347,9 +348,9 @@ class Merger(V6Merger):
                 continue
             lost, gains = deltas
             for lost_pair, count in lost:
-                left = pair_counts[lost_pair] - count
-                if left:
-                    pair_counts[lost_pair] = left
+                remaining = pair_counts[lost_pair] - count
+                if remaining:
+                    pair_counts[lost_pair] = remaining
                 else:
                     del pair_counts[lost_pair]
                     gone.append(lost_pair)
@@ -360,13 +361,7 @@ class Merger(V6Merger):
         # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
         # merge made too): it is gone only if it is still at zero after every shard.
         self._forget = "".join(pair for pair in gone if pair not in pair_counts)
-        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for gained_pair in gained_pairs:
-            total = pair_counts[gained_pair]
-            if total >= floor:
-                heappush(heap, (-total, keys[ord(gained_pair[0])] + keys[ord(gained_pair[1])], gained_pair))
-            else:
-                waiting[total.bit_length()].append(gained_pair)
+        self._offer(gained_pairs)
 
     def stop_serving(self) -> None:
         """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
