@@ -396,20 +396,13 @@ class Merger:
                 pair_to_words.pop(pair, None)
 
     def _add_gained(self, gained: dict[str, list]) -> None:
-        """Count the new pairs, list their words in the index, and offer them to the heap."""
+        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
         index_gained(self.pair_to_words, gained)
-        pair_counts = self.pair_counts
-        for pair, (count, _) in gained.items():
-            pair_counts[pair] = pair_counts.get(pair, 0) + count
-        self._offer(gained)
-
-    def _offer(self, pairs: Iterable[str]) -> None:
-        """Push pairs whose count rose on the heap, or into their bucket when below the floor."""
         pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
         floor = 1 << self.floor_bits
-        for pair in pairs:
-            total = pair_counts[pair]
-            if total >= floor:
+        for pair, (count, _) in gained.items():
+            total = pair_counts[pair] = pair_counts.get(pair, 0) + count
+            if total >= floor:  # inlined, not a method per pair: this loop runs for every new pair
                 heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:
                 waiting[total.bit_length()].append(pair)

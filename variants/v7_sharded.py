@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from heapq import heappush
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
@@ -362,7 +363,13 @@ class Merger(V6Merger):
         # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
         # merge made too): it is gone only if it is still at zero after every shard.
         self._forget = "".join(pair for pair in gone if pair not in pair_counts)
-        self._offer(gained_pairs)
+        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
+        for pair in gained_pairs:  # offered once each, with the total over every shard
+            total = pair_counts[pair]
+            if total >= floor:
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                waiting[total.bit_length()].append(pair)
 
     def stop_serving(self) -> None:
         """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
