@@ -49,7 +49,8 @@ from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_sha
 from variants.v6_tuned import Merger as V6Merger
 from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
 
-IDEA = "words sharded across worker processes that stay alive from counting to the last merge"
+IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
+        "(v6 itself below two shards' worth of words)")
 
 #: A shard process pays for itself only with enough words to rewrite: below this many distinct words
 #: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: two
