@@ -108,16 +108,18 @@ def train_bpe(
             bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens)
         pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors,
                                                     **bounds)
-    if stats is not None:
-        file_bytes = Path(input_path).stat().st_size
-        stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
-                     pretokens=pretoken_counts.total(), distinct_pretokens=len(pretoken_counts))
     try:
+        if stats is not None:
+            file_bytes = Path(input_path).stat().st_size
+            total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
+            stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
+                         pretokens=total() if total is not None else sum(pretoken_counts.values()),
+                         distinct_pretokens=len(pretoken_counts))
         with timer.stage("pair_count"):
             merger = algorithm.Merger(pretoken_counts)
     except BaseException:
-        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that the
-        # Merger did not take over: release them.
+        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that no
+        # Merger took over: release them.
         close = getattr(pretoken_counts, "close", None)
         if close is not None:
             close()
