@@ -6,6 +6,9 @@ Test modules import them as ``from conftest import ...`` (pytest puts ``tests/``
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,31 @@ def live_processes(*, parent: int | None = None, session: int | None = None) -> 
         if (parent is not None and ppid == parent) or (session is not None and sid == session):
             found.append(int(entry.name))
     return found
+
+
+#: Subprocess timeouts in the fault tests only guard against a hang; nothing asserts a duration.
+HANG_GUARD_SECONDS = 120
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python that imports this checkout, plus ``extra``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+def ctrl_c(proc, times: int = 1) -> tuple[str, str]:
+    """Ctrl-C ``proc``'s process group as a terminal would, ``times`` times a few ms apart (an impatient
+    user); its (stdout, stderr).  Whatever happens, the group is gone afterwards."""
+    try:
+        assert proc.poll() is None, "it finished before it could be interrupted"
+        for i in range(times):
+            if i:
+                time.sleep(0.002)
+            os.killpg(proc.pid, signal.SIGINT)
+        return proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -20,10 +20,7 @@ import pytest
 from bpe import BPEError
 from bpe.training.pool import (KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
                                worker_state)
-from conftest import REPO_ROOT, live_processes
-
-HANG_GUARD_SECONDS = 120
-
+from conftest import HANG_GUARD_SECONDS, REPO_ROOT, child_env, ctrl_c, live_processes
 
 def add_to_state(x):
     state = worker_state()
@@ -134,16 +131,9 @@ CALLER = textwrap.dedent("""
 """)
 
 
-def _env(**extra) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.update(extra)
-    return env
-
-
 def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: float = 0.3):
     """Start ``argv`` in its own session, wait for its workers, Ctrl-C its process group ``times`` times."""
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or _env(), text=True, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or child_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
@@ -151,12 +141,7 @@ def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: fl
             assert proc.poll() is None and time.monotonic() < deadline, "the pool never started"
             time.sleep(0.005)
         time.sleep(settle)  # let the tasks (and any fault hook) get going
-        assert proc.poll() is None, "finished before it could be interrupted"
-        for i in range(times):
-            if i:
-                time.sleep(0.002)
-            os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+        out, err = ctrl_c(proc, times)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -169,7 +154,7 @@ def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: fl
 def test_ctrl_c_reaches_the_caller_and_leaves_no_process(tmp_path, times, hook):
     script = tmp_path / "caller.py"
     script.write_text(CALLER)
-    env = _env(**({hook: "1"} if hook else {}))  # task 1: the parent blocks reading half an answer
+    env = child_env(**({hook: "1"} if hook else {}))  # task 1: the parent blocks reading half an answer
     proc, out, err = interrupt([sys.executable, str(script)], times=times, env=env)
     assert proc.returncode == 130, err
     assert err == "caller saw KeyboardInterrupt\n"

@@ -26,11 +26,10 @@ from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
 from bpe.training.parallel import count_file_parallel
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
-from conftest import CORPUS_EN, REPO_ROOT, live_processes
+from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, ctrl_c, live_processes
 
 ALL_VARIANTS = list(VARIANTS)
 EOT = "<|endoftext|>"
-HANG_GUARD_SECONDS = 120
 
 
 def pooled_counts(path, specials, workers=2):
@@ -277,13 +276,6 @@ def test_cli_in_a_real_process_prints_no_traceback_unless_debug():
 # --- faults: a worker killed, Ctrl-C ----------------------------------------------------------------
 
 
-def _env(**extra) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.update(extra)
-    return env
-
-
 def _many_documents(path, megabytes: float, seed: int = 0) -> None:
     """Documents of random words, so pre-tokenization takes a while and merges have many candidates."""
     rng = random.Random(seed)
@@ -318,7 +310,7 @@ def test_killed_worker_from_the_cli(write_corpus, pool_variant_names):
     path = write_corpus(("some words, and a number 42.\n" + EOT) * 20_000)
     argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(path),
             "--workers", "2", "--vocab-size", "300"]
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(**{KILL_ON_TASK_ENV: "0"}), text=True,
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=child_env(**{KILL_ON_TASK_ENV: "0"}), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
     assert proc.returncode == 2, err
@@ -338,7 +330,7 @@ def _interrupt(big_corpus, variant: str, when: str, times: int = 1) -> tuple[sub
     Ctrl-Cs a few ms apart, as an impatient user would)."""
     argv = [sys.executable, "-m", "bpe", "train", "--variant", variant, "--data", str(big_corpus), "--workers", "2",
             "--vocab-size", "60000"]
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), text=True, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=child_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
@@ -353,12 +345,7 @@ def _interrupt(big_corpus, variant: str, when: str, times: int = 1) -> tuple[sub
                 assert proc.poll() is None and time.monotonic() < deadline
                 time.sleep(0.005)
             time.sleep(0.3)
-        assert proc.poll() is None, "training finished before it could be interrupted"
-        for i in range(times):
-            if i:
-                time.sleep(0.002)
-            os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+        out, err = ctrl_c(proc, times)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -369,7 +356,7 @@ def _interrupt(big_corpus, variant: str, when: str, times: int = 1) -> tuple[sub
 def test_kill_9_of_the_trainer_takes_its_workers_along(big_corpus, pool_variant_names):
     argv = [sys.executable, "-m", "bpe", "train", "--variant", pool_variant_names[0], "--data", str(big_corpus),
             "--workers", "2", "--vocab-size", "60000"]
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only

@@ -31,12 +31,14 @@ import pickle
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import eq, mod
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
 from bpe.training.pool import WorkerPool, default_workers, worker_state
-from bpe.training.pretokenize import check_input_file, count_file_serial, count_pretokens, decode_utf8
+from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_pretokens, decode_utf8
 
 #: The key of a worker's shard in :func:`~bpe.training.pool.worker_state` after :func:`count_into_shards`:
 #: a ``Counter[bytes]`` of the pre-tokens whose :func:`partition` is that worker's index.
@@ -69,25 +71,29 @@ def _count_chunk_into_state(run: tuple, path: str, start: int, end: int, special
     if running is None or running[0] != run:  # this worker's first chunk of this file
         state[_RUNNING_KEY] = (run, counts)
     else:
-        running[1].update(counts)
+        add_counts(running[1], counts)
     return end - start
 
 
 def _split_running(run: tuple, parts: int) -> list[bytes]:
     running = worker_state().pop(_RUNNING_KEY, None)
     counts = running[1] if running is not None and running[0] == run else {}
-    split: list[dict[bytes, int]] = [{} for _ in range(parts)]
-    for token, n in counts.items():
-        split[zlib.crc32(token) % parts][token] = n  # partition(), inlined: one call per distinct token
+    tokens, values = list(counts), list(counts.values())
     del counts, running
-    # pickled here so the parent only passes bytes along, never unpickles the words
-    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in split]
+    # partition() of every token, computed by C-level map() rather than a Python loop per token
+    owners = list(map(mod, map(zlib.crc32, tokens), repeat(parts)))
+    split = []
+    for p in range(parts):
+        mine = list(map(eq, owners, repeat(p)))
+        # pickled here so the parent only passes bytes along, never unpickles the words
+        split.append(pickle.dumps(dict(zip(compress(tokens, mine), compress(values, mine))), pickle.HIGHEST_PROTOCOL))
+    return split
 
 
 def _reduce_parts(pickled_parts: list[bytes]) -> int:
     shard: Counter[bytes] = Counter()
     for blob in pickled_parts:
-        shard.update(pickle.loads(blob))
+        add_counts(shard, pickle.loads(blob))
     worker_state()[SHARD_KEY] = shard
     return len(shard)
 

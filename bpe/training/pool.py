@@ -294,10 +294,7 @@ class WorkerPool:
                     conn.send(None)
                 except OSError:
                     pass
-            deadline = time.monotonic() + CLOSE_WAIT_SECONDS
-            for process in self._processes:
-                process.join(max(0.0, deadline - time.monotonic()))
-            self._reap()
+            self._reap(within=CLOSE_WAIT_SECONDS)
 
     def terminate(self) -> None:
         """SIGTERM every worker, SIGKILL those still alive after a short wait, reap all; never blocks
@@ -310,12 +307,13 @@ class WorkerPool:
                         process.terminate()
                     except OSError:
                         pass
-            deadline = time.monotonic() + TERMINATE_WAIT_SECONDS
-            for process in self._processes:
-                process.join(max(0.0, deadline - time.monotonic()))
-            self._reap()
+            self._reap(within=TERMINATE_WAIT_SECONDS)
 
-    def _reap(self) -> None:
+    def _reap(self, *, within: float) -> None:
+        """Join every worker, giving them ``within`` seconds in all to exit; then SIGKILL the rest."""
+        deadline = time.monotonic() + within
+        for process in self._processes:
+            process.join(max(0.0, deadline - time.monotonic()))
         for process in self._processes:
             if process.exitcode is None:  # ignored SIGTERM (stuck in C code): it must not outlive us
                 try:

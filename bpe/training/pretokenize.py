@@ -157,6 +157,18 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     return Counter(dict(zip(map(str.encode, counts), counts.values())))  # each distinct token encoded once
 
 
+def add_counts(total: dict, more: dict) -> None:
+    """``total += more`` for counts; ``more`` is used up.
+
+    Only the pre-tokens in both take a Python-level step; the rest are copied by ``dict.update`` (C).
+    On web text most of a chunk's pre-tokens are new to the running count, so this is several times
+    cheaper than ``Counter.update``, which takes a Python step for every key.
+    """
+    for token in total.keys() & more.keys():
+        more[token] += total[token]
+    dict.update(total, more)  # dict's own update: Counter.update would add again
+
+
 def decode_utf8(data: bytes, *, offset: int = 0, errors: str = "strict", source: str = "input") -> str:
     """Decode ``data`` as UTF-8; a bad byte becomes a :class:`BPEError` naming its file offset."""
     try:
@@ -214,10 +226,7 @@ def count_file_serial(
             counts = count_pretokens(decode_utf8(data, offset=start, errors=errors, source=str(path)),
                                      special_tokens)
             del data
-            if total:
-                total.update(counts)
-            else:
-                total = counts
+            add_counts(total, counts)
             if on_bytes is not None:
                 on_bytes(stop - start)
     return total

@@ -105,7 +105,7 @@ def train_bpe(
         # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
         bounds = {}
         if limit is not None:
-            bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens)
+            bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens, errors=errors)
         pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors,
                                                     **bounds)
     try:
