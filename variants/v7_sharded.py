@@ -22,8 +22,7 @@ With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts 
 parent: the counting pool's reduce leaves partition ``p`` in worker ``p``, and the same worker
 builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
 ``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
-two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process: so it is the default
-variant on every corpus.
+two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
 
 What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
 shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
@@ -46,6 +45,7 @@ from heapq import heappush
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.pretokenize import add_counts
 from variants.v6_tuned import Merger as V6Merger
 from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
 
@@ -321,7 +321,9 @@ class Merger(V6Merger):
             if pretoken_counts is not None:  # a plain Counter: send each worker its part
                 self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, self._pool.size)])
             self._init_tokens()
-            self.pair_counts = add_counts(self._pool.broadcast(_build_shard))
+            self.pair_counts = {}
+            for shard_pair_counts in self._pool.broadcast(_build_shard):
+                add_counts(self.pair_counts, shard_pair_counts)
             self._init_heap()
         except BaseException:
             self.close()
@@ -357,9 +359,8 @@ class Merger(V6Merger):
                 else:
                     del pair_counts[lost_pair]
                     gone.append(lost_pair)
-            for gained_pair, count in gains.items():
-                pair_counts[gained_pair] = pair_counts.get(gained_pair, 0) + count
             gained_pairs.update(gains)
+            add_counts(pair_counts, gains)  # most gained pairs are new: copied in C
         pair_counts.pop(the_pair, None)
         # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
         # merge made too): it is gone only if it is still at zero after every shard.
@@ -435,17 +436,3 @@ class Merger(V6Merger):
         """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
         self._pool.result(worker)  # raises: the serve task of that worker ended
         raise BPEError(f"merge shard {worker} stopped answering")
-
-
-def add_counts(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    """The sum of the shards' pair counts (the first part is reused as the total).
-
-    >>> add_counts([{"ab": 1, "bc": 2}, {"ab": 3}])
-    {'ab': 4, 'bc': 2}
-    """
-    total = dict(parts[0]) if parts else {}
-    for part in parts[1:]:
-        for pair, count in part.items():
-            total[pair] = total.get(pair, 0) + count
-    return total
-

@@ -73,9 +73,17 @@ class _LazyVariants(Mapping):
 VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
+#: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
+#: *measured* on every corpus, which is not always the last rung.  v7's shard processes beat v6 only
+#: with a free core per worker (docs/v7.md): on the 2-core machine every measured run of v7 with its
+#: shards, on 40 MB of web-like text, was 0.49x-0.99x v6's speed, so v6 stays the default until v7
+#: is measured faster on an idle machine.  None: the last rung.
+DEFAULT_VARIANT: str | None = "v6"
+
+
 def best_variant() -> str:
-    """The last (fastest) step of the ladder."""
-    return next(reversed(VARIANTS))
+    """The default variant: :data:`DEFAULT_VARIANT`, or the last step of the ladder."""
+    return DEFAULT_VARIANT if DEFAULT_VARIANT in VARIANTS else next(reversed(VARIANTS))
 
 
 def get_variant(name: str | None) -> ModuleType:
