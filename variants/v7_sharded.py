@@ -366,7 +366,10 @@ class Merger(V6Merger):
         # merge made too): it is gone only if it is still at zero after every shard.
         self._forget = "".join(pair for pair in gone if pair not in pair_counts)
         keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for pair in gained_pairs:  # offered once each, with the total over every shard
+        # v6's offer rule (heap at or above the floor, else a bucket), inlined as in v6's _add_gained
+        # where a method call per new pair cost 1.3 % more instructions; here once per pair, with the
+        # total over every shard.
+        for pair in gained_pairs:
             total = pair_counts[pair]
             if total >= floor:
                 heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
