@@ -56,9 +56,11 @@ bench: $(VENV)/.installed
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
 		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers) $(if $(FORCE),--force)
 
-# `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all.
+# `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all;
+# `make data DATA=webtext-synth SIZE=20MB` generates data/webtext-synth-20MB.txt (default 100MB).
+SIZE    ?=
 data: $(VENV)/.installed
-	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA),list)
+	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not slow"

@@ -171,6 +171,13 @@ def cmd_data(args) -> int:
     from bpe.io.download import dataset_rows, fetch_dataset
 
     if args.data_command == "get":
+        from bpe.io.datasets import generated_request
+
+        generated = generated_request(args.name)
+        if generated is not None:
+            return _get_generated(args, *generated)
+        if args.size is not None:
+            raise BPEError(f"--size is for generated data sets (webtext-synth); {args.name!r} is downloaded whole")
         path = fetch_dataset(args.name, progress=not args.quiet)
         print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
         return 0
@@ -179,6 +186,22 @@ def cmd_data(args) -> int:
         shown = format_size(size) if present else "-"
         print(f"{dataset.name:<20}{'yes' if present else 'no':<9}{shown:>10}  {str(dataset.path):<50} "
               f"{dataset.description}")
+    return 0
+
+
+def _get_generated(args, dataset, size: int) -> int:
+    """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
+    from bpe.io.datasets import ensure_generated
+    from bpe.io.webtext import file_statistics
+    from bpe.training.sizes import parse_size
+
+    if args.size is not None:
+        size = parse_size(args.size)
+    path = ensure_generated(dataset, size, progress=not args.quiet)
+    stats = file_statistics(path)
+    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
+          f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
+          f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
     return 0
 
 
@@ -402,7 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
     get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
-    get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt or owt-valid")
+    get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
+                                  "webtext-synth (generated)")
+    get.add_argument("--size", default=None, metavar="SIZE",
+                     help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
     return parser

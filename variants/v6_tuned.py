@@ -8,7 +8,7 @@ faster:
   pre-token's bytes into exactly its first 256 token ids), and **a pair is a 2-character str**.  The
   search, the rewrite and the test "does this word still hold the pair?" are then single C calls on
   contiguous characters: ``word.partition(pair)`` finds the first occurrence and cuts around it,
-  ``pair in right`` tells whether there is a second, ``left + new + right`` is the merged word, and
+  ``pair in after`` tells whether there is a second, ``before + new + after`` is the merged word, and
   ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does;
 * **a lazy index**: ``pair_to_words[p]`` lists every word holding ``p`` and maybe some that no longer
   do.  A word is only ever appended (a whole list at a time), never removed; a visit whose
@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from heapq import heapify, heappop, heappush, heapreplace
 from operator import add
 
@@ -88,6 +88,111 @@ def pairs_of(word: str):
     return map(add, word, word[1:])  # the loop and the concatenations run in C
 
 
+def count_pairs(words: list[str], counts: list[int]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Each pair's count, and the ids of the words holding it (a word once per occurrence).
+
+    One pass lists each pair's holders; the counts are then summed in C.
+
+    >>> count_pairs(["abab", "ba"], [2, 5])
+    ({'ab': 4, 'ba': 7}, {'ab': [0, 0], 'ba': [0, 1]})
+    """
+    holders: dict[str, list[int]] = defaultdict(list)
+    for word_id, word in enumerate(words):
+        for pair in pairs_of(word):
+            holders[pair].append(word_id)
+    count_of = counts.__getitem__
+    return {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}, dict(holders)
+
+
+# --- The phases of a merge, shared with v7's shards ------------------------------------------------
+# A merge of pair (a, b) into new token n: rewrite_words() rewrites the words that hold (a, b), and
+# add_neighbour_changes() turns the one-occurrence words, filed by neighbour token, into pair-count
+# changes.  Both only *collect* the changes: losses as (pair, count lost), `gained` maps a new pair
+# (it contains n) to [count gained, ids of the words that gained it].  The caller applies them (v6:
+# to its counts; v7: sends them to the parent).  Phases as functions cost nothing
+# measurable against the single loop they replace (docs/v6.md, merge-cost).
+
+def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], the_pair: str, new_char: str,
+                  lost: dict[str, int], gained: dict[str, list]) -> tuple[dict, dict]:
+    """Merge ``the_pair`` into ``new_char`` in every listed word; the one-occurrence words by neighbour.
+
+    Returns ``(by_previous, by_next)``: token x -> ids of the words where x came right before the
+    merged occurrence (they lose (x, a) and gain (x, n)), token y -> ids of those where y came right
+    after it (they lose (b, y), gain (n, y)).  Words with several occurrences are diffed here, into
+    ``lost`` and ``gained``.  ``listed`` may hold stale ids (the index is lazy) and duplicates.
+    """
+    by_previous: dict[str, list[int]] = defaultdict(list)
+    by_next: dict[str, list[int]] = defaultdict(list)
+    for word_id in set(listed):
+        word = words[word_id]
+        before, found, after = word.partition(the_pair)  # C-level search for the first occurrence
+        if not found:
+            continue  # a stale index entry: the word lost the pair in an earlier merge
+        if the_pair not in after:
+            # One occurrence (99% of the visits): file the word under its neighbours, x ending
+            # `before` and y starting `after`; their pairs are updated once per neighbour, later.
+            words[word_id] = before + new_char + after
+            if before:
+                by_previous[before[-1]].append(word_id)
+            if after:
+                by_next[after[0]].append(word_id)
+            continue
+        # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
+        # the change in the word's pairs is the difference of the two pair multisets.
+        merged = words[word_id] = word.replace(the_pair, new_char)
+        change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+        for pair in pairs_of(merged):
+            change[pair] = change.get(pair, 0) + 1
+        for pair in pairs_of(word):
+            change[pair] = change.get(pair, 0) - 1
+        count = word_counts[word_id]
+        for pair, times in change.items():
+            if times > 0:
+                gain = gained.get(pair)
+                if gain is None:
+                    gained[pair] = [times * count, [word_id]]
+                else:
+                    gain[0] += times * count
+                    gain[1].append(word_id)
+            elif times < 0 and pair != the_pair:  # the_pair's own count is dropped by the caller
+                lost[pair] = lost.get(pair, 0) - times * count
+    return by_previous, by_next
+
+
+def add_neighbour_changes(by_previous: dict, by_next: dict, the_pair: str, new_char: str, word_counts: list[int],
+                          gained: dict[str, list]) -> list[tuple[str, int]]:
+    """The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
+
+    Gains go into ``gained``; the losses are returned as ``(pair, count)`` (a pair may come twice).
+    """
+    a_char, b_char = the_pair
+    moves = [(b_char + y, new_char + y, holders) for y, holders in by_next.items()]
+    moves += [(x + a_char, x + new_char, holders) for x, holders in by_previous.items()]
+    count_of = word_counts.__getitem__
+    lost = []
+    for lost_pair, gained_pair, holders in moves:
+        count = sum(map(count_of, holders))  # in C
+        if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
+            lost.append((lost_pair, count))
+        gain = gained.get(gained_pair)
+        if gain is None:
+            gained[gained_pair] = [count, holders]
+        else:
+            gain[0] += count
+            gain[1] += holders
+    return lost
+
+
+def index_gained(pair_to_words: dict[str, list[int]], gained: dict[str, list]) -> None:
+    """List the words that gained each new pair under it (appended whole: the index only grows)."""
+    for pair, (_, holders) in gained.items():
+        listed = pair_to_words.get(pair)
+        if listed is None:
+            pair_to_words[pair] = holders
+        else:
+            listed += holders
+
+
 class Merger:
     """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
 
@@ -101,11 +206,7 @@ class Merger:
     """
 
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
-        # bytes, so two merges producing the same bytes must give the same token).
-        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
-        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
-        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+        self._init_tokens()
         tokens = [token for token in pretoken_counts if len(token) > 1]
         # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
         words = [token.decode("latin-1") for token in tokens]
@@ -115,32 +216,11 @@ class Merger:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # One pass lists each pair's holders (a word once per occurrence); counts are then summed in C.
-            holders: dict[str, list[int]] = defaultdict(list)
-            for word_id, word in enumerate(words):
-                for pair in pairs_of(word):
-                    holders[pair].append(word_id)
-            holders = dict(holders)
-            count_of = counts.__getitem__
-            pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
             self.words, self.word_counts = words, counts
             # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
             # longer do (merge() skips those); a word is never removed, only appended.
-            self.pair_counts, self.pair_to_words = pair_counts, holders
-            # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
-            # never get near the top, so they are never pushed.  The floor halves when the heap's best
-            # falls below it, and the bucket just above the new floor moves into the heap.
-            top = max(pair_counts.values(), default=0)
-            self.floor_bits = max(0, top.bit_length() - 8)
-            self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
-            keys, floor = self.token_keys, 1 << self.floor_bits
-            self.heap = []
-            for pair, count in pair_counts.items():
-                if count >= floor:
-                    self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-                else:
-                    self.waiting[count.bit_length()].append(pair)
-            heapify(self.heap)
+            self.pair_counts, self.pair_to_words = count_pairs(words, counts)
+            self._init_heap()
         finally:
             if collecting:
                 gc.enable()
@@ -148,6 +228,31 @@ class Merger:
         # keeps the collector from walking them again and again during the merges.  Refcounting still
         # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
         gc.freeze()
+
+    def _init_tokens(self) -> None:
+        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
+        # bytes, so two merges producing the same bytes must give the same token).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+
+    def _init_heap(self) -> None:
+        """The heap of the pairs at or above the floor; the others wait in buckets by count."""
+        pair_counts = self.pair_counts
+        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
+        # never get near the top, so they are never pushed.  The floor halves when the heap's best
+        # falls below it, and the bucket just above the new floor moves into the heap.
+        top = max(pair_counts.values(), default=0)
+        self.floor_bits = max(0, top.bit_length() - 8)
+        self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
+        keys, floor = self.token_keys, 1 << self.floor_bits
+        self.heap = []
+        for pair, count in pair_counts.items():
+            if count >= floor:
+                self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                self.waiting[count.bit_length()].append(pair)
+        heapify(self.heap)
 
     def close(self) -> None:
         """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
@@ -198,87 +303,40 @@ class Merger:
 
     def merge(self, pair: Pair) -> None:
         ids = self.token_ids
-        a_char, b_char = chr(ids[pair[0]]), chr(ids[pair[1]])
-        the_pair = a_char + b_char
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
-        words, word_counts = self.words, self.word_counts
+        lost_in_several: dict[str, int] = {}  # by words with several occurrences (1% of the visits)
+        gained: dict[str, list] = {}
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
+                                             the_pair, new_char, lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        self._subtract_lost(lost_in_several.items())
+        self._subtract_lost(lost)
+        self.pair_counts.pop(the_pair, None)
+        self._add_gained(gained)
+
+    def _subtract_lost(self, lost: Iterable[tuple[str, int]]) -> None:
+        """Lower the counts of the pairs the merge broke up; a pair at zero leaves the counts and index."""
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        added: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        # Words with one occurrence, by the token right after b / right before a: their pair updates
-        # are made once per neighbour token after the loop, not once per word.
-        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
-        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
-        for word_id in set(pair_to_words.pop(the_pair)):
-            word = words[word_id]
-            left, found, right = word.partition(the_pair)  # C-level search for the first occurrence
-            if not found:
-                continue  # a stale index entry: the word lost the pair in an earlier merge
-            if the_pair not in right:
-                # One occurrence (99% of the visits): the word loses (x, a) and (b, y) and gains
-                # (x, new) and (new, y), where x ends `left` and y starts `right`.
-                words[word_id] = left + new_char + right
-                if left:
-                    left_of[left[-1]].append(word_id)
-                if right:
-                    right_of[right[0]].append(word_id)
-                continue
-            # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
-            # the change in the word's pairs is the difference of the two pair multisets.
-            merged = words[word_id] = word.replace(the_pair, new_char)
-            change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
-            for gained in pairs_of(merged):
-                change[gained] = change.get(gained, 0) + 1
-            for lost in pairs_of(word):
-                change[lost] = change.get(lost, 0) - 1
-            count = word_counts[word_id]
-            for changed, times in change.items():
-                if times > 0:
-                    gain = added.get(changed)
-                    if gain is None:
-                        added[changed] = [times * count, [word_id]]
-                    else:
-                        gain[0] += times * count
-                        gain[1].append(word_id)
-                elif times < 0 and changed != the_pair:  # the_pair's own count is dropped below
-                    left_count = pair_counts[changed] + times * count
-                    if left_count:
-                        pair_counts[changed] = left_count
-                    else:
-                        del pair_counts[changed]
-                        pair_to_words.pop(changed, None)
-        # The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
-        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
-        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
-        count_of = word_counts.__getitem__
-        for lost, gained, holders in moves:
-            count = sum(map(count_of, holders))
-            if lost != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
-                left_count = pair_counts[lost] - count
-                if left_count:
-                    pair_counts[lost] = left_count
-                else:
-                    del pair_counts[lost]
-                    pair_to_words.pop(lost, None)
-            gain = added.get(gained)
-            if gain is None:
-                added[gained] = [count, holders]
+        for pair, count in lost:
+            remaining = pair_counts[pair] - count
+            if remaining:
+                pair_counts[pair] = remaining
             else:
-                gain[0] += count
-                gain[1] += holders
-        pair_counts.pop(the_pair, None)
-        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for gained, (count, holders) in added.items():
-            total = pair_counts.get(gained, 0) + count
-            pair_counts[gained] = total
-            listed = pair_to_words.get(gained)
-            if listed is None:
-                pair_to_words[gained] = holders
+                del pair_counts[pair]
+                pair_to_words.pop(pair, None)
+
+    def _add_gained(self, gained: dict[str, list]) -> None:
+        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
+        index_gained(self.pair_to_words, gained)
+        pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
+        floor = 1 << self.floor_bits
+        for pair, (count, _) in gained.items():
+            total = pair_counts[pair] = pair_counts.get(pair, 0) + count
+            if total >= floor:  # inlined, not a method per pair: this loop runs for every new pair
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:
-                listed += holders
-            if total >= floor:
-                heappush(heap, (-total, keys[ord(gained[0])] + keys[ord(gained[1])], gained))
-            else:
-                waiting[total.bit_length()].append(gained)
+                waiting[total.bit_length()].append(pair)
 
     def trace_state(self) -> dict:
         """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).

@@ -194,7 +194,7 @@ def dataset_rows() -> list[tuple[Dataset, bool, int | None]]:
     """(data set, present?, size in bytes if present) for ``data list``."""
     rows = []
     for dataset in DATASETS.values():
-        present = dataset.path.is_file()
+        present = dataset.path.is_file()  # a generated one: its default size
         rows.append((dataset, present, dataset.path.stat().st_size if present else None))
     return rows
 

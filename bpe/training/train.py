@@ -129,12 +129,22 @@ def train_bpe(
                                                    workers=workers, errors=errors, **bounds)
     finally:
         progress.close()
-    if stats is not None:
-        file_bytes = Path(input_path).stat().st_size
-        stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
-                     pretokens=sum(pretoken_counts.values()), distinct_pretokens=len(pretoken_counts))
-    with timer.stage("pair_count"):
-        merger = algorithm.Merger(pretoken_counts)
+    try:
+        if stats is not None:
+            file_bytes = Path(input_path).stat().st_size
+            total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
+            stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
+                         pretokens=total() if total is not None else sum(pretoken_counts.values()),
+                         distinct_pretokens=len(pretoken_counts))
+        with timer.stage("pair_count"):
+            merger = algorithm.Merger(pretoken_counts)
+    except BaseException:
+        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that no
+        # Merger took over: release them.
+        close = getattr(pretoken_counts, "close", None)
+        if close is not None:
+            close()
+        raise
     merges = run_merges(merger, num_merges, timer, progress=progress)
     timer.finish()
     return build_vocab(special_tokens, merges), merges
