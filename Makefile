@@ -1,5 +1,8 @@
 # bpe-lab: `make bench` runs the fastest variant on the shipped default corpus; `make test` runs the tests.
 # Both create .venv on first use and install the project with its dev extras into it.
+# `make` alone (or `make help`) lists the targets and their variables.
+
+.DEFAULT_GOAL := help
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -7,10 +10,9 @@ PY     := $(VENV)/bin/python
 
 VARIANT ?=
 DATA    ?= gutenberg-sample
+# default vocab: the data set's own (bpe/defaults.py: 10,000 for TinyStories and the Gutenberg corpora,
+# 32,000 for OpenWebText), which every command prints in its header
 VOCAB   ?=
-# default vocab: 5000 for bench (v6 takes seconds), 2000 for profile and report (they run v2-v4 too)
-BENCH_VOCAB  = $(or $(VOCAB),5000)
-REPORT_VOCAB = $(or $(VOCAB),2000)
 REPEAT  ?= 3
 WORKERS ?=
 JSON    ?=
@@ -18,7 +20,7 @@ LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
 
-.PHONY: bench test test-all fuzz venv clean profile report data
+.PHONY: help shell bench test test-all fuzz venv clean profile report data
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -28,14 +30,37 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-bench: $(VENV)/.installed
-	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) --vocab-size $(BENCH_VOCAB) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
-		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers)
+help:
+	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
+	@echo ""
+	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1)"
+	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
+	@echo "  make report    bench every variant, write docs/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1)"
+	@echo "  make profile   scalene profile of one variant: make profile VARIANT=v2 (DATA, VOCAB, WORKERS)"
+	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
+	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
+	@echo "  make clean     remove .venv and caches"
+	@echo ""
+	@echo "DATA defaults to gutenberg-sample; VOCAB to the data set's default (10,000; 32,000 for OpenWebText)."
+	@echo "A run estimated past 10 minutes asks for FORCE=1 (python -m bpe estimate --data NAME shows each variant's estimate)."
+	@echo "Without make: .venv/bin/bpe train ..., or source .venv/bin/activate and then bpe ... / python -m bpe ..."
 
-# `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all.
+# A child shell with the venv's bin first on PATH (what `source .venv/bin/activate` does); `exit` leaves it.
+shell: $(VENV)/.installed
+	@echo "bpe-lab shell: bpe and python are .venv's; type exit to leave"
+	@VIRTUAL_ENV="$(abspath $(VENV))" PATH="$(abspath $(VENV))/bin:$$PATH" $${SHELL:-/bin/sh}
+
+bench: $(VENV)/.installed
+	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers) $(if $(FORCE),--force)
+
+# `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all;
+# `make data DATA=webtext-synth SIZE=20MB` generates data/webtext-synth-20MB.txt (default 100MB).
+SIZE    ?=
 data: $(VENV)/.installed
-	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA),list)
+	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not slow"
@@ -43,17 +68,17 @@ test: $(VENV)/.installed
 test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
 
-# Teaching and reports (issue 5): scalene profile of one variant; the all-variant report with plots.
-V1_VOCAB ?= 300
+# Teaching and reports: scalene profile of one variant; the all-variant report with plots.
+V1_VOCAB ?=
 
 profile: $(VENV)/.installed
-	@test -n "$(VARIANT)" || { echo "make profile needs VARIANT=vN (e.g. make profile VARIANT=v2)"; exit 2; }
-	$(PY) -m bpe.lab.profiling run --variant $(VARIANT) --data $(DATA) --vocab-size $(REPORT_VOCAB) \
-		$(if $(WORKERS),--workers $(WORKERS))
+	$(PY) -m bpe profile $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force)
 
 report: $(VENV)/.installed
-	$(PY) -m bpe report --data $(DATA) --vocab-size $(REPORT_VOCAB) --v1-vocab-size $(V1_VOCAB) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(PEERS),--peers)
+	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
+		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
+		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force)
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed

@@ -1,16 +1,40 @@
 """bpe-lab: byte-level BPE training (CS336 Assignment 1) as a ladder of optimizations.
 
+This package holds the public API (below), the command line (``cli``, ``python -m bpe``) and the one
+error type (``errors``), and three folders: ``training/`` (what ``train_bpe`` runs), ``lab/`` (bench,
+report, profiler, tracer) and ``io/`` (data sets, the tokenizer and its file formats).  The merge
+algorithms, one per step of the ladder, are the top-level package ``variants``.
+
 >>> from bpe import train_bpe, VARIANTS
 >>> list(VARIANTS)[:2]
 ['v1', 'v2']
+
+The names below are imported on first use, so ``python -m bpe`` can check its dependencies
+(:mod:`bpe.dependencies`) and say in one line what is missing before anything needs them.
 """
 
 from bpe.errors import BPEError
-from bpe.training.registry import VARIANTS, best_variant
-from bpe.io.outputs import load_tokenizer
-from bpe.training.timer import NullTimer, StageTimer
-from bpe.io.tokenizer import Tokenizer
-from bpe.training.train import train_bpe
+
+_LAZY = {
+    "VARIANTS": "bpe.training.registry", "best_variant": "bpe.training.registry",
+    "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.training.timer", "StageTimer": "bpe.training.timer",
+    "Tokenizer": "bpe.io.tokenizer", "train_bpe": "bpe.training.train",
+}
 
 __all__ = ["BPEError", "NullTimer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant", "load_tokenizer",
            "train_bpe"]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bpe' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,14 @@
-"""``python -m bpe`` / ``bpe``: train, bench (and more subcommands as the project grows).
+"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, data.
 
-Errors the user can cause (:class:`~bpe.errors.BPEError`) and operating-system errors are printed
-as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits 130 (the pool is
-shut down first); ``--debug`` shows the traceback instead.
+Every training command takes the shared defaults of :mod:`bpe.defaults` (the data set's vocab,
+``<|endoftext|>``), prints them in its first line with a cost estimate (:mod:`bpe.lab.estimate`),
+refuses a run estimated past 10 minutes unless given ``--force``, and shows progress on a terminal
+(``--quiet`` for none).
+
+Errors the user can cause (:class:`~bpe.errors.BPEError`), operating-system errors and exhausted
+memory are printed as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits
+130 (the pool is shut down first); ``--debug`` shows the traceback instead.  A reader of stdout that
+leaves early (``| head``) does not stop the run: later output is dropped and the files are saved.
 """
 
 from __future__ import annotations
@@ -14,70 +20,139 @@ import sys
 import threading
 import time
 
+from bpe import defaults
 from bpe.errors import BPEError
 
-DEFAULT_SPECIAL = ["<|endoftext|>"]
 
-
-def _add_training_args(p: argparse.ArgumentParser, *, vocab_default: int) -> None:
-    p.add_argument("--data", default=None, help="data set name or file path (default: gutenberg-sample)")
-    p.add_argument("--vocab-size", type=int, default=vocab_default, help=f"default {vocab_default}")
+def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
+    p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
+                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path)")
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
-                   help="special token (repeatable; default <|endoftext|>); --special '' for none is not allowed, "
-                        "use --no-special")
+                   help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
     p.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
     p.add_argument("--limit", default=None, metavar="SIZE",
                    help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
+    if not shows_progress:
+        return
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true", help="no progress display (shown by default when stderr "
+                                                            "is a terminal)")
+    shown.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    if guarded:
+        p.add_argument("--force", action="store_true",
+                       help="run even when the cost estimate says it would take very long")
 
 
 def _special_tokens(args) -> list[str]:
     if args.no_special:
+        if args.special:
+            raise BPEError(f"--no-special and --special {args.special[0]!r} contradict each other; give one")
         return []
-    return args.special if args.special is not None else list(DEFAULT_SPECIAL)
+    return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
+
+
+def _vocab_size(args) -> int:
+    """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
+    from bpe.io.datasets import default_vocab_size
+
+    if args.vocab_size is None:
+        args.vocab_size = default_vocab_size(args.data)
+    return args.vocab_size
+
+
+def _show_progress(args) -> bool:
+    from bpe.training.progress import wants_progress
+
+    return args.progress or wants_progress(args.quiet)
+
+
+def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[str], workers, limit,
+               assume_bytes: int | None = None):
+    """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
+    from bpe.lab.estimate import corpus_shape, estimate_run
+    from bpe.training.sizes import parse_size
+    from bpe.training.train import check_special_tokens, check_vocab_size
+
+    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    # --limit's real end is the next document boundary after it: close enough for an estimate
+    end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
+    shape = corpus_shape(path, special_tokens, end, assume_bytes)
+    return [estimate_run(v, shape, merges, workers) for v in variants]
 
 
 def cmd_train(args) -> int:
     from bpe.io.datasets import resolve_data
-    from bpe.training.timer import StageTimer
-    from bpe.training.registry import best_variant
-    from bpe.training.train import train_bpe
+    from bpe.training.registry import best_variant, get_variant
 
     path = resolve_data(args.data)
     variant = args.variant or best_variant()
+    get_variant(variant)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
     if args.format and args.out is None:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if args.out is not None:  # fail now, not after training
-        from bpe.io.outputs import check_output_dir
+        from bpe.io.outputs import OutputLock, check_output_dir
 
         check_output_dir(args.out)
+        with OutputLock(args.out):  # held until saved: a second run into the same --out fails at once
+            return _train(args, path, variant, specials, vocab_size)
+    return _train(args, path, variant, specials, vocab_size)
+
+
+def _train(args, path, variant, specials, vocab_size) -> int:
+    from bpe.io.datasets import data_label
+    from bpe.lab.estimate import refusal, too_long
+    from bpe.training.timer import StageTimer
+    from bpe.training.train import train_bpe
+
+    estimate = _estimates(path, [variant], vocab_size, specials, args.workers, args.limit)
+    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({path.stat().st_size:,} bytes), "
+          f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
+    if too_long(estimate) and not args.force:
+        raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
     timer = StageTimer()
     corpus: dict = {}
     started = time.perf_counter()
-    vocab, merges = train_bpe(path, args.vocab_size, _special_tokens(args), variant=variant,
-                              workers=args.workers, timer=timer, progress=args.progress, errors=args.errors,
+    vocab, merges = train_bpe(path, vocab_size, specials, variant=variant,
+                              workers=args.workers, timer=timer, progress=_show_progress(args), errors=args.errors,
                               limit=args.limit, stats=corpus)
     elapsed = time.perf_counter() - started
-    subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
-    print(f"trained {variant} on {path}{subset}: {len(merges):,} merges, "
-          f"vocab {len(vocab):,}, {elapsed:.2f}s")
-    for name, seconds in timer.as_dict()["stages"].items():
-        print(f"  {name:<12} {seconds:8.3f}s")
-    _save_outputs(args, variant, path, vocab, merges, timer, corpus)
+    written = _save_outputs(args, variant, path, vocab, merges, timer, corpus)  # saved before anything is printed
+    _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed)
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
-def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
-    """After training: the token report, and with --out the saved files."""
-    from bpe.lab.runinfo import machine_info
+def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed) -> None:
     from bpe.io.datasets import data_label
-    from bpe.io.outputs import save_tokenizer, token_report
+    from bpe.io.outputs import token_report
+    from bpe.training.sizes import format_size
 
-    specials = _special_tokens(args)
-    for line in token_report(vocab, specials):
+    subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
+    print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
+          f"vocab {len(vocab):,}, {elapsed:.2f}s")
+    for name, seconds in timer.as_dict()["stages"].items():
+        print(f"  {name:<12} {seconds:8.3f}s")
+    peak = timer.peak_rss
+    workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
+    print(f"peak memory: {format_size(peak['self'])} (training process){workers}")
+    for line in token_report(vocab, _special_tokens(args)):
         print(line)
+
+
+def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
+    """With --out: save the tokenizer and train.json; the paths written (none without --out)."""
+    from bpe.io.datasets import data_label
+    from bpe.io.outputs import save_tokenizer
+    from bpe.lab.runinfo import machine_info
+
     if args.out is None:
-        return
+        return []
+    specials = _special_tokens(args)
     info = {
         "settings": {"variant": variant, "data": data_label(args.data),
                      "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
@@ -87,8 +162,7 @@ def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> None:
         "timings": timer.as_dict(),
         "machine": machine_info(),
     }
-    written = save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
-    print("wrote " + ", ".join(str(p) for p in written))
+    return save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
 
 
 def cmd_data(args) -> int:
@@ -97,6 +171,13 @@ def cmd_data(args) -> int:
     from bpe.io.download import dataset_rows, fetch_dataset
 
     if args.data_command == "get":
+        from bpe.io.datasets import generated_request
+
+        generated = generated_request(args.name)
+        if generated is not None:
+            return _get_generated(args, *generated)
+        if args.size is not None:
+            raise BPEError(f"--size is for generated data sets (webtext-synth); {args.name!r} is downloaded whole")
         path = fetch_dataset(args.name, progress=not args.quiet)
         print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
         return 0
@@ -108,12 +189,30 @@ def cmd_data(args) -> int:
     return 0
 
 
-def cmd_bench(args) -> int:
-    from bpe.lab.bench import run_bench
+def _get_generated(args, dataset, size: int) -> int:
+    """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
+    from bpe.io.datasets import ensure_generated
+    from bpe.io.webtext import file_statistics
+    from bpe.training.sizes import parse_size
 
-    run_bench(args.variant, args.data, args.vocab_size, args.repeat, _special_tokens(args), args.workers,
-              json_out=args.json, limit=args.limit, peers=args.peers)
+    if args.size is not None:
+        size = parse_size(args.size)
+    path = ensure_generated(dataset, size, progress=not args.quiet)
+    stats = file_statistics(path)
+    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
+          f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
+          f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
     return 0
+
+
+def cmd_bench(args) -> int:
+    from bpe.lab.bench import all_correct, run_bench
+
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    report = run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
+                       json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
+                       progress=_show_progress(args))
+    return 0 if all_correct(report) else 1
 
 
 def cmd_trace(args) -> int:
@@ -128,17 +227,97 @@ def cmd_report(args) -> int:
 
     from bpe.lab.report import DOCS_DIR, run_report
 
-    run_report(args.data, args.vocab_size, args.v1_vocab_size, args.repeat, _special_tokens(args), args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
+               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=args.variant,
+               reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
+               scaling=not args.no_scaling)
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from pathlib import Path
+
+    from bpe.lab.profiling import PROFILES_DIR, clean_files, run_profile, summarize
+
+    if args.clean:
+        for cleaned in clean_files(args.clean):
+            print(f"cleaned {cleaned}")
+        return 0
+    if args.summarize is not None:
+        import json
+
+        source = Path(args.summarize)
+        if not source.is_file():
+            raise BPEError(f"no such profile: {source}")
+        print(summarize(json.loads(source.read_text()), args.top), end="")
+        return 0
+    if args.variant is None:
+        raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_profile(args.variant, args.data, vocab_size, specials, args.workers,
+                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force,
+                progress=_show_progress(args))
+    return 0
+
+
+def cmd_estimate(args) -> int:
+    from bpe.io.datasets import data_label, resolve_data
+    from bpe.lab.candidates import parse_variants
+    from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
+    from bpe.training.sizes import format_size, parse_size
+
+    path = resolve_data(args.data)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    variants = [c.spec for c in parse_variants(args.variant or "all")]
+    assumed = parse_size(args.size) if args.size else None
+    estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
+    corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
+              f"{data_label(args.data)} ({path.stat().st_size:,} bytes)")
+    print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {specials}, "
+          f"workers {args.workers or os.cpu_count()}")
+    print(f"{'variant':<10}{'time':>12}{'peak memory':>14}")
+    for e in estimates:
+        note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
+        print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
     return 0
 
 
 def cmd_merge_cost(args) -> int:
     from bpe.lab.merge_cost import run_merge_cost
 
-    run_merge_cost(args.candidates, args.data, args.vocab_size, _special_tokens(args), args.repeat, args.workers,
-                   count_instructions=args.instructions, limit=args.limit)
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    run_merge_cost(args.candidates, args.data, vocab_size, specials, args.repeat, args.workers,
+                   count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
     return 0
+
+
+def cmd_encode(args) -> int:
+    from bpe.io.encode import run_encode
+    from bpe.training.sizes import parse_size
+
+    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
+                       chunk_bytes=parse_size(args.chunk_size))
+    if args.peers:
+        from bpe.lab.encode_peers import run_encode_peers
+
+        run_encode_peers(args.tokenizer, stats)
+    return 0
+
+
+def _add_encode_parser(sub) -> None:
+    encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
+    encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
+    encode.add_argument("--data", required=True, help="data set name or file path")
+    encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
+    encode.add_argument("--workers", type=int, default=None, help="encoding processes (default: CPU count)")
+    encode.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
+                        help="text per task (default 1MiB); memory grows with it, not with the file")
+    encode.add_argument("--peers", action="store_true",
+                        help="then time tiktoken on the same text, merges and threads; check the ids are identical")
+    encode.set_defaults(func=cmd_encode)
 
 
 def _add_merge_cost_parser(sub) -> None:
@@ -146,7 +325,7 @@ def _add_merge_cost_parser(sub) -> None:
                                              "pre-token counts, for tuning")
     cost.add_argument("candidates", nargs="+", metavar="CANDIDATE",
                       help="a variant name (v6) or the path of a file that defines Merger")
-    _add_training_args(cost, vocab_default=10_000)
+    _add_training_args(cost, guarded=False)
     cost.add_argument("--repeat", type=int, default=5, help="runs per candidate, taking turns (default 5)")
     cost.add_argument("--instructions", action="store_true",
                       help="also count each candidate's instructions once under valgrind (deterministic)")
@@ -155,13 +334,34 @@ def _add_merge_cost_parser(sub) -> None:
 
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
-    _add_training_args(report, vocab_default=2_000)
+    _add_training_args(report)
+    report.add_argument("--reduced-vocab-size", type=int, default=2_000,
+                        help="second table's vocab, for variants too slow at the main vocab (default 2000)")
     report.add_argument("--v1-vocab-size", type=int, default=300,
-                        help="reduced vocab for v1 when the main vocab is past its budget (default 300)")
+                        help="third table's vocab, for v1 when it is too slow at both (default 300)")
+    report.add_argument("--no-scaling", action="store_true",
+                        help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
     report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.add_argument("--variant", action="append", default=None, metavar="V",
+                        help="as for bench: ladder variants and/or your own trainer (a .py file or "
+                             "module:function), comma list, repeatable (default: every ladder variant)")
     report.set_defaults(func=cmd_report)
+
+
+def _add_profile_parser(sub) -> None:
+    profile = sub.add_parser("profile", help="profile one variant's training under scalene; write "
+                                             "profiles/<variant>-<data>-<vocab>.{json,md}")
+    profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
+    _add_training_args(profile)
+    profile.add_argument("--out-dir", default=None, help="where the profile goes (default profiles/)")
+    profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
+    profile.add_argument("--summarize", default=None, metavar="FILE.json",
+                         help="print the markdown summary of a saved scalene profile instead")
+    profile.add_argument("--clean", nargs="+", default=None, metavar="FILE.json",
+                         help="rewrite saved profiles' machine paths as repo-relative ones (and their summaries)")
+    profile.set_defaults(func=cmd_profile)
 
 
 def _add_trace_parser(sub) -> None:
@@ -175,7 +375,7 @@ def _add_trace_parser(sub) -> None:
     trace.add_argument("--merges", type=int, default=3, help="merges to trace (default 3)")
     trace.add_argument("--top", type=int, default=5, help="pair counts shown per merge (default 5)")
     trace.add_argument("--special", action="append", default=None, metavar="TOKEN",
-                       help="special token for --text (repeatable; default <|endoftext|>)")
+                       help=f"special token for --text (repeatable; default {defaults.SPECIAL_TOKEN})")
     trace.add_argument("--no-special", action="store_true", help="--text without special tokens")
     trace.set_defaults(func=cmd_trace)
 
@@ -187,8 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train a tokenizer")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
-    _add_training_args(train, vocab_default=10_000)
-    train.add_argument("--progress", action="store_true", help="show a progress bar over merges")
+    _add_training_args(train)
     train.add_argument("--errors", choices=["strict", "replace"], default="strict",
                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
     train.add_argument("--out", default=None, metavar="DIR",
@@ -198,8 +397,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
-    bench.add_argument("--variant", default=None, help="v1..vN, a comma list, or 'all' (default: the fastest)")
-    _add_training_args(bench, vocab_default=5_000)
+    bench.add_argument("--variant", action="append", default=None, metavar="V",
+                       help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
+                            "module:function), or a comma list of these; repeatable (default: the fastest). "
+                            "Exit status 1 if a run fails or its merges differ from the reference")
+    _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
     bench.add_argument("--peers", action="store_true",
@@ -208,15 +410,58 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_parser(sub)
     _add_report_parser(sub)
     _add_merge_cost_parser(sub)
+    _add_profile_parser(sub)
+
+    estimate = sub.add_parser("estimate", help="estimate each variant's time and memory on some data, "
+                                               "without training")
+    estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
+    _add_training_args(estimate, guarded=False, shows_progress=False)
+    estimate.add_argument("--size", default=None, metavar="SIZE",
+                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
+    estimate.set_defaults(func=cmd_estimate)
+    _add_encode_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
     get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
-    get.add_argument("name", help="tinystories, tinystories-valid, owt or owt-valid")
+    get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
+                                  "webtext-synth (generated)")
+    get.add_argument("--size", default=None, metavar="SIZE",
+                     help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
     return parser
+
+
+class _PipeSafeStdout:
+    """stdout that survives its reader leaving (``bpe train ... | head -1``): later writes are dropped, so the
+    run goes on and saves its files instead of dying on the next print."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _closed_reader(self) -> None:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed_reader()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed_reader()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _interrupt_once(signum, frame):
@@ -226,8 +471,16 @@ def _interrupt_once(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bpe.dependencies import missing_dependencies, missing_dependency_message
+
+    missing = missing_dependencies()
+    if missing:  # before anything imports them: one line, not an import traceback
+        print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _PipeSafeStdout(stdout)
     handle_sigint = (threading.current_thread() is threading.main_thread()
                      and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     if handle_sigint:
@@ -235,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     finally:
+        sys.stdout = stdout
         if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -255,12 +509,9 @@ def _run(args) -> int:
     except MemoryError:
         if args.debug:
             raise
-        print("bpe: error: out of memory; try a smaller input (--limit), fewer --workers or a smaller "
-              "--vocab-size", file=sys.stderr)
+        print("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
+              "variant that needs less (python -m bpe estimate shows each one's peak)", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # output piped into `head` and the reader left: not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 141
     except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
         if args.debug:
             raise

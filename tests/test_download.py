@@ -197,3 +197,67 @@ def test_default_urls_are_the_cs336_sources():
     assert DATASETS["tinystories"].source_url().endswith("roneneldan/TinyStories/resolve/main/TinyStoriesV2-GPT4-train.txt")
     assert DATASETS["owt"].source_url().endswith("stanford-cs336/owt-sample/resolve/main/owt_train.txt.gz")
     assert DATASETS["owt"].gz and not DATASETS["tinystories-valid"].gz
+
+
+def _fake_book(title: str, paragraphs: list[str], *, crlf: bool = False, bom: bool = False,
+               marker: str = "*** ") -> bytes:
+    """A Project Gutenberg-shaped text: licence header, START marker, paragraphs, END marker, footer."""
+    header = (f"The Project Gutenberg EBook of {title}\n\nLicence text.\n\n"
+              f"{marker}START OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\n\n\n")
+    body = "\n\n".join(paragraphs)
+    footer = f"\n\n\n{marker}END OF THIS PROJECT GUTENBERG EBOOK {title.upper()} ***\n\nMore licence.\n"
+    text = ("\ufeff" if bom else "") + header + body + footer
+    return (text.replace("\n", "\r\n") if crlf else text).encode("utf-8")
+
+
+def test_gutenberg_books_are_built_from_their_sources(server, monkeypatch):
+    from bpe.io import gutenberg
+
+    first = ["Produced by Someone", "  An indented title\nover two lines", "x" * 1_960, "short one", "y" * 2_500, "end"]
+    second = ["“Curly” quotes and an accent: café", "z" * 2_000]
+    monkeypatch.setattr(gutenberg, "BOOKS", [("First_1", "1-0.txt"), ("Second_2", "2.txt")])
+    server.files["1-0.txt"] = _fake_book("First", first, crlf=True, bom=True)
+    server.files["2.txt"] = _fake_book("Second", second, marker="***")
+    path = fetch_dataset("gutenberg-books", progress=False)
+    expected = ("Produced by Someone\n  An indented title\nover two lines\n" + "x" * 1_960 + "\n"  # 2,010 characters
+                "<|endoftext|>\nshort one\n" + "y" * 2_500 + "\n"
+                "<|endoftext|>\nend\n"  # a book's last document may be short
+                "<|endoftext|>\n“Curly” quotes and an accent: café\n" + "z" * 2_000 + "\n")
+    assert path.read_text(encoding="utf-8") == expected
+    assert resolve_data("gutenberg-books") == path
+    assert sorted(p.name for p in (path.parent / "gutenberg-books-src").iterdir()) == ["1-0.txt", "2.txt"]
+    requests = len(server.requests)
+    path.unlink()
+    fetch_dataset("gutenberg-books", progress=False)  # the books are kept: rebuilt without downloading again
+    assert len(server.requests) == requests and path.read_text(encoding="utf-8") == expected
+
+
+def test_gutenberg_book_without_markers_is_a_clear_error(server, monkeypatch):
+    from bpe.io import gutenberg
+
+    monkeypatch.setattr(gutenberg, "BOOKS", [("Odd_3", "3.txt")])
+    server.files["3.txt"] = b"just some text\n\nwith no markers\n"
+    with pytest.raises(BPEError, match=r"3.txt has no '\*\*\* START OF' \.\.\. '\*\*\* END OF' markers"):
+        fetch_dataset("gutenberg-books", progress=False)
+    assert not DATASETS["gutenberg-books"].path.exists()
+
+
+def test_gutenberg_books_default_sources_are_gitenberg():
+    from bpe.io.gutenberg import BOOKS, SOURCE_URL
+
+    assert len(BOOKS) == 21
+    assert SOURCE_URL.format(repo=BOOKS[0][0], file=BOOKS[0][1]) == (
+        "https://raw.githubusercontent.com/GITenberg/A-Tale-of-Two-Cities_98/master/98-0.txt")
+
+
+def test_gutenberg_books_checksum_is_the_measured_corpus():
+    """The sha256 the build checks is that of the corpus the published figures used (skipped without it)."""
+    import hashlib
+
+    from conftest import SHARED_DATA
+    from bpe.io.gutenberg import SHA256
+
+    measured = SHARED_DATA / "gutenberg-books.txt"
+    if not measured.is_file():
+        pytest.skip("the measured corpus is not on this machine")
+    assert hashlib.sha256(measured.read_bytes()).hexdigest() == SHA256

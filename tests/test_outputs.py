@@ -217,7 +217,7 @@ def test_ctrl_c_during_training_leaves_no_output(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "bpe", "train", "--variant", "v1", "--data", str(DEFAULT_CORPUS),
-         "--vocab-size", "5000", "--progress", "--out", str(out)],
+         "--vocab-size", "5000", "--progress", "--force", "--out", str(out)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # wait until the merge loop runs (its "merging" progress bar appears), then interrupt
     deadline = time.monotonic() + 120

@@ -12,7 +12,7 @@ from conftest import TINYSTORIES_SAMPLE
 def test_peer_reports_a_result_or_how_to_install(name):
     result = run_peer(name, TINYSTORIES_SAMPLE, 300, ["<|endoftext|>"], workers=1)
     if "missing" in result:
-        assert result["missing"] == f"{name} is not installed; install the peers with: {INSTALL_HINT}"
+        assert result["missing"] == f"{PEERS[name]} is not installed; install the peers with: {INSTALL_HINT}"
     else:
         assert "error" not in result, result.get("error")
         # the same amount of work as ours: 300 - 256 bytes - 1 special token = 43 merges
@@ -25,4 +25,4 @@ def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
     printed = capsys.readouterr().out
     for name in PEERS:
         assert report["peers"][name] == {"missing": bpe.lab.peers.missing_message(name)}
-        assert f"{name} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed
+        assert f"{PEERS[name]} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed

@@ -1,10 +1,15 @@
-"""The profile summary ranks scalene's lines by CPU and by memory; `make profile` names files by settings."""
+"""The profile summary ranks scalene's lines by CPU and by memory; `make profile` names files by settings;
+profiles keep no path of the machine they were made on."""
 
 import json
+import re
 
 import pytest
 
-from bpe.lab.profiling import profile_stem, run_profile, summarize
+from bpe.io.datasets import REPO_ROOT
+from bpe.lab.profiling import clean_profile, profile_stem, run_profile, summarize
+
+MACHINE_PATH = re.compile(r"/(?:work|home|tmp|root|usr|opt)/|(?<!<)(?:site|dist)-packages")
 
 
 def line(lineno, code, python=0.0, c=0.0, malloc=0.0, peak=0.0):
@@ -13,8 +18,6 @@ def line(lineno, code, python=0.0, c=0.0, malloc=0.0, peak=0.0):
 
 
 def test_summary_orders_lines_by_cpu_and_memory():
-    from bpe.io.datasets import REPO_ROOT
-
     profile = {
         "elapsed_time_sec": 3.5, "max_footprint_mb": 28.25,
         "max_footprint_fname": str(REPO_ROOT / "variants" / "v2_inverted_index.py"), "max_footprint_lineno": 50,
@@ -49,3 +52,42 @@ def test_scalene_run_writes_both_files(tmp_path):
     assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
     assert json.loads(json_out.read_text())["bpe_lab"]["variant"] == "v2"
     assert md_out.read_text().startswith("# Profile v2-tinystories-sample-300")
+
+
+def test_bpe_profile_subcommand(tmp_path, capsys):
+    from bpe.cli import main
+
+    assert main(["profile"]) == 2
+    assert "bpe profile needs --variant vN" in capsys.readouterr().err
+    assert main(["profile", "--variant", "v1", "--force", "--summarize", str(tmp_path / "none.json")]) == 2
+    assert "no such profile:" in capsys.readouterr().err
+    assert main(["profile", "--variant", "v1"]) == 2  # v1 at the default vocab 10,000 on 2.3 MB: minutes
+    err = capsys.readouterr().err
+    assert "profiling v1 on gutenberg-sample at vocab 10,000: estimated v1 ~" in err and "--force" in err
+
+
+def test_clean_profile_rewrites_every_machine_path():
+    root = "/home/someone/checkout"
+    profile = {
+        "filename": root, "program": "/tmp/bpe-profile-x1y2/train_for_profile.py",
+        "files": {f"{root}/variants/v2_inverted_index.py": {"lines": [line(69, "return max(...)", python=1.0)]},
+                  "/usr/lib/python3.11/site-packages/regex/regex.py": {"lines": []},
+                  "/opt/python/lib/python3.11/collections/__init__.py": {"lines": []}},
+        "stacks": [[[f"{root}/bpe/training/train.py train_bpe:117;", "/tmp/bpe-profile-x1y2/train_for_profile.py <module>:4;"],
+                    {"count": 1}]],
+        "args": ['{"path": "%s/corpora/gutenberg-sample.txt"}' % root],
+    }
+    cleaned = clean_profile(profile)
+    assert cleaned["filename"] == "."
+    assert cleaned["program"] == "<target>/train_for_profile.py"
+    assert set(cleaned["files"]) == {"variants/v2_inverted_index.py", "<site-packages>/regex/regex.py",
+                                     "<stdlib>/collections/__init__.py"}
+    assert cleaned["stacks"][0][0] == ["bpe/training/train.py train_bpe:117;", "<target>/train_for_profile.py <module>:4;"]
+    assert cleaned["args"] == ['{"path": "corpora/gutenberg-sample.txt"}']
+    assert not MACHINE_PATH.search(json.dumps(cleaned))
+
+
+@pytest.mark.parametrize("path", sorted((REPO_ROOT / "profiles").glob("*.*")), ids=lambda p: p.name)
+def test_committed_profiles_name_no_machine_path(path):
+    found = MACHINE_PATH.findall(path.read_text())
+    assert not found, f"{path.name} names paths of the machine it was made on: {sorted(set(found))}"

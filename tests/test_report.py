@@ -23,20 +23,37 @@ def test_report_on_tiny_corpus(tmp_path, capsys):
     assert rows[0].endswith("| - | 1.00x |")  # v1 is its own baseline
     assert f"| v2 | {VARIANTS['v2'].IDEA} |" in text
     assert "Note:" not in text  # the tiny corpus is within v1's budget: one table, no reduced vocab
-    for png in ("report-stages.png", "report-merges.png"):
+    for png in ("report-stages.png", "report-merges.png", "report-scaling.png"):
         assert (tmp_path / png).read_bytes()[:8] == PNG_MAGIC
         assert f"]({png})" in text
     saved = json.loads((tmp_path / "report-bench.json").read_text())
     assert list(saved["tables"][0]["variants"]) == list(VARIANTS)
     assert saved["tables"][0]["merges_identical"] is True
+    assert set(saved["scaling"]["sizes"]) == {"v5", "v6"}  # the two fastest variants
+    assert [count for count, *_ in saved["scaling"]["workers"]["v6"]] == saved["scaling"]["worker_counts"]
 
 
-def test_v1_moves_to_a_reduced_vocab_table_on_a_large_corpus():
-    main_names, reduced, note = plan(2_300_000, 2000, 500, 1, ["v1", "v2", "v5"])
-    assert main_names == ["v2", "v5"] and reduced == ["v1", "v2", "v5"]
-    assert "it ran at vocab 500 in the second table" in note
-    main_names, reduced, note = plan(2_000_000_000, 2000, 500, 1, ["v1", "v2"])
-    assert main_names == ["v2"] and reduced == [] and note.startswith("v1 left out")
+def test_slow_variants_move_to_smaller_vocab_tables():
+    seconds_per_1000_vocab = {"v1": 100.0, "v2": 20.0, "v5": 1.0}
+
+    def estimate(variant, vocab):
+        return seconds_per_1000_vocab[variant] * vocab / 1000
+
+    tables, notes = plan(estimate, [10_000, 1000, 300], ["v1", "v2", "v5"])
+    assert tables == [(10_000, ["v5"]), (1000, ["v2", "v5"]), (300, ["v1", "v2", "v5"])]
+    assert notes[0].startswith("v2 is past the 30 s budget at vocab 10,000, so it ran at vocab 1,000")
+    assert notes[1].startswith("v1 is past the 30 s budget at vocab 10,000 and 1,000, so it ran at vocab 300")
+    tables, notes = plan(estimate, [10_000, 1000, 500], ["v1", "v5"])
+    assert tables == [(10_000, ["v5"])] and notes[0].startswith("v1 left out")
+    assert plan(estimate, [10_000, 1000], ["v1", "v5"], force=True) == ([(10_000, ["v1", "v5"])], [])
+
+
+def test_report_runs_only_the_variants_asked_for(tmp_path):
+    text = run_report("tinystories-sample", 300, 280, 1, ["<|endoftext|>"], 1, out_dir=tmp_path,
+                      variants=["v2", "v6"], scaling=False).read_text()
+    rows = [line.split(" | ")[0] for line in text.splitlines() if re.match(r"\| v\d+ \|", line)]
+    assert rows == ["| v2", "| v6"]
+    assert not (tmp_path / "report-scaling.png").exists()
 
 
 def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsys):

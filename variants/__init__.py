@@ -1,1 +1,5 @@
-"""The merge algorithms, one file per step of the optimization ladder (see bpe.training.registry)."""
+"""The merge algorithms, one file per step of the optimization ladder: ``vN_<idea>.py``.
+
+Each file defines ``IDEA``, ``count_pretokens`` and ``Merger`` (see :mod:`bpe.training.registry`);
+the registry finds them by file name and imports one only when it is first looked up.
+"""

@@ -20,8 +20,14 @@ Complexity: the same O(total bytes) regex work as v2, divided by the workers, pl
 pre-tokens) to move and sum the counts, also divided by the workers.  Memory: one chunk (at most
 32 MB) and its counts per worker; the parent never holds the text.
 
-Headline: on 14 MB of Project Gutenberg, 2 workers pre-tokenize in 0.55-0.7x v2's serial time when
-the second core is free (see docs/v3.md, "Measured", for the commands and runs).
+Also left out: any change to the merge loop (select is still v2's O(P) ``max()``, the update still
+subtracts and re-adds every pair of an affected word).
+
+Headline: the pretokenize stage 0.55-0.7x v2's serial time with 2 workers when the second core is free
+(``python -m bpe bench --variant v2,v3 --data gutenberg-books --vocab-size 300 --repeat 3 --workers 2``;
+docs/v3.md, "Measured").
+
+Walkthrough: docs/v3.md.
 """
 
 from bpe.training.parallel import count_file_parallel

@@ -1,9 +1,10 @@
 """v4 — fine-grained diff: when a pair merges, change only the pairs that touch merged positions.
 
-What it adds over v3: v2/v3 update a word by subtracting *all* of its old pairs and adding *all*
-of its new ones, so every untouched pair of an affected word is taken out of and put back into the
-global counts and index.  v4 computes, while it rewrites the word, the exact change of each pair
-the merge affects.  For an occurrence of ``(a, b)`` between ``x`` and ``y``::
+The idea, over v2/v3: v2 (and v3, which uses v2's merge code unchanged) updates a word by
+subtracting *all* of its old pairs and adding *all* of its new ones, so every untouched pair of an
+affected word is taken out of and put back into the global counts and index.  v4 computes, while it
+rewrites the word, the exact change of each pair the merge affects.  For an occurrence of ``(a, b)``
+between ``x`` and ``y``::
 
     x a b y   ->   x ab y       (x, a) -1   (a, b) -1   (b, y) -1
                                 (x, ab) +1              (ab, y) +1
@@ -19,19 +20,21 @@ The inverted index stays exact by counting: a word is added to ``pair_to_words[p
 gains an occurrence in it, and leaves ``pair_to_words[p]`` only when ``p`` lost occurrences *and*
 has no occurrence left in the rewritten word.
 
-Complexity: per merge O(P) select (still v2's ``max()``) plus, for every affected word,
-O(length) to rewrite it and O(occurrences of the pair) dictionary updates, instead of O(length)
-dictionary updates.
+``Merger`` subclasses v2's merger directly (v3 adds no merger of its own, only the pool, which v4
+keeps as its ``count_pretokens``): ``__init__`` and ``select_best_pair`` are v2's, only ``merge`` is
+new.  Every change of a pair count goes through
+``_change_pair_count``; that is where v5 hooks in, to learn which pairs to push on its heap.
 
-Measured (one bench run, 2-core machine, 14 MB of Project Gutenberg, vocab 10,000, 2 workers)::
+What it leaves out: selection is still v2's ``max()`` over every live pair, O(P) per merge (v5);
+rewriting a word is still an O(length) loop in Python (v6 moves it into C).
 
-    python -m bpe bench --variant v2,v3,v4,v5,v6 --data ../shared/data/gutenberg-books.txt \
-        --vocab-size 10000 --repeat 1 --workers 2
+Complexity: per merge O(P) select plus, for every affected word, O(length) to rewrite it and
+O(occurrences of the pair) dictionary updates, instead of O(length) dictionary updates.
 
-update stage: v2 3.42 s, v3 (v2's merge code) 3.34 s, v4 2.62 s: 1.30x faster than v2's (1.28x
-than v3's).  The gain is modest because rewriting the word is still O(length) Python work; what goes
-away is the per-pair dictionary traffic for pairs the merge does not touch.  ``select`` (236 s of
-v4's 240 s, the ``max()`` over every live pair at every merge) is now all that matters.
+Headline: the update stage 1.23x faster than v3's on 14 MB of Gutenberg books at vocab 10,000 (the
+ladder run in README.md, "Measured"); select, untouched, is 98 % of the time.
+
+Walkthrough: docs/v4.md.
 
 >>> word, changes = merge_word_with_changes((b"a", b"a", b"a"), (b"a", b"a"))
 >>> word, dict(changes)
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 from bpe.training.merge_loop import Pair, Word
 from bpe.training.parallel import count_file_parallel
-from variants.v3_parallel_pretokenize import Merger as V3Merger
+from variants.v2_inverted_index import Merger as V2Merger
 
 IDEA = "fine-grained diff: only pairs touching merged positions change"
 count_pretokens = count_file_parallel
@@ -79,9 +82,12 @@ def merge_word_with_changes(word: Word, pair: Pair) -> tuple[Word, dict[Pair, in
     return tuple(out), changes
 
 
-class Merger(V3Merger):
+class Merger(V2Merger):
     def _change_pair_count(self, pair: Pair, change: int) -> int:
-        """Add ``change`` to the count of ``pair``; a pair whose count reaches 0 is removed."""
+        """Add ``change`` to the count of ``pair``; a pair whose count reaches 0 is removed.
+
+        The one place a count changes: v5 overrides it to note the pairs its heap must hear about.
+        """
         count = self.pair_counts.get(pair, 0) + change
         if count:
             self.pair_counts[pair] = count

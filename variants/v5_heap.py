@@ -1,6 +1,6 @@
 """v5 — heap selection with lazy deletion: pop the best pair instead of scanning every pair.
 
-What it adds over v4: ``select_best_pair`` was a ``max()`` over every live pair, O(P) per merge and
+The idea, over v4: ``select_best_pair`` was a ``max()`` over every live pair, O(P) per merge and
 the dominant stage of v4.  v5 keeps a max-heap of ``(count, pair)`` entries beside ``pair_counts``.
 Every pair whose count v4's update changed is pushed again with its new count, once per merge
 (a pair touched in many words is pushed once, with its final count); the old entry is left where
@@ -21,16 +21,20 @@ every live entry at the top count and taking the ``max()`` by bytes, needs re-pu
 each merge; a wrapper class with a reversed ``__lt__`` calls Python code on every comparison.
 Keys are tuples of small ints, compared in C, and are cached per token.
 
+v5 subclasses v4's merger: the update is v4's, and v5 hears of every changed count through v4's
+``_change_pair_count``, then pushes each changed pair once when ``merge`` returns.
+
+What it leaves out: stale entries stay in the heap until they surface (memory); the update is still
+v4's O(length) Python loop per affected word, which is now the largest stage (v6).
+
 Complexity: per merge O((1 + stale pops + pushes) · log H) for heap size H instead of O(P); each
 pair changed by a merge pushes one entry, so total heap work is O(pairs changed, summed over merges,
 · log H), and the per-1,000-merge time no longer grows with the number of live pairs.
 
-Measured (the same bench run as v4's docstring: 14 MB of Project Gutenberg, vocab 10,000,
-2 workers): select stage v4 236.2 s, v5 0.295 s (800x); total 240.4 s -> 4.27 s.  Elapsed time at
-each 1,000 merges, v5: 3.06 s (of which about 1 s pre-tokenize and pair count), 3.41, 3.58, 3.72,
-3.91, 4.01, 4.09, 4.16, 4.23, 4.27 s at 9,743: 0.35 s for the second thousand merges, falling to
-0.07 s per thousand at the end, where v4 spent 15 s to 33 s per thousand, growing.  On wikitext2
-(vocab 5,000, ``--variant v4,v5``) select went from 169.0 s to 0.073 s.
+Headline: select 858x faster than v4's on 14 MB of Gutenberg books at vocab 10,000 (the ladder run in
+README.md, "Measured"; per-1,000-merge times in docs/v5.md).
+
+Walkthrough: docs/v5.md.
 
 >>> merger = Merger({b"ab": 3, b"ba": 3, b"a": 1})
 >>> merger.select_best_pair()   # (a, b) and (b, a) tie at 3: the larger pair wins

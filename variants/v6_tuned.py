@@ -1,24 +1,21 @@
 r"""v6 — tuned: heap + fine-grained diff + inverted index, written for CPython's speed.
 
-What it adds: nothing new in the algorithm (heap selection, fine-grained diff and an inverted index,
-as in v4/v5); everything is re-done for speed in CPython, each choice kept because it measured
-faster on this machine:
+The idea: nothing new in the algorithm (heap selection, fine-grained diff and an inverted index, as
+in v4/v5); everything is re-done for speed in CPython, each choice kept only because it measured
+faster:
 
 * **a word is a str with one character per token**, ``chr(id)`` (latin-1 decoding turns a
   pre-token's bytes into exactly its first 256 token ids), and **a pair is a 2-character str**.  The
   search, the rewrite and the test "does this word still hold the pair?" are then single C calls on
   contiguous characters: ``word.partition(pair)`` finds the first occurrence and cuts around it,
-  ``pair in right`` tells whether there is a second, ``left + new + right`` is the merged word, and
-  ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does.  On
-  lists of int tokens ``list.count``/``list.index`` called ``PyObject_RichCompare`` on every element
-  (12% of all instructions), and ``str.find`` parses its arguments the slow way (``vgetargs``),
-  which ``partition`` and ``in`` do not;
+  ``pair in after`` tells whether there is a second, ``before + new + after`` is the merged word, and
+  ``str.replace`` merges several occurrences left to right without overlap, exactly as v1 does;
 * **a lazy index**: ``pair_to_words[p]`` lists every word holding ``p`` and maybe some that no longer
   do.  A word is only ever appended (a whole list at a time), never removed; a visit whose
-  ``partition`` finds nothing is skipped.  Keeping the index exact cost a set update per lost pair
-  per word, which cost more than the stale visits it saves (below);
-* **fine-grained diff, grouped by neighbour**: a word with one occurrence (all but 2,511 of the
-  352,723 visits on the 14 MB corpus) loses ``(x, a)`` and ``(b, y)`` and gains ``(x, new)`` and
+  ``partition`` finds nothing is skipped.  Keeping the index exact would cost a set update per lost
+  pair per word, more than the stale visits cost;
+* **fine-grained diff, grouped by neighbour**: a word with one occurrence (nearly every visit)
+  loses ``(x, a)`` and ``(b, y)`` and gains ``(x, new)`` and
   ``(new, y)``; it is filed under ``x`` and ``y`` (one list append per side), and each neighbour's
   pairs are updated once per merge with ``sum(map(...))`` of the words' counts.  Words with several
   occurrences diff their pair multisets;
@@ -43,84 +40,18 @@ Complexity: as v5: build O(L); per merge O(sum of lengths of the words listed un
 O(log H) per heap push/pop; the lazy index lists at most one entry per pair gained, so stale visits
 are bounded by the visits that made them.
 
-Measured on a 2-core machine, figures move between runs; the ratios below are within one run.  End
-to end, with the peers::
+Headline: 2.6x faster than v5 end to end on 14 MB of Gutenberg books at vocab 10,000 (the ladder
+run in README.md, "Measured"); against the Rust trainers, and how each choice above was
+measured, kept or dropped (``python -m bpe merge-cost``), see docs/v6.md.
 
-    python -m bpe bench --variant v5,v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000 \
-        --repeat 5 --workers 2 --peers
-
-* three runs of the command above on an idle machine (commit 3672651, this code but for this
-  docstring), medians: v6 1.72 / 1.40 / 1.40 s, v5 3.82 / 3.53 / 3.62 s (v6 2.22x /
-  2.52x / 2.59x faster); HF tokenizers 3.36 / 2.42 / 2.26 s (v6 0.51x / 0.58x / 0.62x its time);
-  v6's merge phase 0.94 / 0.85 / 0.82 s = 0.28x / 0.35x / 0.36x of HF's total; rustbpe 1.00 /
-  0.91 / 0.91 s (v6 1.72x / 1.55x / 1.54x its time); bpeasy 2.43 / 1.95 / 1.88 s (0.71x-0.75x);
-* the third run in detail: v6 1.40 s = pretokenize 0.52 + merge phase 0.82 (pair count 0.09 +
-  select 0.06 + update 0.65); peak RSS 68.7 MB (the int design: 110.2 MB);
-* two earlier runs of nearly the same code with ``--repeat 3``: 2.39x / 2.00x faster than v5, merge
-  phase 0.37x / 0.49x of HF's total: a 3-repeat median can land on a slow spell of the machine;
-* the int design this replaces (commit 38e73da), ``--repeat 3``: v6 2.00 s, merge phase 1.20 s
-  (0.47x of HF's 2.56 s), v5 3.93 s (1.96x);
-* the corpus concatenated 4x (56 MB, ``--data /tmp/gutenberg4x.txt --variant v6 --repeat 3``): 2.92 s
-  = 2.12x the 1.37 s of the 1x corpus, peak RSS 69.8 vs 68.2 MB;
-* merges identical to v2's (sha256 ``3cc0d93a3b46a60c`` on this corpus).
-
-How the str design was chosen: the pre-tokens of that corpus counted once and pickled; each
-candidate file then builds its ``Merger`` and runs all 9,743 merges in a fresh process.  Instructions
-are counted with ``valgrind --tool=cachegrind --cache-sim=no`` (deterministic; each figure includes
-0.46 G of start-up and loading, the same for all); seconds are ``process_time`` of the merge loop,
-fresh processes alternating, pinned to one core, medians.  ``python -m bpe merge-cost v6 my_copy.py
---data ../shared/data/gutenberg-books.txt --instructions`` does the same (the figures below came
-from a /tmp script before it existed, so its totals differ by the start-up of ``bpe``).  Starting from the int
-design (lists of ints, exact index, commit 38e73da): 6.19 G instructions.
-
-* lazy list index, still on int words: 5.87 G; merge loop medians 1.13-1.28 s against 1.14-1.34 s
-  for the exact index in the same runs; 626,660 visits of which 273,937 stale, but no set updates
-  and no rechecks;
-* str words and 2-char str pairs: with ``str.find`` 6.34 G (argument parsing and hashing the new
-  pair strings ate the gain); with ``str.split`` 5.13 G, merge loop 0.89 vs 1.11 s for the int
-  lazy version; with ``str.partition`` 4.95 G;
-* ``set`` instead of ``sorted(set)`` for the visit order -0.22 G (words are rewritten as new
-  objects, so id order is no longer memory order); pairs of a word built by ``map(add, w, w[1:])``
-  in C -0.09 G; the collector off during the build -0.04 G; together 4.61 G, merge loop 0.83 vs
-  0.96 s, build 0.09 vs 0.13 s; a ``defaultdict`` for the build's holders -0.06 G;
-* tried and dropped: dropping stale entries in C before the loop
-  (``compress(ids, map(str.__contains__, ...))``: +0.38 G, the slot-wrapper calls cost more than the
-  visits); the new word as an f-string (+0.03 G) or by ``str.replace`` then ``str.find`` (+0.23 G);
-  no ``set`` at all, duplicates visited as stale (-0.20 G but 0.73 vs 0.75 s, no faster: visits in
-  id order read memory in order); ``Counter`` arithmetic for the several-occurrences diff (+0.04 G);
-  the collector off during the merges too (0.03 G fewer than freezing only; not kept: a library
-  should not leave the collector off).
-
-Re-measured on the final code with ``python -m bpe merge-cost v6 no_gc_off.py no_freeze.py --data
-../shared/data/gutenberg-books.txt --repeat 5 --workers 2 --instructions``: v6 4.642 G, merges
-0.735 s (median of 5); without the collector off during the build 4.662 G, 0.784 s; without the
-freeze either 4.706 G, 0.776 s.  Small, but instructions and seconds agree, so both stay.
-
-The int design's own tuning (exact index, fast paths, buckets under a floor, ``gc.freeze()``, ...)
-is in this file's history (``git log -p variants/v6_tuned.py``) and in ``docs/v6.md``; the buckets,
-the byte-order keys and the grouping by neighbour carried over.
-
-Pre-tokenization (the shared :func:`bpe.training.parallel.count_file_parallel`, 2 workers) is now a third to
-a half of the end-to-end time, mostly the GPT-2 regex and ``Counter``.  What every variant got from
-it: an ASCII twin of the pattern run by the stdlib ``re`` engine (about 2x faster than ``regex`` on
-ASCII text), applied after replacing curly quotes, dashes, no-break spaces and a few other marks by
-unused ASCII control characters of the same GPT-2 class (94% of this corpus is then ASCII instead of
-43%): pre-tokenize CPU on 3.5 MB 0.50 s -> 0.33 s; then only the tokens that hold a stand-in
-(control characters, so not printable, found in C) are translated back, and tokens are encoded in C:
-CPU for the 14 MB corpus in 16 chunks 0.90-0.94 -> 0.71-0.77 s (two runs); and the parent sums each
-chunk's counts as it arrives instead of after the last one (pretokenize 0.60 -> 0.53-0.59 s).  All
-give identical counts (tested on every code point, stand-ins already present, generated text).
-Tried and dropped: ``re`` with exact explicit Unicode classes (2-4x slower); counting
-whitespace-delimited segments first (costs as much as counting pre-tokens); summing chunk counts with
-``dict.update`` of a C-level ``zip``/``map`` (0.047 vs 0.049 s); 4 instead of 8 chunks per worker
-(gain within noise, worker RSS on the 4x corpus 40 -> 90 MB).
+Walkthrough: docs/v6.md.
 """
 
 from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from heapq import heapify, heappop, heappush, heapreplace
 from operator import add
 
@@ -157,6 +88,111 @@ def pairs_of(word: str):
     return map(add, word, word[1:])  # the loop and the concatenations run in C
 
 
+def count_pairs(words: list[str], counts: list[int]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Each pair's count, and the ids of the words holding it (a word once per occurrence).
+
+    One pass lists each pair's holders; the counts are then summed in C.
+
+    >>> count_pairs(["abab", "ba"], [2, 5])
+    ({'ab': 4, 'ba': 7}, {'ab': [0, 0], 'ba': [0, 1]})
+    """
+    holders: dict[str, list[int]] = defaultdict(list)
+    for word_id, word in enumerate(words):
+        for pair in pairs_of(word):
+            holders[pair].append(word_id)
+    count_of = counts.__getitem__
+    return {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}, dict(holders)
+
+
+# --- The phases of a merge, shared with v7's shards ------------------------------------------------
+# A merge of pair (a, b) into new token n: rewrite_words() rewrites the words that hold (a, b), and
+# add_neighbour_changes() turns the one-occurrence words, filed by neighbour token, into pair-count
+# changes.  Both only *collect* the changes: losses as (pair, count lost), `gained` maps a new pair
+# (it contains n) to [count gained, ids of the words that gained it].  The caller applies them (v6:
+# to its counts; v7: sends them to the parent).  Phases as functions cost nothing
+# measurable against the single loop they replace (docs/v6.md, merge-cost).
+
+def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], the_pair: str, new_char: str,
+                  lost: dict[str, int], gained: dict[str, list]) -> tuple[dict, dict]:
+    """Merge ``the_pair`` into ``new_char`` in every listed word; the one-occurrence words by neighbour.
+
+    Returns ``(by_previous, by_next)``: token x -> ids of the words where x came right before the
+    merged occurrence (they lose (x, a) and gain (x, n)), token y -> ids of those where y came right
+    after it (they lose (b, y), gain (n, y)).  Words with several occurrences are diffed here, into
+    ``lost`` and ``gained``.  ``listed`` may hold stale ids (the index is lazy) and duplicates.
+    """
+    by_previous: dict[str, list[int]] = defaultdict(list)
+    by_next: dict[str, list[int]] = defaultdict(list)
+    for word_id in set(listed):
+        word = words[word_id]
+        before, found, after = word.partition(the_pair)  # C-level search for the first occurrence
+        if not found:
+            continue  # a stale index entry: the word lost the pair in an earlier merge
+        if the_pair not in after:
+            # One occurrence (99% of the visits): file the word under its neighbours, x ending
+            # `before` and y starting `after`; their pairs are updated once per neighbour, later.
+            words[word_id] = before + new_char + after
+            if before:
+                by_previous[before[-1]].append(word_id)
+            if after:
+                by_next[after[0]].append(word_id)
+            continue
+        # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
+        # the change in the word's pairs is the difference of the two pair multisets.
+        merged = words[word_id] = word.replace(the_pair, new_char)
+        change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+        for pair in pairs_of(merged):
+            change[pair] = change.get(pair, 0) + 1
+        for pair in pairs_of(word):
+            change[pair] = change.get(pair, 0) - 1
+        count = word_counts[word_id]
+        for pair, times in change.items():
+            if times > 0:
+                gain = gained.get(pair)
+                if gain is None:
+                    gained[pair] = [times * count, [word_id]]
+                else:
+                    gain[0] += times * count
+                    gain[1].append(word_id)
+            elif times < 0 and pair != the_pair:  # the_pair's own count is dropped by the caller
+                lost[pair] = lost.get(pair, 0) - times * count
+    return by_previous, by_next
+
+
+def add_neighbour_changes(by_previous: dict, by_next: dict, the_pair: str, new_char: str, word_counts: list[int],
+                          gained: dict[str, list]) -> list[tuple[str, int]]:
+    """The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
+
+    Gains go into ``gained``; the losses are returned as ``(pair, count)`` (a pair may come twice).
+    """
+    a_char, b_char = the_pair
+    moves = [(b_char + y, new_char + y, holders) for y, holders in by_next.items()]
+    moves += [(x + a_char, x + new_char, holders) for x, holders in by_previous.items()]
+    count_of = word_counts.__getitem__
+    lost = []
+    for lost_pair, gained_pair, holders in moves:
+        count = sum(map(count_of, holders))  # in C
+        if lost_pair != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
+            lost.append((lost_pair, count))
+        gain = gained.get(gained_pair)
+        if gain is None:
+            gained[gained_pair] = [count, holders]
+        else:
+            gain[0] += count
+            gain[1] += holders
+    return lost
+
+
+def index_gained(pair_to_words: dict[str, list[int]], gained: dict[str, list]) -> None:
+    """List the words that gained each new pair under it (appended whole: the index only grows)."""
+    for pair, (_, holders) in gained.items():
+        listed = pair_to_words.get(pair)
+        if listed is None:
+            pair_to_words[pair] = holders
+        else:
+            listed += holders
+
+
 class Merger:
     """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
 
@@ -170,46 +206,21 @@ class Merger:
     """
 
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
-        # bytes, so two merges producing the same bytes must give the same token).
-        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
-        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
-        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+        self._init_tokens()
         tokens = [token for token in pretoken_counts if len(token) > 1]
         # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
         words = [token.decode("latin-1") for token in tokens]
         counts = list(map(pretoken_counts.__getitem__, tokens))
         # No cycles here: the collector is off while building, the index is frozen after (with
-        # neither, build + merges ran 1.4% more instructions, see the docstring).
+        # neither, build + merges ran 1.4% more instructions, see docs/v6.md).
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # One pass lists each pair's holders (a word once per occurrence); counts are then summed in C.
-            holders: dict[str, list[int]] = defaultdict(list)
-            for word_id, word in enumerate(words):
-                for pair in pairs_of(word):
-                    holders[pair].append(word_id)
-            holders = dict(holders)
-            count_of = counts.__getitem__
-            pair_counts = {pair: sum(map(count_of, ids)) for pair, ids in holders.items()}
             self.words, self.word_counts = words, counts
             # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
             # longer do (merge() skips those); a word is never removed, only appended.
-            self.pair_counts, self.pair_to_words = pair_counts, holders
-            # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
-            # never get near the top, so they are never pushed.  The floor halves when the heap's best
-            # falls below it, and the bucket just above the new floor moves into the heap.
-            top = max(pair_counts.values(), default=0)
-            self.floor_bits = max(0, top.bit_length() - 8)
-            self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
-            keys, floor = self.token_keys, 1 << self.floor_bits
-            self.heap = []
-            for pair, count in pair_counts.items():
-                if count >= floor:
-                    self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-                else:
-                    self.waiting[count.bit_length()].append(pair)
-            heapify(self.heap)
+            self.pair_counts, self.pair_to_words = count_pairs(words, counts)
+            self._init_heap()
         finally:
             if collecting:
                 gc.enable()
@@ -217,6 +228,31 @@ class Merger:
         # keeps the collector from walking them again and again during the merges.  Refcounting still
         # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
         gc.freeze()
+
+    def _init_tokens(self) -> None:
+        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
+        # bytes, so two merges producing the same bytes must give the same token).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+
+    def _init_heap(self) -> None:
+        """The heap of the pairs at or above the floor; the others wait in buckets by count."""
+        pair_counts = self.pair_counts
+        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
+        # never get near the top, so they are never pushed.  The floor halves when the heap's best
+        # falls below it, and the bucket just above the new floor moves into the heap.
+        top = max(pair_counts.values(), default=0)
+        self.floor_bits = max(0, top.bit_length() - 8)
+        self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
+        keys, floor = self.token_keys, 1 << self.floor_bits
+        self.heap = []
+        for pair, count in pair_counts.items():
+            if count >= floor:
+                self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                self.waiting[count.bit_length()].append(pair)
+        heapify(self.heap)
 
     def close(self) -> None:
         """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
@@ -267,87 +303,40 @@ class Merger:
 
     def merge(self, pair: Pair) -> None:
         ids = self.token_ids
-        a_char, b_char = chr(ids[pair[0]]), chr(ids[pair[1]])
-        the_pair = a_char + b_char
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
-        words, word_counts = self.words, self.word_counts
+        lost_in_several: dict[str, int] = {}  # by words with several occurrences (1% of the visits)
+        gained: dict[str, list] = {}
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
+                                             the_pair, new_char, lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        self._subtract_lost(lost_in_several.items())
+        self._subtract_lost(lost)
+        self.pair_counts.pop(the_pair, None)
+        self._add_gained(gained)
+
+    def _subtract_lost(self, lost: Iterable[tuple[str, int]]) -> None:
+        """Lower the counts of the pairs the merge broke up; a pair at zero leaves the counts and index."""
         pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        added: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        # Words with one occurrence, by the token right after b / right before a: their pair updates
-        # are made once per neighbour token after the loop, not once per word.
-        right_of: dict[str, list[int]] = defaultdict(list)  # y -> words that lose (b, y), gain (new, y)
-        left_of: dict[str, list[int]] = defaultdict(list)  # x -> words that lose (x, a), gain (x, new)
-        for word_id in set(pair_to_words.pop(the_pair)):
-            word = words[word_id]
-            left, found, right = word.partition(the_pair)  # C-level search for the first occurrence
-            if not found:
-                continue  # a stale index entry: the word lost the pair in an earlier merge
-            if the_pair not in right:
-                # One occurrence (99% of the visits): the word loses (x, a) and (b, y) and gains
-                # (x, new) and (new, y), where x ends `left` and y starts `right`.
-                words[word_id] = left + new_char + right
-                if left:
-                    left_of[left[-1]].append(word_id)
-                if right:
-                    right_of[right[0]].append(word_id)
-                continue
-            # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
-            # the change in the word's pairs is the difference of the two pair multisets.
-            merged = words[word_id] = word.replace(the_pair, new_char)
-            change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
-            for gained in pairs_of(merged):
-                change[gained] = change.get(gained, 0) + 1
-            for lost in pairs_of(word):
-                change[lost] = change.get(lost, 0) - 1
-            count = word_counts[word_id]
-            for changed, times in change.items():
-                if times > 0:
-                    gain = added.get(changed)
-                    if gain is None:
-                        added[changed] = [times * count, [word_id]]
-                    else:
-                        gain[0] += times * count
-                        gain[1].append(word_id)
-                elif times < 0 and changed != the_pair:  # the_pair's own count is dropped below
-                    left_count = pair_counts[changed] + times * count
-                    if left_count:
-                        pair_counts[changed] = left_count
-                    else:
-                        del pair_counts[changed]
-                        pair_to_words.pop(changed, None)
-        # The one-occurrence words, once per neighbour token: a pair's change is the sum of their counts.
-        moves = [(b_char + y, new_char + y, holders) for y, holders in right_of.items()]
-        moves += [(x + a_char, x + new_char, holders) for x, holders in left_of.items()]
-        count_of = word_counts.__getitem__
-        for lost, gained, holders in moves:
-            count = sum(map(count_of, holders))
-            if lost != the_pair:  # (b, y) is the_pair when a == b == y, as in "aaa"
-                left_count = pair_counts[lost] - count
-                if left_count:
-                    pair_counts[lost] = left_count
-                else:
-                    del pair_counts[lost]
-                    pair_to_words.pop(lost, None)
-            gain = added.get(gained)
-            if gain is None:
-                added[gained] = [count, holders]
+        for pair, count in lost:
+            remaining = pair_counts[pair] - count
+            if remaining:
+                pair_counts[pair] = remaining
             else:
-                gain[0] += count
-                gain[1] += holders
-        pair_counts.pop(the_pair, None)
-        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        for gained, (count, holders) in added.items():
-            total = pair_counts.get(gained, 0) + count
-            pair_counts[gained] = total
-            listed = pair_to_words.get(gained)
-            if listed is None:
-                pair_to_words[gained] = holders
+                del pair_counts[pair]
+                pair_to_words.pop(pair, None)
+
+    def _add_gained(self, gained: dict[str, list]) -> None:
+        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
+        index_gained(self.pair_to_words, gained)
+        pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
+        floor = 1 << self.floor_bits
+        for pair, (count, _) in gained.items():
+            total = pair_counts[pair] = pair_counts.get(pair, 0) + count
+            if total >= floor:  # inlined, not a method per pair: this loop runs for every new pair
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:
-                listed += holders
-            if total >= floor:
-                heappush(heap, (-total, keys[ord(gained[0])] + keys[ord(gained[1])], gained))
-            else:
-                waiting[total.bit_length()].append(gained)
+                waiting[total.bit_length()].append(pair)
 
     def trace_state(self) -> dict:
         """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).

@@ -2,7 +2,13 @@
 
 Shipped with the repo (always present): ``gutenberg-sample`` (the default bench corpus),
 ``corpus-en`` and ``tinystories-sample`` (CS336 fixtures).  Downloaded into ``data/`` on request:
-``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see ``python -m bpe data``).
+``gutenberg-books`` (the benchmark corpus, built from 21 downloaded books by
+:mod:`bpe.io.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
+``python -m bpe data``).  Generated
+on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.io.webtext`), at any size:
+``webtext-synth-20MB`` names ``data/webtext-synth-20MB.txt``, and plain ``webtext-synth`` the default
+100 MB.  A generated data set that is missing is generated when first named (it is deterministic and
+needs no network; 100 MB take about 40 s).
 
 Anything that is not a name is taken as a path to a text file.
 """
@@ -10,9 +16,12 @@ Anything that is not a name is taken as a path to a text file.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +40,9 @@ class Dataset:
     shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo
     url: str | None = None  # where a downloadable data set comes from
     gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
+    vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
+    built: bool = False  # made from several downloads by the project's code (bpe/io/gutenberg.py)
+    generated: bool = False  # made on this machine by a generator (sized names: ``NAME-20MB``)
 
     @property
     def path(self) -> Path:
@@ -40,7 +52,7 @@ class Dataset:
 
     @property
     def downloadable(self) -> bool:
-        return self.shipped_path is None
+        return self.shipped_path is None and not self.generated
 
     def source_url(self, base_url: str | None = None) -> str:
         """The download URL; ``base_url`` (or ``$BPE_DATA_URL``) replaces everything before the file name."""
@@ -51,7 +63,9 @@ class Dataset:
         return base_url.rstrip("/") + "/" + self.url.rsplit("/", 1)[1]
 
 
-DEFAULT_DATASET = "gutenberg-sample"
+DEFAULT_DATASET = DATASET
+#: The size of a generated data set named without one (``webtext-synth``).
+DEFAULT_GENERATED_SIZE = 100_000_000
 
 _TINYSTORIES_URL = "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
 _OWT_URL = "https://huggingface.co/datasets/stanford-cs336/owt-sample/resolve/main/"
@@ -66,23 +80,87 @@ DATASETS: dict[str, Dataset] = {
                 "tests/fixtures/corpus.en"),
         Dataset("tinystories-sample", "tinystories_sample.txt", "4 KB: CS336 TinyStories fixture",
                 "tests/fixtures/tinystories_sample.txt"),
+        Dataset("gutenberg-books", "gutenberg-books.txt",
+                "14 MB: 21 Project Gutenberg books in ~2 KB documents, built from GITenberg (benchmark corpus)",
+                built=True),
         Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train",
                 url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt"),
         Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",
                 url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt"),
         Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train (gzip download)",
-                url=_OWT_URL + "owt_train.txt.gz", gz=True),
+                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
         Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid (gzip download)",
-                url=_OWT_URL + "owt_valid.txt.gz", gz=True),
+                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
+        Dataset("webtext-synth", "webtext-synth-100MB.txt",
+                "100 MB (any size: webtext-synth-20MB): generated web-like text, see docs/data.md",
+                generated=True, vocab_size=WEB_VOCAB_SIZE),
     ]
 }
 
 
+_SIZED_NAME = re.compile(r"^(?P<name>[a-z][\w-]*?)-(?P<size>\d+(?:\.\d+)?[kmgt]?i?b)$", re.IGNORECASE)
+
+
+def size_label(size: int) -> str:
+    """The size part of a generated file's name: ``20MB``, ``500KB``, ``1234B`` (exact, decimal units).
+
+    >>> size_label(20_000_000), size_label(500_000), size_label(1234)
+    ('20MB', '500KB', '1234B')
+    """
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size % scale == 0:
+            return f"{size // scale}{unit}"
+    return f"{size}B"
+
+
+def generated_file(name: str, size: int) -> Path:
+    """Where generated data set ``name`` of ``size`` bytes lives: ``data/NAME-SIZE.txt``."""
+    return data_dir() / f"{name}-{size_label(size)}.txt"
+
+
+def generated_request(key: str) -> tuple[Dataset, int] | None:
+    """``webtext-synth`` -> (that data set, its default size); ``webtext-synth-20MB`` -> (..., 20_000_000)."""
+    from bpe.training.sizes import parse_size
+
+    dataset = DATASETS.get(key)
+    if dataset is not None:
+        return (dataset, DEFAULT_GENERATED_SIZE) if dataset.generated else None
+    match = _SIZED_NAME.match(key)
+    if match is None:
+        return None
+    dataset = DATASETS.get(match.group("name"))
+    if dataset is None or not dataset.generated:
+        return None
+    return dataset, parse_size(match.group("size"))
+
+
+def ensure_generated(dataset: Dataset, size: int, *, progress: bool = True) -> Path:
+    """The file of generated data set ``dataset`` at ``size``, generating it if missing (a progress bar)."""
+    from tqdm import tqdm
+
+    from bpe.io.webtext import generate
+
+    path = generated_file(dataset.name, size)
+    if not path.exists():
+        if progress:
+            print(f"generating {path} (once; it is kept for next time)", file=sys.stderr, flush=True)
+        with tqdm(total=size, unit="B", unit_scale=True, desc=path.name, disable=not progress,
+                  file=sys.stderr) as bar:
+            generate(path, size, on_bytes=bar.update)
+    return path
+
+
 def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
-    """The file a data name or path stands for, or a :class:`BPEError` saying how to get it."""
+    """The file a data name or path stands for, or a :class:`BPEError` saying how to get it.
+
+    A generated data set (``webtext-synth``, ``webtext-synth-20MB``) is generated if missing.
+    """
     if name_or_path is None:
         name_or_path = DEFAULT_DATASET
     key = str(name_or_path)
+    generated = generated_request(key)
+    if generated is not None and not Path(key).exists():
+        return ensure_generated(*generated)
     dataset = DATASETS.get(key)
     if dataset is not None:
         if not dataset.path.exists():
@@ -106,4 +184,20 @@ def data_label(name_or_path: str | os.PathLike | None) -> str:
     if name_or_path is None:
         return DEFAULT_DATASET
     key = str(name_or_path)
-    return key if key in DATASETS else Path(key).stem
+    return key if key in DATASETS or generated_request(key) is not None else Path(key).stem
+
+
+def default_vocab_size(name_or_path: str | os.PathLike | None) -> int:
+    """The vocab size for this data when none is given: the data set's own, else :data:`VOCAB_SIZE`.
+
+    >>> default_vocab_size("owt"), default_vocab_size("tinystories"), default_vocab_size("webtext-synth-20MB")
+    (32000, 10000, 32000)
+    >>> default_vocab_size("some/file.txt")
+    10000
+    """
+    key = str(name_or_path if name_or_path is not None else DEFAULT_DATASET)
+    dataset = DATASETS.get(key)
+    if dataset is None:
+        generated = generated_request(key)
+        dataset = generated[0] if generated is not None else None
+    return dataset.vocab_size if dataset is not None else VOCAB_SIZE

@@ -11,8 +11,13 @@
 * with ``--format hf``: ``DIR/tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (BPE model,
   ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens).
 
-Every file is written to a temporary name and renamed only when all of them are written, so a
-failure or Ctrl-C leaves either the old files or the new ones, never a half-written file.
+The directory is replaced as one unit: the whole set is written into a temporary sibling directory
+(``.DIR.new-PID``) and swapped in with two renames while SIGINT and SIGTERM are held back, so a
+reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
+previous run (an old ``tokenizer.json`` beside a new vocab).  Only a directory that holds nothing
+but these files (or nothing) is replaced; anything else in it is an error before training.  A
+second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an ``flock`` on the
+hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
 :func:`check_output_dir` runs before training so an unusable ``--out`` fails in a second, not after
 an hour.
 """
@@ -21,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +38,8 @@ from bpe.io.tokenizer import Tokenizer
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
+#: Every file a saved tokenizer directory may hold; a directory with anything else is not replaced.
+TOKENIZER_FILES = ("vocab.json", "merges.txt", TRAIN_INFO, "tokenizer.tiktoken", "tokenizer.json")
 
 
 def check_output_dir(out_dir: str | os.PathLike) -> Path:
@@ -41,6 +50,12 @@ def check_output_dir(out_dir: str | os.PathLike) -> Path:
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise BPEError(f"--out {out_dir} exists and is not a directory")
+    if out_dir.is_dir():
+        foreign = sorted(p.name + ("/" if p.is_dir() else "") for p in out_dir.iterdir()
+                         if p.name not in TOKENIZER_FILES or not p.is_file() or p.is_symlink())
+        if foreign:
+            raise BPEError(f"--out {out_dir} holds {', '.join(foreign[:5])}, which is not a saved tokenizer's "
+                           f"file; the directory is replaced as a whole, so give a new or empty directory")
     existing = out_dir
     while not existing.exists():
         existing = existing.parent
@@ -63,13 +78,94 @@ def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:
         for name, text in files.items():
             tmp = out_dir / f".{name}.{os.getpid()}.tmp"
             temps.append((tmp, out_dir / name))
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
+            _write(tmp, text, shown=out_dir / name)
         for tmp, final in temps:
             os.replace(tmp, final)
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
+
+
+def _write(path: Path, text: str, *, shown: Path) -> None:
+    """Write and flush one file; an OS error (disk full) becomes a :class:`BPEError` naming ``shown``."""
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise BPEError(f"cannot write {shown}: {exc.strerror or exc}") from None
+
+
+class OutputLock:
+    """Held while a run writes ``out_dir``: a second run into it fails at once instead of mixing files."""
+
+    _held: set[Path] = set()  # directories this process holds (save_tokenizer inside the CLI's lock)
+
+    def __init__(self, out_dir: str | os.PathLike):
+        self.out_dir = Path(os.path.abspath(out_dir))
+        self.fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        if self.out_dir in OutputLock._held:
+            return self
+        import fcntl
+
+        lock_path = self.out_dir.parent / f".{self.out_dir.name}.lock"
+        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise BPEError(f"another bpe run is writing {self.out_dir} (it holds {lock_path}); wait for it "
+                           f"to finish or choose another --out") from None
+        self.fd = fd
+        OutputLock._held.add(self.out_dir)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            OutputLock._held.discard(self.out_dir)
+            os.close(self.fd)  # closing releases the flock
+            self.fd = None
+
+
+def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
+    """Make ``out_dir`` hold exactly ``files``: built in a sibling, swapped in while signals wait."""
+    out_dir = Path(os.path.abspath(out_dir))
+    parent = out_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    for stale in [*parent.glob(f".{out_dir.name}.new-*"), *parent.glob(f".{out_dir.name}.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a run killed mid-save; the lock says none is live
+    new = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
+    old = parent / f".{out_dir.name}.old-{os.getpid()}"
+    try:
+        for name, text in files.items():
+            _write(new / name, text, shown=out_dir / name)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
+        # The two renames cannot be made one system call portably; with SIGINT and SIGTERM held back a
+        # Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            had_old = out_dir.exists()
+            if had_old:
+                os.rename(out_dir, old)
+            try:
+                os.rename(new, out_dir)
+            except OSError:
+                if had_old:
+                    os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
+                raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if had_old:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -81,7 +177,10 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
                    special_tokens: Sequence[str], *, formats: Sequence[str] = (),
                    train_info: dict | None = None) -> list[Path]:
-    """Write vocab.json, merges.txt, train.json and any ``formats`` ("tiktoken", "hf"); the paths written."""
+    """Replace ``out_dir`` with vocab.json, merges.txt, train.json and any ``formats`` ("tiktoken", "hf").
+
+    Returns the paths written.  See the module docstring for what "replace" guarantees.
+    """
     out_dir = check_output_dir(out_dir)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
@@ -94,7 +193,9 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
         files["tokenizer.tiktoken"] = tiktoken_ranks(vocab, special_tokens)
     if "hf" in formats:
         files["tokenizer.json"] = hf_tokenizer_json(vocab, merges, special_tokens)
-    write_files_atomic(out_dir, files)
+    with OutputLock(out_dir):
+        check_output_dir(out_dir)  # again: the directory may have changed during training
+        replace_dir(out_dir, files)
     return [out_dir / name for name in files]
 
 
@@ -119,17 +220,24 @@ def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] |
 
 
 def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), top: int = 5) -> list[str]:
-    """Lines printed after training: the longest tokens and how many are not valid UTF-8 alone."""
+    """Lines printed after training: the longest tokens (also without whitespace-only ones, such as runs of
+    spaces) and how many are not valid UTF-8 alone."""
     special = {t.encode("utf-8") for t in special_tokens}
     learned = [(i, t) for i, t in vocab.items() if i >= 256 and t not in special]
-    longest = sorted(learned, key=lambda item: (-len(item[1]), item[0]))[:top]
+    by_length = sorted(learned, key=lambda item: (-len(item[1]), item[0]))
     invalid = 0
     for _, token in learned:
         try:
             token.decode("utf-8")
         except UnicodeDecodeError:
             invalid += 1
-    lines = ["longest tokens: " + ", ".join(f"{t.decode('utf-8', errors='replace')!r} ({len(t)} bytes, id {i})"
-                                             for i, t in longest)]
+
+    def shown(tokens) -> str:
+        return ", ".join(f"{t.decode('utf-8', errors='replace')!r} ({len(t)} bytes, id {i})" for i, t in tokens)
+
+    lines = ["longest tokens: " + shown(by_length[:top])]
+    worded = [(i, t) for i, t in by_length if t.strip()][:top]  # bytes.strip(): ASCII whitespace
+    if worded != by_length[:top]:
+        lines.append("longest tokens that are not only whitespace: " + shown(worded))
     lines.append(f"learned tokens that are not valid UTF-8 on their own: {invalid:,} of {len(learned):,}")
     return lines

@@ -1,13 +1,25 @@
-"""A minimal tokenizer over trained merges (CS336 §2.6): encode, decode, encode_iterable.
+"""A tokenizer over trained merges (CS336 §2.6): encode, decode, encode_iterable, and packed ids for arrays.
 
 Encoding is training replayed: the text is split on the special tokens (kept whole, longest first
 when they overlap), each piece is cut by the GPT-2 pattern, and within each pre-token the adjacent
 pair with the lowest merge rank is merged (every occurrence, left to right) until no pair of the
-pre-token is a merge.  Pre-tokens repeat a lot, so their ids are cached.
+pre-token is a merge.
 
-Measured (one process, ``Tokenizer.encode`` vs ``tiktoken.Encoding.encode`` with GPT-2's merges on
-``corpora/gutenberg-sample.txt``, 2.3 MB, 2-core machine): about 1.0 MB/s against tiktoken's 5 MB/s
-(its BPE loop is Rust), 3.8 bytes per token, identical ids (also a test).
+What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
+
+* **A cache from pre-token to ids.**  A few tens of thousands of distinct pre-tokens make up millions
+  of occurrences, so BPE runs once per distinct pre-token.  The cache is a ``dict`` subclass whose
+  ``__missing__`` runs BPE: a hit is ``map(cache.__getitem__, pretokens)``, which never leaves C.
+* **Ids stored packed** (``array('H')`` bytes, or ``'I'`` when the vocab passes 65,536): a text's ids are
+  one ``b"".join`` of the cached values; :meth:`Tokenizer.encode_packed` hands that to ``bpe encode``
+  for its ``.npy`` without a Python int per token, :meth:`Tokenizer.encode` unpacks it with ``tolist``.
+* **BPE on a miss works on ids, only on the pairs present**: a list of the ranks of the word's adjacent
+  pairs, the lowest found by ``min`` in C, and a merge re-ranks only its two neighbours.  Distinct
+  pre-tokens are short (a few bytes), so this beats a heap or linked list per word.
+* **The ASCII-twin pre-tokenizer** of :mod:`bpe.training.pretokenize`: a few common non-ASCII marks are
+  replaced by ASCII stand-ins of the same GPT-2 class, and pieces that became ASCII are cut by the
+  twin pattern on the stdlib ``re`` engine.  The cache is keyed by the pre-token *with* its stand-ins
+  (no per-token translation back); a miss puts the original characters back before BPE.
 
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])
@@ -19,20 +31,62 @@ Measured (one process, ``Tokenizer.encode`` vs ``tiktoken.Encoding.encode`` with
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, repeat
 
 import regex
 
+from bpe.errors import BPEError
 from bpe.io.formats import load_merges, load_vocab
-from bpe.training.pretokenize import GPT2_REGEX, special_token_regex
+from bpe.training.pretokenize import ASCII_TWIN_REGEX, GPT2_REGEX, STAND_INS, special_token_regex
 
 #: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/chunking.py for
 #: why no pre-token spans it).
 _SAFE_NEWLINE = regex.compile(r"(?<=[!-~])\n")
 #: encode_iterable holds back text until it has at least this many characters, then cuts.
 STREAM_BUFFER_CHARS = 1 << 16
-#: Pre-tokens cached at most (the cache is cleared when full, which keeps memory bounded).
-CACHE_SIZE = 1 << 16
+#: Pre-tokens cached at most per cache (cleared when full, which keeps memory bounded: about 150 bytes an
+#: entry, so ~40 MB).  14 MB of books hold 65,000 distinct pre-tokens.
+CACHE_SIZE = 1 << 18
+
+#: The characters that must not be in the text for the twin to be used: a stand-in already in the text
+#: would be put back as the character it stands for.
+_STAND_IN_CHARS = [stand_in for _, stand_in in STAND_INS]
+_PUT_BACK = {ord(stand_in): char for char, stand_in in STAND_INS}
+_UINT32 = "I" if array("I").itemsize == 4 else "L"
+
+
+def ascii_twin(text: str) -> str:
+    """``text`` with each :data:`~bpe.training.pretokenize.STAND_INS` character replaced by its stand-in.
+
+    The caller has checked that ``text`` holds no stand-in.  ``str.replace`` per mark, each a fast
+    search that copies nothing when the mark is absent, rather than ``str.translate``, which looks up
+    every character of the text in its table (0.03 s for 7 MB of books here).
+    """
+    for char, stand_in in STAND_INS:
+        if char in text:
+            text = text.replace(char, stand_in)
+    return text
+
+
+class _PretokenCache(dict):
+    """Pre-token (str) -> its ids packed as bytes; a missing pre-token is encoded by ``bpe`` and stored."""
+
+    __slots__ = ("bpe", "put_back")
+
+    def __init__(self, bpe, put_back: dict[int, str] | None):
+        super().__init__()
+        self.bpe = bpe
+        self.put_back = put_back  # the twin's stand-ins -> original characters; None: keys are the text
+
+    def __missing__(self, pretoken: str) -> bytes:
+        text = pretoken if self.put_back is None else pretoken.translate(self.put_back)
+        packed = self.bpe(text.encode("utf-8"))
+        if len(self) >= CACHE_SIZE:
+            self.clear()
+        self[pretoken] = packed
+        return packed
 
 
 class Tokenizer:
@@ -50,10 +104,70 @@ class Tokenizer:
             if token.encode("utf-8") not in self.token_ids:  # CS336: add missing special tokens
                 self.vocab[len(self.vocab)] = token.encode("utf-8")
                 self.token_ids[token.encode("utf-8")] = len(self.vocab) - 1
+        #: ``array`` type code of packed ids: ``H`` (uint16) when every id fits, else a 4-byte unsigned.
+        self.typecode = "H" if max(self.vocab, default=0) < 1 << 16 else _UINT32
+        self._build_id_merges()
         pattern = special_token_regex(self.special_tokens)
         self._special_split = None if pattern is None else regex.compile(f"({pattern.pattern})")
         self._max_special_len = max((len(t) for t in self.special_tokens), default=0)
-        self._cache: dict[str, list[int]] = {}
+        self._special_packed = {t: array(self.typecode, [self.token_ids[t.encode("utf-8")]]).tobytes()
+                                for t in self.special_tokens}
+        # The twin is off when a special token holds a mark or a stand-in: splitting the mapped text
+        # must cut exactly where the original is cut.
+        twin_chars = set(_PUT_BACK) | set(map(ord, (char for char, _ in STAND_INS)))
+        self._twin_ok = not any(ord(c) in twin_chars for token in self.special_tokens for c in token)
+        self._twin_cache = _PretokenCache(self._bpe, _PUT_BACK)
+        self._plain_cache = _PretokenCache(self._bpe, None)
+
+    def _build_id_merges(self) -> None:
+        """Merges as ids: ``(left id, right id) -> rank`` and, per rank, the merged id."""
+        ids = self.token_ids
+        byte_ids = [ids.get(bytes([b])) for b in range(256)]
+        self._missing_bytes = [b for b, token_id in enumerate(byte_ids) if token_id is None]
+        # Trained vocabs give byte b the id b: then a pre-token's bytes are already its ids.
+        self._byte_id = None if byte_ids == list(range(256)) else byte_ids.__getitem__
+        self._pair_rank: dict[tuple[int, int], int] = {}
+        self._rank_merged: list[int] = []
+        for (first, second), rank in sorted(self.merge_ranks.items(), key=lambda item: item[1]):
+            pair = (ids.get(first), ids.get(second))
+            merged = ids.get(first + second)
+            if None in pair or merged is None or pair in self._pair_rank:
+                continue  # a merge whose tokens are not in the vocab can never apply
+            self._pair_rank[pair] = len(self._rank_merged)
+            self._rank_merged.append(merged)
+
+    def _bpe(self, data: bytes) -> bytes:
+        """The ids of one pre-token's bytes, packed."""
+        if self._missing_bytes and any(b in data for b in self._missing_bytes):
+            missing = next(b for b in data if b in self._missing_bytes)
+            raise KeyError(f"byte 0x{missing:02x} has no token in the vocab")
+        ids = list(data) if self._byte_id is None else list(map(self._byte_id, data))
+        rank_of, no_merge, rank_merged = self._pair_rank.get, len(self._rank_merged), self._rank_merged
+        # ranks[i] is the rank of the pair (ids[i], ids[i+1]): only pairs present are ever looked up, each
+        # pass finds the lowest with min() and index() in C, and a merge re-ranks just its two neighbours.
+        # A heap or linked list per word costs more in Python than it saves on words this short (distinct
+        # pre-tokens average ~8 bytes); re-ranking every pair on every pass was 2.5x slower.
+        ranks = list(map(rank_of, zip(ids, ids[1:]), repeat(no_merge)))
+        while ranks:
+            best = min(ranks)
+            if best == no_merge:
+                break
+            merged = rank_merged[best]
+            i = ranks.index(best)
+            while True:  # every occurrence, left to right, as training merged them
+                ids[i] = merged
+                del ids[i + 1]
+                del ranks[i]
+                if i < len(ranks):
+                    ranks[i] = rank_of((merged, ids[i + 1]), no_merge)
+                if i:
+                    ranks[i - 1] = rank_of((ids[i - 1], merged), no_merge)
+                # A pair with ``merged`` in it is never the pair being merged, so any further occurrence is
+                # to the right; `in` rather than catching index()'s ValueError, which costs more.
+                if best not in ranks:
+                    break
+                i = ranks.index(best, i)
+        return array(self.typecode, ids).tobytes()
 
     @classmethod
     def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None) -> Tokenizer:
@@ -61,48 +175,42 @@ class Tokenizer:
         return cls(load_vocab(vocab_filepath), load_merges(merges_filepath), special_tokens)
 
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = []
+        ids = array(self.typecode)
+        ids.frombytes(self.encode_packed(text))
+        return ids.tolist()
+
+    def encode_packed(self, text: str) -> bytes:
+        """The ids of ``text`` as machine integers of type :attr:`typecode` (native byte order)."""
+        if self._twin_ok and not any(stand_in in text for stand_in in _STAND_IN_CHARS):
+            text, cache = ascii_twin(text), self._twin_cache
+        else:
+            cache = self._plain_cache
         pieces = [text] if self._special_split is None else self._special_split.split(text)
+        lookup = cache.__getitem__
+        out: list[bytes] = []
         # split() with a capturing group alternates: text, special, text, special, ..., text
         for index, piece in enumerate(pieces):
             if index % 2:
-                ids.append(self.token_ids[piece.encode("utf-8")])
+                out.append(self._special_packed[piece])
             elif piece:
-                for pretoken in GPT2_REGEX.findall(piece):
-                    ids.extend(self._encode_pretoken(pretoken))
-        return ids
-
-    def _encode_pretoken(self, pretoken: str) -> list[int]:
-        cached = self._cache.get(pretoken)
-        if cached is not None:
-            return cached
-        parts = [bytes([b]) for b in pretoken.encode("utf-8")]
-        ranks = self.merge_ranks
-        while len(parts) > 1:
-            best = min(zip(parts, parts[1:]), key=lambda pair: ranks.get(pair, len(ranks)))
-            if best not in ranks:
-                break
-            merged, i = [], 0
-            while i < len(parts):
-                if i + 1 < len(parts) and (parts[i], parts[i + 1]) == best:
-                    merged.append(parts[i] + parts[i + 1])
-                    i += 2
-                else:
-                    merged.append(parts[i])
-                    i += 1
-            parts = merged
-        ids = [self.token_ids[part] for part in parts]
-        if len(self._cache) >= CACHE_SIZE:
-            self._cache.clear()
-        self._cache[pretoken] = ids
-        return ids
+                # The twin pattern cuts an ASCII piece as the GPT-2 pattern would; a piece that is still
+                # not ASCII is cut by the GPT-2 pattern itself, stand-ins included (same classes, so
+                # the same cuts), and its pre-tokens share the twin's cache.
+                pattern = ASCII_TWIN_REGEX if cache is self._twin_cache and piece.isascii() else GPT2_REGEX
+                out.append(b"".join(map(lookup, pattern.findall(piece))))
+        return b"".join(out)
 
     def encode_iterable(self, texts: Iterable[str]) -> Iterator[int]:
         """Ids of the concatenation of ``texts`` (e.g. a file's lines), the same as ``encode`` of it all.
 
         Text is buffered only until a safe cut is seen (after a complete special token, or at a newline
-        that follows an ASCII non-space character), so memory stays bounded for ordinary text.
+        that follows an ASCII non-space character), so memory stays bounded for ordinary text.  The ids
+        come out through ``chain`` (C) from one list per piece: a generator yielding each id itself
+        made streaming 1.9x slower than ``encode``.
         """
+        return chain.from_iterable(self._encoded_pieces(texts))
+
+    def _encoded_pieces(self, texts: Iterable[str]) -> Iterator[list[int]]:
         buffer = ""
         for text in texts:
             buffer += text
@@ -110,10 +218,10 @@ class Tokenizer:
                 continue
             cut = self._last_safe_cut(buffer)
             if cut:
-                yield from self.encode(buffer[:cut])
+                yield self.encode(buffer[:cut])
                 buffer = buffer[cut:]
         if buffer:
-            yield from self.encode(buffer)
+            yield self.encode(buffer)
 
     def _last_safe_cut(self, buffer: str) -> int:
         """The last position where the buffer can be cut without changing its encoding (0: none)."""
@@ -128,5 +236,13 @@ class Tokenizer:
         return 0
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The text of ``ids``; byte sequences that are not valid UTF-8 become U+FFFD."""
-        return b"".join(self.vocab[i] for i in ids).decode("utf-8", errors="replace")
+        """The text of ``ids``; byte sequences that are not valid UTF-8 become U+FFFD.
+
+        An id that is not in the vocab is a :class:`~bpe.errors.BPEError` naming it and the valid range.
+        """
+        vocab, ids = self.vocab, list(ids)
+        try:
+            return b"".join([vocab[i] for i in ids]).decode("utf-8", errors="replace")
+        except (KeyError, TypeError):  # the check runs only on failure, so decoding pays nothing for it
+            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+            raise BPEError(f"cannot decode token id {bad!r}: the vocab has ids 0 to {len(vocab) - 1}") from None

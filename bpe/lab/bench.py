@@ -11,72 +11,168 @@ inherits another's heap.  The figures are the :class:`bpe.training.timer.StageTi
 
 Ratios between variants are only meaningful within one run of this harness (same machine, same
 moment); compare them, not absolute seconds across machines.
+
+Your own trainer runs beside the ladder (``--variant v6,path/to/mine.py``; see
+:mod:`bpe.lab.candidates`): a ``Merger`` file gets every stage, a CS336 ``train_bpe`` function its
+total and peak memory.  A candidate that raises, exits or returns the wrong shape is one ``FAILED``
+line.  After the tables, every run's merges are checked against the reference merges of the same
+data, and a difference is explained from its first diverging merge (:mod:`bpe.lab.diagnose`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
 import statistics
 import sys
+import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
-from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.io.datasets import data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
+                                 load_function, parse_variants, resolve)
+from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, format_duration, refusal
+from bpe.lab.fresh_process import child_result, run_json_child, write_result
 from bpe.lab.peers import peers_table
 from bpe.lab.runinfo import machine_info, merges_digest
-from bpe.training.registry import VARIANTS, best_variant, get_variant
-
-#: v1 is skipped in ``--variant all`` above this many (corpus bytes x merges): about a minute.
-V1_WORK_LIMIT = 1.5e9
-
+from bpe.training.registry import best_variant
 
 _CHILD_CODE = "from bpe.lab.bench import child_main; child_main()"
 
 
 def child_main() -> None:
-    """Entry point of one timed run (reads settings as JSON on stdin, writes results on stdout)."""
+    """Entry point of one timed run (settings as JSON on stdin, the result via ``write_result``)."""
+    settings = json.load(sys.stdin)
+    try:
+        result = _train_function(settings) if settings["kind"] == "function" else _train_merger(settings)
+    except BPEError as exc:
+        result = {"error": str(exc)}
+    except CandidateFailed as exc:
+        result = {"failed": str(exc)}
+    write_result(result)
+
+
+def _train_merger(settings: dict) -> dict:
+    """A ladder variant or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
-    settings = json.load(sys.stdin)
+    algorithm = load_algorithm(settings["kind"], settings["spec"])
+    if settings.get("counts_out") and getattr(algorithm, "own_counter", False):
+        algorithm = SimpleNamespace(Merger=algorithm.Merger,
+                                    count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
     timer = StageTimer()
-    try:
-        _, merges = train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
-                              variant=settings["variant"], workers=settings["workers"], timer=timer,
-                              limit=settings.get("limit"))
-    except BPEError as exc:
-        json.dump({"error": str(exc)}, sys.stdout)
-        return
-    result = timer.as_dict()
+
+    def train():
+        return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
+                         workers=settings["workers"], timer=timer, limit=settings.get("limit"))
+
+    _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
+    return _with_merges(timer.as_dict(), merges, settings)
+
+
+def _saving_counts(count_pretokens, out: str):
+    """The candidate's own pre-tokenizer, also saving its counts for the diagnosis (first repeat only)."""
+    def counting(*args, **kwargs):
+        counts = count_pretokens(*args, **kwargs)
+        with open(out, "wb") as f:
+            pickle.dump(dict(counts), f, protocol=pickle.HIGHEST_PROTOCOL)
+        return counts
+
+    return counting
+
+
+def _train_function(settings: dict) -> dict:
+    """A CS336-style ``train_bpe`` function, timed as a whole; its return value checked."""
+    from bpe.training.timer import peak_rss_bytes
+
+    label, specials = settings["label"], list(settings["special_tokens"])
+    fn = load_function(settings["spec"])
+    started = time.perf_counter()
+    returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
+    total = time.perf_counter() - started
+    peak_rss = peak_rss_bytes()
+    vocab, merges = check_trained(returned, label)
+    result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
+              "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
+              "notes": vocab_notes(vocab, merges, specials)}
+    return _with_merges(result, merges, settings)
+
+
+def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
+    """What is off in a function candidate's vocab (CS336: the 256 bytes, the special tokens, one per merge)."""
+    notes, tokens = [], set(vocab.values())
+    expected = 256 + len(special_tokens) + len(merges)
+    if len(vocab) != expected:
+        notes.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
+                     f"{len(merges):,} merges = {expected:,}")
+    missing = [t for t in special_tokens if t.encode("utf-8") not in tokens]
+    if missing:
+        notes.append(f"its vocab lacks the special token(s) {', '.join(missing)}")
+    return notes
+
+
+def _with_merges(result: dict, merges: list, settings: dict) -> dict:
     result["merges_sha256"] = merges_digest(merges)
-    json.dump(result, sys.stdout)
+    if settings.get("want_merges"):
+        result["merge_list"] = encode_merges(merges)
+    return result
 
 
-def run_once(path: Path, variant: str, vocab_size: int, special_tokens: list[str], workers: int | None,
-             limit: int | None = None) -> dict:
-    settings = {"path": str(path), "variant": variant, "vocab_size": vocab_size,
-                "special_tokens": special_tokens, "workers": workers, "limit": limit}
-    result = child_result(run_json_child(_CHILD_CODE, settings), f"bench run of {variant}")
-    if "error" in result:
-        raise BPEError(result["error"])
+def _printed_note(stdout: str) -> str:
+    lines = stdout.strip().splitlines()
+    first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    return (f"printed {len(lines):,} line(s) to stdout (first: {first!r}); the bench caught it, but the "
+            "printing is inside the timed run")
+
+
+def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
+             workers: int | None, limit: int | None = None, want_merges: bool = False,
+             counts_out: str | None = None) -> dict:
+    """One fresh-process run.  A candidate's failure comes back as ``{"failed": one line}``; a ladder
+    variant's as a :class:`BPEError` (the harness's own fault or bad input)."""
+    if isinstance(candidate, str):
+        candidate = resolve(candidate)
+    settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
+                "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
+                "want_merges": want_merges, "counts_out": counts_out}
+    run = run_json_child(_CHILD_CODE, settings)
+    if candidate.is_variant:
+        result = child_result(run, f"bench run of {candidate.label}")
+        if "error" in result:
+            raise BPEError(result["error"])
+    else:
+        result = run.result
+        if run.returncode != 0 or result is None:
+            last = run.stderr.strip().splitlines()[-1:] or ["no message"]
+            return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}
+        if "error" in result:
+            return {"failed": f"{candidate.label}: {result['error']}"}
+    if "failed" not in result and run.stdout.strip():
+        result.setdefault("notes", []).append(_printed_note(run.stdout))
     return result
 
 
 def median_run(runs: list[dict]) -> dict:
-    """Per-figure medians over the repeats (each figure's own median)."""
+    """Per-figure medians over the repeats (each figure's own median); a function candidate has no stages."""
     def med(get):
         return statistics.median(get(r) for r in runs)
 
-    stages = {name: med(lambda r, n=name: r["stages"][n]) for name in runs[0]["stages"]}
+    timed = runs[0]["stages"] is not None
     checkpoints = [
         [merges, statistics.median(r["checkpoints"][i][1] for r in runs)]
         for i, (merges, _) in enumerate(runs[0]["checkpoints"])
     ]
     return {
-        "stages": stages,
-        "merge_phase": med(lambda r: r["merge_phase"]),
+        "stages": {name: med(lambda r, n=name: r["stages"][n]) for name in runs[0]["stages"]} if timed else None,
+        "merge_phase": med(lambda r: r["merge_phase"]) if timed else None,
         "total": med(lambda r: r["total"]),
         "merges": runs[0]["merges"],
         "checkpoints": checkpoints,
@@ -85,20 +181,17 @@ def median_run(runs: list[dict]) -> dict:
     }
 
 
-def parse_variants(spec: str | None) -> list[str]:
-    if spec is None:
-        return [best_variant()]
-    if spec == "all":
-        return list(VARIANTS)
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    for name in names:
-        get_variant(name)
-    return names
+def _asked_all(spec: str | list[str] | None) -> bool:
+    specs = [spec] if isinstance(spec, str) else spec or []
+    return any(entry.strip() == "all" for s in specs for entry in s.split(","))
 
 
-def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repeat: int,
+def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None, limit: int | str | None = None, peers: bool = False) -> dict:
+              out=None, limit: int | str | None = None, peers: bool = False, force: bool = False,
+              progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
+    """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
+    refused otherwise, unless ``force``."""
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     out = out or sys.stdout
@@ -107,16 +200,27 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
-    variant_names = parse_variants(variant_spec)
+    candidates = parse_variants(variant_spec)
+    if json_out:  # fail now, not after the whole bench
+        check_json_path(json_out)
     file_bytes = path.stat().st_size
+    end = None
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
         from bpe.training.sizes import parse_size
         from bpe.training.chunking import find_limit_end
 
         limit = parse_size(limit)
-        corpus_bytes = find_limit_end(path, limit, special_tokens)
+        corpus_bytes = end = find_limit_end(path, limit, special_tokens)
     else:
         corpus_bytes = file_bytes
+    shape = corpus_shape(path, special_tokens, corpus_bytes)
+    # a candidate that is not a ladder variant is estimated like the fastest rung (bpe/lab/estimate.py)
+    estimates = {c.label: replace(estimate_run(c.spec, shape, num_merges, workers), variant=c.label)
+                 for c in candidates}
+    slow = [e for e in estimates.values() if e.seconds * repeat > budget]
+    if slow and not force and not _asked_all(variant_spec):
+        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(data)} "
+                                     f"at vocab {vocab_size:,} x {repeat} repeat(s)", budget))
     report = {
         "machine": machine_info(),
         "settings": {"data": data_label(data), "path": str(path), "corpus_bytes": corpus_bytes,
@@ -125,34 +229,145 @@ def run_bench(variant_spec: str | None, data: str | None, vocab_size: int, repea
                      "workers": workers or os.cpu_count(), "repeat": repeat},
         "variants": {},
         "skipped": {},
+        "failed": {},
     }
+    report["estimates"] = {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()}
     print(header(report), file=out)
-    for name in variant_names:
-        if variant_spec == "all" and name == "v1" and corpus_bytes * num_merges > V1_WORK_LIMIT:
-            reason = (f"v1 skipped: {corpus_bytes:,} bytes x {num_merges:,} merges is past the naive "
-                      f"variant's budget (~1 minute); run it alone with --variant v1")
-            report["skipped"][name] = reason
-            print(reason, file=out)
-            continue
-        runs = []
-        for _ in range(repeat):
-            runs.append(run_once(path, name, vocab_size, special_tokens, workers, limit))
-        report["variants"][name] = {"idea": VARIANTS[name].IDEA, "runs": runs, "median": median_run(runs)}
-        print(variant_table(name, runs), file=out)
+    print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
+    merge_lists: dict[str, list] = {}
+    own_counts: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp:
+        subset = None
+        if end is not None and any(c.kind == "function" for c in candidates):
+            subset = Path(tmp) / path.name  # a function takes a file, not a limit: give it exactly those bytes
+            with open(path, "rb") as f:
+                subset.write_bytes(f.read(end))
+        for candidate in candidates:
+            name = candidate.label
+            if not force and estimates[name] in slow:
+                reason = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
+                          f"{format_duration(budget)} budget; run it alone with --variant {candidate.spec} --force")
+                report["skipped"][name] = reason
+                print(reason, file=out)
+                continue
+            as_function = candidate.kind == "function" and subset is not None
+            counts_out = str(Path(tmp) / f"counts-{len(own_counts)}.pickle") if candidate.kind == "merger" else None
+            runs = []
+            for i in range(repeat):
+                run = run_once(subset if as_function else path, candidate, vocab_size, special_tokens, workers,
+                               None if as_function else limit, want_merges=i == 0,
+                               counts_out=counts_out if i == 0 else None)
+                if "failed" in run:
+                    report["failed"][name] = run["failed"]
+                    print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
+                    break
+                if i == 0:
+                    merge_lists[name] = decode_merges(run.pop("merge_list"))
+                runs.append(run)
+                if progress:
+                    print(f"  {name} run {i + 1}/{repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
+            if name in report["failed"]:
+                continue
+            if counts_out and Path(counts_out).exists():
+                with open(counts_out, "rb") as f:
+                    own_counts[name] = pickle.load(f)
+            report["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
+                                        "runs": runs, "median": median_run(runs),
+                                        "notes": runs[0].get("notes", [])}
+            print(variant_table(name, report["variants"][name]), file=out)
     if len(report["variants"]) > 1:
         print(comparison_table(report), file=out)
+    ladder = {n: v for n, v in report["variants"].items() if v["kind"] == "variant"}
+    digests = {v["median"]["merges_sha256"] for v in ladder.values()}
+    report["merges_identical"] = len(digests) <= 1  # the ladder variants agree (candidates: see verdicts)
+    if len(digests) > 1:
+        print("WARNING: variants produced different merges: "
+              + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in ladder.items()), file=out)
+    if merge_lists:
+        report["verdicts"], report["reference"] = check_correctness(
+            merge_lists, own_counts, candidates, path, vocab_size, special_tokens, workers, end, out,
+            report["failed"])
     if peers:
         report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat)
         print(peers_table(report["peers"], report["variants"]), file=out)
-    digests = {v["median"]["merges_sha256"] for v in report["variants"].values()}
-    report["merges_identical"] = len(digests) <= 1
-    if len(digests) > 1:
-        print("WARNING: variants produced different merges: "
-              + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in report["variants"].items()), file=out)
     if json_out:
         write_json_atomic(Path(json_out), report)
         print(f"\nwrote {json_out}", file=out)
     return report
+
+
+def all_correct(report: dict) -> bool:
+    """No run failed and every verdict is ``identical``."""
+    return not report["failed"] and all(v["verdict"] == "identical" for v in report.get("verdicts", {}).values())
+
+
+def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
+                      path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
+                      out, failed: dict | None = None) -> tuple[dict, dict]:
+    """Every run's merges against the reference merges of the same data; prints and returns the verdicts."""
+    from bpe.training.parallel import count_file_parallel
+    from bpe.training.pretokenize import decode_utf8
+
+    reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
+                                                         special_tokens, workers, end)
+
+    def load_text() -> str:
+        with open(path, "rb") as f:
+            return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
+
+    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
+                        special_tokens)
+    verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name))
+                for name, merges in merge_lists.items()}
+    print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
+    failed = failed or {}
+    width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
+    for name, verdict in verdicts.items():
+        print(verdict_text(name, verdict, reference_name, width), file=out)
+    for name in failed:
+        print(f"  {name:<{width}}not checked: it failed (above)", file=out)
+    return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
+                      "merges_sha256": merges_digest(reference)}
+
+
+def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
+    """One line for an identical run; for a divergence, the step, both pairs and counts, and the cause."""
+    if verdict["verdict"] == "identical":
+        return f"  {name:<{width}}identical ({verdict['merges']:,} merges)"
+    v, indent = verdict, " " * (width + 2)
+    head = f"  {name:<{width}}DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
+    if v["candidate_pair"] is None or v["reference_pair"] is None:
+        return head + v["explanation"]
+    lines = [head + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
+                    f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"]
+    lines.append(indent + ("likely cause: " if v["cause"] else "") + v["explanation"])
+    return "\n".join(lines)
+
+
+def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
+                     special_tokens: list[str], workers: int | None, end: int | None) -> tuple[str, list, str]:
+    """``(name, merges, where from)``: the fastest variant's merges from this run, else another ladder
+    variant's from this run (all agree), else the fastest variant's computed once and cached in ``data/``."""
+    ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
+    best = best_variant()
+    if ran:
+        chosen = next((c for c in ran if c.spec == best), ran[-1])
+        return chosen.label, merge_lists[chosen.label], "this run"
+    from bpe.io.datasets import data_dir
+    from bpe.training.train import train_bpe
+
+    stat = path.stat()
+    key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
+                                     special_tokens, end, best]).encode()).hexdigest()[:16]
+    cache = data_dir() / "reference-merges" / f"{key}.json"
+    if cache.exists():
+        return best, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}"
+    _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    from bpe.io.outputs import write_text_atomic
+
+    write_text_atomic(cache, json.dumps(encode_merges(merges)))
+    return best, merges, f"computed now, cached in {cache}"
 
 
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int) -> dict:
@@ -173,6 +388,17 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
         results[name] = {"total": statistics.median(r["total"] for r in runs), "merges": runs[0]["merges"],
                          "peak_rss": statistics.median(r["peak_rss"] for r in runs), "runs": runs}
     return results
+
+
+def check_json_path(json_out: str | os.PathLike) -> Path:
+    """Fail before the bench when ``--json`` cannot be written (a directory, an unwritable place)."""
+    from bpe.io.outputs import check_output_dir
+
+    path = Path(json_out)
+    if path.is_dir():
+        raise BPEError(f"--json {path} is a directory; give a file name such as {path / 'bench.json'}")
+    check_output_dir(path.parent if str(path.parent) else Path("."))
+    return path
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
@@ -197,23 +423,39 @@ def header(report: dict) -> str:
 _COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS")
 
 
+def _seconds(value: float | None, width: int) -> str:
+    """``1.234s`` right-aligned, or ``-`` for a figure a run does not have (a function candidate's stages)."""
+    return f"{value:>{width - 1}.3f}s" if value is not None else f"{'-':>{width}}"
+
+
 def _row(label: str, r: dict) -> str:
-    st = r["stages"]
-    cells = [st["pretokenize"], st["pair_count"], st["select"], st["update"], r["merge_phase"], r["total"]]
-    return (f"{label:<8}" + "".join(f"{c:>12.3f}s" for c in cells)
+    st = r["stages"] or {}
+    cells = [st.get("pretokenize"), st.get("pair_count"), st.get("select"), st.get("update"), r["merge_phase"],
+             r["total"]]
+    return (f"{label:<8}" + "".join(_seconds(c, 13) for c in cells)
             + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}")
 
 
-def variant_table(name: str, runs: list[dict]) -> str:
-    lines = [f"\n{name}: {VARIANTS[name].IDEA}",
+def variant_table(name: str, entry: dict) -> str:
+    """One run's table: every repeat, the median, the checkpoints, the merges' digest, and any notes."""
+    runs = entry["runs"]
+    lines = [f"\n{name}: {entry['idea']}",
              f"{'run':<8}" + "".join(f"{c:>13}" for c in _COLUMNS)]
     lines += [_row(str(i + 1), r) for i, r in enumerate(runs)]
     med = median_run(runs)
     if len(runs) > 1:
         lines.append(_row("median", med))
-    points = [f"{m:,}: {t:.2f}s" for m, t in med["checkpoints"]]
-    lines.append("elapsed at merge   " + ", ".join(points))
+    if med["stages"] is None:
+        lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
+    else:
+        step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
+        shown = med["checkpoints"][step - 1::step]
+        if shown[-1] != med["checkpoints"][-1]:
+            shown.append(med["checkpoints"][-1])
+        points = [f"{m:,}: {t:.2f}s" for m, t in shown]
+        lines.append("elapsed at merge   " + ", ".join(points))
     lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
+    lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
     return "\n".join(lines)
 
 
@@ -232,12 +474,13 @@ def comparison_rows(report: dict) -> list[tuple[str, dict, str, str]]:
 
 def comparison_table(report: dict) -> str:
     first_name = next(iter(report["variants"]))
+    width = max(8, *(len(name) + 1 for name in report["variants"]))
     lines = ["\ncomparison (medians; ratios are times, x = faster than)",
-             f"{'variant':<8}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
+             f"{'variant':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
              f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + first_name:>9}"]
     for name, med, vs_prev, vs_first in comparison_rows(report):
-        st = med["stages"]
-        lines.append(f"{name:<8}{st['pretokenize']:>12.3f}s{med['merge_phase']:>12.3f}s{st['select']:>11.3f}s"
-                     f"{st['update']:>11.3f}s{med['total']:>9.3f}s{format_mb(med['peak_rss']['self']):>12}"
-                     f"{vs_prev:>9}{vs_first:>9}")
+        st = med["stages"] or {}
+        lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
+                     f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
+                     f"{format_mb(med['peak_rss']['self']):>12}{vs_prev:>9}{vs_first:>9}")
     return "\n".join(lines)

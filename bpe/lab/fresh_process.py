@@ -1,7 +1,10 @@
 """Run one timed job in a fresh Python process, so its peak memory and heap are its own.
 
-The bench (one training run per repeat) and the peers (one peer run per repeat) both use this:
-the settings go in as JSON on stdin, the child writes its result as JSON on stdout.
+The bench (one training run per repeat), the peers (one peer run per repeat) and ``merge-cost`` all
+use this: the settings go in as JSON on stdin, and the child hands its result back with
+:func:`write_result`, as JSON in a file of its own (named by ``$BPE_LAB_RESULT``).  Not on stdout:
+the child may run code that is not ours (a student's trainer) and that code may print, so stdout is
+only captured and shown, never parsed.
 """
 
 from __future__ import annotations
@@ -10,26 +13,56 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from bpe.io.datasets import REPO_ROOT
 from bpe.errors import BPEError
 
+RESULT_ENV = "BPE_LAB_RESULT"
 
-def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extra_env: str
-                   ) -> subprocess.CompletedProcess:
+
+@dataclass
+class ChildRun:
+    """What a child left: its exit status, what it printed, and its result (``None`` if it wrote none)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    result: dict | None
+
+
+def write_result(result: dict) -> None:
+    """In the child: hand ``result`` back to the parent (call once, at the end)."""
+    with open(os.environ[RESULT_ENV], "w", encoding="utf-8") as f:
+        json.dump(result, f)
+
+
+def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extra_env: str) -> ChildRun:
     """``python -c code`` with the repo importable and ``settings`` as JSON on stdin.
 
     ``prefix`` runs the child under another program (``bpe merge-cost --instructions``: valgrind).
     """
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-               **extra_env)
-    return subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
-                          capture_output=True, text=True, env=env)
+    with tempfile.TemporaryDirectory(prefix="bpe-lab-child-") as tmp:
+        result_path = Path(tmp) / "result.json"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+                   **{RESULT_ENV: str(result_path)}, **extra_env)
+        proc = subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
+                              capture_output=True, text=True, errors="replace", env=env)
+        result = None
+        if result_path.exists():
+            try:
+                result = json.loads(result_path.read_text(encoding="utf-8"))
+            except ValueError:  # cut short (the child was killed while writing)
+                result = None
+    return ChildRun(proc.returncode, proc.stdout, proc.stderr, result)
 
 
-def child_result(proc: subprocess.CompletedProcess, what: str) -> dict:
-    """The JSON a child wrote, or a :class:`BPEError` with the end of its stderr if it failed."""
-    if proc.returncode != 0:
-        raise BPEError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout)
+def child_result(run: ChildRun, what: str) -> dict:
+    """The result a child wrote, or a :class:`BPEError` with the end of its stderr if it failed."""
+    if run.returncode != 0 or run.result is None:
+        why = f"exit {run.returncode}" if run.returncode != 0 else "no result written"
+        raise BPEError(f"{what} failed ({why}):\n{run.stderr.strip()[-2000:]}")
+    return run.result

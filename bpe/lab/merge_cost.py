@@ -1,12 +1,12 @@
 """Compare merge algorithms alone: the build and every merge, on pre-token counts made once.
 
 ``bpe bench`` times whole training runs, where the pre-tokenizer and a shared machine move the
-figures.  To decide whether a change to a merge loop pays, v6's tuning (see its docstring) ran each
+figures.  To decide whether a change to a merge loop pays, v6's tuning (docs/v6.md) ran each
 candidate on the same pre-token counts, counted once and saved, in fresh processes taking turns::
 
-    python -m bpe merge-cost v5 v6 --data ../shared/data/gutenberg-books.txt --vocab-size 10000
-    cp variants/v6_tuned.py /tmp/try.py   # edit it, then:
-    python -m bpe merge-cost v6 /tmp/try.py --data ../shared/data/gutenberg-books.txt --instructions
+    python -m bpe merge-cost v5 v6 --data gutenberg-books --vocab-size 10000
+    cp variants/v6_tuned.py try.py   # edit it, then:
+    python -m bpe merge-cost v6 try.py --data gutenberg-books --instructions
 
 A candidate is a variant name or the path of a file that defines ``Merger`` (such as a copy of a
 variant being tuned).  Each repeat of each candidate runs in a new process, candidates taking turns,
@@ -23,7 +23,6 @@ seconds agree.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
 import re
@@ -39,7 +38,8 @@ from bpe.lab.runinfo import merges_digest
 from bpe.io.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.lab.fresh_process import child_result, run_json_child
+from bpe.lab.candidates import load_file_module
+from bpe.lab.fresh_process import child_result, run_json_child, write_result
 from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
@@ -56,9 +56,12 @@ def load_merger(candidate: str):
     path = Path(candidate)
     if not path.is_file():
         raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
-    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        module = load_file_module(path)
+    except BPEError:
+        raise
+    except Exception as exc:  # the candidate's own bug: name it in one line, not as our traceback
+        raise BPEError(f"cannot load {candidate}: {type(exc).__name__}: {exc}") from None
     merger = getattr(module, "Merger", None)
     if merger is None:
         raise BPEError(f"{candidate} defines no Merger class")
@@ -66,7 +69,7 @@ def load_merger(candidate: str):
 
 
 def child_main() -> None:
-    """One run: settings as JSON on stdin; build and merge, write the CPU seconds as JSON on stdout."""
+    """One run: settings as JSON on stdin; build and merge, hand back the CPU seconds."""
     from bpe.training.merge_loop import run_merges
     from bpe.training.timer import NullTimer
 
@@ -78,8 +81,8 @@ def child_main() -> None:
     merger = merger_class(counts)
     built = process_time()
     merges = run_merges(merger, settings["num_merges"], NullTimer())
-    json.dump({"build": built - started, "merges": process_time() - built, "count": len(merges),
-               "merges_sha256": merges_digest(merges)}, sys.stdout)
+    write_result({"build": built - started, "merges": process_time() - built, "count": len(merges),
+                  "merges_sha256": merges_digest(merges)})
 
 
 def _run(candidate: str, counts_path: Path, num_merges: int, prefix: Sequence[str] = ()):
@@ -103,7 +106,7 @@ def instructions(candidate: str, counts_path: Path, num_merges: int) -> int:
 
 def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int, special_tokens: Sequence[str],
                    repeat: int, workers: int | None = None, count_instructions: bool = False,
-                   limit: int | str | None = None, out=None) -> dict:
+                   limit: int | str | None = None, out=None, progress: bool = False) -> dict:
     """Time every candidate on the same counts; print a table and return the figures."""
     out = out or sys.stdout
     if not candidates:
@@ -124,11 +127,16 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
         for _ in range(repeat):
             for candidate in candidates:  # taking turns, so a slow spell of the machine hits all of them
                 results[candidate]["runs"].append(_run(candidate, counts_path, num_merges)[0])
+                if progress:
+                    run = results[candidate]["runs"][-1]
+                    print(f"  {candidate} run {len(results[candidate]['runs'])}/{repeat}: build {run['build']:.2f}s, "
+                          f"merges {run['merges']:.2f}s", file=sys.stderr, flush=True)
         if count_instructions:
             for candidate in candidates:
                 results[candidate]["instructions"] = instructions(candidate, counts_path, num_merges)
     print(f"merge cost: {data_label(data)}, vocab {vocab_size:,} ({num_merges:,} merges), "
-          f"{len(counts):,} distinct pre-tokens, repeat {repeat}; CPU seconds, median / min", file=out)
+          f"special {list(special_tokens)}, {len(counts):,} distinct pre-tokens, repeat {repeat}; "
+          f"CPU seconds, median / min", file=out)
     print(f"{'candidate':<28}{'build':>16}{'merges':>16}{'instructions':>15}  merges sha256", file=out)
     for candidate, result in results.items():
         runs = result["runs"]

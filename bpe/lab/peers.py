@@ -1,4 +1,4 @@
-"""Peers for the bench: train the Rust trainers of HF ``tokenizers``, ``rustbpe`` and ``bpeasy`` on the same data.
+"""Peers for the bench: the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe`` and ``bpeasy``, same data.
 
 ``python -m bpe bench --peers`` (``make bench PEERS=1``) runs each peer after our variant(s), on the
 same file, vocab size and special tokens, each repeat in a fresh process like our own runs, and
@@ -8,10 +8,14 @@ prints each peer's time and the ratio to our variants.  The peers are optional e
 
 What each peer is asked to do, so that the work matches ours:
 
-* all get the documents of the file split on the special tokens (the split is part of their time);
+* all but tokenizers-file get the documents of the file split on the special tokens (the split is part of
+  their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
   ByteLevel.alphabet())``, pre-tokenizer = the GPT-2 split pattern (``Split``, isolated) followed by
   ``ByteLevel`` without its own regex, trained with ``train_from_iterator``;
+* **tokenizers-file**: the same, trained from the file itself with ``Tokenizer.train([path], trainer)``
+  (Rust reads the file and pre-tokenizes it in parallel; the fastest way users run HF).  The special
+  tokens are removed by a first ``Split(..., "removed")`` step instead of by our split in Python;
 * **rustbpe**: ``Tokenizer.train_from_iterator(docs, vocab_size - len(special_tokens),
   pattern=GPT2_PATTERN)``: its vocab is the 256 bytes plus the merges, no special tokens;
 * **bpeasy**: ``train_bpe(docs, GPT2_PATTERN, max_token_length=128, vocab_size - len(special_tokens))``
@@ -32,15 +36,16 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
-from bpe.lab.fresh_process import run_json_child
+from bpe.lab.fresh_process import run_json_child, write_result
 
 #: Peer name -> the module it needs.
-PEERS = {"tokenizers": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
+PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
 INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
 
 
 def missing_message(name: str) -> str:
-    return f"{name} is not installed; install the peers with: {INSTALL_HINT}"
+    """What to say when peer ``name``'s module is missing (it names the module: pip installs modules)."""
+    return f"{PEERS.get(name, name)} is not installed; install the peers with: {INSTALL_HINT}"
 
 
 def read_documents(path: str, special_tokens: list[str]) -> list[str]:
@@ -50,21 +55,35 @@ def read_documents(path: str, special_tokens: list[str]) -> list[str]:
         return split_on_special_tokens(f.read(), special_tokens)
 
 
-def train_tokenizers(path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train HF tokenizers' BPE; returns the number of merges it made."""
+def _hf_tokenizer_and_trainer(vocab_size: int, special_tokens: list[str], *, split_specials: bool):
+    """HF tokenizers' BPE with the GPT-2 split and byte-level mapping; its trainer."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    from bpe.training.pretokenize import GPT2_PATTERN
+    from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex
 
-    docs = read_documents(path, special_tokens)
+    steps = [pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
+             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    if split_specials and special_tokens:  # training from a file: drop the special tokens from the text
+        steps.insert(0, pre_tokenizers.Split(Regex(special_token_regex(special_tokens).pattern), behavior="removed"))
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(steps)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    return tokenizer, trainer
+
+
+def train_tokenizers(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train HF tokenizers' BPE on documents read in Python; returns the number of merges it made."""
+    docs = read_documents(path, special_tokens)
+    tokenizer, trainer = _hf_tokenizer_and_trainer(vocab_size, special_tokens, split_specials=False)
     tokenizer.train_from_iterator(docs, trainer, length=len(docs))
+    return tokenizer.get_vocab_size() - 256 - len(special_tokens)
+
+
+def train_tokenizers_file(path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train HF tokenizers' BPE on the file itself (Rust reads and splits it); the number of merges."""
+    tokenizer, trainer = _hf_tokenizer_and_trainer(vocab_size, special_tokens, split_specials=True)
+    tokenizer.train([str(path)], trainer)
     return tokenizer.get_vocab_size() - 256 - len(special_tokens)
 
 
@@ -91,19 +110,20 @@ def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
     return len(vocab) - 256
 
 
-_TRAINERS = {"tokenizers": train_tokenizers, "rustbpe": train_rustbpe, "bpeasy": train_bpeasy}
+_TRAINERS = {"tokenizers": train_tokenizers, "tokenizers-file": train_tokenizers_file, "rustbpe": train_rustbpe,
+             "bpeasy": train_bpeasy}
 _CHILD_CODE = "from bpe.lab.peers import peer_child_main; peer_child_main()"
 
 
 def peer_child_main() -> None:
-    """One timed peer run in a fresh process (settings as JSON on stdin, result as JSON on stdout)."""
+    """One timed peer run in a fresh process (settings as JSON on stdin, result via ``write_result``)."""
     from bpe.training.timer import peak_rss_bytes
 
     settings = json.load(sys.stdin)
     started = time.perf_counter()
     merges = _TRAINERS[settings["peer"]](settings["path"], settings["vocab_size"], settings["special_tokens"])
     total = time.perf_counter() - started
-    json.dump({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]}, sys.stdout)
+    write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
 
 def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[str],
@@ -114,9 +134,9 @@ def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[
     settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens}
     proc = run_json_child(_CHILD_CODE, settings, RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1),
                           TOKENIZERS_PARALLELISM="true")
-    if proc.returncode != 0:
+    if proc.returncode != 0 or proc.result is None:
         return {"error": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"}
-    return json.loads(proc.stdout)
+    return proc.result
 
 
 def peers_table(peers: dict, variants: dict) -> str:

@@ -1,7 +1,7 @@
 """Profile one variant's training under scalene and summarise where the time and memory go.
 
-``make profile VARIANT=v2 DATA=gutenberg-sample VOCAB=2000`` (or ``python -m bpe.lab.profiling run
---variant v2 --data gutenberg-sample --vocab-size 2000``) runs
+``make profile VARIANT=v2 DATA=gutenberg-sample VOCAB=2000`` (or ``python -m bpe profile --variant v2
+--data gutenberg-sample --vocab-size 2000``) runs
 
     scalene run -o profiles/v2-gutenberg-sample-2000.json --program-path <repo> <target> --- ...
 
@@ -12,13 +12,18 @@ with the most memory allocated, with their code, so the "profile first, then opt
 points at" method of the seed article is visible for each step of the ladder.
 
 The JSON is scalene's own (viewable with ``scalene view --cli profiles/<name>.json``), re-written compact
-without the stack samples.
-``python -m bpe.lab.profiling summarize profiles/<name>.json`` re-makes the summary from it.
+without the stack samples and without the paths of the machine it was made on: files of the repo are
+named relative to it (``variants/v2_inverted_index.py``), library files as ``<stdlib>/re/__init__.py`` or
+``<site-packages>/regex/regex.py``, the generated target script as ``<target>/train_for_profile.py``.
+``python -m bpe profile --summarize profiles/<name>.json`` re-makes the summary from it;
+``python -m bpe profile --clean profiles/*.json`` rewrites the paths of an existing profile.  Like
+every command, ``profile`` takes the data set's default vocab when given none, prints its settings
+and the cost estimate first, and asks for ``--force`` when the run would take very long (scalene
+slows it further).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -31,6 +36,7 @@ from pathlib import Path
 from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, refusal
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 
@@ -46,6 +52,58 @@ train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
 def profile_stem(variant: str, data: str | None, vocab_size: int) -> str:
     """``v2-gutenberg-sample-2000``: the name both profile files share."""
     return f"{variant}-{data_label(data)}-{vocab_size}"
+
+
+# Library files: .../lib/python3.X/site-packages/... (or dist-packages) and .../lib/python3.X/...
+_SITE_PACKAGES = re.compile(r"[^\s\"';:]*/(?:site|dist)-packages/")
+_STDLIB = re.compile(r"[^\s\"';:]*/lib/python3\.\d+/")
+# The three-line target script lives in a temporary directory named by run_scalene.
+_TARGET_DIR = re.compile(r"[^\s\"';:]*/bpe-profile-[^/\s\"';:]+(?=/|$|[\s\"';:])")
+
+
+def shorten_paths(text: str, roots: list[str]) -> str:
+    """``text`` with machine-specific paths replaced: a file under one of ``roots`` (repo roots, as
+    absolute paths) by its path relative to the root, library files by ``<stdlib>/...`` and
+    ``<site-packages>/...``, the temporary target script by ``<target>/...``.
+
+    >>> shorten_paths("/home/me/bpe-lab/bpe/cli.py main:3;", ["/home/me/bpe-lab"])
+    'bpe/cli.py main:3;'
+    >>> shorten_paths("/usr/lib/python3.11/site-packages/regex/regex.py", [])
+    '<site-packages>/regex/regex.py'
+    >>> shorten_paths("/opt/py/lib/python3.11/re/__init__.py", [])
+    '<stdlib>/re/__init__.py'
+    """
+    for root in sorted(roots, key=len, reverse=True):
+        root = root.rstrip("/")
+        if text.rstrip("/") == root:
+            return "."
+        if root:
+            text = re.sub(re.escape(root) + r"(?:/|(?=$|[\s\"';:]))", "", text)
+    text = _SITE_PACKAGES.sub("<site-packages>/", text)
+    text = _STDLIB.sub("<stdlib>/", text)
+    return _TARGET_DIR.sub("<target>", text)
+
+
+def clean_profile(profile: dict) -> dict:
+    """The profile with every path shortened (see :func:`shorten_paths`), in keys and values alike.
+
+    The repo root of the run is scalene's ``filename`` (the ``--program-path`` it was given), so a
+    profile made in another checkout is cleaned too.
+    """
+    roots = [str(REPO_ROOT)]
+    if isinstance(profile.get("filename"), str) and profile["filename"].startswith("/"):
+        roots.append(profile["filename"])
+
+    def clean(value):
+        if isinstance(value, str):
+            return shorten_paths(value, roots)
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
+        return value
+
+    return clean(profile)
 
 
 def run_scalene(settings: dict, json_out: Path) -> None:
@@ -72,14 +130,11 @@ def run_scalene(settings: dict, json_out: Path) -> None:
         if key in profile:
             profile[key] = []
     profile["bpe_lab"] = settings
-    write_text_atomic(json_out, json.dumps(profile, separators=(",", ":")) + "\n")
+    write_text_atomic(json_out, json.dumps(clean_profile(profile), separators=(",", ":")) + "\n")
 
 
 def _relative(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return path
+    return shorten_paths(path, [str(REPO_ROOT)])
 
 
 def profile_lines(profile: dict) -> list[dict]:
@@ -123,7 +178,7 @@ def summarize(profile: dict, top: int = 10) -> str:
     out.append(f"Elapsed under scalene: {profile.get('elapsed_time_sec', 0):.2f} s (profiling slows the run; "
                f"use `make bench` for timings). Peak footprint: {profile.get('max_footprint_mb', 0):.1f} MB at "
                f"`{_relative(profile.get('max_footprint_fname', '?'))}:{profile.get('max_footprint_lineno', '?')}`.")
-    out += ["", "Generated by `make profile` (`python -m bpe.lab.profiling run`) from the JSON beside this file; "
+    out += ["", "Generated by `make profile` (`python -m bpe profile`) from the JSON beside this file; "
             "open that with `scalene view --cli <file>`.", ""]
     out += [f"## Top {len(by_cpu)} lines by CPU time", "",
             "| % CPU (all) | % CPU (Python) | line | code |", "|---:|---:|---|---|"]
@@ -137,7 +192,8 @@ def summarize(profile: dict, top: int = 10) -> str:
 
 
 def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens: list[str],
-                workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10) -> tuple[Path, Path]:
+                workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10, *, force: bool = False,
+                progress: bool = False, out=None) -> tuple[Path, Path]:
     from bpe.lab.runinfo import git_commit
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
@@ -146,44 +202,34 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
     check_special_tokens(special_tokens)
     check_vocab_size(vocab_size, special_tokens)
     path = resolve_data(data)
+    out = out or sys.stdout
+    shape = corpus_shape(path, special_tokens)
+    estimate = estimate_run(variant, shape, vocab_size - 256 - len(special_tokens), workers)
+    print(f"bpe-lab profile: {variant} on {data_label(data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "
+          f"special {special_tokens}; estimate without scalene {estimate.describe()}", file=out, flush=True)
+    if estimate.seconds > LONG_RUN_SECONDS and not force:
+        raise BPEError(refusal([estimate], f"profiling {variant} on {data_label(data)} at vocab {vocab_size:,}"))
     stem = profile_stem(variant, data, vocab_size)
-    settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path),
+    settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit()}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=("profiles",))}
     json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     run_scalene(settings, json_out)
-    md_out.write_text(summarize(json.loads(json_out.read_text()), top))
+    write_text_atomic(md_out, summarize(json.loads(json_out.read_text()), top))
+    if progress:
+        print(f"  profiled {variant} under scalene", file=sys.stderr, flush=True)
+    print(f"wrote {_relative(str(json_out))} and {_relative(str(md_out))}", file=out)
     return json_out, md_out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bpe.lab.profiling", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="profile a training run under scalene")
-    run.add_argument("--variant", required=True)
-    run.add_argument("--data", default=None)
-    run.add_argument("--vocab-size", type=int, default=2000)
-    run.add_argument("--workers", type=int, default=None)
-    run.add_argument("--out-dir", type=Path, default=PROFILES_DIR)
-    run.add_argument("--top", type=int, default=10)
-    summ = sub.add_parser("summarize", help="print the markdown summary of a scalene JSON profile")
-    summ.add_argument("json_file", type=Path)
-    summ.add_argument("--top", type=int, default=10)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "run":
-            json_out, md_out = run_profile(args.variant, args.data, args.vocab_size, ["<|endoftext|>"],
-                                           args.workers, args.out_dir, args.top)
-            print(f"wrote {_relative(str(json_out))} and {_relative(str(md_out))}")
-        else:
-            if not args.json_file.exists():
-                raise BPEError(f"no such profile: {args.json_file}")
-            print(summarize(json.loads(args.json_file.read_text()), args.top), end="")
-    except BPEError as exc:
-        print(f"bpe.lab.profiling: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def clean_files(json_files) -> list[Path]:
+    """Rewrite each saved profile's machine paths as repo-relative ones, and its summary beside it."""
+    cleaned = []
+    for json_file in map(Path, json_files):
+        if not json_file.exists():
+            raise BPEError(f"no such profile: {json_file}")
+        profile = clean_profile(json.loads(json_file.read_text()))
+        write_text_atomic(json_file, json.dumps(profile, separators=(",", ":")) + "\n")
+        write_text_atomic(json_file.with_suffix(".md"), summarize(profile))
+        cleaned.append(json_file)
+    return cleaned

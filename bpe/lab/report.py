@@ -6,14 +6,18 @@ every registered variant and writes, into ``docs/`` by default:
 * ``report.md``: the machine, the settings, and a table per vocab size with total, pre-tokenize,
   merge phase, select, update, peak memory, and the speed-up against the previous variant and v1;
 * ``report-stages.png``: one stacked bar per variant (pre-tokenize, pair count, select, update);
-* ``report-merges.png``: elapsed time against merges done, per variant (from the 1,000-merge
-  checkpoints): a straight line is a constant cost per merge;
+* ``report-merges.png``: per table, elapsed time against merges done (checkpoints every 100 merges,
+  finer on small runs) and the cost of each 100 merges against merges done: a flat cost line is a
+  constant cost per merge (v5, v6), a rising one the ``max()`` scan over a growing pair table;
+* ``report-scaling.png``: the fastest variants' time against corpus size (the data's first quarter,
+  half and whole, via ``--limit``) and against the number of pre-tokenization workers;
 * ``report-bench.json``: every figure the plots and tables came from.
 
-v1 recounts everything per merge, so above the bench's work limit (corpus bytes x merges) it runs
-on a reduced vocab instead, in a second table beside every other variant at that vocab, so that its
-ratios are measured, not extrapolated.  When even the reduced run is past the limit, v1 is left out
-with a note.
+Every variant has one colour in every plot (:func:`colour`), peers too.  A variant whose estimated
+run (:mod:`bpe.lab.estimate`) is past :data:`RUN_BUDGET_SECONDS` at the main vocab runs instead at
+``reduced_vocab_size`` in a second table, beside every other variant at that vocab, so its ratios
+are measured, not extrapolated; v1 usually needs the third, smallest vocab.  A variant past the
+budget at every vocab is left out with a note; ``force`` runs every variant at the main vocab.
 
 With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.lab.peers`)
 train on the same data at the main vocab in the same bench run; a peer that is not installed is
@@ -26,7 +30,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.lab.bench import V1_WORK_LIMIT, format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.defaults import SPECIAL_TOKENS
+from bpe.lab.bench import format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
@@ -37,64 +43,139 @@ DOCS_DIR = REPO_ROOT / "docs"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
-def plan(corpus_bytes: int, vocab_size: int, v1_vocab_size: int, num_special: int,
-         variants: list[str]) -> tuple[list[str], list[str], str | None]:
-    """(variants at the main vocab, variants at the reduced vocab, note about v1).
+#: A variant run estimated longer than this moves to the next, smaller vocab's table.
+RUN_BUDGET_SECONDS = 30
 
-    >>> plan(4_000, 2000, 500, 1, ["v1", "v2", "v3"])
-    (['v1', 'v2', 'v3'], [], None)
-    >>> main, reduced, note = plan(2_300_000, 2000, 500, 1, ["v1", "v2", "v3"])
-    >>> main, reduced
-    (['v2', 'v3'], ['v1', 'v2', 'v3'])
+
+def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = RUN_BUDGET_SECONDS,
+         force: bool = False) -> tuple[list[tuple[int, list[str]]], list[str]]:
+    """``([(vocab, variants), ...], notes)``: the tables to run, largest vocab first.
+
+    ``estimate(variant, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
+    variant that did not fit a larger one; each table holds every variant that fits it.
+
+    >>> cost = {"v1": 100.0, "v2": 10.0, "v5": 1.0}
+    >>> plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
+    ([(2000, ['v2', 'v5']), (300, ['v1', 'v2', 'v5'])], ['v1 is past the 30 s budget at vocab 2,000 and 500, so it ran at vocab 300 in the table of that vocab, beside every variant that fits it.'])
     """
-    if "v1" not in variants:
-        return variants, [], None
-    merges = vocab_size - 256 - num_special
-    if corpus_bytes * merges <= V1_WORK_LIMIT:
-        return variants, [], None
-    others = [v for v in variants if v != "v1"]
-    reduced_merges = v1_vocab_size - 256 - num_special
-    if v1_vocab_size >= vocab_size or corpus_bytes * reduced_merges > V1_WORK_LIMIT:
-        return others, [], (f"v1 left out: {corpus_bytes:,} bytes x {reduced_merges:,} merges (vocab "
-                            f"{v1_vocab_size:,}) is past the naive variant's budget; lower --v1-vocab-size")
-    return others, variants, (f"v1 recounts every pair after every merge, so at vocab {vocab_size:,} it is past "
-                              f"the bench's budget on this corpus; it ran at vocab {v1_vocab_size:,} in the "
-                              f"second table, beside every other variant at that vocab.")
+    if force:
+        return [(vocab_sizes[0], list(variants))], []
+    tables: list[tuple[int, list[str]]] = []
+    placed: set[str] = set()
+    notes = []
+    for vocab in sorted(set(vocab_sizes), key=vocab_sizes.index):
+        if vocab > vocab_sizes[0] or (tables and vocab >= tables[-1][0]):
+            continue
+        fits = [v for v in variants if estimate(v, vocab) <= budget]
+        if not tables or set(fits) - placed:
+            if fits:
+                tables.append((vocab, fits))
+                placed |= set(fits)
+        if placed == set(variants):
+            break
+    left_out = [v for v in variants if v not in placed]
+    if left_out:
+        notes.append(f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
+                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with bpe bench --force")
+    for home, names in tables[1:]:
+        moved = [v for v in names if all(v not in earlier for _, earlier in tables[:tables.index((home, names))])]
+        if moved:
+            skipped = " and ".join(f"{vocab:,}" for vocab in vocab_sizes if vocab > home)
+            notes.append(f"{', '.join(moved)} {'is' if len(moved) == 1 else 'are'} past the {budget:.0f} s budget at "
+                         f"vocab {skipped}, so {'it' if len(moved) == 1 else 'they'} ran at vocab {home:,} in the "
+                         f"table of that vocab, beside every variant that fits it.")
+    return tables, notes
 
 
-def run_report(data: str | None = None, vocab_size: int = 2000, v1_vocab_size: int = 300, repeat: int = 3,
+def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_size: int = 300, repeat: int = 3,
                special_tokens: list[str] | None = None, workers: int | None = None, peers: bool = False,
-               out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None) -> Path:
-    """Run the benches and write the report files; returns the path of ``report.md``."""
+               out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None,
+               reduced_vocab_size: int = 2000, force: bool = False, progress: bool = False,
+               scaling: bool = True) -> Path:
+    """Run the benches and write the report files; returns the path of ``report.md``.
+
+    ``variants``: ``--variant`` entries (ladder names, or your own trainer: see :mod:`bpe.lab.candidates`);
+    default the whole ladder, which also runs beside your own trainers when no ladder step is named.
+    """
+    from bpe.io.datasets import default_vocab_size
+    from bpe.lab.estimate import corpus_shape, estimate_run
+
     log = log or sys.stdout
-    special_tokens = ["<|endoftext|>"] if special_tokens is None else special_tokens
-    variants = list(VARIANTS) if variants is None else variants
+    special_tokens = list(SPECIAL_TOKENS) if special_tokens is None else special_tokens
+    vocab_size = vocab_size or default_vocab_size(data)
+    candidates = parse_variants(list(VARIANTS) if variants is None else variants)
+    if not any(c.is_variant for c in candidates):
+        candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
+    spec = {c.label: c.spec for c in candidates}
     path = resolve_data(data)
-    main_names, reduced_names, v1_note = plan(path.stat().st_size, vocab_size, v1_vocab_size,
-                                              len(special_tokens), variants)
-    if not main_names:
-        raise BPEError("no variant to report on")
-    tables = [run_bench(",".join(main_names), data, vocab_size, repeat, special_tokens, workers, out=log,
-                        peers=peers)]
-    if reduced_names:
-        tables.append(run_bench(",".join(reduced_names), data, v1_vocab_size, repeat, special_tokens, workers,
-                                out=log))
+    shape = corpus_shape(path, special_tokens)
+
+    def estimate(label: str, vocab: int) -> float:  # your own trainer is estimated like the fastest rung
+        return estimate_run(spec[label], shape, max(0, vocab - 256 - len(special_tokens)), workers).seconds
+
+    tables_plan, notes = plan(estimate, [vocab_size, reduced_vocab_size, v1_vocab_size], list(spec), force=force)
+    if not tables_plan:
+        raise BPEError("no variant to report on: " + "; ".join(notes))
+    print(f"bpe-lab report: {data_label(data)}, tables at vocab "
+          f"{', '.join(f'{v:,} ({len(n)} variants)' for v, n in tables_plan)}, repeat {repeat}", file=log)
+    tables = []
+    for i, (vocab, names) in enumerate(tables_plan):
+        tables.append(run_bench([spec[n] for n in names], data, vocab, repeat, special_tokens, workers, out=log,
+                                peers=peers and i == 0, force=True, progress=progress))
     peer_results = peer_totals(tables[0].get("peers", {}))
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("variants produced different merges; the report would compare different results "
                        "(see the bench output above)")
     now = datetime.now(timezone.utc)
     result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(data), "tables": tables, "peers": peer_results,
-              "notes": [v1_note] if v1_note else []}
+              "data": data_label(data), "tables": tables, "peers": peer_results, "notes": notes}
+    if scaling:
+        ladder = [n for n in tables_plan[0][1] if n in VARIANTS]
+        fastest = [spec[n] for n in ladder if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+        result["scaling"] = measure_scaling(data, path, fastest, vocab_size, special_tokens, workers, log, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
     plot_stages(result, out_dir / "report-stages.png")
     plot_merges(result, out_dir / "report-merges.png")
+    written = [out_dir / "report-stages.png", out_dir / "report-merges.png"]
+    if scaling:
+        plot_scaling(result, out_dir / "report-scaling.png")
+        written.append(out_dir / "report-scaling.png")
     md = out_dir / "report.md"
     write_text_atomic(md, render_markdown(result))
-    print(f"\nwrote {md}, {out_dir / 'report-stages.png'}, {out_dir / 'report-merges.png'}", file=log)
+    print(f"\nwrote {md}, " + ", ".join(str(p) for p in written), file=log)
     return md
+
+
+def measure_scaling(data, path: Path, variants: list[str], vocab_size: int, special_tokens: list[str],
+                    workers: int | None, log, progress: bool) -> dict:
+    """Each variant's median time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
+    import io
+    import os
+
+    from bpe.training.sizes import format_size
+
+    size = path.stat().st_size
+    max_workers = workers or os.cpu_count() or 1
+    worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))
+    out: dict = {"sizes": {}, "workers": {}, "vocab_size": vocab_size, "worker_counts": worker_counts}
+    for variant in variants:
+        out["sizes"][variant] = []
+        for fraction in (0.25, 0.5, 1.0):
+            limit = None if fraction == 1.0 else max(1, int(size * fraction))
+            bench = run_bench(variant, data, vocab_size, 1, special_tokens, workers, out=io.StringIO(), limit=limit,
+                              force=True)
+            med = bench["variants"][variant]["median"]
+            out["sizes"][variant].append([bench["settings"]["corpus_bytes"], med["total"]])
+            print(f"scaling: {variant} on {format_size(bench['settings']['corpus_bytes'])}: {med['total']:.2f}s",
+                  file=log)
+        out["workers"][variant] = []
+        for count in worker_counts:
+            bench = run_bench(variant, data, vocab_size, 1, special_tokens, count, out=io.StringIO(), force=True)
+            med = bench["variants"][variant]["median"]
+            out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
+            print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)
+    return out
 
 
 def peer_totals(peers: dict) -> dict:
@@ -108,11 +189,34 @@ def table_rows(bench: dict) -> list[str]:
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, med, vs_prev, vs_first in comparison_rows(bench):
-        st = med["stages"]
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {st['pretokenize']:.3f} s | "
-                    f"{med['merge_phase']:.3f} s | {st['select']:.3f} s | {st['update']:.3f} s | "
+        st = med["stages"] or {}
+        cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {' | '.join(cells)} | "
                     f"{format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
+
+
+def _cell(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.3f} s"
+
+
+def correctness_lines(bench: dict) -> list[str]:
+    """Below a table with your own trainer in it: each candidate's verdict, and any that failed."""
+    verdicts = {n: v for n, v in bench.get("verdicts", {}).items() if bench["variants"][n]["kind"] != "variant"}
+    if not verdicts and not bench.get("failed"):
+        return []
+    reference = bench.get("reference", {}).get("name", "the reference")
+    out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
+    for name, v in verdicts.items():
+        if v["verdict"] == "identical":
+            out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
+        else:
+            both = v["candidate_pair"] and v["reference_pair"]
+            chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
+                     f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
+            out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
+    out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
+    return out + [""]
 
 
 def render_markdown(result: dict) -> str:
@@ -131,6 +235,7 @@ def render_markdown(result: dict) -> str:
         out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", ""]
         out += table_rows(bench)
         out.append("")
+        out += correctness_lines(bench)
         if i == 0 and result["peers"]:
             out += ["Peers on the same data and vocab, in the same run:", "", "| peer | total | vs fastest variant |",
                     "|---|---:|---:|"]
@@ -149,8 +254,10 @@ def render_markdown(result: dict) -> str:
             "high-water RSS; **vs previous** and **vs** the table's first variant are ratios of total time "
             "(higher is faster).", "",
             "![time per stage, per variant](report-stages.png)", "",
-            "![elapsed time against merges done, per variant](report-merges.png)", "",
-            "Raw figures: [`report-bench.json`](report-bench.json)."]
+            "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
+    if "scaling" in result:
+        out += ["![time against corpus size and against workers](report-scaling.png)", ""]
+    out += ["Raw figures: [`report-bench.json`](report-bench.json)."]
     return "\n".join(out) + "\n"
 
 
@@ -163,58 +270,151 @@ def _pyplot():
     return plt
 
 
+#: One colour per name in every plot: the variants in ladder order, then the peers.
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+            "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
+
+
+def colour(name: str) -> str:
+    """The colour of a variant (by its place in the ladder) or a peer (after the variants), the same everywhere."""
+    from bpe.lab.peers import PEERS
+
+    names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
+    index = names.index(name) if name in names else len(names) + sum(map(ord, name))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def _log_if_wide(ax, values, axis: str = "y", ratio: float = 30.0) -> None:
+    """Log scale when the positive values span more than ``ratio``: v2's minutes beside v6's second."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > ratio:
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+
+
 def plot_stages(result: dict, out: Path) -> None:
-    """One stacked bar per variant per table; peers (total only) beside the first table's bars."""
+    """One stacked bar per variant per table (the tick label in the variant's colour); peers beside the first."""
     plt = _pyplot()
     tables = result["tables"]
-    fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables) + 1, 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
         names = list(bench["variants"])
         bottoms = [0.0] * len(names)
-        for stage, colour in STAGE_COLOURS.items():
-            heights = [bench["variants"][n]["median"]["stages"][stage] for n in names]
-            ax.bar(names, heights, bottom=bottoms, color=colour, label=stage.replace("_", " "))
+        for stage, stage_colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
+            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
+            ax.bar(names, heights, bottom=bottoms, color=stage_colour, label=stage.replace("_", " "))
             bottoms = [b + h for b, h in zip(bottoms, heights)]
         other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
-        ax.bar(names, other, bottom=bottoms, color="#cccccc", label="other (start-up, vocab)")
+        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
+        ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
+               label="other (start-up, vocab)")
+        if not all(timed):
+            ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
+                   hatch="..", label="total only (a train_bpe function)")
+        labels = list(names)
         if i == 0:
             for name, value in result["peers"].items():
                 if isinstance(value, (int, float)):
-                    ax.bar([name], [value], color="white", edgecolor="black", hatch="//")
+                    ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
+                    labels.append(name)
+        for tick, name in zip(ax.get_xticklabels(), labels):
+            tick.set_color(colour(name))
         s = bench["settings"]
-        ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}")
+        ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}", fontsize=10)
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"Time per stage (generated by make report, {result['generated']})", fontsize=10)
+    fig.suptitle(f"Time per stage (make report, {result['generated']})", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
 
 
+def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
+    """(merges done, ms per 100 merges) over consecutive windows of about a twentieth of the run (one
+    checkpoint interval alone is too noisy to read a trend from); a short last window is dropped."""
+    stride = max(1, len(checkpoints) // 20)
+    window = checkpoints[::stride]
+    xs, ys = [], []
+    full = window[1][0] - window[0][0] if len(window) > 1 else 1
+    for (m0, t0), (m1, t1) in zip(window, window[1:]):
+        if m1 - m0 < full / 2:  # the stretch to the final merge: a few merges, mostly timer noise
+            continue
+        xs.append(m1)
+        ys.append(max((t1 - t0) / (m1 - m0) * 100 * 1000, 1e-3))
+    return xs, ys
+
+
 def plot_merges(result: dict, out: Path) -> None:
-    """Elapsed time against merges done, per variant; the curve starts when merging starts."""
+    """Per table: elapsed time against merges (top) and ms per 100 merges against merges (bottom)."""
     plt = _pyplot()
     tables = result["tables"]
-    fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables) + 1, 4.5), squeeze=False)
-    for i, (ax, bench) in enumerate(zip(axes[0], tables)):
+    fig, axes = plt.subplots(2, len(tables), figsize=(5.5 * len(tables) + 1, 8), squeeze=False)
+    for i, bench in enumerate(tables):
+        elapsed_ax, cost_ax = axes[0][i], axes[1][i]
+        elapsed, costs = [], []
         for name, variant in bench["variants"].items():
             med = variant["median"]
+            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
+                elapsed_ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", color=colour(name),
+                                label=f"{name} (total)")
+                elapsed += [t for _, t in med["checkpoints"]]
+                continue
             start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
             xs = [0] + [m for m, _ in med["checkpoints"]]
             ys = [start] + [t for _, t in med["checkpoints"]]
-            ax.plot(xs, ys, marker="o", markersize=3, label=name)
+            elapsed_ax.plot(xs, ys, color=colour(name), linewidth=1.5, label=name)
+            elapsed += ys
+            cx, cy = _per_hundred(med["checkpoints"])
+            cost_ax.plot(cx, cy, color=colour(name), linewidth=1.2, label=name)
+            costs += cy
         if i == 0:
             for name, value in result["peers"].items():
                 if isinstance(value, (int, float)):
-                    ax.axhline(value, linestyle="--", linewidth=1, color="grey")
-                    ax.annotate(f"{name} total", (0, value), fontsize=7, va="bottom")
+                    elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
+                                       label=f"{name} (total)")
+                    elapsed.append(value)
         s = bench["settings"]
-        ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}")
-        ax.set_xlabel("merges done")
-        ax.set_ylabel("seconds since start (median)")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"Elapsed time against merges (generated by make report, {result['generated']})", fontsize=10)
+        elapsed_ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}: elapsed", fontsize=10)
+        elapsed_ax.set_xlabel("merges done")
+        elapsed_ax.set_ylabel("seconds since start (median)")
+        _log_if_wide(elapsed_ax, elapsed)
+        elapsed_ax.legend(fontsize=8)
+        cost_ax.set_title("cost of each 100 merges (flat = constant cost per merge)", fontsize=10)
+        cost_ax.set_xlabel("merges done")
+        cost_ax.set_ylabel("ms per 100 merges")
+        _log_if_wide(cost_ax, costs)
+        cost_ax.legend(fontsize=8)
+    fig.suptitle(f"Time against merges (make report, {result['generated']})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def plot_scaling(result: dict, out: Path) -> None:
+    """Total time against corpus size (left) and against pre-tokenization workers (right)."""
+    plt = _pyplot()
+    scaling = result["scaling"]
+    fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for name, points in scaling["sizes"].items():
+        size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
+    size_ax.set_xlabel("corpus size (MB, first part of the data via --limit)")
+    size_ax.set_ylabel("total seconds")
+    size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
+    size_ax.set_xlim(left=0)
+    size_ax.set_title(f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size", fontsize=10)
+    size_ax.legend(fontsize=8)
+    for name, points in scaling["workers"].items():
+        workers_ax.plot([w for w, _, _ in points], [t for _, t, _ in points], marker="o", color=colour(name),
+                        label=f"{name} total")
+        workers_ax.plot([w for w, _, _ in points], [p for _, _, p in points], marker="s", linestyle="--",
+                        color=colour(name), label=f"{name} pre-tokenize")
+    workers_ax.set_xlabel("pre-tokenization workers")
+    workers_ax.set_xticks(scaling["worker_counts"])
+    workers_ax.set_ylabel("seconds")
+    workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
+    workers_ax.set_title(f"time against workers ({result['machine']['cpu_count']} CPUs)", fontsize=10)
+    workers_ax.legend(fontsize=7, loc="upper left", ncol=2)
+    fig.suptitle(f"Scaling (make report, {result['generated']})", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)

@@ -24,7 +24,12 @@ def machine_info() -> dict:
     }
 
 
-def git_commit() -> str | None:
+def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
+    """The short commit of the checkout, with ``-dirty`` when a tracked file differs from it.
+
+    ``exclude`` names folders whose changes do not count: a tool that rewrites its own committed
+    outputs (the profiler, ``profiles/``) is not running changed code.
+    """
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5
@@ -33,7 +38,8 @@ def git_commit() -> str | None:
         return None
     if out.returncode != 0:
         return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+    pathspec = ["--", ".", *(f":(exclude){path}" for path in exclude)] if exclude else []
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *pathspec], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=5).stdout.strip()
     return out.stdout.strip() + ("-dirty" if dirty else "")
 

@@ -59,13 +59,19 @@ def merge_word(word: Word, pair: Pair) -> Word:
     return tuple(out)
 
 
-def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress: bool = False) -> list[Pair]:
-    """Select and apply up to ``num_merges`` merges; stop early when no pair is left."""
-    bar = None
-    if progress:
-        from tqdm import tqdm
+def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress=None) -> list[Pair]:
+    """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
-        bar = tqdm(total=num_merges, unit="merge", desc="merging")
+    ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.
+    """
+    from bpe.training.progress import make_progress
+
+    progress = make_progress(progress)
+    progress.start_merges(num_merges)
+    on_merge = progress.on_merge
+    expect = getattr(timer, "expect_merges", None)
+    if expect is not None:
+        expect(num_merges)
     select, update = timer.stage("select"), timer.stage("update")
     merges: list[Pair] = []
     try:
@@ -78,11 +84,9 @@ def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress: bool
                 algorithm.merge(pair)
             merges.append(pair)
             timer.merge_done(len(merges))
-            if bar is not None:
-                bar.update(1)
+            on_merge()
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
         close = getattr(algorithm, "close", None)  # optional: undo process-wide tuning (v6's gc.freeze)
         if close is not None:
             close()

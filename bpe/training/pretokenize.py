@@ -117,8 +117,9 @@ _LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
 def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and 1.2-1.9x
-    faster on English text (Gutenberg, 2.3 and 14 MB): see the comments above :data:`ASCII_TWIN_REGEX`.
+    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster
+    on English text: see the comments above :data:`ASCII_TWIN_REGEX` for how, docs/v6.md ("The shared
+    pre-tokenizer") for how much.
     """
     if any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
         return count_pretokens_plain(text, special_tokens)
@@ -143,9 +144,8 @@ def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
     if put_back:
         # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
-        # character, so those tokens are among the few that are not printable, found in C: on the
-        # 14 MB corpus in 16 chunks, 773 tokens are put back instead of 231,717 (CPU 0.90-0.94 s ->
-        # 0.71-0.77 s with the two C-level steps below).
+        # character, so those tokens are among the few that are not printable, and `isprintable`
+        # finds them in C: translating every token back would cost a Python-level call per token.
         for token in list(compress(counts, map(not_, map(str.isprintable, counts)))):
             n = counts.pop(token)
             original = token.translate(put_back)

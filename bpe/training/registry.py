@@ -5,7 +5,15 @@ A variant module provides
 * ``IDEA``: one line, the optimization it adds;
 * ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``,
   which also takes ``end=`` (count only the first ``end`` bytes) when training on a subset;
-* ``Merger``: the merge algorithm (see :mod:`bpe.training.merge_loop`).
+* ``Merger``: the merge algorithm (see :mod:`bpe.training.merge_loop`), built from what
+  ``count_pretokens`` returned.
+
+The hook for counts that stay where they were counted (v7 keeps them in its worker processes):
+``count_pretokens`` may return, instead of a ``Counter``, any object that its own ``Merger`` accepts
+and that answers ``len()`` (distinct pre-tokens) and ``total()`` (all pre-tokens) as a ``Counter``
+does; if it has ``close()``, ``train_bpe`` calls it when building the ``Merger`` fails.  Every
+``Merger`` must still accept a plain ``Counter`` too (``bpe trace``, ``bpe merge-cost`` and the tests
+pass one).
 
 Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
 the folder, and a module is imported only when it is first looked up: the variants import ``bpe``,
@@ -65,9 +73,17 @@ class _LazyVariants(Mapping):
 VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
+#: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
+#: *measured* on every corpus, which is not always the last rung.  v7's shard processes beat v6 only
+#: with a free core per worker (docs/v7.md): on the 2-core machine every measured run of v7 with its
+#: shards, on 40 MB of web-like text, was 0.49x-0.99x v6's speed, so v6 stays the default until v7
+#: is measured faster on an idle machine.  None: the last rung.
+DEFAULT_VARIANT: str | None = "v6"
+
+
 def best_variant() -> str:
-    """The last (fastest) step of the ladder."""
-    return next(reversed(VARIANTS))
+    """The default variant: :data:`DEFAULT_VARIANT`, or the last step of the ladder."""
+    return DEFAULT_VARIANT if DEFAULT_VARIANT in VARIANTS else next(reversed(VARIANTS))
 
 
 def get_variant(name: str | None) -> ModuleType:

@@ -12,8 +12,9 @@ Stages, in the order they run:
 ``update``       summed over merges: apply the merge, keep counts/index/heap up to date
 =============  =====================================================================
 
-Every 1,000 merges a checkpoint records the elapsed time since training began, so a curve of time
-against merges shows whether per-merge cost grows (v1/v2/v4: the ``max()`` scan) or stays flat (v5+).
+Every 100 merges (every twentieth of the run when it makes fewer than 2,000) a checkpoint records
+the elapsed time since training began, so a curve of time against merges shows whether per-merge
+cost grows (v1/v2/v4: the ``max()`` scan) or stays flat (v5+).
 
 >>> timer = StageTimer()
 >>> with timer.stage("select"):
@@ -29,7 +30,7 @@ import sys
 from time import perf_counter
 
 STAGES = ("pretokenize", "pair_count", "select", "update")
-CHECKPOINT_EVERY = 1000
+CHECKPOINT_EVERY = 100
 
 
 def _vm_hwm_bytes() -> int | None:
@@ -74,7 +75,7 @@ class _Stage:
 
 
 class StageTimer:
-    """Accumulates seconds per stage, checkpoints every 1,000 merges, and peak memory."""
+    """Accumulates seconds per stage, checkpoints every 100 merges (finer on small runs), and peak memory."""
 
     def __init__(self) -> None:
         self.stages: dict[str, float] = {}
@@ -84,6 +85,7 @@ class StageTimer:
         self.merges = 0
         self.peak_rss: dict[str, int] = {}
         self._stage_objects: dict[str, _Stage] = {}
+        self.checkpoint_every = CHECKPOINT_EVERY
 
     def start(self) -> None:
         """Mark the start of training (the bench may build the timer a little earlier)."""
@@ -95,9 +97,13 @@ class StageTimer:
             stage = self._stage_objects[name] = _Stage(self, name)
         return stage
 
+    def expect_merges(self, num_merges: int) -> None:
+        """Called before merging: a run of fewer than 20 x 100 merges gets about 20 checkpoints."""
+        self.checkpoint_every = max(1, min(CHECKPOINT_EVERY, num_merges // 20))
+
     def merge_done(self, merges_done: int) -> None:
         self.merges = merges_done
-        if merges_done % CHECKPOINT_EVERY == 0:
+        if merges_done % self.checkpoint_every == 0:
             self.checkpoints.append((merges_done, perf_counter() - self.started))
 
     def finish(self) -> None:
@@ -136,6 +142,9 @@ class NullTimer:
         return self._stage
 
     def start(self) -> None:
+        pass
+
+    def expect_merges(self, num_merges: int) -> None:
         pass
 
     def merge_done(self, merges_done: int) -> None:

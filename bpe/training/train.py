@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -16,6 +17,7 @@ from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import check_input_file
+from bpe.training.progress import Progress, make_progress
 from bpe.training.registry import get_variant
 from bpe.training.timer import NullTimer
 
@@ -64,15 +66,28 @@ def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     return vocab
 
 
+def _count_with_progress(count, input_path, special_tokens, progress: Progress, **kwargs):
+    """Run the pre-tokenizer, reporting bytes as it goes if it takes ``on_bytes``, else all at the end."""
+    total = kwargs.get("end")
+    if total is None:
+        total = check_input_file(input_path).stat().st_size
+    progress.start_bytes(total)
+    if "on_bytes" in inspect.signature(count).parameters:
+        return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
+    counts = count(input_path, special_tokens, **kwargs)
+    progress.on_bytes(total)
+    return counts
+
+
 def train_bpe(
     input_path: str | PathLike,
     vocab_size: int,
     special_tokens: Sequence[str] = (),
     *,
-    variant: str | None = None,
+    variant=None,
     workers: int | None = None,
     timer=None,
-    progress: bool = False,
+    progress=False,
     errors: str = "strict",
     limit: int | str | None = None,
     stats: dict | None = None,
@@ -82,12 +97,14 @@ def train_bpe(
     Returns ``(vocab, merges)`` with CS336 semantics: the 256 single bytes and each special token are
     in the vocab; ``merges`` lists the merged pairs in the order they were made and may be shorter
     than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
-    (default: the fastest); all variants return identical results.  ``timer`` receives stage
+    (default: the fastest; or any object with a variant module's ``count_pretokens`` and ``Merger``,
+    as the lab passes a candidate's); all variants return identical results.  ``timer`` receives stage
     timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
     extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
-    pre-token counts).
+    pre-token counts).  ``progress`` (``True`` for bars on stderr, or a
+    :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
     """
     if not isinstance(input_path, (str, PathLike)):
         raise BPEError(f"input_path must be a file path, got {input_path!r}")
@@ -97,23 +114,37 @@ def train_bpe(
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise BPEError(f"workers must be at least 1, got {workers!r}")
-    algorithm = get_variant(variant)
+    algorithm = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()
+    progress = make_progress(progress)
     timer.start()
-    with timer.stage("pretokenize"):
-        # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
-        bounds = {}
-        if limit is not None:
-            bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens, errors=errors)
-        pretoken_counts = algorithm.count_pretokens(input_path, special_tokens, workers=workers, errors=errors,
-                                                    **bounds)
-    if stats is not None:
-        file_bytes = Path(input_path).stat().st_size
-        stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
-                     pretokens=sum(pretoken_counts.values()), distinct_pretokens=len(pretoken_counts))
-    with timer.stage("pair_count"):
-        merger = algorithm.Merger(pretoken_counts)
+    try:
+        with timer.stage("pretokenize"):
+            # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
+            bounds = {}
+            if limit is not None:
+                bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens, errors=errors)
+            pretoken_counts = _count_with_progress(algorithm.count_pretokens, input_path, special_tokens, progress,
+                                                   workers=workers, errors=errors, **bounds)
+    finally:
+        progress.close()
+    try:
+        if stats is not None:
+            file_bytes = Path(input_path).stat().st_size
+            total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
+            stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
+                         pretokens=total() if total is not None else sum(pretoken_counts.values()),
+                         distinct_pretokens=len(pretoken_counts))
+        with timer.stage("pair_count"):
+            merger = algorithm.Merger(pretoken_counts)
+    except BaseException:
+        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that no
+        # Merger took over: release them.
+        close = getattr(pretoken_counts, "close", None)
+        if close is not None:
+            close()
+        raise
     merges = run_merges(merger, num_merges, timer, progress=progress)
     timer.finish()
     return build_vocab(special_tokens, merges), merges

@@ -1,0 +1,22 @@
+"""Defaults that every command shares, in one place: the special token and the vocab size.
+
+CS336 Assignment 1 trains TinyStories at vocab 10,000 and OpenWebText at 32,000; a data set carries
+its own default (:attr:`bpe.io.datasets.Dataset.vocab_size`), and a plain file path gets
+:data:`VOCAB_SIZE`.  ``train``, ``bench``, ``report``, ``profile``, ``merge-cost`` and the make
+targets all resolve ``--vocab-size`` through :func:`bpe.io.datasets.default_vocab_size` and print the
+value in their header, so ``make bench DATA=tinystories`` is the assignment's setting.
+"""
+
+from __future__ import annotations
+
+#: The document separator of the CS336 data sets (and of the shipped corpora).
+SPECIAL_TOKEN = "<|endoftext|>"
+SPECIAL_TOKENS = (SPECIAL_TOKEN,)
+
+#: CS336's vocab for TinyStories; used for the Gutenberg corpora and any file path too.
+VOCAB_SIZE = 10_000
+#: CS336's vocab for OpenWebText (and web-like text).
+WEB_VOCAB_SIZE = 32_000
+
+#: The data set a command uses when given none: shipped with the repo, 2.3 MB.
+DATASET = "gutenberg-sample"

@@ -1,0 +1,245 @@
+"""What the lab can run: a ladder variant, or your own trainer (a *candidate*), named on the command line.
+
+``bpe bench --variant`` and ``bpe report --variant`` take a comma list, and the flag may be repeated::
+
+    --variant v6                          a ladder variant
+    --variant path/to/mine.py             a file defining ``Merger`` (the ladder's protocol, see
+                                          bpe/training/merge_loop.py), or else ``train_bpe`` or
+                                          ``run_train_bpe`` (the CS336 signature)
+    --variant path/to/mine.py:my_train    a function of that signature in a file
+    --variant mypackage.module:my_train   a function of that signature in an importable module
+    --variant v5,v6,mine.py               several, run in that order
+
+A ``Merger`` candidate is pre-tokenized by the project's pooled counter (or by its own
+``count_pretokens``, when the file defines one, as a variant module does) and gets every stage
+timing.  A function candidate is timed as a whole: ``fn(input_path, vocab_size, special_tokens) ->
+(vocab, merges)``.  Either runs in a fresh process like every bench run (see :mod:`bpe.lab.bench`).
+
+A file is looked at without running it (its syntax tree says whether it defines ``Merger`` or
+``train_bpe``), so the candidate's own code runs only in the child, where its errors and prints
+are caught and reported as one line (:func:`call_candidate`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+from bpe.errors import BPEError
+from bpe.training.registry import VARIANTS, best_variant
+
+#: Function names a candidate file may define, in the order they are looked for (after ``Merger``).
+FUNCTION_NAMES = ("train_bpe", "run_train_bpe")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One entry of ``--variant``: ``kind`` is ``variant``, ``merger`` or ``function``."""
+
+    label: str  # the row's name: v6, the file's (module's) name, or a function's not called train_bpe
+    kind: str
+    spec: str  # what the child loads: a variant name, a file, ``file.py:function`` or ``module:function``
+    idea: str
+
+    @property
+    def is_variant(self) -> bool:
+        return self.kind == "variant"
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def _file_idea(tree: ast.Module, fallback: str) -> str:
+    """The file's ``IDEA = "..."`` if it has one, else its docstring's first line, else ``fallback``."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "IDEA" for t in node.targets)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    doc = ast.get_docstring(tree)
+    return doc.strip().splitlines()[0] if doc and doc.strip() else fallback
+
+
+def _parse_file(path: Path) -> ast.Module:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as exc:
+        raise BPEError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from None
+
+
+def _label(module: str, function: str) -> str:
+    """A function's row is named after it, unless it has the handout's name: then after its file or module."""
+    return module if function in FUNCTION_NAMES else function
+
+
+def resolve(spec: str) -> Candidate:
+    """The :class:`Candidate` a ``--variant`` entry names, or a :class:`BPEError` saying why none."""
+    if spec in VARIANTS:
+        return Candidate(spec, "variant", spec, VARIANTS[spec].IDEA)
+    path_part, _, function = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    path = Path(path_part)
+    if function and not function.isidentifier():
+        raise BPEError(f"{spec!r}: {function!r} is not a function name")
+    if path.suffix == ".py" or path.is_file():
+        if not path.is_file():
+            raise BPEError(f"no file {path} (a --variant entry is v1..v{len(VARIANTS)}, a .py file, "
+                           f"or module:function)")
+        tree = _parse_file(path)
+        if function:
+            return Candidate(_label(path.stem, function), "function", f"{path}:{function}",
+                             _file_idea(tree, f"{function} in {path.name}"))
+        names = _top_level_names(tree)
+        if "Merger" in names:
+            return Candidate(path.stem, "merger", str(path), _file_idea(tree, "your Merger"))
+        for name in FUNCTION_NAMES:
+            if name in names:
+                return Candidate(path.stem, "function", f"{path}:{name}", _file_idea(tree, f"your {name}"))
+        raise BPEError(f"{path} defines neither a Merger class nor a function {' or '.join(FUNCTION_NAMES)}; "
+                       f"name another function as {path}:FUNCTION")
+    if function:
+        try:
+            found = importlib.util.find_spec(path_part)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise BPEError(f"no module {path_part!r} to import (for {spec!r}); is it on PYTHONPATH?")
+        return Candidate(_label(path_part.rpartition(".")[2], function), "function", spec,
+                         f"{function} from {path_part}")
+    raise BPEError(f"unknown variant {spec!r}; valid variants: {', '.join(VARIANTS)} "
+                   f"(or your own trainer: a .py file, or module:function)")
+
+
+def parse_variants(specs: str | Sequence[str] | None) -> list[Candidate]:
+    """``--variant`` values (each a comma list; ``all`` = the ladder) as candidates, labels made unique.
+
+    >>> [c.label for c in parse_variants(["v1,v2", "v2"])]
+    ['v1', 'v2', 'v2#2']
+    """
+    if specs is None:
+        specs = [best_variant()]
+    elif isinstance(specs, str):
+        specs = [specs]
+    entries = [s.strip() for spec in specs for s in spec.split(",") if s.strip()]
+    if not entries:
+        raise BPEError("--variant is empty; name v1..vN, a .py file or module:function")
+    candidates: list[Candidate] = []
+    for entry in entries:
+        found = [resolve(name) for name in VARIANTS] if entry == "all" else [resolve(entry)]
+        for candidate in found:
+            labels = {c.label for c in candidates}
+            label, n = candidate.label, 1
+            while label in labels:
+                n += 1
+                label = f"{candidate.label}#{n}"
+            candidates.append(Candidate(label, candidate.kind, candidate.spec, candidate.idea))
+    return candidates
+
+
+# --- In the child process: load and call the candidate's own code ------------------------------------
+
+
+class CandidateFailed(Exception):
+    """The candidate's own code failed; the message is one line for the table."""
+
+
+def load_file_module(path: str | Path) -> ModuleType:
+    """Import a Python file as a module of its own (not added to ``sys.modules``).
+
+    Its folder goes first on ``sys.path``, as ``python mine.py`` would put it, so the file can import
+    its neighbours (``from helpers import ...``).
+    """
+    path = Path(path)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
+    if spec is None or spec.loader is None or path.suffix != ".py":
+        raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
+                       f"or a .py file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _raised(exc: BaseException) -> str:
+    """``ValueError: boom (mine.py line 12)``: the last line of the candidate's traceback, and where."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        where = f" ({Path(exc.filename or '?').name} line {exc.lineno})"
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return f"{last}{where}"
+
+
+def call_candidate(what: str, fn, *args):
+    """``fn(*args)``, with anything it raises (even ``SystemExit``) turned into :class:`CandidateFailed`."""
+    try:
+        return fn(*args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the candidate's code: whatever it raises is its result, reported
+        raise CandidateFailed(f"{what} raised {_raised(exc)}") from None
+
+
+def load_function(spec: str):
+    """The function a ``file.py:function`` or ``module:function`` spec names (in the child)."""
+    where, _, name = spec.rpartition(":")
+    if where.endswith(".py") or Path(where).is_file():
+        module = call_candidate(f"importing {Path(where).name}", load_file_module, where)
+    else:
+        module = call_candidate(f"importing {where}", importlib.import_module, where)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise CandidateFailed(f"{where} has no function {name}")
+    return fn
+
+
+def load_algorithm(candidate_kind: str, spec: str):
+    """A variant module, or a namespace with a candidate file's ``Merger`` and pre-tokenizer (in the child)."""
+    if candidate_kind == "variant":
+        return VARIANTS[spec]
+    from bpe.training.parallel import count_file_parallel
+
+    module = call_candidate(f"importing {Path(spec).name}", load_file_module, spec)
+    merger = getattr(module, "Merger", None)
+    if merger is None:
+        raise CandidateFailed(f"{spec} defines no Merger class")
+    own_counter = getattr(module, "count_pretokens", None)
+    return SimpleNamespace(Merger=merger, count_pretokens=own_counter or count_file_parallel,
+                           own_counter=own_counter is not None)
+
+
+def check_trained(result, what: str) -> tuple[dict, list]:
+    """``(vocab, merges)`` from a CS336-style function, or :class:`CandidateFailed` naming the wrong shape."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        shown = type(result).__name__ + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else "")
+        raise CandidateFailed(f"{what} returned a {shown}; expected (vocab, merges)")
+    vocab, merges = result
+    if not isinstance(vocab, dict):
+        raise CandidateFailed(f"{what} returned a vocab of type {type(vocab).__name__}; expected dict[int, bytes]")
+    for key, value in vocab.items():
+        if not isinstance(key, int) or not isinstance(value, bytes):
+            raise CandidateFailed(f"{what}'s vocab has the entry {key!r}: {value!r}; expected int -> bytes")
+    if not isinstance(merges, (list, tuple)):
+        raise CandidateFailed(f"{what} returned merges of type {type(merges).__name__}; "
+                              "expected list[tuple[bytes, bytes]]")
+    for i, pair in enumerate(merges):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(t, bytes) for t in pair)):
+            raise CandidateFailed(f"{what}'s merges[{i}] is {pair!r}; expected a pair (bytes, bytes)")
+    return vocab, [tuple(pair) for pair in merges]

@@ -1,0 +1,207 @@
+"""Why do a trainer's merges differ from the reference?  The first divergence, the true counts, a likely cause.
+
+The bench compares every run's merges with the reference merges of the same data (the fastest
+variant's, from the same run or computed once and cached).  When they differ, what a student
+needs is the first merge where they part, so :func:`diagnose` reports
+
+* the step (1-based), the pair each side chose there, and both pairs' *true* counts at that step:
+  the reference's merges before the step replayed on the reference pre-token counts, then counted;
+* a likely cause, when one of the usual mistakes fits (checked in this order):
+
+  ``pretokenization``  the candidate's own pre-token counts differ (shown: the first pre-token whose
+                       count differs), or its pair never occurs inside one GPT-2 pre-token (shown:
+                       where it occurs in the text, across a pre-token boundary);
+  ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair);
+  ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
+                       joined), the candidate's pair is the most frequent: its counts cross a special token;
+  ``overlap``          a pair ``(x, x)`` whose count depends on counting overlapping occurrences
+                       (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right.
+
+It leaves out every later difference: once the merges part, the states differ and later steps say
+nothing new.  Replaying uses the rank rule of encoding (merge the earliest-learned pair first), which
+gives each word exactly the segmentation training had reached after those merges.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
+
+
+def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
+    """Merges as JSON-safe strings (each byte one latin-1 character), for the child-to-parent channel."""
+    return [[a.decode("latin-1"), b.decode("latin-1")] for a, b in merges]
+
+
+def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
+    return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in data]
+
+
+def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:
+    """The index of the first merge that differs (or where one list ends first); ``None`` if identical."""
+    for i, (mine, theirs) in enumerate(zip(merges, reference)):
+        if mine != theirs:
+            return i
+    return None if len(merges) == len(reference) else min(len(merges), len(reference))
+
+
+def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
+    """``token`` split as training had split it after the merges in ``ranks`` (pair -> step).
+
+    >>> segment(b"aaab", {(b"a", b"a"): 0, (b"aa", b"a"): 1})
+    (b'aaa', b'b')
+    """
+    word = split_into_bytes(token)
+    while len(word) > 1:
+        pair = min(zip(word, word[1:]), key=lambda p: ranks.get(p, len(ranks)))
+        if pair not in ranks:
+            break
+        word = merge_word(word, pair)
+    return word
+
+
+def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Counter[Pair]:
+    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included."""
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    counts: Counter[Pair] = Counter()
+    for token, n in pretoken_counts.items():
+        word = segment(token, ranks)
+        for pair in zip(word, word[1:]):
+            counts[pair] += n
+    return counts
+
+
+def best_pair(counts: Mapping[Pair, int]) -> Pair | None:
+    return max(counts, key=lambda pair: (counts[pair], pair)) if counts else None
+
+
+def non_overlapping_count(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair], pair: Pair) -> int:
+    """Occurrences of ``pair`` after ``merges`` counted as a merge would take them (``aaa``: once)."""
+    ranks = {p: i for i, p in enumerate(merges)}
+    total = 0
+    for token, n in pretoken_counts.items():
+        word = segment(token, ranks)
+        total += n * (len(word) - len(merge_word(word, pair)))
+    return total
+
+
+def show(pair: Pair | None) -> str | None:
+    return None if pair is None else f"({pair[0]!r}, {pair[1]!r})"
+
+
+@dataclass
+class Evidence:
+    """What the diagnosis may look at, each part computed only if a check needs it."""
+
+    load_counts: Callable[[], Mapping[bytes, int]]  # the reference pre-token counts
+    load_text: Callable[[], str]  # the training text (the same bytes)
+    special_tokens: Sequence[str]
+
+    @cached_property
+    def counts(self) -> Mapping[bytes, int]:
+        return self.load_counts()
+
+    @cached_property
+    def text(self) -> str:
+        return self.load_text()
+
+
+def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Evidence, name: str = "candidate",
+             reference_name: str = "reference", candidate_counts: Mapping[bytes, int] | None = None) -> dict:
+    """The verdict for one run: ``{"verdict": "identical", ...}`` or the first divergence, explained.
+
+    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.
+    """
+    step = first_divergence(merges, reference)
+    if step is None:
+        return {"verdict": "identical", "merges": len(merges)}
+    mine = merges[step] if step < len(merges) else None
+    theirs = reference[step] if step < len(reference) else None
+    counts = pair_counts_after(evidence.counts, reference[:step])
+    found = {"verdict": "differs", "step": step + 1, "merges": len(merges), "reference_merges": len(reference),
+             "candidate_pair": show(mine), "reference_pair": show(theirs),
+             "candidate_count": None if mine is None else counts.get(mine, 0),
+             "reference_count": None if theirs is None else counts.get(theirs, 0), "cause": None}
+    if mine is None or theirs is None:
+        found["explanation"] = (f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: "
+                                + ("it stopped while pairs were left" if mine is None else
+                                   "it merged past the vocab size (or past the last pair)"))
+        return found
+    cause, explanation = likely_cause(mine, theirs, counts, reference[:step], evidence, name, candidate_counts)
+    found["cause"], found["explanation"] = cause, explanation
+    return found
+
+
+def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
+                 name: str, candidate_counts: Mapping[bytes, int] | None = None) -> tuple[str | None, str]:
+    """``(cause, one or two sentences)`` for a divergence where both sides chose a pair."""
+    from bpe.training.pretokenize import count_pretokens, split_on_special_tokens
+
+    mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
+    if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
+        if evidence.special_tokens and dict(candidate_counts) == dict(count_pretokens(evidence.text, [])):
+            return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
+                                      "its pre-token counts are the GPT-2 pattern's on the text with the special "
+                                      "tokens left in; split on them first and count each piece on its own")
+        return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
+    if mine_n == theirs_n and mine < theirs:
+        return "tie", (f"tie broken the wrong way: both pairs occur {mine_n:,} times and {name} chose the smaller; "
+                       "CS336 breaks ties by the larger pair (compare the byte strings: max by (count, pair))")
+    if evidence.special_tokens:
+        pieces = split_on_special_tokens(evidence.text, evidence.special_tokens)
+        for how, text in (("left in the text", evidence.text), ("cut out and the pieces joined", "".join(pieces))):
+            recount = pair_counts_after(count_pretokens(text, []), before)
+            if best_pair(recount) == mine and recount.get(mine, 0) > mine_n:
+                return "special-tokens", (f"counts that cross a special token: with the special tokens {how}, "
+                                          f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
+                                          "is the most frequent pair; split the text on the special tokens first "
+                                          "and count each piece on its own")
+    if mine_n == 0:
+        return "pretokenization", boundary_example(mine, evidence, name)
+    overlapped = [p for p in (mine, theirs) if p[0] == p[1]] + [p for p in before if p[0] == p[1] and (
+        p[0] in mine or p[0] + p[1] in mine or p[0] in theirs or p[0] + p[1] in theirs)]
+    if overlapped:
+        pair = overlapped[0]
+        single = non_overlapping_count(evidence.counts, before, theirs) if theirs[0] == theirs[1] else None
+        how = (f"; counted without overlaps, {show(theirs)} has {single:,}" if single is not None and single < theirs_n
+               else "")
+        return "overlap", (f"overlapping occurrences: {show(pair)} is a pair of equal tokens, so in a word like "
+                           f"{pair[0] * 3!r} its occurrences overlap (counted twice as pairs; merged once, "
+                           f"leaving {pair[0] * 2!r} + {pair[0]!r}){how}; {name}'s count for {show(mine)} must "
+                           f"have been above its true {mine_n:,}")
+    return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this step; "
+                  "check how the counts are updated after a merge")
+
+
+def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str) -> str:
+    """The first pre-token (in the reference's order, then the candidate's) whose count differs."""
+    for token in list(theirs) + [t for t in mine if t not in theirs]:
+        if mine.get(token, 0) != theirs.get(token, 0):
+            return (f"a pre-tokenization difference: the pre-token {token!r} is counted {mine.get(token, 0):,} times "
+                    f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by the GPT-2 pattern "
+                    f"({len(mine):,} vs {len(theirs):,} distinct pre-tokens)")
+    return "a pre-tokenization difference"
+
+
+def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
+    """Where ``pair``'s bytes occur in the text although no GPT-2 pre-token holds them: a boundary it spans."""
+    from bpe.training.pretokenize import GPT2_REGEX
+
+    joined = (pair[0] + pair[1]).decode("utf-8", errors="replace")
+    where = evidence.text.find(joined)
+    base = (f"a pre-tokenization difference: {show(pair)} never occurs inside one GPT-2 pre-token, so {name} "
+            "must have counted it across a pre-token boundary (or its pre-tokens differ)")
+    if where < 0:
+        return base
+    start = max(0, evidence.text.rfind("\n", 0, where) + 1, where - 40)
+    window = evidence.text[start: where + len(joined) + 40]
+    spans = []
+    for match in GPT2_REGEX.finditer(window):
+        if match.end() > where - start and match.start() < where - start + len(joined):
+            spans.append(repr(match.group()))
+    return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"

@@ -1,0 +1,162 @@
+"""How long and how much memory a training run will take, estimated before it starts.
+
+``python -m bpe estimate --data tinystories`` prints it for every variant; ``train``, ``bench``,
+``report`` and ``profile`` print it in their header and refuse a run estimated past
+:data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip such a
+variant with a note instead).
+
+The model is each variant's measured scaling, with constants fitted on this project's 2-core
+machine (``bench --repeat 1 --workers 2`` on ``corpus-en``, ``gutenberg-sample`` and the 14 MB
+``gutenberg-books``); it is meant to be right within a factor of about 2, enough to tell a minute
+from an hour:
+
+* every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
+  that among the workers;
+* the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
+  variant stores), which grows much more slowly than the corpus (Heaps' law).  ``L`` is measured on
+  the first :data:`SAMPLE_BYTES` of the file, at a quarter and at the whole sample, and extrapolated
+  with the exponent those two points give;
+* v1 recounts every pair of every word after every merge: ``merges x L``;
+* v2-v4 scan every live pair with ``max()`` once per merge; the live pairs grow faster than ``L``,
+  and the fit over the two Gutenberg corpora gives ``merges x L^1.45``;
+* v5 and v6 (and any variant not listed, such as a candidate file) pop a heap: a build and updates
+  proportional to ``L`` plus a small cost per merge;
+* memory: a base, bytes per unit of ``L`` for the variant's structures, and for a pre-tokenizer that
+  reads the whole file at once, about 5 bytes per byte of input.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from bpe.training.sizes import format_size
+
+#: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
+LONG_RUN_SECONDS = 10 * 60
+SAMPLE_BYTES = 2_000_000
+SERIAL_BYTES_PER_SECOND = 8e6
+BASE_MEMORY = 35e6
+WHOLE_FILE_BYTES_PER_BYTE = 5.0
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Seconds = per_merge(L) x merges + per_l x L; memory = base + bytes_per_l x L (+ the file if read whole)."""
+
+    kind: str  # "recount", "scan" or "heap"
+    per_merge: float  # seconds per merge per unit of L**exponent
+    exponent: float
+    per_l: float  # seconds per unit of L (build and updates)
+    bytes_per_l: float
+
+
+# Fitted on gutenberg-sample (L = 228,375) and gutenberg-books (L = 521,554) at 9,743 merges and on
+# corpus-en (L = 34,739) for v1; see the module docstring.
+MODELS = {
+    "v1": CostModel("recount", 4.1e-7, 1.0, 0.0, 150),
+    "v2": CostModel("scan", 5.6e-3 / 228_375 ** 1.45, 1.45, 5.5e-6, 150),
+    "v3": CostModel("scan", 5.6e-3 / 228_375 ** 1.45, 1.45, 5.5e-6, 150),
+    "v4": CostModel("scan", 6.5e-3 / 228_375 ** 1.45, 1.45, 4.6e-6, 150),
+    "v5": CostModel("heap", 9.3e-5, 0.0, 4.2e-6, 170),
+    "v6": CostModel("heap", 5.6e-6, 0.0, 1.5e-6, 65),
+}
+DEFAULT_MODEL = MODELS["v6"]
+
+
+@dataclass(frozen=True)
+class CorpusShape:
+    """What the cost depends on: bytes trained on, and the distinct pre-tokens' total length ``L``."""
+
+    bytes: int
+    distinct_length: float
+    measured: bool  # False: L is an upper bound (the sample was skipped)
+
+
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
+                 assume_bytes: int | None = None) -> CorpusShape:
+    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size).
+
+    ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
+    --size``): how a variant would fare on a bigger corpus of the same kind.
+    """
+    from bpe.training.pretokenize import check_input_file, count_pretokens
+
+    path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+    size = end if end is not None else path.stat().st_size
+    with open(path, "rb") as f:
+        sample = f.read(min(size, SAMPLE_BYTES))
+    cut = sample.rfind(b"\n") if len(sample) < size else -1
+    sample = sample[:cut] if cut > 0 else sample
+    text = sample.decode("utf-8", errors="replace")
+    whole = sum(len(token) for token in count_pretokens(text, special_tokens))
+    target = assume_bytes or size
+    if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
+        return CorpusShape(target, whole * max(1.0, target / max(len(sample), 1)), True)
+    quarter = sum(len(token) for token in count_pretokens(text[: len(text) // 4], special_tokens))
+    exponent = min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
+    return CorpusShape(target, whole * max(1.0, target / len(sample)) ** exponent, True)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    variant: str
+    merges: int
+    seconds: float
+    peak_bytes: float
+
+    def describe(self) -> str:
+        return f"{self.variant} ~{format_duration(self.seconds)}, ~{format_size(int(self.peak_bytes))}"
+
+
+#: The serial pre-tokenizer (v1, v2) reads the whole file into one string; set False once it streams.
+SERIAL_READS_WHOLE_FILE = True
+
+
+def is_serial(variant: str) -> bool:
+    """True when the variant pre-tokenizes in one process (no pool)."""
+    from bpe.training.pretokenize import count_file_serial
+    from bpe.training.registry import VARIANTS
+
+    return variant in VARIANTS and VARIANTS[variant].count_pretokens is count_file_serial
+
+
+def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
+    """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
+    model = MODELS.get(variant, DEFAULT_MODEL)
+    workers = workers or os.cpu_count() or 1
+    serial = is_serial(variant)
+    pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
+    length = shape.distinct_length
+    merging = model.per_merge * merges * length ** model.exponent + model.per_l * length
+    memory = BASE_MEMORY + model.bytes_per_l * length
+    if serial and SERIAL_READS_WHOLE_FILE:
+        memory += WHOLE_FILE_BYTES_PER_BYTE * shape.bytes
+    return Estimate(variant, merges, pretokenize + merging, memory)
+
+
+def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:
+    return [e for e in estimates if e.seconds > limit]
+
+
+def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
+    """The error for runs estimated past ``limit``: what, how long, and the two ways on."""
+    runs = ", ".join(e.describe() for e in slow)
+    return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass --force to run it anyway, "
+            f"or try a smaller --vocab-size, --limit, or a faster variant (v5, v6)")
+
+
+def format_duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h``, ``4 days``: the precision an estimate deserves.
+
+    >>> format_duration(3), format_duration(90), format_duration(7200), format_duration(400000)
+    ('3 s', '2 min', '2.0 h', '4.6 days')
+    """
+    if seconds < 60:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"

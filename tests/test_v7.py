@@ -1,0 +1,158 @@
+"""v7 (words sharded across worker processes) gives exactly v1's merges, and leaves no process behind.
+
+The reference, equivalence and ladder tests run v7 like every variant, but on corpora too small for
+a shard process (``MIN_WORDS_PER_SHARD``): there v7 keeps one shard in the parent.  These tests force
+the shard processes (and uneven shard counts) and check what the split adds: the deltas, the merge
+channels, the clean-up when training ends, fails or a shard dies.
+"""
+
+import os
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe import BPEError, train_bpe
+from bpe.training.merge_loop import run_merges
+from bpe.training.pool import KILL_ON_TASK_ENV
+from bpe.training.pretokenize import count_file_serial
+from bpe.training.timer import NullTimer
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, live_processes, reference_merges, v1_merges_and_words
+from variants import v7_sharded
+from variants.v6_tuned import count_pairs, pairs_of
+from variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
+
+
+@pytest.fixture
+def shard_processes(monkeypatch):
+    """Shard processes even for a handful of words."""
+    monkeypatch.setattr(v7_sharded, "MIN_WORDS_PER_SHARD", 1)
+
+
+def no_process_left():
+    return live_processes(parent=os.getpid()) == []
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_reference_merges_with_shard_processes(shard_processes, workers):
+    stats = {}
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v7", workers=workers, stats=stats)
+    assert merges == reference_merges()
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    assert (stats["distinct_pretokens"], stats["pretokens"]) == (len(counts), counts.total())
+    assert no_process_left()
+
+
+@pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_plain_counter_is_sharded_by_the_merger(shard_processes, counts, workers):
+    expected, _ = v1_merges_and_words(counts, 40)
+    merger = Merger(counts, workers=workers)
+    assert merger._pool is not None and merger._pool.size == min(workers, len(counts))
+    assert run_merges(merger, 40, NullTimer()) == expected
+    assert no_process_left()
+
+
+def test_too_few_words_for_a_shard_process_is_v6_in_this_process():
+    merger = Merger(Counter({b"low": 5, b"lower": 2}), workers=4)
+    assert merger._pool is None and merger.words == ["low", "lower"]  # v6's own state
+    assert run_merges(merger, 3, NullTimer()) == [(b"o", b"w"), (b"l", b"ow"), (b"low", b"e")]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.dictionaries(st.text(alphabet="abc é", min_size=1, max_size=9).map(str.encode),
+                             st.integers(1, 5), min_size=1, max_size=25),
+       workers=st.integers(2, 3))
+def test_sharded_merges_match_v1(shard_processes, words, workers):
+    expected, _ = v1_merges_and_words(words, 30)
+    assert run_merges(Merger(words, workers=workers), 30, NullTimer()) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.dictionaries(st.text(alphabet="abcA", min_size=2, max_size=10).map(str.encode),
+                             st.integers(1, 5), min_size=1, max_size=20))
+def test_a_shards_deltas_are_the_change_in_its_pair_counts(words):
+    shard = Shard(words)
+    before = dict(shard.initial_pair_counts)
+    the_pair = max(before, key=before.get)
+    lost, gained = shard.merge(the_pair, "\u0100", "")
+    after = Counter()
+    for word, count in zip(shard.words, shard.word_counts):
+        for pair in pairs_of(word):
+            after[pair] += count
+    expected = Counter(before)
+    del expected[the_pair]
+    for pair, count in lost:
+        expected[pair] -= count
+    expected.update(gained)
+    assert +expected == after
+    assert all("\u0100" in pair for pair in gained) and all("\u0100" not in pair for pair, _ in lost)
+    # the index lists every word holding each pair (perhaps some that no longer do, never one missing)
+    for pair in after:
+        assert {i for i, word in enumerate(shard.words) if pair in word} <= set(shard.pair_to_words[pair])
+
+
+def test_split_is_stable_and_disjoint():
+    counts = {b"a": 1, b"bb": 2, b" ccc": 3, "é".encode(): 4}
+    parts = split_counts(counts, 3)
+    assert parts == split_counts(counts, 3) and sum(len(p) for p in parts) == len(counts)
+    assert {k: v for part in parts for k, v in part.items()} == counts
+    assert count_pairs(["ab"], [1]) == ({"ab": 1}, {"ab": [0]})
+
+
+def test_trace_state_gathers_every_shard(shard_processes):
+    merger = Merger({b"low": 5, b"lower": 2, b"newest": 6, b"widest": 3}, workers=2)
+    try:
+        merger.merge(merger.select_best_pair())
+        state = merger.trace_state()
+        assert sorted(state["words"]) == sorted([((b"l", b"o", b"w"), 5), ((b"l", b"o", b"w", b"e", b"r"), 2),
+                                                 ((b"n", b"e", b"w", b"e", b"st"), 6),
+                                                 ((b"w", b"i", b"d", b"e", b"st"), 3)])
+        assert state["pair_to_words"][(b"e", b"st")] and state["pair_counts"][(b"e", b"st")] == 9
+        assert merger.select_best_pair() == (b"e", b"st")
+        merger.merge((b"e", b"st"))  # merging goes on after the pool answered a task
+        assert (merger.pair_counts["w\u0101"], merger.pair_counts["d\u0101"]) == (6, 3)  # (w, est), (d, est)
+    finally:
+        merger.close()
+    assert no_process_left()
+
+
+def test_a_failing_merge_stops_every_shard(shard_processes, monkeypatch):
+    merger = Merger(count_file_serial(CORPUS_EN, ["<|endoftext|>"]), workers=2)
+    calls = []
+
+    def select_then_fail():
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return Merger.select_best_pair(merger)
+
+    monkeypatch.setattr(merger, "select_best_pair", select_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        run_merges(merger, 100, NullTimer())  # run_merges closes the merger in every case
+    assert no_process_left()
+
+
+def test_a_shard_killed_while_counting_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch):
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "1")
+    with pytest.raises(BPEError, match=r"worker died \(killed by SIGKILL\)"):
+        train_bpe(CORPUS_EN, 400, ["<|endoftext|>"], variant="v7", workers=2)
+    assert no_process_left()
+
+
+@pytest.mark.parametrize("task", [2, 5], ids=["while building", "while merging"])
+def test_a_killed_shard_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch, task):
+    # Pool tasks of Merger(counter): keep the parts (0, 1), build the shards (2, 3), serve merges (4, 5).
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    monkeypatch.setenv(KILL_ON_TASK_ENV, str(task))
+    with pytest.raises(BPEError, match=r"a merge shard worker died \(killed by SIGKILL\)"):
+        run_merges(Merger(counts, workers=2), 100, NullTimer())
+    assert no_process_left()
+
+
+def test_counts_left_in_workers_are_released_if_the_merger_is_never_built(shard_processes):
+    counts = v7_sharded.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    assert isinstance(counts, ShardedCounts) and counts.pool is not None
+    counts.close()
+    assert no_process_left()

@@ -1,0 +1,72 @@
+"""The web-like data generator (bpe.io.webtext) and the ``webtext-synth`` data set name."""
+
+import hashlib
+
+import pytest
+
+from bpe import BPEError
+from bpe.cli import main
+from bpe.io.datasets import data_label, resolve_data, size_label
+from bpe.io.webtext import SEPARATOR, file_statistics, generate
+from bpe.training.pretokenize import count_file_serial
+
+#: sha256 of the first 50,000 bytes' worth of documents of seed 0 (50,899 bytes).  It changes only
+#: when the generator changes on purpose: then every published webtext-synth figure is stale too.
+GOLDEN_50KB = "0ca4522ca5499e71cd424567827cb3acedaf4495142a5d54b7142fe872ae4043"
+
+
+def test_same_seed_and_size_give_the_same_bytes(tmp_path):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    stats = generate(first, 50_000)
+    generate(second, 50_000)
+    data = first.read_bytes()
+    assert data == second.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == GOLDEN_50KB
+    assert stats == {"bytes": len(data), "documents": data.count(SEPARATOR.encode()),
+                     "non_ascii_bytes": sum(b >= 0x80 for b in data)}
+
+
+def test_whole_documents_a_smaller_size_is_a_prefix_another_seed_differs(tmp_path):
+    generate(tmp_path / "small.txt", 20_000)
+    generate(tmp_path / "large.txt", 50_000)
+    generate(tmp_path / "other.txt", 20_000, seed=1)
+    small, large = (tmp_path / "small.txt").read_bytes(), (tmp_path / "large.txt").read_bytes()
+    assert large.startswith(small) and len(small) >= 20_000 and small.endswith(SEPARATOR.encode())
+    assert (tmp_path / "other.txt").read_bytes()[:1000] != small[:1000]
+    assert not list(tmp_path.glob("*.tmp"))  # written under a temporary name, renamed when complete
+
+
+def test_it_looks_like_web_text(tmp_path):
+    path = tmp_path / "web.txt"
+    generate(path, 300_000)
+    text = path.read_text(encoding="utf-8")
+    counts = count_file_serial(path, [SEPARATOR])
+    assert len(counts) / 0.3 > 20_000  # distinct pre-tokens per MB (at 100 MB: 12,000)
+    for what in ("https://", "@", "www.", "$", "%", "\u201c", "\u2014", "    return ", "_"):
+        assert what in text, what
+    assert any("\u4e00" <= c <= "\u9fff" for c in text)  # CJK
+    assert any(ord(c) >= 0x1F300 for c in text)  # emoji
+    assert any(c in "éèàüöñç" for c in text)  # accented Latin
+    assert any(token.isupper() and len(token) > 3 for token in text.split())  # ALL CAPS
+    stats = file_statistics(path, workers=1)
+    assert stats["distinct_pretokens"] == len(counts) and 0.005 < stats["non_ascii_share"] < 0.1
+
+
+def test_the_name_generates_the_file_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    path = resolve_data("webtext-synth-30KB")
+    assert path == tmp_path / "webtext-synth-30KB.txt" and path.stat().st_size >= 30_000
+    assert "generating" in capsys.readouterr().err
+    assert resolve_data("webtext-synth-30KB") == path and capsys.readouterr().err == ""
+    assert data_label("webtext-synth-30KB") == "webtext-synth-30KB"
+    assert main(["data", "get", "webtext-synth", "--size", "30KB", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert str(path) in printed and "documents" in printed and "distinct pre-tokens" in printed
+    assert size_label(30_000) == "30KB"
+
+
+def test_size_is_only_for_generated_data(capsys):
+    assert main(["data", "get", "owt", "--size", "3MB"]) == 2
+    assert "--size is for generated data sets" in capsys.readouterr().err
+    with pytest.raises(BPEError, match="size must be at least 1 byte"):
+        resolve_data("webtext-synth-0MB")

@@ -1,0 +1,441 @@
+r"""v7 — sharded: the words live in worker processes from counting to the last merge.
+
+What it adds over v6: the update stage, the largest one on web-like text, runs in parallel.  The
+words (distinct pre-tokens) are split into ``workers`` shards by a stable hash; shard ``p`` lives in
+worker process ``p`` and holds its words, their counts and its own lazy index (v6's technique:
+a word is a str with one character per token).  The parent keeps only what is global: the pair
+counts and v6's heap.  Each merge is one round trip:
+
+1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
+   pairs to forget)`` to every shard at once;
+2. each shard rewrites its own words holding the pair (v6's phases) and answers with its pair-count
+   changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}`` (pairs as 2-char strings);
+3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
+   whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
+
+Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
+heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
+cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, about
+1 KB for two shards, never words.
+
+With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
+parent: the counting pool's reduce leaves partition ``p`` in worker ``p``, and the same worker
+builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
+``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
+two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
+
+What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
+shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
+with the next selection (the next best pair depends on the deltas).
+
+Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
+merge per shard and O(changed pairs per shard) parent work to apply the deltas.
+
+Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds per
+process): parent + slower shard 17.8 s against v6's merge phase 24.2 s, 1.36x; on Gutenberg-like
+text v7 runs v6's code.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Mapping, Sequence
+from heapq import heappush
+
+from bpe.errors import BPEError
+from bpe.training.merge_loop import Pair
+from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.pretokenize import add_counts
+from variants.v6_tuned import Merger as V6Merger
+from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
+
+IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
+        "(v6 itself below two shards' worth of words)")
+
+#: A shard process pays for itself only with enough words to rewrite: below this many distinct words
+#: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: two
+#: shards gained nothing on the 284 k words of 10 MB of web-like text, 1.36x on the 681 k of 40 MB).
+MIN_WORDS_PER_SHARD = 150_000
+
+
+def shard_count(words: int, workers: int | None) -> int:
+    """How many shard processes ``words`` distinct pre-tokens are worth: 1 means none (v6 in this process).
+
+    >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
+    (1, 2, 2, 1)
+    """
+    from bpe.training.pool import default_workers
+
+    workers = default_workers() if workers is None else workers
+    return max(1, min(workers, words // MIN_WORDS_PER_SHARD))
+
+
+def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict[bytes, int]]:
+    """``pretoken_counts`` split into ``shards`` disjoint dicts, as the counting pool splits them."""
+    parts: list[dict[bytes, int]] = [{} for _ in range(shards)]
+    for token, count in pretoken_counts.items():
+        parts[partition(token, shards)][token] = count
+    return parts
+
+
+class Shard:
+    """One shard of the words: builds its words and pair counts, applies merges, answers with deltas.
+
+    >>> shard = Shard({b"low": 5, b"lower": 2})
+    >>> shard.initial_pair_counts["ow"]
+    7
+    >>> shard.merge("ow", "\u0100", "")   # (o, w) -> token 256: (l, o) and (w, e) lost, (l, 256) and (256, e) gained
+    ([('we', 2), ('lo', 7)], {'Āe': 2, 'lĀ': 7})
+    >>> shard.words
+    ['lĀ', 'lĀer']
+    """
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        tokens = [token for token in pretoken_counts if len(token) > 1]
+        self.words = [token.decode("latin-1") for token in tokens]  # as v6: chr(id) per token
+        self.word_counts = list(map(pretoken_counts.__getitem__, tokens))
+        collecting = gc.isenabled()
+        gc.disable()  # no cycles in what is built (as v6)
+        try:
+            self.initial_pair_counts, self.pair_to_words = count_pairs(self.words, self.word_counts)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def merge(self, the_pair: str, new_char: str, forget: str) -> tuple[list, dict[str, int]] | None:
+        """Rewrite the words holding ``the_pair``; ``([(pair, count lost), ...], {pair: count gained})``.
+
+        ``forget`` is a string of pairs (two characters each) whose global count fell to zero: their
+        index lists are dropped first.  None when no word of this shard holds ``the_pair``.
+        v6's phases of a merge; the count changes are returned, not applied.
+        """
+        index = self.pair_to_words
+        for i in range(0, len(forget), 2):
+            index.pop(forget[i:i + 2], None)
+        listed = index.pop(the_pair, None)
+        if listed is None:
+            return None
+        lost_in_several: dict[str, int] = {}
+        gained: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, listed, the_pair, new_char,
+                                             lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        lost += lost_in_several.items()
+        index_gained(index, gained)
+        return lost, {pair: count for pair, (count, _) in gained.items()}
+
+
+# --- the shards in worker processes -----------------------------------------------------------------
+# Task functions run inside a pool worker (module-level, so they pickle by reference); the shard lives
+# in the worker's state between tasks.
+
+def _keep_counts(part: dict[bytes, int]) -> None:
+    from bpe.training.pool import worker_state
+
+    worker_state()[SHARD_KEY] = part  # where count_into_shards leaves a worker's part
+
+
+def _take_counts() -> dict[bytes, int]:
+    from bpe.training.pool import worker_state
+
+    return worker_state().pop(SHARD_KEY)
+
+
+def _build_shard() -> dict[str, int]:
+    from bpe.training.pool import worker_state
+
+    state = worker_state()
+    shard = state["shard"] = Shard(state.pop(SHARD_KEY))
+    gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
+    return shard.initial_pair_counts
+
+
+def _merge_in_shard(the_pair: str, new_char: str, forget: str):
+    from bpe.training.pool import worker_state
+
+    return worker_state()["shard"].merge(the_pair, new_char, forget)
+
+
+def _serve_merges(worker: int) -> None:
+    """Task: answer merges over this worker's own channel (see :func:`open_shard_pool`) until told to stop."""
+    from bpe.training.pool import worker_state
+
+    conn = None
+    try:
+        for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
+            parent_end.close()
+            if other == worker:
+                conn = shard_end
+            else:
+                shard_end.close()
+        merge = worker_state()["shard"].merge
+        while (message := conn.recv()) is not None:
+            conn.send(merge(*message))
+    except BaseException:  # the parent must see EOF, then it reads the error from the pool
+        if conn is not None:
+            conn.close()
+        raise
+
+
+def _shard_state():
+    from bpe.training.pool import worker_state
+
+    shard = worker_state()["shard"]
+    return shard.words, shard.word_counts, shard.pair_to_words
+
+
+def _shard_totals() -> tuple[int, int]:
+    from bpe.training.pool import worker_state
+
+    counts = worker_state()[SHARD_KEY]
+    return len(counts), sum(counts.values())
+
+
+#: The merge channels of the shard pool being started: one duplex pipe per worker, made *before* the pool
+#: forks so that every worker inherits them (see open_shard_pool).
+_CHANNELS: list = []
+
+
+def open_shard_pool(workers: int, source: str | None = None):
+    """A :class:`~bpe.training.pool.WorkerPool` for shards, and one merge channel per worker (or None).
+
+    A merge is a round trip with every shard, tens of thousands of times.  The pool's task protocol
+    (a task number, the function by reference, a wait on every pipe and process sentinel) is made
+    for fewer, larger tasks: with a plain pipe per shard, read in turn, the parent's CPU time for
+    16,000 merges on 10 MB of web-like text fell from 2.94 s to 2.55 s.  So while merging, each
+    shard runs one long task, :func:`_serve_merges`, that reads merges
+    from its own pipe; the pool still starts, watches and stops the processes (a shard that dies or
+    fails closes its pipe, and the parent then gets the pool's error for it).  The pipes must exist
+    before the workers fork, so this only works with fork; elsewhere the merges go through the pool.
+    """
+    import multiprocessing
+
+    from bpe.training.pool import WorkerPool
+
+    global _CHANNELS
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    _CHANNELS = [multiprocessing.Pipe(duplex=True) for _ in range(workers)] if forking else []
+    try:
+        pool = WorkerPool(workers, what="merge shard", doing="merging", source=source)
+    except BaseException:
+        _close_channels(_CHANNELS)
+        raise
+    channels, _CHANNELS = _CHANNELS, []
+    for _, shard_end in channels:
+        shard_end.close()  # the workers hold these now
+    return pool, [parent_end for parent_end, _ in channels] or None
+
+
+def _close_channels(channels) -> None:
+    for ends in channels:
+        for conn in (ends if isinstance(ends, tuple) else (ends,)):
+            conn.close()
+
+
+class ShardedCounts:
+    """Pre-token counts split into shards: what :func:`count_pretokens` returns, :class:`Merger` takes over.
+
+    Either held by pool workers, partition ``p`` in worker ``p`` (``pool``), or, with one shard, a
+    mapping in this process (``local``).  ``len()`` and ``total()`` answer as a ``Counter`` would.
+    """
+
+    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None, channels=None):
+        self.pool, self.local, self.channels = pool, local, channels
+        if pool is not None:
+            self._totals = pool.broadcast(_shard_totals)
+        else:
+            self._totals = [(len(local), sum(local.values()))]
+
+    def __len__(self) -> int:
+        return sum(distinct for distinct, _ in self._totals)
+
+    def total(self) -> int:
+        return sum(total for _, total in self._totals)
+
+    def close(self) -> None:
+        """Stop the workers holding the counts (if the merger never took them over)."""
+        if self.pool is not None:
+            self.pool.terminate()
+            _close_channels(self.channels or [])
+
+
+def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+                    end: int | None = None) -> ShardedCounts:
+    """Count the file in the shard pool; shard ``p``'s pre-token counts stay in worker ``p``.
+
+    The workers count chunks and reduce the counts among themselves
+    (:func:`~bpe.training.parallel.count_into_shards`), so the counts never pass through the parent.
+    If there are too few distinct pre-tokens for shard processes to pay (see :func:`shard_count`),
+    the parts are gathered here and the pool is stopped: v7 then runs as v6.
+    """
+    from bpe.training.chunking import plan_chunk_count
+    from bpe.training.pool import default_workers
+    from bpe.training.pretokenize import check_input_file
+
+    path = check_input_file(path)
+    workers = default_workers() if workers is None else workers
+    size = path.stat().st_size if end is None else end
+    # One worker, a file too small for two chunks, or one whose size reads 0 (/proc files): counted
+    # as the shared counter counts it, and then far too small for shards.
+    if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2:
+        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
+                                                       end=end))
+    pool, channels = open_shard_pool(workers, str(path))
+    try:
+        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end))
+        if shard_count(distinct, workers) > 1:
+            return ShardedCounts(pool, channels=channels)
+        counts: dict[bytes, int] = {}
+        for part in pool.broadcast(_take_counts):
+            counts.update(part)  # disjoint parts: a C-level join
+    except BaseException:
+        pool.terminate()
+        _close_channels(channels or [])
+        raise
+    pool.close()
+    _close_channels(channels or [])
+    return ShardedCounts(local=counts)
+
+
+class Merger(V6Merger):
+    """v6's heap in this process, v6's words in ``workers`` shards (see the module docstring).
+
+    ``pretoken_counts`` is a :class:`ShardedCounts` (from :func:`count_pretokens`) or any mapping of
+    pre-token bytes to counts, which is then split into shards here.
+    """
+
+    def __init__(self, pretoken_counts, workers: int | None = None):
+        self._pool = None
+        self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
+        self._serving = False
+        self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
+        if isinstance(pretoken_counts, ShardedCounts):
+            self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
+            pretoken_counts = pretoken_counts.local
+        elif shard_count(len(pretoken_counts), workers) > 1:
+            self._pool, self._channels = open_shard_pool(shard_count(len(pretoken_counts), workers))
+        if self._pool is None:  # too few words for a shard process to pay (or one worker): this is v6
+            super().__init__(pretoken_counts)
+            return
+        try:
+            if pretoken_counts is not None:  # a plain Counter: send each worker its part
+                self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, self._pool.size)])
+            self._init_tokens()
+            self.pair_counts = {}
+            for shard_pair_counts in self._pool.broadcast(_build_shard):
+                add_counts(self.pair_counts, shard_pair_counts)
+            self._init_heap()
+        except BaseException:
+            self.close()
+            raise
+        gc.freeze()  # as v6: the heap and the counts live until close(), which unfreezes
+
+    def close(self) -> None:
+        """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
+            _close_channels(self._channels or [])
+        super().close()
+
+    def merge(self, pair: Pair) -> None:
+        if self._pool is None:
+            return super().merge(pair)
+        ids = self.token_ids
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
+        new_char = chr(self._new_token(*pair))
+        forget, self._forget = self._forget, ""
+        pair_counts = self.pair_counts
+        gone: list[str] = []
+        gained_pairs: set[str] = set()
+        for deltas in self._merge_in_shards(the_pair, new_char, forget):
+            if deltas is None:
+                continue
+            lost, gains = deltas
+            for lost_pair, count in lost:
+                remaining = pair_counts[lost_pair] - count
+                if remaining:
+                    pair_counts[lost_pair] = remaining
+                else:
+                    del pair_counts[lost_pair]
+                    gone.append(lost_pair)
+            gained_pairs.update(gains)
+            add_counts(pair_counts, gains)  # most gained pairs are new: copied in C
+        pair_counts.pop(the_pair, None)
+        # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
+        # merge made too): it is gone only if it is still at zero after every shard.
+        self._forget = "".join(pair for pair in gone if pair not in pair_counts)
+        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
+        # v6's offer rule (heap at or above the floor, else a bucket), inlined as in v6's _add_gained
+        # where a method call per new pair cost 0.7 % more instructions; here once per pair, with the
+        # total over every shard.
+        for pair in gained_pairs:
+            total = pair_counts[pair]
+            if total >= floor:
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                waiting[total.bit_length()].append(pair)
+
+    def stop_serving(self) -> None:
+        """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
+        if self._serving:
+            for conn in self._channels:
+                conn.send(None)
+            for worker in range(self._pool.size):
+                self._pool.result(worker)
+            self._serving = False
+
+    def trace_state(self) -> dict:
+        """The words of every shard, numbered across shards, for ``bpe trace`` only."""
+        if self._pool is None:
+            return super().trace_state()
+        self.stop_serving()
+        token_bytes = self.token_bytes
+        states = self._pool.broadcast(_shard_state)
+        words, index, offset = [], {}, 0
+        for shard_words, shard_counts, shard_index in states:
+            words += [(tuple(token_bytes[ord(t)] for t in word), count)
+                      for word, count in zip(shard_words, shard_counts)]
+            for pair, ids in shard_index.items():
+                live = sorted(offset + i for i in set(ids) if pair in shard_words[i])
+                if live:
+                    index.setdefault((token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]), []).extend(live)
+            offset += len(shard_words)
+        return {
+            "pair_counts": {(token_bytes[ord(p[0])], token_bytes[ord(p[1])]): c for p, c in self.pair_counts.items()},
+            "words": words,
+            "pair_to_words": index,
+            "heap_size": len(self.heap),
+        }
+
+    def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
+        """Every shard's deltas: all shards work at once, and their answers are used in turn."""
+        pool, channels = self._pool, self._channels
+        if channels is not None:
+            if not self._serving:
+                # started on the first merge: until then the workers answer pool tasks (build, trace)
+                for worker in range(pool.size):
+                    pool.submit(worker, _serve_merges, worker)
+                self._serving = True
+            message = (the_pair, new_char, forget)
+            for worker, conn in enumerate(channels):
+                try:
+                    conn.send(message)
+                except OSError:  # the shard died or failed
+                    self._shard_failed(worker)
+            return map(self._answer, range(len(channels)))
+        for worker in range(pool.size):
+            pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
+        return (pool.result(worker) for worker in range(pool.size))
+
+
+    def _answer(self, worker: int):
+        try:
+            return self._channels[worker].recv()
+        except (EOFError, OSError):  # the shard died or failed
+            self._shard_failed(worker)
+
+    def _shard_failed(self, worker: int):
+        """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
+        self._pool.result(worker)  # raises: the serve task of that worker ended
+        raise BPEError(f"merge shard {worker} stopped answering")
