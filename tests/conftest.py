@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -135,3 +136,21 @@ def ctrl_c(proc, times: int = 1) -> tuple[str, str]:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: float = 0.3):
+    """Start ``argv`` in its own session, wait for its workers, Ctrl-C its process group ``times`` times."""
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or child_env(), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
+        while not live_processes(parent=proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, "the pool never started"
+            time.sleep(0.005)
+        time.sleep(settle)  # let the tasks (and any fault hook) get going
+        out, err = ctrl_c(proc, times)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc, out, err

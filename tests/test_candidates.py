@@ -19,7 +19,7 @@ from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_pretokens
 from bpe.training.registry import VARIANTS
 from bpe.training.timer import NullTimer
-from conftest import FIXTURES, OVERLAPS
+from conftest import FIXTURES
 
 CANDIDATES = FIXTURES / "candidates"
 EOT = ["<|endoftext|>"]

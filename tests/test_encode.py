@@ -22,8 +22,7 @@ from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from bpe.training.pretokenize import STAND_INS
-from conftest import DEFAULT_CORPUS, FIXTURES, child_env, live_processes
-from test_pool import interrupt
+from conftest import DEFAULT_CORPUS, FIXTURES, child_env, interrupt, live_processes
 
 EOT = "<|endoftext|>"
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",

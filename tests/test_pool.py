@@ -9,18 +9,15 @@ timeouts below only guard against a hang, nothing asserts a duration.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 from bpe import BPEError
 from bpe.training.pool import (KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
                                worker_state)
-from conftest import HANG_GUARD_SECONDS, REPO_ROOT, child_env, ctrl_c, live_processes
+from conftest import child_env, interrupt, live_processes
 
 def add_to_state(x):
     state = worker_state()
@@ -129,24 +126,6 @@ CALLER = textwrap.dedent("""
         print("caller saw KeyboardInterrupt", file=sys.stderr)
         sys.exit(130)
 """)
-
-
-def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: float = 0.3):
-    """Start ``argv`` in its own session, wait for its workers, Ctrl-C its process group ``times`` times."""
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or child_env(), text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
-        while not live_processes(parent=proc.pid):
-            assert proc.poll() is None and time.monotonic() < deadline, "the pool never started"
-            time.sleep(0.005)
-        time.sleep(settle)  # let the tasks (and any fault hook) get going
-        out, err = ctrl_c(proc, times)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc, out, err
 
 
 @pytest.mark.parametrize("times", [1, 3])

@@ -29,7 +29,7 @@ import time
 from array import array
 from collections import deque
 from contextlib import nullcontext
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
