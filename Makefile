@@ -33,7 +33,7 @@ venv: $(VENV)/.installed
 help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
-	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1)"
+	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
 	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
 	@echo "  make report    bench every variant, write docs/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1)"
@@ -54,7 +54,7 @@ shell: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
-		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers) $(if $(FORCE),--force)
+		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
 
 # `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all;
 # `make data DATA=webtext-synth SIZE=20MB` generates data/webtext-synth-20MB.txt (default 100MB).

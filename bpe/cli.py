@@ -404,8 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
-    bench.add_argument("--peers", action="store_true",
-                       help="also train HF tokenizers and rustbpe on the same data (pip install -e '.[peers]')")
+    bench.add_argument("--peers", nargs="?", const="all", default=None, metavar="NAMES",
+                       help="also train the peers on the same data: all of them, or a comma list of tokenizers, "
+                            "tokenizers-file, rustbpe, bpeasy (pip install -e '.[peers]')")
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
     _add_report_parser(sub)

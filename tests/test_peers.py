@@ -3,6 +3,7 @@
 import pytest
 
 import bpe.lab.peers
+from bpe import BPEError
 from bpe.lab.bench import run_bench
 from bpe.lab.peers import INSTALL_HINT, PEERS, run_peer
 from conftest import TINYSTORIES_SAMPLE
@@ -26,3 +27,11 @@ def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
     for name in PEERS:
         assert report["peers"][name] == {"missing": bpe.lab.peers.missing_message(name)}
         assert f"{PEERS[name]} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed
+
+
+def test_bench_runs_only_the_peers_named(monkeypatch, capsys):
+    monkeypatch.setattr(bpe.lab.peers, "find_spec", lambda module: None)
+    report = run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="rustbpe,tokenizers-file")
+    assert list(report["peers"]) == ["rustbpe", "tokenizers-file"]
+    with pytest.raises(BPEError, match=r"unknown peer 'hf'; peers: tokenizers, tokenizers-file, rustbpe, bpeasy"):
+        run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf")

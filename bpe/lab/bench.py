@@ -188,7 +188,7 @@ def _asked_all(spec: str | list[str] | None) -> bool:
 
 def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None, limit: int | str | None = None, peers: bool = False, force: bool = False,
+              out=None, limit: int | str | None = None, peers: bool | str = False, force: bool = False,
               progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
     """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
     refused otherwise, unless ``force``."""
@@ -203,6 +203,8 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
     candidates = parse_variants(variant_spec)
     if json_out:  # fail now, not after the whole bench
         check_json_path(json_out)
+    if peers:
+        peer_names(peers)  # an unknown peer name fails now too
     file_bytes = path.stat().st_size
     end = None
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
@@ -288,7 +290,7 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
             merge_lists, own_counts, candidates, path, vocab_size, special_tokens, workers, end, out,
             report["failed"])
     if peers:
-        report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat)
+        report["peers"] = run_peers(path, vocab_size, special_tokens, workers, repeat, peer_names(peers))
         print(peers_table(report["peers"], report["variants"]), file=out)
     if json_out:
         write_json_atomic(Path(json_out), report)
@@ -370,12 +372,30 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     return best, merges, f"computed now, cached in {cache}"
 
 
-def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int) -> dict:
+def peer_names(peers: bool | str) -> list[str]:
+    """``True`` or ``"all"``: every peer; else a comma list of names from :data:`bpe.lab.peers.PEERS`.
+
+    >>> peer_names("rustbpe,tokenizers-file")
+    ['rustbpe', 'tokenizers-file']
+    """
+    from bpe.lab.peers import PEERS
+
+    if peers is True or peers == "all":
+        return list(PEERS)
+    names = [name.strip() for name in str(peers).split(",") if name.strip()]
+    unknown = [name for name in names if name not in PEERS]
+    if unknown or not names:
+        raise BPEError(f"unknown peer {unknown[0] if unknown else peers!r}; peers: {', '.join(PEERS)} (or all)")
+    return names
+
+
+def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
+              names: list[str] | None = None) -> dict:
     """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.lab.peers`)."""
     from bpe.lab.peers import PEERS, run_peer
 
     results = {}
-    for name in PEERS:
+    for name in names or PEERS:
         runs = []
         for _ in range(repeat):
             run = run_peer(name, path, vocab_size, special_tokens, workers)
