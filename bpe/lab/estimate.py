@@ -21,8 +21,8 @@ from an hour:
   and the fit over the two Gutenberg corpora gives ``merges x L^1.45``;
 * v5 and v6 (and any variant not listed, such as a candidate file) pop a heap: a build and updates
   proportional to ``L`` plus a small cost per merge;
-* memory: a base, bytes per unit of ``L`` for the variant's structures, and for a pre-tokenizer that
-  reads the whole file at once, about 5 bytes per byte of input.
+* memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
+  streams the file in chunks, so the file's size does not count).
 """
 
 from __future__ import annotations
@@ -38,12 +38,11 @@ LONG_RUN_SECONDS = 10 * 60
 SAMPLE_BYTES = 2_000_000
 SERIAL_BYTES_PER_SECOND = 8e6
 BASE_MEMORY = 35e6
-WHOLE_FILE_BYTES_PER_BYTE = 5.0
 
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds = per_merge(L) x merges + per_l x L; memory = base + bytes_per_l x L (+ the file if read whole)."""
+    """Seconds = per_merge(L) x merges + per_l x L; memory = base + bytes_per_l x L."""
 
     kind: str  # "recount", "scan" or "heap"
     per_merge: float  # seconds per merge per unit of L**exponent
@@ -110,10 +109,6 @@ class Estimate:
         return f"{self.variant} ~{format_duration(self.seconds)}, ~{format_size(int(self.peak_bytes))}"
 
 
-#: The serial pre-tokenizer (v1, v2) reads the whole file into one string; set False once it streams.
-SERIAL_READS_WHOLE_FILE = True
-
-
 def is_serial(variant: str) -> bool:
     """True when the variant pre-tokenizes in one process (no pool)."""
     from bpe.training.pretokenize import count_file_serial
@@ -130,9 +125,9 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     merging = model.per_merge * merges * length ** model.exponent + model.per_l * length
+    # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
+    # pre-tokens, not the file size.
     memory = BASE_MEMORY + model.bytes_per_l * length
-    if serial and SERIAL_READS_WHOLE_FILE:
-        memory += WHOLE_FILE_BYTES_PER_BYTE * shape.bytes
     return Estimate(variant, merges, pretokenize + merging, memory)
 
 
