@@ -39,6 +39,7 @@ text v7 runs v6's code.
 from __future__ import annotations
 
 import gc
+import zlib
 from collections.abc import Mapping, Sequence
 from heapq import heappush
 
@@ -56,6 +57,12 @@ IDEA = ("words sharded across worker processes that stay alive from counting to 
 #: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: two
 #: shards gained nothing on the 284 k words of 10 MB of web-like text, 1.36x on the 681 k of 40 MB).
 MIN_WORDS_PER_SHARD = 150_000
+
+
+#: How many words the parent's own shard holds, against 1 for a shard process: the parent also runs
+#: the heap and sums the deltas, so it takes a smaller share (docs/v7.md: with 2 workers the parent
+#: keeps 0.45 / 1.45 = 31 % of the words).
+PARENT_WEIGHT = 0.45
 
 
 def shard_count(words: int, workers: int | None) -> int:
@@ -76,6 +83,30 @@ def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict
     for token, count in pretoken_counts.items():
         parts[partition(token, shards)][token] = count
     return parts
+
+
+def parent_share(parts: Sequence[Mapping[bytes, int]]) -> tuple[dict[bytes, int], list[dict[bytes, int]]]:
+    """``parts`` (one per shard, as :func:`split_counts` makes them) re-cut so that the parent's shard is
+    smaller: it keeps a ``PARENT_WEIGHT`` share of part 0 and gives the rest to the other parts.
+
+    Returns (the parent's words, the words of each shard process).  Any disjoint split gives the same
+    merges; this one is stable (a second ``crc32``-derived number decides, not ``hash``).
+
+    >>> mine, theirs = parent_share(split_counts({bytes([b]) * 2: 1 for b in range(200)}, 2))
+    >>> len(mine), len(theirs[0])
+    (60, 140)
+    """
+    shards = len(parts)
+    keep = round(1024 * shards * PARENT_WEIGHT / (PARENT_WEIGHT + shards - 1))
+    mine: dict[bytes, int] = {}
+    theirs = [dict(part) for part in parts[1:]]
+    for token, count in parts[0].items():
+        h = zlib.crc32(token) // shards  # the part is crc32 % shards: use the other bits
+        if h % 1024 < keep:
+            mine[token] = count
+        else:
+            theirs[h % (shards - 1)][token] = count
+    return mine, theirs
 
 
 class Shard:
@@ -129,23 +160,23 @@ class Shard:
 # Task functions run inside a pool worker (module-level, so they pickle by reference); the shard lives
 # in the worker's state between tasks.
 
-def _keep_counts(part: dict[bytes, int]) -> None:
-    from bpe.training.pool import worker_state
-
-    worker_state()[SHARD_KEY] = part  # where count_into_shards leaves a worker's part
-
-
 def _take_counts() -> dict[bytes, int]:
     from bpe.training.pool import worker_state
 
     return worker_state().pop(SHARD_KEY)
 
 
-def _build_shard() -> dict[str, int]:
+def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
+    """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
     from bpe.training.pool import worker_state
 
     state = worker_state()
-    shard = state["shard"] = Shard(state.pop(SHARD_KEY))
+    counts = state.pop(SHARD_KEY, None)
+    if counts is None:
+        counts = more
+    else:
+        counts.update(more)  # disjoint: the parent's spare words
+    shard = state["shard"] = Shard(counts)
     gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
     return shard.initial_pair_counts
 
@@ -298,7 +329,7 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
 
 
 class Merger(V6Merger):
-    """v6's heap in this process, v6's words in ``workers`` shards (see the module docstring).
+    """v6's heap in this process, v6's words in ``workers`` shards: one here, the others in processes.
 
     ``pretoken_counts`` is a :class:`ShardedCounts` (from :func:`count_pretokens`) or any mapping of
     pre-token bytes to counts, which is then split into shards here.
@@ -306,36 +337,54 @@ class Merger(V6Merger):
 
     def __init__(self, pretoken_counts, workers: int | None = None):
         self._pool = None
+        self._remote: list[int] = []  # the pool workers holding a shard
         self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
         self._serving = False
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
         if isinstance(pretoken_counts, ShardedCounts):
-            self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
+            self._pool, channels = pretoken_counts.pool, pretoken_counts.channels
             pretoken_counts = pretoken_counts.local
-        elif shard_count(len(pretoken_counts), workers) > 1:
-            self._pool, self._channels = open_shard_pool(shard_count(len(pretoken_counts), workers))
+        else:
+            shards = shard_count(len(pretoken_counts), workers)
+            if shards > 1:  # the parent holds one shard: shards - 1 processes
+                self._pool, channels = open_shard_pool(shards - 1)
         if self._pool is None:  # too few words for a shard process to pay (or one worker): this is v6
             super().__init__(pretoken_counts)
             return
+        self._all_channels = channels
         try:
-            if pretoken_counts is not None:  # a plain Counter: send each worker its part
-                self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, self._pool.size)])
+            if pretoken_counts is None:
+                # counted in the pool: part 0 comes here, the parent's spare words go to the others
+                self._pool.submit(0, _take_counts)
+                parts = [self._pool.result(0)] + [{}] * (self._pool.size - 1)
+                self._remote = list(range(1, self._pool.size))
+            else:  # a plain Counter
+                parts = split_counts(pretoken_counts, self._pool.size + 1)
+                self._remote = list(range(self._pool.size))
+            mine, theirs = parent_share(parts)
+            del parts
+            if channels is not None:
+                self._channels = [channels[worker] for worker in self._remote]
+            for worker, more in zip(self._remote, theirs):
+                self._pool.submit(worker, _build_shard, more)
+            del theirs
             self._init_tokens()
-            self.pair_counts = {}
-            for shard_pair_counts in self._pool.broadcast(_build_shard):
-                add_counts(self.pair_counts, shard_pair_counts)
+            self._shard = Shard(mine)  # built while the processes build theirs
+            self.pair_counts = dict(self._shard.initial_pair_counts)
+            for worker in self._remote:
+                add_counts(self.pair_counts, self._pool.result(worker))
             self._init_heap()
         except BaseException:
             self.close()
             raise
-        gc.freeze()  # as v6: the heap and the counts live until close(), which unfreezes
+        gc.freeze()  # as v6: the heap, the counts and the parent's shard live until close(), which unfreezes
 
     def close(self) -> None:
         """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
-            _close_channels(self._channels or [])
+            _close_channels(getattr(self, "_all_channels", None) or [])
         super().close()
 
     def merge(self, pair: Pair) -> None:
@@ -345,10 +394,13 @@ class Merger(V6Merger):
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
         forget, self._forget = self._forget, ""
+        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
+        answers = self._merge_in_shards(the_pair, new_char, forget)
+        mine = self._shard.merge(the_pair, new_char, forget)
         pair_counts = self.pair_counts
         gone: list[str] = []
         gained_pairs: set[str] = set()
-        for deltas in self._merge_in_shards(the_pair, new_char, forget):
+        for deltas in (mine, *answers):
             if deltas is None:
                 continue
             lost, gains = deltas
@@ -381,7 +433,7 @@ class Merger(V6Merger):
         if self._serving:
             for conn in self._channels:
                 conn.send(None)
-            for worker in range(self._pool.size):
+            for worker in self._remote:
                 self._pool.result(worker)
             self._serving = False
 
@@ -391,7 +443,10 @@ class Merger(V6Merger):
             return super().trace_state()
         self.stop_serving()
         token_bytes = self.token_bytes
-        states = self._pool.broadcast(_shard_state)
+        for worker in self._remote:
+            self._pool.submit(worker, _shard_state)
+        states = [(self._shard.words, self._shard.word_counts, self._shard.pair_to_words)]
+        states += [self._pool.result(worker) for worker in self._remote]
         words, index, offset = [], {}, 0
         for shard_words, shard_counts, shard_index in states:
             words += [(tuple(token_bytes[ord(t)] for t in word), count)
@@ -409,33 +464,33 @@ class Merger(V6Merger):
         }
 
     def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
-        """Every shard's deltas: all shards work at once, and their answers are used in turn."""
+        """Send the merge to every shard process; their deltas, read (lazily) when iterated."""
         pool, channels = self._pool, self._channels
         if channels is not None:
             if not self._serving:
                 # started on the first merge: until then the workers answer pool tasks (build, trace)
-                for worker in range(pool.size):
+                for worker in self._remote:
                     pool.submit(worker, _serve_merges, worker)
                 self._serving = True
             message = (the_pair, new_char, forget)
-            for worker, conn in enumerate(channels):
+            for i, conn in enumerate(channels):
                 try:
                     conn.send(message)
                 except OSError:  # the shard died or failed
-                    self._shard_failed(worker)
+                    self._shard_failed(i)
             return map(self._answer, range(len(channels)))
-        for worker in range(pool.size):
+        for worker in self._remote:
             pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
-        return (pool.result(worker) for worker in range(pool.size))
+        return (pool.result(worker) for worker in self._remote)
 
-
-    def _answer(self, worker: int):
+    def _answer(self, i: int):
         try:
-            return self._channels[worker].recv()
+            return self._channels[i].recv()
         except (EOFError, OSError):  # the shard died or failed
-            self._shard_failed(worker)
+            self._shard_failed(i)
 
-    def _shard_failed(self, worker: int):
+    def _shard_failed(self, i: int):
         """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
-        self._pool.result(worker)  # raises: the serve task of that worker ended
-        raise BPEError(f"merge shard {worker} stopped answering")
+        self._pool.result(self._remote[i])  # raises: the serve task of that worker ended
+        raise BPEError(f"merge shard {self._remote[i]} stopped answering")
+
