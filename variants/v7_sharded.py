@@ -60,9 +60,9 @@ MIN_WORDS_PER_SHARD = 150_000
 
 
 #: How many words the parent's own shard holds, against 1 for a shard process: the parent also runs
-#: the heap and sums the deltas, so it takes a smaller share (docs/v7.md: with 2 workers the parent
-#: keeps 0.45 / 1.45 = 31 % of the words).
-PARENT_WEIGHT = 0.45
+#: the heap and sums the deltas, so it takes a smaller share.  With 2 workers it keeps 0.6 / 1.6 =
+#: 37.5 % of the words, which balanced the parent's and the shard process's CPU time (docs/v7.md).
+PARENT_WEIGHT = 0.6
 
 
 def shard_count(words: int, workers: int | None) -> int:
@@ -94,7 +94,7 @@ def parent_share(parts: Sequence[Mapping[bytes, int]]) -> tuple[dict[bytes, int]
 
     >>> mine, theirs = parent_share(split_counts({bytes([b]) * 2: 1 for b in range(200)}, 2))
     >>> len(mine), len(theirs[0])
-    (60, 140)
+    (74, 126)
     """
     shards = len(parts)
     keep = round(1024 * shards * PARENT_WEIGHT / (PARENT_WEIGHT + shards - 1))
