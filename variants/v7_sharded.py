@@ -1,39 +1,45 @@
 r"""v7 — sharded: the words live in worker processes from counting to the last merge.
 
 What it adds over v6: the update stage, the largest one on web-like text, runs in parallel.  The
-words (distinct pre-tokens) are split into ``workers`` shards by a stable hash; shard ``p`` lives in
-worker process ``p`` and holds its words, their counts and its own lazy index (v6's technique:
-a word is a str with one character per token).  The parent keeps only what is global: the pair
-counts and v6's heap.  Each merge is one round trip:
+words (distinct pre-tokens) are split into ``workers`` shards by a stable hash: the parent holds one
+shard itself and ``workers - 1`` worker processes hold the others, each with its words, their counts
+and its own lazy index (v6's technique: a word is a str with one character per token).  The parent
+also keeps what is global: the pair counts and v6's heap.  Each merge is one round trip:
 
 1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
-   pairs to forget)`` to every shard at once;
-2. each shard rewrites its own words holding the pair (v6's phases) and answers with its pair-count
+   pairs to forget)`` to the shard processes, then rewrites its own shard while they rewrite theirs;
+2. each shard rewrites its words holding the pair (v6's phases) and answers with its pair-count
    changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}`` (pairs as 2-char strings);
 3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
    whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
 
+Why the parent holds a shard: with 2 workers, two busy processes on two cores instead of three (two
+shard processes and a parent that mostly waits).  It takes a smaller share (``PARENT_WEIGHT``), as
+it also runs the heap and adds every shard's deltas.
+
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, about
-1 KB for two shards, never words.
+1 KB, never words.
 
-With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
-parent: the counting pool's reduce leaves partition ``p`` in worker ``p``, and the same worker
-builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
-``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
-two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
+With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts stay in the counting
+pool's workers (partition ``p`` in worker ``p``); worker 0's part comes to the parent, which keeps
+its share and sends the rest to the shard processes.  ``Merger(counter)`` with a plain ``Counter``
+(``bpe trace``, ``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct
+pre-tokens than two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
 
 What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
-shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
-with the next selection (the next best pair depends on the deltas).
+shard process; most pairs are in every shard); a merge is not pipelined with the next selection
+(the next best pair depends on the deltas).
 
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
 merge per shard and O(changed pairs per shard) parent work to apply the deltas.
 
-Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds per
-process): parent + slower shard 17.8 s against v6's merge phase 24.2 s, 1.36x; on Gutenberg-like
-text v7 runs v6's code.
+Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds of the
+merge phase): parent 10.3 s and shard process 10.9 s, running side by side, against 16.8 s for v6's
+merge phase on the same machine: 1.5x on the merge phase when each process has a core of its own;
+on a machine whose cores are taken by other jobs v7 is no faster than v6.  On Gutenberg-like text
+v7 runs v6's code.
 """
 
 from __future__ import annotations
