@@ -72,7 +72,7 @@ PARENT_WEIGHT = 0.6
 
 
 def shard_count(words: int, workers: int | None) -> int:
-    """How many shard processes ``words`` distinct pre-tokens are worth: 1 means none (v6 in this process).
+    """How many shards ``words`` distinct pre-tokens are worth, the parent's included: 1 means v6 in this process.
 
     >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
     (1, 2, 2, 1)
@@ -344,6 +344,7 @@ class Merger(V6Merger):
     def __init__(self, pretoken_counts, workers: int | None = None):
         self._pool = None
         self._remote: list[int] = []  # the pool workers holding a shard
+        channels = self._all_channels = None  # a pipe per pool worker, from open_shard_pool
         self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
         self._serving = False
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
@@ -390,7 +391,7 @@ class Merger(V6Merger):
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
-            _close_channels(getattr(self, "_all_channels", None) or [])
+            _close_channels(self._all_channels or [])
         super().close()
 
     def merge(self, pair: Pair) -> None:
