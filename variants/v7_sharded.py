@@ -48,6 +48,7 @@ import gc
 import zlib
 from collections.abc import Mapping, Sequence
 from heapq import heappush
+from time import perf_counter
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
@@ -206,12 +207,27 @@ def _serve_merges(worker: int) -> None:
             else:
                 shard_end.close()
         merge = worker_state()["shard"].merge
-        while (message := conn.recv()) is not None:
+        while (message := _spin_then_recv(conn)) is not None:
             conn.send(merge(*message))
     except BaseException:  # the parent must see EOF, then it reads the error from the pool
         if conn is not None:
             conn.close()
         raise
+
+
+#: How long a process waiting for the other end of a merge channel polls it before it sleeps.  The
+#: other end usually answers within a fraction of a millisecond, and waking a sleeping process costs
+#: about 0.2 ms per merge on a virtual machine (docs/v7.md): polling trades that for CPU time.
+SPIN_SECONDS = 0.002
+
+
+def _spin_then_recv(conn):
+    """``conn.recv()``, after polling for up to ``SPIN_SECONDS`` (see there) so as not to sleep."""
+    if not conn.poll():
+        deadline = perf_counter() + SPIN_SECONDS
+        while not conn.poll() and perf_counter() < deadline:
+            pass
+    return conn.recv()
 
 
 def _shard_state():
@@ -492,7 +508,7 @@ class Merger(V6Merger):
 
     def _answer(self, i: int):
         try:
-            return self._channels[i].recv()
+            return _spin_then_recv(self._channels[i])
         except (EOFError, OSError):  # the shard died or failed
             self._shard_failed(i)
 
