@@ -15,7 +15,8 @@ also keeps what is global: the pair counts and v6's heap.  Each merge is one rou
 
 Why the parent holds a shard: with 2 workers, two busy processes on two cores instead of three (two
 shard processes and a parent that mostly waits).  It takes a smaller share (``PARENT_WEIGHT``), as
-it also runs the heap and adds every shard's deltas.
+it also runs the heap and adds every shard's deltas.  Each end of a merge channel polls it for up
+to ``SPIN_SECONDS`` before sleeping: waking a sleeping process cost about 0.2 ms per merge.
 
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
@@ -35,11 +36,9 @@ shard process; most pairs are in every shard); a merge is not pipelined with the
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
 merge per shard and O(changed pairs per shard) parent work to apply the deltas.
 
-Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds of the
-merge phase): parent 10.3 s and shard process 10.9 s, running side by side, against 16.8 s for v6's
-merge phase on the same machine: 1.5x on the merge phase when each process has a core of its own;
-on a machine whose cores are taken by other jobs v7 is no faster than v6.  On Gutenberg-like text
-v7 runs v6's code.
+Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, one bench run on a
+quiet shared machine): 20.4 s against v6's 25.0 s, 1.22x (merge phase 15.4 s against 19.7 s); with
+another job holding a core, 0.86x-0.95x.  On Gutenberg-like text v7 runs v6's code.
 """
 
 from __future__ import annotations
