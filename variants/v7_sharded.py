@@ -1,46 +1,53 @@
 r"""v7 — sharded: the words live in worker processes from counting to the last merge.
 
 What it adds over v6: the update stage, the largest one on web-like text, runs in parallel.  The
-words (distinct pre-tokens) are split into ``workers`` shards by a stable hash; shard ``p`` lives in
-worker process ``p`` and holds its words, their counts and its own lazy index (v6's technique:
-a word is a str with one character per token).  The parent keeps only what is global: the pair
-counts and v6's heap.  Each merge is one round trip:
+words (distinct pre-tokens) are split into ``workers`` shards by a stable hash: the parent holds one
+shard itself and ``workers - 1`` worker processes hold the others, each with its words, their counts
+and its own lazy index (v6's technique: a word is a str with one character per token).  The parent
+also keeps what is global: the pair counts and v6's heap.  Each merge is one round trip:
 
 1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
-   pairs to forget)`` to every shard at once;
-2. each shard rewrites its own words holding the pair (v6's phases) and answers with its pair-count
+   pairs to forget)`` to the shard processes, then rewrites its own shard while they rewrite theirs;
+2. each shard rewrites its words holding the pair (v6's phases) and answers with its pair-count
    changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}`` (pairs as 2-char strings);
 3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
    whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
 
+Why the parent holds a shard: with 2 workers, two busy processes on two cores instead of three (two
+shard processes and a parent that mostly waits).  It takes a smaller share (``PARENT_WEIGHT``), as
+it also runs the heap and adds every shard's deltas.  Each end of a merge channel polls it for up
+to ``SPIN_SECONDS`` before sleeping: waking a sleeping process cost about 0.2 ms per merge.
+
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, about
-1 KB for two shards, never words.
+1 KB, never words.
 
-With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts never reach the
-parent: the counting pool's reduce leaves partition ``p`` in worker ``p``, and the same worker
-builds its shard from it.  ``Merger(counter)`` with a plain ``Counter`` (``bpe trace``,
-``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct pre-tokens than
-two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
+With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts stay in the counting
+pool's workers (partition ``p`` in worker ``p``); worker 0's part comes to the parent, which keeps
+its share and sends the rest to the shard processes.  ``Merger(counter)`` with a plain ``Counter``
+(``bpe trace``, ``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct
+pre-tokens than two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
 
 What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
-shard; with a hash split nearly every frequent pair is in every shard); a merge is not pipelined
-with the next selection (the next best pair depends on the deltas).
+shard process; most pairs are in every shard); a merge is not pipelined with the next selection
+(the next best pair depends on the deltas).
 
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
 merge per shard and O(changed pairs per shard) parent work to apply the deltas.
 
-Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, CPU seconds per
-process): parent + slower shard 17.8 s against v6's merge phase 24.2 s, 1.36x; on Gutenberg-like
-text v7 runs v6's code.
+Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, one bench run on a
+quiet shared machine): 20.4 s against v6's 25.0 s, 1.22x (merge phase 15.4 s against 19.7 s); with
+another job holding a core, 0.86x-0.95x.  On Gutenberg-like text v7 runs v6's code.
 """
 
 from __future__ import annotations
 
 import gc
+import zlib
 from collections.abc import Mapping, Sequence
 from heapq import heappush
+from time import perf_counter
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
@@ -58,8 +65,14 @@ IDEA = ("words sharded across worker processes that stay alive from counting to 
 MIN_WORDS_PER_SHARD = 150_000
 
 
+#: How many words the parent's own shard holds, against 1 for a shard process: the parent also runs
+#: the heap and sums the deltas, so it takes a smaller share.  With 2 workers it keeps 0.6 / 1.6 =
+#: 37.5 % of the words, which balanced the parent's and the shard process's CPU time (docs/v7.md).
+PARENT_WEIGHT = 0.6
+
+
 def shard_count(words: int, workers: int | None) -> int:
-    """How many shard processes ``words`` distinct pre-tokens are worth: 1 means none (v6 in this process).
+    """How many shards ``words`` distinct pre-tokens are worth, the parent's included: 1 means v6 in this process.
 
     >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
     (1, 2, 2, 1)
@@ -76,6 +89,30 @@ def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict
     for token, count in pretoken_counts.items():
         parts[partition(token, shards)][token] = count
     return parts
+
+
+def parent_share(parts: Sequence[Mapping[bytes, int]]) -> tuple[dict[bytes, int], list[dict[bytes, int]]]:
+    """``parts`` (one per shard, as :func:`split_counts` makes them) re-cut so that the parent's shard is
+    smaller: it keeps a ``PARENT_WEIGHT`` share of part 0 and gives the rest to the other parts.
+
+    Returns (the parent's words, the words of each shard process).  Any disjoint split gives the same
+    merges; this one is stable (a second ``crc32``-derived number decides, not ``hash``).
+
+    >>> mine, theirs = parent_share(split_counts({bytes([b]) * 2: 1 for b in range(200)}, 2))
+    >>> len(mine), len(theirs[0])
+    (74, 126)
+    """
+    shards = len(parts)
+    keep = round(1024 * shards * PARENT_WEIGHT / (PARENT_WEIGHT + shards - 1))
+    mine: dict[bytes, int] = {}
+    theirs = [dict(part) for part in parts[1:]]
+    for token, count in parts[0].items():
+        h = zlib.crc32(token) // shards  # the part is crc32 % shards: use the other bits
+        if h % 1024 < keep:
+            mine[token] = count
+        else:
+            theirs[h % (shards - 1)][token] = count
+    return mine, theirs
 
 
 class Shard:
@@ -129,23 +166,23 @@ class Shard:
 # Task functions run inside a pool worker (module-level, so they pickle by reference); the shard lives
 # in the worker's state between tasks.
 
-def _keep_counts(part: dict[bytes, int]) -> None:
-    from bpe.training.pool import worker_state
-
-    worker_state()[SHARD_KEY] = part  # where count_into_shards leaves a worker's part
-
-
 def _take_counts() -> dict[bytes, int]:
     from bpe.training.pool import worker_state
 
     return worker_state().pop(SHARD_KEY)
 
 
-def _build_shard() -> dict[str, int]:
+def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
+    """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
     from bpe.training.pool import worker_state
 
     state = worker_state()
-    shard = state["shard"] = Shard(state.pop(SHARD_KEY))
+    counts = state.pop(SHARD_KEY, None)
+    if counts is None:
+        counts = more
+    else:
+        counts.update(more)  # disjoint: the parent's spare words
+    shard = state["shard"] = Shard(counts)
     gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
     return shard.initial_pair_counts
 
@@ -169,12 +206,27 @@ def _serve_merges(worker: int) -> None:
             else:
                 shard_end.close()
         merge = worker_state()["shard"].merge
-        while (message := conn.recv()) is not None:
+        while (message := _spin_then_recv(conn)) is not None:
             conn.send(merge(*message))
     except BaseException:  # the parent must see EOF, then it reads the error from the pool
         if conn is not None:
             conn.close()
         raise
+
+
+#: How long a process waiting for the other end of a merge channel polls it before it sleeps.  The
+#: other end usually answers within a fraction of a millisecond, and waking a sleeping process costs
+#: about 0.2 ms per merge on a virtual machine (docs/v7.md): polling trades that for CPU time.
+SPIN_SECONDS = 0.002
+
+
+def _spin_then_recv(conn):
+    """``conn.recv()``, after polling for up to ``SPIN_SECONDS`` (see there) so as not to sleep."""
+    if not conn.poll():
+        deadline = perf_counter() + SPIN_SECONDS
+        while not conn.poll() and perf_counter() < deadline:
+            pass
+    return conn.recv()
 
 
 def _shard_state():
@@ -298,7 +350,7 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
 
 
 class Merger(V6Merger):
-    """v6's heap in this process, v6's words in ``workers`` shards (see the module docstring).
+    """v6's heap in this process, v6's words in ``workers`` shards: one here, the others in processes.
 
     ``pretoken_counts`` is a :class:`ShardedCounts` (from :func:`count_pretokens`) or any mapping of
     pre-token bytes to counts, which is then split into shards here.
@@ -306,36 +358,55 @@ class Merger(V6Merger):
 
     def __init__(self, pretoken_counts, workers: int | None = None):
         self._pool = None
+        self._remote: list[int] = []  # the pool workers holding a shard
+        channels = self._all_channels = None  # a pipe per pool worker, from open_shard_pool
         self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
         self._serving = False
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
         if isinstance(pretoken_counts, ShardedCounts):
-            self._pool, self._channels = pretoken_counts.pool, pretoken_counts.channels
+            self._pool, channels = pretoken_counts.pool, pretoken_counts.channels
             pretoken_counts = pretoken_counts.local
-        elif shard_count(len(pretoken_counts), workers) > 1:
-            self._pool, self._channels = open_shard_pool(shard_count(len(pretoken_counts), workers))
+        else:
+            shards = shard_count(len(pretoken_counts), workers)
+            if shards > 1:  # the parent holds one shard: shards - 1 processes
+                self._pool, channels = open_shard_pool(shards - 1)
         if self._pool is None:  # too few words for a shard process to pay (or one worker): this is v6
             super().__init__(pretoken_counts)
             return
+        self._all_channels = channels
         try:
-            if pretoken_counts is not None:  # a plain Counter: send each worker its part
-                self._pool.run_all(_keep_counts, [(part,) for part in split_counts(pretoken_counts, self._pool.size)])
+            if pretoken_counts is None:
+                # counted in the pool: part 0 comes here, the parent's spare words go to the others
+                self._pool.submit(0, _take_counts)
+                parts = [self._pool.result(0)] + [{}] * (self._pool.size - 1)
+                self._remote = list(range(1, self._pool.size))
+            else:  # a plain Counter
+                parts = split_counts(pretoken_counts, self._pool.size + 1)
+                self._remote = list(range(self._pool.size))
+            mine, theirs = parent_share(parts)
+            del parts
+            if channels is not None:
+                self._channels = [channels[worker] for worker in self._remote]
+            for worker, more in zip(self._remote, theirs):
+                self._pool.submit(worker, _build_shard, more)
+            del theirs
             self._init_tokens()
-            self.pair_counts = {}
-            for shard_pair_counts in self._pool.broadcast(_build_shard):
-                add_counts(self.pair_counts, shard_pair_counts)
+            self._shard = Shard(mine)  # built while the processes build theirs
+            self.pair_counts = dict(self._shard.initial_pair_counts)
+            for worker in self._remote:
+                add_counts(self.pair_counts, self._pool.result(worker))
             self._init_heap()
         except BaseException:
             self.close()
             raise
-        gc.freeze()  # as v6: the heap and the counts live until close(), which unfreezes
+        gc.freeze()  # as v6: the heap, the counts and the parent's shard live until close(), which unfreezes
 
     def close(self) -> None:
         """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
-            _close_channels(self._channels or [])
+            _close_channels(self._all_channels or [])
         super().close()
 
     def merge(self, pair: Pair) -> None:
@@ -345,10 +416,13 @@ class Merger(V6Merger):
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
         forget, self._forget = self._forget, ""
+        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
+        answers = self._merge_in_shards(the_pair, new_char, forget)
+        mine = self._shard.merge(the_pair, new_char, forget)
         pair_counts = self.pair_counts
         gone: list[str] = []
         gained_pairs: set[str] = set()
-        for deltas in self._merge_in_shards(the_pair, new_char, forget):
+        for deltas in (mine, *answers):
             if deltas is None:
                 continue
             lost, gains = deltas
@@ -381,7 +455,7 @@ class Merger(V6Merger):
         if self._serving:
             for conn in self._channels:
                 conn.send(None)
-            for worker in range(self._pool.size):
+            for worker in self._remote:
                 self._pool.result(worker)
             self._serving = False
 
@@ -391,7 +465,10 @@ class Merger(V6Merger):
             return super().trace_state()
         self.stop_serving()
         token_bytes = self.token_bytes
-        states = self._pool.broadcast(_shard_state)
+        for worker in self._remote:
+            self._pool.submit(worker, _shard_state)
+        states = [(self._shard.words, self._shard.word_counts, self._shard.pair_to_words)]
+        states += [self._pool.result(worker) for worker in self._remote]
         words, index, offset = [], {}, 0
         for shard_words, shard_counts, shard_index in states:
             words += [(tuple(token_bytes[ord(t)] for t in word), count)
@@ -409,33 +486,33 @@ class Merger(V6Merger):
         }
 
     def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
-        """Every shard's deltas: all shards work at once, and their answers are used in turn."""
+        """Send the merge to every shard process; their deltas, read (lazily) when iterated."""
         pool, channels = self._pool, self._channels
         if channels is not None:
             if not self._serving:
                 # started on the first merge: until then the workers answer pool tasks (build, trace)
-                for worker in range(pool.size):
+                for worker in self._remote:
                     pool.submit(worker, _serve_merges, worker)
                 self._serving = True
             message = (the_pair, new_char, forget)
-            for worker, conn in enumerate(channels):
+            for i, conn in enumerate(channels):
                 try:
                     conn.send(message)
                 except OSError:  # the shard died or failed
-                    self._shard_failed(worker)
+                    self._shard_failed(i)
             return map(self._answer, range(len(channels)))
-        for worker in range(pool.size):
+        for worker in self._remote:
             pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
-        return (pool.result(worker) for worker in range(pool.size))
+        return (pool.result(worker) for worker in self._remote)
 
-
-    def _answer(self, worker: int):
+    def _answer(self, i: int):
         try:
-            return self._channels[worker].recv()
+            return _spin_then_recv(self._channels[i])
         except (EOFError, OSError):  # the shard died or failed
-            self._shard_failed(worker)
+            self._shard_failed(i)
 
-    def _shard_failed(self, worker: int):
+    def _shard_failed(self, i: int):
         """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
-        self._pool.result(worker)  # raises: the serve task of that worker ended
-        raise BPEError(f"merge shard {worker} stopped answering")
+        self._pool.result(self._remote[i])  # raises: the serve task of that worker ended
+        raise BPEError(f"merge shard {self._remote[i]} stopped answering")
+
