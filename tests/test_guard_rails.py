@@ -179,6 +179,14 @@ def test_bench_json_into_a_directory_fails_before_the_bench(tmp_path, monkeypatc
     assert runs == []
 
 
+def test_bench_json_goes_beside_other_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("a file that is not a tokenizer's")
+    assert main(["bench", "--variant", "v6", "--data", "corpus-en", "--vocab-size", "300", "--repeat", "1",
+                 "--workers", "1", "--quiet", "--json", str(tmp_path / "bench.json")]) == 0
+    assert json.loads((tmp_path / "bench.json").read_text())["settings"]["vocab_size"] == 300
+    assert (tmp_path / "notes.txt").is_file()
+
+
 def test_no_special_with_special_is_a_contradiction(monkeypatch, capsys):
     calls = _no_training(monkeypatch)
     assert main(["train", "--data", "corpus-en", "--no-special", "--special", "<s>"]) == 2

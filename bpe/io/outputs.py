@@ -56,6 +56,15 @@ def check_output_dir(out_dir: str | os.PathLike) -> Path:
         if foreign:
             raise BPEError(f"--out {out_dir} holds {', '.join(foreign[:5])}, which is not a saved tokenizer's "
                            f"file; the directory is replaced as a whole, so give a new or empty directory")
+    return check_writable_dir(out_dir)
+
+
+def check_writable_dir(out_dir: str | os.PathLike) -> Path:
+    """``out_dir`` if a file can be created in it (it may not exist yet), else a clear :class:`BPEError`.
+
+    For single files written beside others (``bench --json out/bench.json``); nothing is created.
+    """
+    out_dir = Path(out_dir)
     existing = out_dir
     while not existing.exists():
         existing = existing.parent

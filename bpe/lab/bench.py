@@ -412,12 +412,12 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
 
 def check_json_path(json_out: str | os.PathLike) -> Path:
     """Fail before the bench when ``--json`` cannot be written (a directory, an unwritable place)."""
-    from bpe.io.outputs import check_output_dir
+    from bpe.io.outputs import check_writable_dir
 
     path = Path(json_out)
     if path.is_dir():
         raise BPEError(f"--json {path} is a directory; give a file name such as {path / 'bench.json'}")
-    check_output_dir(path.parent if str(path.parent) else Path("."))
+    check_writable_dir(path.parent if str(path.parent) else Path("."))
     return path
 
 
