@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from bpe import defaults, train_bpe
+from bpe import best_variant, defaults, train_bpe
 from bpe.cli import main
 from bpe.io.datasets import DATASETS, default_vocab_size
 from bpe.training.progress import Progress, wants_progress
@@ -63,7 +63,7 @@ def test_every_header_shows_the_vocab_and_special_tokens(monkeypatch, capsys):
     assert "vocab 10,000 (9,743 merges), special ['<|endoftext|>']" in capsys.readouterr().out
     assert main(["train", "--data", "corpus-en", "--no-special", "--vocab-size", "300"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("bpe-lab train: v6 on corpus-en (133,027 bytes), vocab 300, special []; estimate v6 ~")
+    assert out.startswith(f"bpe-lab train: {best_variant()} on corpus-en (133,027 bytes), vocab 300, special []; estimate {best_variant()} ~")
 
 
 def test_train_prints_peak_memory_and_longest_words(capsys):

@@ -36,9 +36,10 @@ shard process; most pairs are in every shard); a merge is not pipelined with the
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
 merge per shard and O(changed pairs per shard) parent work to apply the deltas.
 
-Headline (``docs/v7.md``, 40 MB of ``webtext-synth``, vocab 32,000, 2 workers, one bench run on a
-quiet shared machine): 20.4 s against v6's 25.0 s, 1.22x (merge phase 15.4 s against 19.7 s); with
-another job holding a core, 0.86x-0.95x.  On Gutenberg-like text v7 runs v6's code.
+Headline (README, "Measured on web-like text"): on 100 MB of ``webtext-synth``, vocab 32,000, 2 workers,
+idle 2-core machine, 36.1 s against v6's 40.9 s, 1.13x (``python -m bpe bench --variant v6,v7 --data
+webtext-synth --vocab-size 32000 --repeat 3 --workers 2``); with another job holding a core, 0.86x-0.95x.
+On Gutenberg-like text v7 runs v6's code.  Walkthrough: docs/v7.md.
 """
 
 from __future__ import annotations

@@ -74,11 +74,12 @@ VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
 #: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
-#: *measured* on every corpus, which is not always the last rung.  v7's shard processes beat v6 only
-#: with a free core per worker (docs/v7.md): on the 2-core machine every measured run of v7 with its
-#: shards, on 40 MB of web-like text, was 0.49x-0.99x v6's speed, so v6 stays the default until v7
-#: is measured faster on an idle machine.  None: the last rung.
-DEFAULT_VARIANT: str | None = "v6"
+#: *measured* on both regimes, which need not be the last rung.  v7 is v6 itself, in one process, below
+#: two shards' worth of distinct pre-tokens (all Gutenberg-like corpora measured) and with one worker;
+#: above, on 100 MB of web-like text with 2 workers on an idle 2-core machine, its shards were 1.13x
+#: faster than v6 (README, "Measured on web-like text").  They need a core per worker: with another job
+#: holding a core, v7 ran at 0.86x-0.95x v6's speed (docs/v7.md).  None: the last rung.
+DEFAULT_VARIANT: str | None = "v7"
 
 
 def best_variant() -> str:
