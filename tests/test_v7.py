@@ -7,6 +7,8 @@ channels, the clean-up when training ends, fails or a shard dies.
 """
 
 import os
+import random
+import sys
 from collections import Counter
 
 import pytest
@@ -18,7 +20,8 @@ from bpe.training.merge_loop import run_merges
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
-from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, live_processes, reference_merges, v1_merges_and_words
+from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_processes, reference_merges,
+                      v1_merges_and_words)
 from variants import v7_sharded
 from variants.v6_tuned import count_pairs, pairs_of
 from variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
@@ -156,3 +159,29 @@ def test_counts_left_in_workers_are_released_if_the_merger_is_never_built(shard_
     assert isinstance(counts, ShardedCounts) and counts.pool is not None
     counts.close()
     assert no_process_left()
+
+
+CTRL_C_CALLER = """
+import sys
+from variants import v7_sharded
+from bpe.cli import main
+v7_sharded.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+sys.exit(main(["train", "--variant", "v7", "--data", sys.argv[1], "--workers", "2", "--vocab-size", "60000",
+               "--force", "--quiet"]))
+"""
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_ctrl_c_while_the_shards_merge_leaves_no_process(tmp_path, times):
+    """The pool's Ctrl-C guarantee holds for v7's long-lived shards: once or three times, mid-merge."""
+    rng = random.Random(0)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(20_000)]
+    corpus = tmp_path / "words.txt"
+    corpus.write_text("".join(" ".join(rng.choices(words, k=300)) + ".\n<|endoftext|>" for _ in range(1_500)))
+    script = tmp_path / "caller.py"
+    script.write_text(CTRL_C_CALLER)
+    # settle: counting this 3 MB takes well under a second, so the Ctrl-C lands among the merges
+    proc, out, err = interrupt([sys.executable, str(script), str(corpus)], times=times, settle=1.5)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bpe: interrupted" and "Traceback" not in err
+    assert live_processes(session=proc.pid) == []
