@@ -179,6 +179,20 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
     return path
 
 
+def shown_path(path: str | os.PathLike) -> str:
+    """``path`` as recorded in published JSON: relative to the repo when inside it, so a committed
+    report names no directory of the machine that made it.
+
+    >>> shown_path(REPO_ROOT / "corpora" / "gutenberg-sample.txt")
+    'corpora/gutenberg-sample.txt'
+    """
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def data_label(name_or_path: str | os.PathLike | None) -> str:
     """A short label for tables and file names: the data set name, or the file's stem."""
     if name_or_path is None:

@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from bpe.io.datasets import data_label, resolve_data
+from bpe.io.datasets import data_label, resolve_data, shown_path
 from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, parse_variants, resolve)
@@ -225,7 +225,7 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
                                      f"at vocab {vocab_size:,} x {repeat} repeat(s)", budget))
     report = {
         "machine": machine_info(),
-        "settings": {"data": data_label(data), "path": str(path), "corpus_bytes": corpus_bytes,
+        "settings": {"data": data_label(data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
                      "file_bytes": file_bytes, "limit": limit,
                      "vocab_size": vocab_size, "num_merges": num_merges, "special_tokens": special_tokens,
                      "workers": workers or os.cpu_count(), "repeat": repeat},

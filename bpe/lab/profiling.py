@@ -66,7 +66,7 @@ def shorten_paths(text: str, roots: list[str]) -> str:
     absolute paths) by its path relative to the root, library files by ``<stdlib>/...`` and
     ``<site-packages>/...``, the temporary target script by ``<target>/...``.
 
-    >>> shorten_paths("/home/me/bpe-lab/bpe/cli.py main:3;", ["/home/me/bpe-lab"])
+    >>> shorten_paths("CLONE/bpe/cli.py main:3;", ["CLONE"])
     'bpe/cli.py main:3;'
     >>> shorten_paths("/usr/lib/python3.11/site-packages/regex/regex.py", [])
     '<site-packages>/regex/regex.py'
