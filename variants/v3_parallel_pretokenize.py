@@ -13,15 +13,14 @@ files; read them in this order:
   load balance), each keeps a running count; the counts are split by a hash of the pre-token, worker
   ``p`` sums part ``p`` from everyone, and the parent joins the disjoint parts with ``dict.update``.
 
-Left out here (it is hardening, not the idea): ``bpe/training/pool.py`` starts the workers and makes
-every failure (a worker killed, Ctrl-C, a bad byte) one clear error with no process left over.
+What it leaves out: any change to the merge loop (select is still v2's O(P) ``max()``, the update
+still subtracts and re-adds every pair of an affected word); and, as hardening rather than the idea,
+``bpe/training/pool.py``, which starts the workers and makes every failure (a worker killed, Ctrl-C, a
+bad byte) one clear error with no process left over.
 
 Complexity: the same O(total bytes) regex work as v2, divided by the workers, plus O(distinct
 pre-tokens) to move and sum the counts, also divided by the workers.  Memory: one chunk (at most
 32 MB) and its counts per worker; the parent never holds the text.
-
-Also left out: any change to the merge loop (select is still v2's O(P) ``max()``, the update still
-subtracts and re-adds every pair of an affected word).
 
 Headline: 2 workers pre-tokenize 100 MB of web-like text in 0.55x the time of 1 (``python -m bpe bench
 --variant v6 --data webtext-synth --vocab-size 257 --repeat 3 --workers 1``, then ``--workers 2``), when

@@ -15,8 +15,9 @@ also keeps what is global: the pair counts and v6's heap.  Each merge is one rou
 
 Why the parent holds a shard: with 2 workers, two busy processes on two cores instead of three (two
 shard processes and a parent that mostly waits).  It takes a smaller share (``PARENT_WEIGHT``), as
-it also runs the heap and adds every shard's deltas.  Each end of a merge channel polls it for up
-to ``SPIN_SECONDS`` before sleeping: waking a sleeping process cost about 0.2 ms per merge.
+it also runs the heap and adds every shard's deltas.  Each end of a merge channel polls it briefly
+before sleeping (``bpe.training.pool.spin_then_recv``): waking a sleeping process cost about 0.2 ms
+per merge.
 
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
@@ -48,11 +49,11 @@ import gc
 import zlib
 from collections.abc import Mapping, Sequence
 from heapq import heappush
-from time import perf_counter
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
 from bpe.training.pretokenize import add_counts
 from variants.v6_tuned import Merger as V6Merger
 from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
@@ -78,8 +79,6 @@ def shard_count(words: int, workers: int | None) -> int:
     >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
     (1, 2, 2, 1)
     """
-    from bpe.training.pool import default_workers
-
     workers = default_workers() if workers is None else workers
     return max(1, min(workers, words // MIN_WORDS_PER_SHARD))
 
@@ -168,15 +167,11 @@ class Shard:
 # in the worker's state between tasks.
 
 def _take_counts() -> dict[bytes, int]:
-    from bpe.training.pool import worker_state
-
     return worker_state().pop(SHARD_KEY)
 
 
 def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
     """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
-    from bpe.training.pool import worker_state
-
     state = worker_state()
     counts = state.pop(SHARD_KEY, None)
     if counts is None:
@@ -189,15 +184,11 @@ def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
 
 
 def _merge_in_shard(the_pair: str, new_char: str, forget: str):
-    from bpe.training.pool import worker_state
-
     return worker_state()["shard"].merge(the_pair, new_char, forget)
 
 
 def _serve_merges(worker: int) -> None:
     """Task: answer merges over this worker's own channel (see :func:`open_shard_pool`) until told to stop."""
-    from bpe.training.pool import worker_state
-
     conn = None
     try:
         for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
@@ -207,7 +198,7 @@ def _serve_merges(worker: int) -> None:
             else:
                 shard_end.close()
         merge = worker_state()["shard"].merge
-        while (message := _spin_then_recv(conn)) is not None:
+        while (message := spin_then_recv(conn)) is not None:
             conn.send(merge(*message))
     except BaseException:  # the parent must see EOF, then it reads the error from the pool
         if conn is not None:
@@ -215,31 +206,12 @@ def _serve_merges(worker: int) -> None:
         raise
 
 
-#: How long a process waiting for the other end of a merge channel polls it before it sleeps.  The
-#: other end usually answers within a fraction of a millisecond, and waking a sleeping process costs
-#: about 0.2 ms per merge on a virtual machine (docs/v7.md): polling trades that for CPU time.
-SPIN_SECONDS = 0.002
-
-
-def _spin_then_recv(conn):
-    """``conn.recv()``, after polling for up to ``SPIN_SECONDS`` (see there) so as not to sleep."""
-    if not conn.poll():
-        deadline = perf_counter() + SPIN_SECONDS
-        while not conn.poll() and perf_counter() < deadline:
-            pass
-    return conn.recv()
-
-
 def _shard_state():
-    from bpe.training.pool import worker_state
-
     shard = worker_state()["shard"]
     return shard.words, shard.word_counts, shard.pair_to_words
 
 
 def _shard_totals() -> tuple[int, int]:
-    from bpe.training.pool import worker_state
-
     counts = worker_state()[SHARD_KEY]
     return len(counts), sum(counts.values())
 
@@ -262,8 +234,6 @@ def open_shard_pool(workers: int, source: str | None = None):
     before the workers fork, so this only works with fork; elsewhere the merges go through the pool.
     """
     import multiprocessing
-
-    from bpe.training.pool import WorkerPool
 
     global _CHANNELS
     forking = "fork" in multiprocessing.get_all_start_methods()
@@ -322,7 +292,6 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     the parts are gathered here and the pool is stopped: v7 then runs as v6.
     """
     from bpe.training.chunking import plan_chunk_count
-    from bpe.training.pool import default_workers
     from bpe.training.pretokenize import check_input_file
 
     path = check_input_file(path)
@@ -508,7 +477,7 @@ class Merger(V6Merger):
 
     def _answer(self, i: int):
         try:
-            return _spin_then_recv(self._channels[i])
+            return spin_then_recv(self._channels[i])
         except (EOFError, OSError):  # the shard died or failed
             self._shard_failed(i)
 
