@@ -3,7 +3,7 @@
 The wheel is built offline from a copy of the files ``pyproject.toml`` packs (no build isolation: the
 dev extras bring a setuptools that builds wheels), and must hold every module of ``bpe/`` and
 ``variants/`` (installed as ``bpe.variants``), the shipped corpus and fixtures, and no top-level
-``variants``.  It is then installed, without its dependencies, into a bare venv that borrows them
+``variants``.  It is then installed, without its dependencies, into a fresh venv that borrows them
 from the running environment through a ``.pth`` line (a ``.pth`` file in a folder named that way is
 not run, so this checkout's editable install cannot stand in for a missing module); then ``bpe train``,
 ``bench`` and ``trace`` run from a folder outside the checkout.
@@ -73,12 +73,12 @@ def test_every_source_folder_is_a_listed_package():
 
 def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    run([sys.executable, "-m", "venv", str(venv)])  # its pip comes from the standard library (ensurepip): offline
     python = venv / "bin" / "python"
     site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     # the dependencies (regex, tqdm, numpy) come from the running environment: the test stays offline
     Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index",
+    run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-index",
          str(wheel)])
 
     work = tmp_path / "work"
