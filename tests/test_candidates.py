@@ -127,7 +127,7 @@ def repr_pair(pair):
 
 def report_merges(data, vocab_size):
     from bpe import train_bpe
-    from bpe.io.datasets import resolve_data
+    from bpe.data.datasets import resolve_data
 
     return train_bpe(resolve_data(data), vocab_size, EOT, variant="v2")[1]
 

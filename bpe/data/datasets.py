@@ -3,9 +3,9 @@
 Shipped with the repo (always present): ``gutenberg-sample`` (the default bench corpus),
 ``corpus-en`` and ``tinystories-sample`` (CS336 fixtures).  Downloaded into ``data/`` on request:
 ``gutenberg-books`` (the benchmark corpus, built from 21 downloaded books by
-:mod:`bpe.io.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
+:mod:`bpe.data.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
 ``python -m bpe data``).  Generated
-on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.io.webtext`), at any size:
+on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`), at any size:
 ``webtext-synth-20MB`` names ``data/webtext-synth-20MB.txt``, and plain ``webtext-synth`` the default
 100 MB.  A generated data set that is missing is generated when first named (it is deterministic and
 needs no network; 100 MB take about 40 s).
@@ -57,7 +57,7 @@ class Dataset:
     url: str | None = None  # where a downloadable data set comes from
     gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
     vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
-    built: bool = False  # made from several downloads by the project's code (bpe/io/gutenberg.py)
+    built: bool = False  # made from several downloads by the project's code (bpe/data/gutenberg.py)
     generated: bool = False  # made on this machine by a generator (sized names: ``NAME-20MB``)
 
     @property
@@ -154,7 +154,7 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool = True) -> P
     """The file of generated data set ``dataset`` at ``size``, generating it if missing (a progress bar)."""
     from tqdm import tqdm
 
-    from bpe.io.webtext import generate
+    from bpe.data.webtext import generate
 
     path = generated_file(dataset.name, size)
     if not path.exists():
