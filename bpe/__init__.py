@@ -1,9 +1,11 @@
 """bpe-lab: byte-level BPE training (CS336 Assignment 1) as a ladder of optimizations.
 
 This package holds the public API (below), the command line (``cli``, ``python -m bpe``) and the one
-error type (``errors``), and three folders: ``training/`` (what ``train_bpe`` runs), ``lab/`` (bench,
-report, profiler, tracer) and ``io/`` (data sets, the tokenizer and its file formats).  The merge
-algorithms, one per step of the ladder, are the top-level package ``variants``.
+error type (``errors``), and four folders: ``training/`` (what ``train_bpe`` runs), ``lab/`` (bench,
+report, profiler, tracer), ``data/`` (data sets: names, downloads, generators) and ``io/`` (the
+tokenizer and its file formats).  The merge algorithms, one per step of the ladder, are
+``bpe.variants``: the folder ``variants/`` at the top of the repository, which ``pyproject.toml``
+installs under this package.
 
 >>> from bpe import train_bpe, VARIANTS
 >>> list(VARIANTS)[:2]

@@ -56,7 +56,7 @@ def _special_tokens(args) -> list[str]:
 
 def _vocab_size(args) -> int:
     """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
-    from bpe.io.datasets import default_vocab_size
+    from bpe.data.datasets import default_vocab_size
 
     if args.vocab_size is None:
         args.vocab_size = default_vocab_size(args.data)
@@ -84,7 +84,7 @@ def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[
 
 
 def cmd_train(args) -> int:
-    from bpe.io.datasets import resolve_data
+    from bpe.data.datasets import resolve_data
     from bpe.training.registry import best_variant, get_variant
 
     path = resolve_data(args.data)
@@ -103,7 +103,7 @@ def cmd_train(args) -> int:
 
 
 def _train(args, path, variant, specials, vocab_size) -> int:
-    from bpe.io.datasets import data_label
+    from bpe.data.datasets import data_label
     from bpe.lab.estimate import refusal, too_long
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
@@ -128,7 +128,7 @@ def _train(args, path, variant, specials, vocab_size) -> int:
 
 
 def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed) -> None:
-    from bpe.io.datasets import data_label
+    from bpe.data.datasets import data_label
     from bpe.io.outputs import token_report
     from bpe.training.sizes import format_size
 
@@ -146,7 +146,7 @@ def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, e
 
 def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
     """With --out: save the tokenizer and train.json; the paths written (none without --out)."""
-    from bpe.io.datasets import data_label
+    from bpe.data.datasets import data_label
     from bpe.io.outputs import save_tokenizer
     from bpe.lab.runinfo import machine_info
 
@@ -168,10 +168,10 @@ def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
 def cmd_data(args) -> int:
     """``data list``: every data set, its file, size, presence.  ``data get NAME``: download it."""
     from bpe.training.sizes import format_size
-    from bpe.io.download import dataset_rows, fetch_dataset
+    from bpe.data.download import dataset_rows, fetch_dataset
 
     if args.data_command == "get":
-        from bpe.io.datasets import generated_request
+        from bpe.data.datasets import generated_request
 
         generated = generated_request(args.name)
         if generated is not None:
@@ -191,8 +191,8 @@ def cmd_data(args) -> int:
 
 def _get_generated(args, dataset, size: int) -> int:
     """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
-    from bpe.io.datasets import ensure_generated
-    from bpe.io.webtext import file_statistics
+    from bpe.data.datasets import ensure_generated
+    from bpe.data.webtext import file_statistics
     from bpe.training.sizes import parse_size
 
     if args.size is not None:
@@ -262,7 +262,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.io.datasets import data_label, resolve_data
+    from bpe.data.datasets import data_label, resolve_data
     from bpe.lab.candidates import parse_variants
     from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
     from bpe.training.sizes import format_size, parse_size

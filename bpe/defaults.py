@@ -1,9 +1,9 @@
 """Defaults that every command shares, in one place: the special token and the vocab size.
 
 CS336 Assignment 1 trains TinyStories at vocab 10,000 and OpenWebText at 32,000; a data set carries
-its own default (:attr:`bpe.io.datasets.Dataset.vocab_size`), and a plain file path gets
+its own default (:attr:`bpe.data.datasets.Dataset.vocab_size`), and a plain file path gets
 :data:`VOCAB_SIZE`.  ``train``, ``bench``, ``report``, ``profile``, ``merge-cost`` and the make
-targets all resolve ``--vocab-size`` through :func:`bpe.io.datasets.default_vocab_size` and print the
+targets all resolve ``--vocab-size`` through :func:`bpe.data.datasets.default_vocab_size` and print the
 value in their header, so ``make bench DATA=tinystories`` is the assignment's setting.
 """
 

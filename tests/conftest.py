@@ -154,3 +154,20 @@ def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: fl
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return proc, out, err
+
+
+#: The source folders of the installed packages: ``variants/`` installs as ``bpe.variants``
+#: (pyproject.toml's package-dir).
+SOURCE_FOLDERS = {"bpe": REPO_ROOT / "bpe", "bpe.variants": REPO_ROOT / "variants"}
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the source tree, by its import name (``bpe.variants.v1_naive``) -> its file."""
+    modules = {}
+    for package, folder in SOURCE_FOLDERS.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = [*package.split("."), *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules

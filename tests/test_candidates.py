@@ -127,7 +127,7 @@ def repr_pair(pair):
 
 def report_merges(data, vocab_size):
     from bpe import train_bpe
-    from bpe.io.datasets import resolve_data
+    from bpe.data.datasets import resolve_data
 
     return train_bpe(resolve_data(data), vocab_size, EOT, variant="v2")[1]
 
@@ -229,15 +229,15 @@ def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):
     assert "start_v1    not checked: it failed (above)" in out
 
 
-def test_readme_example_output_is_current(capsys):
+def test_lab_page_example_output_is_current(capsys):
     import re
     import shlex
 
     from conftest import REPO_ROOT
 
-    readme = (REPO_ROOT / "README.md").read_text()
+    page = (REPO_ROOT / "docs" / "lab.md").read_text()
     command, shown = re.search(r"```text\n\$ python -m bpe (bench --variant v6,tests/fixtures/candidates/[^\n]*)\n"
-                               r"(.*?)\n```", readme, re.S).groups()
+                               r"(.*?)\n```", page, re.S).groups()
     assert main(shlex.split(command)) == 1
     out = capsys.readouterr().out.splitlines()
     for block in shown.split("...\n"):
@@ -246,5 +246,5 @@ def test_readme_example_output_is_current(capsys):
             continue
         start = out.index(lines[0])
         assert out[start:start + len(lines)] == lines
-    assert "tests/test_own_trainer.py" in readme and "(docs/exercises.md)" in readme
+    assert "tests/test_own_trainer.py" in page and "(exercises.md)" in page
     assert "(exercises.md)" in (REPO_ROOT / "docs" / "index.md").read_text()

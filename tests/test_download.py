@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from bpe import BPEError
-from bpe.io.datasets import DATASETS, resolve_data
-from bpe.io.download import fetch_dataset
+from bpe.data.datasets import DATASETS, resolve_data
+from bpe.data.download import fetch_dataset
 
 _rng = random.Random(4)
 TEXT = "<|endoftext|>\n".join(
@@ -211,7 +211,7 @@ def _fake_book(title: str, paragraphs: list[str], *, crlf: bool = False, bom: bo
 
 
 def test_gutenberg_books_are_built_from_their_sources(server, monkeypatch):
-    from bpe.io import gutenberg
+    from bpe.data import gutenberg
 
     first = ["Produced by Someone", "  An indented title\nover two lines", "x" * 1_960, "short one", "y" * 2_500, "end"]
     second = ["“Curly” quotes and an accent: café", "z" * 2_000]
@@ -233,7 +233,7 @@ def test_gutenberg_books_are_built_from_their_sources(server, monkeypatch):
 
 
 def test_gutenberg_book_without_markers_is_a_clear_error(server, monkeypatch):
-    from bpe.io import gutenberg
+    from bpe.data import gutenberg
 
     monkeypatch.setattr(gutenberg, "BOOKS", [("Odd_3", "3.txt")])
     server.files["3.txt"] = b"just some text\n\nwith no markers\n"
@@ -243,7 +243,7 @@ def test_gutenberg_book_without_markers_is_a_clear_error(server, monkeypatch):
 
 
 def test_gutenberg_books_default_sources_are_gitenberg():
-    from bpe.io.gutenberg import BOOKS, SOURCE_URL
+    from bpe.data.gutenberg import BOOKS, SOURCE_URL
 
     assert len(BOOKS) == 21
     assert SOURCE_URL.format(repo=BOOKS[0][0], file=BOOKS[0][1]) == (
@@ -255,7 +255,7 @@ def test_gutenberg_books_checksum_is_the_measured_corpus():
     import hashlib
 
     from conftest import SHARED_DATA
-    from bpe.io.gutenberg import SHA256
+    from bpe.data.gutenberg import SHA256
 
     measured = SHARED_DATA / "gutenberg-books.txt"
     if not measured.is_file():

@@ -8,7 +8,7 @@ import pytest
 
 from bpe import best_variant, defaults, train_bpe
 from bpe.cli import main
-from bpe.io.datasets import DATASETS, default_vocab_size
+from bpe.data.datasets import DATASETS, default_vocab_size
 from bpe.training.progress import Progress, wants_progress
 
 from conftest import CORPUS_EN, DEFAULT_CORPUS

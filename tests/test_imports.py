@@ -13,23 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
-
-PACKAGES = ("bpe", "variants")
-
-
-def project_modules() -> dict[str, Path]:
-    modules = {}
-    for package in PACKAGES:
-        for path in sorted((REPO_ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
-    return modules
-
+from conftest import REPO_ROOT, project_modules
 
 MODULES = project_modules()
+MODULES_BY_PATH = {path: module for module, path in MODULES.items()}
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if not m.endswith("__main__")])
@@ -45,9 +32,16 @@ def imports_of(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative (``from .v2_inverted_index import Merger``): from this file's package
+                package = MODULES_BY_PATH[path].split(".")
+                if path.name != "__init__.py":
+                    package.pop()
+                base = ".".join(package[:len(package) - node.level + 1])
+                module = f"{base}.{module}" if module else base
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
     return {name for name in found if name in MODULES}
 
 

@@ -29,7 +29,7 @@ def test_variants_and_a_candidate_file_agree(tmp_path):
 def test_a_candidate_with_other_merges_is_an_error(tmp_path):
     wrong = tmp_path / "wrong.py"
     wrong.write_text(
-        "from variants.v2_inverted_index import Merger as Right\n"
+        "from bpe.variants.v2_inverted_index import Merger as Right\n"
         "class Merger(Right):\n"
         "    def select_best_pair(self):  # the smallest pair instead of the largest\n"
         "        return min(self.pair_counts, key=lambda p: (-self.pair_counts[p], p), default=None)\n"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bpe.io.datasets import REPO_ROOT
+from bpe.data.datasets import REPO_ROOT
 from bpe.lab.profiling import clean_profile, profile_stem, run_profile, summarize
 
 MACHINE_PATH = re.compile(r"/(?:work|home|tmp|root|usr|opt)/|(?<!<)(?:site|dist)-packages")

@@ -97,7 +97,7 @@ def test_early_stop_is_shown():
 
 def test_heap_variant_attributes_are_discovered_without_a_hook():
     """A v5-style merger: v2's structures plus a `stale_pops` counter and zero counts left in place."""
-    from variants.v2_inverted_index import Merger as V2Merger
+    from bpe.variants.v2_inverted_index import Merger as V2Merger
 
     class HeapLike(V2Merger):
         stale_pops = 0

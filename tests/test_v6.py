@@ -16,8 +16,8 @@ from bpe.training.timer import NullTimer
 from bpe.training.pretokenize import count_file_serial
 from conftest import (CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, reference_merges,
                       v1_merges_and_words)
-from variants import v1_naive, v6_tuned
-from variants.v6_tuned import inverted_key
+from bpe.variants import v1_naive, v6_tuned
+from bpe.variants.v6_tuned import inverted_key
 
 
 def merges_of(module, pretoken_counts, num_merges):

@@ -22,9 +22,9 @@ from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
 from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_processes, reference_merges,
                       v1_merges_and_words)
-from variants import v7_sharded
-from variants.v6_tuned import count_pairs, pairs_of
-from variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
+from bpe.variants import v7_sharded
+from bpe.variants.v6_tuned import count_pairs, pairs_of
+from bpe.variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_counts_left_in_workers_are_released_if_the_merger_is_never_built(shard_
 
 CTRL_C_CALLER = """
 import sys
-from variants import v7_sharded
+from bpe.variants import v7_sharded
 from bpe.cli import main
 v7_sharded.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
 sys.exit(main(["train", "--variant", "v7", "--data", sys.argv[1], "--workers", "2", "--vocab-size", "60000",

@@ -1,4 +1,4 @@
-"""The web-like data generator (bpe.io.webtext) and the ``webtext-synth`` data set name."""
+"""The web-like data generator (bpe.data.webtext) and the ``webtext-synth`` data set name."""
 
 import hashlib
 
@@ -6,8 +6,8 @@ import pytest
 
 from bpe import BPEError
 from bpe.cli import main
-from bpe.io.datasets import data_label, resolve_data, size_label
-from bpe.io.webtext import SEPARATOR, file_statistics, generate
+from bpe.data.datasets import data_label, resolve_data, size_label
+from bpe.data.webtext import SEPARATOR, file_statistics, generate
 from bpe.training.pretokenize import count_file_serial
 
 #: sha256 of the first 50,000 bytes' worth of documents of seed 0 (50,899 bytes).  It changes only

@@ -55,8 +55,8 @@ from bpe.training.merge_loop import Pair
 from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
 from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
 from bpe.training.pretokenize import add_counts
-from variants.v6_tuned import Merger as V6Merger
-from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
+from .v6_tuned import Merger as V6Merger
+from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
 
 IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
         "(v6 itself below two shards' worth of words)")

@@ -1,6 +1,10 @@
-"""Input and output: data sets by name and their downloads, the tokenizer, and its file formats.
+"""The tokenizer and its files: trained merges applied to text, saved, loaded and exported.
 
-``datasets`` (names -> paths), ``download`` (resumable, never a truncated file), ``tokenizer``
-(encode/decode with trained merges), ``formats`` (GPT-2 vocab/merges, tiktoken, Hugging Face),
-``outputs`` (save and load a tokenizer directory) and ``byte_unicode`` (GPT-2's byte <-> text map).
+(The data sets, what ``--data`` names, are :mod:`bpe.data`.)
+
+* ``tokenizer``: encode and decode with trained merges;
+* ``encode``: ``bpe encode``, a file to a ``.npy`` of ids;
+* ``formats``: GPT-2 vocab/merges, tiktoken, Hugging Face;
+* ``outputs``: save and load a tokenizer directory;
+* ``byte_unicode``: GPT-2's byte <-> text map.
 """

@@ -198,7 +198,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
                 workers: int | None = None, errors: str = "strict", chunk_bytes: int = CHUNK_BYTES,
                 on_bytes: Callable[[int], None] | None = None) -> EncodeStats:
     """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``."""
-    from bpe.io.datasets import resolve_data
+    from bpe.data.datasets import resolve_data
     from bpe.training.chunking import iter_chunks
     from bpe.training.pool import WorkerPool, default_workers
     from bpe.training.pretokenize import check_input_file
@@ -238,7 +238,7 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
     """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
     from tqdm import tqdm
 
-    from bpe.io.datasets import resolve_data
+    from bpe.data.datasets import resolve_data
     from bpe.training.pretokenize import check_input_file
 
     total = check_input_file(resolve_data(data)).stat().st_size

@@ -1,8 +1,13 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-``bench`` (stage tables, fresh process per repeat), ``report`` (every variant on the same data, with
-plots), ``profiling`` (scalene summaries), ``merge_cost`` (merge algorithms alone, seconds and
-instructions), ``peers`` (the Rust trainers on the same data), ``trace`` (one merge at a time),
-``fresh_process`` (running a timed job in a child) and ``runinfo`` (machine, commit and merges digest
-recorded beside every figure).
+* ``bench``: stage tables, one fresh process per repeat; ``report``: every variant on the same data,
+  written to ``docs/report.md`` with plots;
+* ``candidates``: what ``--variant`` names (a rung, or your own file or function);
+  ``diagnose``: where a trainer's merges part from the reference, and the likely cause;
+* ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
+* ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone,
+  seconds and instructions; ``trace``: one merge at a time; ``estimate``: a run's time and memory
+  before it starts;
+* ``fresh_process``: running a timed job in a child; ``runinfo``: machine, commit and merges
+  digest recorded beside every figure.
 """

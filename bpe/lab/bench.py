@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from bpe.io.datasets import data_label, resolve_data, shown_path
+from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, parse_variants, resolve)
@@ -355,7 +355,7 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     if ran:
         chosen = next((c for c in ran if c.spec == best), ran[-1])
         return chosen.label, merge_lists[chosen.label], "this run"
-    from bpe.io.datasets import data_dir
+    from bpe.data.datasets import data_dir
     from bpe.training.train import train_bpe
 
     stat = path.stat()

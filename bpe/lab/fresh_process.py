@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bpe.io.datasets import REPO_ROOT
+from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 
 RESULT_ENV = "BPE_LAB_RESULT"

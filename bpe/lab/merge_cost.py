@@ -35,7 +35,7 @@ from pathlib import Path
 from time import process_time
 
 from bpe.lab.runinfo import merges_digest
-from bpe.io.datasets import data_label, resolve_data
+from bpe.data.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.lab.candidates import load_file_module

@@ -33,7 +33,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, refusal

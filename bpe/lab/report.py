@@ -34,7 +34,7 @@ from bpe.defaults import SPECIAL_TOKENS
 from bpe.lab.bench import format_mb, comparison_rows, run_bench, write_json_atomic
 from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
-from bpe.io.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
 from bpe.training.registry import VARIANTS
@@ -97,7 +97,7 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     ``variants``: ``--variant`` entries (ladder names, or your own trainer: see :mod:`bpe.lab.candidates`);
     default the whole ladder, which also runs beside your own trainers when no ladder step is named.
     """
-    from bpe.io.datasets import default_vocab_size
+    from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape, estimate_run
 
     log = log or sys.stdout

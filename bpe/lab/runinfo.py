@@ -11,7 +11,7 @@ import os
 import platform
 import subprocess
 
-from bpe.io.datasets import REPO_ROOT
+from bpe.data.datasets import REPO_ROOT
 
 
 def machine_info() -> dict:

@@ -1,7 +1,16 @@
 """The training path: everything ``train_bpe`` runs, and nothing else.
 
-Pre-tokenization (``pretokenize``: the GPT-2 pattern and the counters; ``parallel``: chunks and the
-process pool), the merge loop every variant plugs into (``merge_loop``), the stage timer the harness
-injects (``timer``), the lazy list of variants (``registry``), ``train_bpe`` itself (``train``) and
-size parsing for ``--limit`` (``sizes``).  The merge algorithms themselves live in ``variants/``.
+* ``train``: ``train_bpe`` itself, the checks on its arguments, and the variant it runs;
+* ``registry``: the variants by name, found in ``variants/`` (installed as ``bpe.variants``);
+* ``pretokenize``: the GPT-2 pattern, the special-token split, the fast counter and the serial
+  file counter (v1, v2);
+* ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
+* ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on);
+* ``pool``: the one process pool every parallel step uses, with its hardening (signals, parent
+  death, reaping, the test-only fault hooks);
+* ``merge_loop``: the interface every merge algorithm implements and the loop that drives it;
+* ``timer``: the stage timer the harness injects; ``progress``: the progress display (bytes, then
+  merges); ``sizes``: ``50MB``-style sizes for ``--limit`` and ``--size``.
+
+The merge algorithms themselves are the rungs in ``variants/``.
 """

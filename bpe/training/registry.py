@@ -15,12 +15,16 @@ does; if it has ``close()``, ``train_bpe`` calls it when building the ``Merger``
 ``Merger`` must still accept a plain ``Counter`` too (``bpe trace``, ``bpe merge-cost`` and the tests
 pass one).
 
+The folder is ``variants/`` at the top of the repository, installed as the package ``bpe.variants``
+(``pyproject.toml`` maps it there, in an editable install and in a wheel alike), so a variant is
+named ``bpe.variants.vN_<idea>`` wherever the project runs.
+
 Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
 the folder, and a module is imported only when it is first looked up: the variants import ``bpe``,
 so importing them all while ``bpe`` itself is being imported would be a cycle.
 
 >>> list(VARIANTS)[:2], VARIANTS["v1"].__name__
-(['v1', 'v2'], 'variants.v1_naive')
+(['v1', 'v2'], 'bpe.variants.v1_naive')
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import re
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 
-import variants
+from bpe import variants
 from bpe.errors import BPEError
 
 _VARIANT_FILE = re.compile(r"^(v\d+)_\w+$")
@@ -49,7 +53,7 @@ class _LazyVariants(Mapping):
             for info in pkgutil.iter_modules(variants.__path__):
                 match = _VARIANT_FILE.match(info.name)
                 if match:
-                    found[match.group(1)] = f"variants.{info.name}"
+                    found[match.group(1)] = f"{variants.__name__}.{info.name}"
             self._files = dict(sorted(found.items(), key=lambda item: int(item[0][1:])))
         return self._files
 

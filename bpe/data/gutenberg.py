@@ -16,7 +16,7 @@ mirror has one and ``<id>.txt`` otherwise.  :func:`build_corpus` turns the book 
 
 Built from the mirror's current files this gives the corpus the measured figures in README and
 docs were made on, byte for byte (sha256 in :data:`SHA256`; ``python -m bpe data get
-gutenberg-books``, :func:`bpe.io.download.fetch_books`, checks it and says so if a source file
+gutenberg-books``, :func:`bpe.data.download.fetch_books`, checks it and says so if a source file
 changed).  ``corpora/gutenberg-sample.txt``
 is every sixth of its documents (see ``corpora/gutenberg-sample.SOURCES``).
 """

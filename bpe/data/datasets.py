@@ -3,9 +3,9 @@
 Shipped with the repo (always present): ``gutenberg-sample`` (the default bench corpus),
 ``corpus-en`` and ``tinystories-sample`` (CS336 fixtures).  Downloaded into ``data/`` on request:
 ``gutenberg-books`` (the benchmark corpus, built from 21 downloaded books by
-:mod:`bpe.io.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
+:mod:`bpe.data.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
 ``python -m bpe data``).  Generated
-on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.io.webtext`), at any size:
+on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`), at any size:
 ``webtext-synth-20MB`` names ``data/webtext-synth-20MB.txt``, and plain ``webtext-synth`` the default
 100 MB.  A generated data set that is missing is generated when first named (it is deterministic and
 needs no network; 100 MB take about 40 s).
@@ -25,11 +25,27 @@ from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Whether the package runs from a checkout (editable install included) rather than from a wheel
+#: installed into site-packages, where no repository surrounds it.
+IN_CHECKOUT = (REPO_ROOT / "pyproject.toml").is_file()
+#: Where an installed wheel keeps the shipped files: pyproject.toml packs each checkout folder
+#: below into the package under this name.
+_INSTALLED_FOLDERS = {"corpora": "corpora", "tests/fixtures": "fixtures"}
+
+
+def shipped_file(relative: str) -> Path:
+    """A file shipped with the project, named by its path in the checkout (``corpora/gutenberg-sample.txt``):
+    there in a checkout, or its copy inside the installed package."""
+    if IN_CHECKOUT:
+        return REPO_ROOT / relative
+    folder, name = relative.rsplit("/", 1)
+    return Path(__file__).resolve().parents[1] / _INSTALLED_FOLDERS[folder] / name
 
 
 def data_dir() -> Path:
-    """Where downloaded data sets live: ``$BPE_DATA_DIR`` or ``data/`` at the repo root."""
-    return Path(os.environ.get("BPE_DATA_DIR") or REPO_ROOT / "data")
+    """Where downloaded data sets live: ``$BPE_DATA_DIR``, else ``data/`` at the repo root (in a
+    checkout) or in the current directory (an installed wheel has no repo root)."""
+    return Path(os.environ.get("BPE_DATA_DIR") or (REPO_ROOT / "data" if IN_CHECKOUT else "data"))
 
 
 @dataclass(frozen=True)
@@ -37,17 +53,17 @@ class Dataset:
     name: str
     filename: str
     description: str
-    shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo
+    shipped_path: str | None = None  # relative to the repo root, for data shipped in the repo (and the wheel)
     url: str | None = None  # where a downloadable data set comes from
     gz: bool = False  # the download is gzip-compressed and is decompressed into ``filename``
     vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
-    built: bool = False  # made from several downloads by the project's code (bpe/io/gutenberg.py)
+    built: bool = False  # made from several downloads by the project's code (bpe/data/gutenberg.py)
     generated: bool = False  # made on this machine by a generator (sized names: ``NAME-20MB``)
 
     @property
     def path(self) -> Path:
         if self.shipped_path is not None:
-            return REPO_ROOT / self.shipped_path
+            return shipped_file(self.shipped_path)
         return data_dir() / self.filename
 
     @property
@@ -138,7 +154,7 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool = True) -> P
     """The file of generated data set ``dataset`` at ``size``, generating it if missing (a progress bar)."""
     from tqdm import tqdm
 
-    from bpe.io.webtext import generate
+    from bpe.data.webtext import generate
 
     path = generated_file(dataset.name, size)
     if not path.exists():

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from bpe.io.datasets import DATASETS, Dataset
+from bpe.data.datasets import DATASETS, Dataset
 from bpe.errors import BPEError
 
 #: Seconds to wait for a connection or for the next bytes before calling the host unreachable
@@ -160,9 +160,9 @@ def _gunzip(part: Path, final: Path, *, progress: bool) -> None:
 def fetch_books(final: Path, *, base_url: str | None = None, progress: bool = True,
                 timeout: float = TIMEOUT_SECONDS) -> Path:
     """``gutenberg-books``: download the 21 books (resuming, like any data set) into
-    ``<data>/gutenberg-books-src/`` and build ``final`` from them (:mod:`bpe.io.gutenberg`) through a
+    ``<data>/gutenberg-books-src/`` and build ``final`` from them (:mod:`bpe.data.gutenberg`) through a
     temporary name."""
-    from bpe.io.gutenberg import BOOKS, SHA256, SOURCE_URL, build_corpus
+    from bpe.data.gutenberg import BOOKS, SHA256, SOURCE_URL, build_corpus
 
     base_url = base_url or os.environ.get("BPE_DATA_URL")
     sources = final.parent / "gutenberg-books-src"

@@ -1,0 +1,108 @@
+"""An installed wheel works with no checkout around it.
+
+The wheel is built offline from a copy of the files ``pyproject.toml`` packs (no build isolation: the
+dev extras bring a setuptools that builds wheels), and must hold every module of ``bpe/`` and
+``variants/`` (installed as ``bpe.variants``), the shipped corpus and fixtures, and no top-level
+``variants``.  It is then installed, without its dependencies, into a fresh venv that borrows them
+from the running environment through a ``.pth`` line (a ``.pth`` file in a folder named that way is
+not run, so this checkout's editable install cannot stand in for a missing module); then ``bpe train``,
+``bench`` and ``trace`` run from a folder outside the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, SOURCE_FOLDERS, project_modules
+
+#: What the build reads: pyproject.toml, the readme it names, and the folders it packs.
+BUILD_INPUTS = ["pyproject.toml", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
+SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt"]
+
+
+def run(argv, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, **kwargs)
+    assert proc.returncode == 0, f"{argv} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    for name in BUILD_INPUTS:
+        if (REPO_ROOT / name).is_dir():
+            shutil.copytree(REPO_ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO_ROOT / name, src / name)
+    code = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+    proc = run([sys.executable, "-c", code, str(tmp / "dist")], cwd=src)
+    return tmp / "dist" / proc.stdout.strip().splitlines()[-1]
+
+
+def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {"/".join(module.split(".")) + ("/__init__.py" if path.name == "__init__.py" else ".py")
+                for module, path in project_modules().items()}
+    assert expected - names == set(), "modules missing from the wheel (pyproject.toml's [tool.setuptools] packages)"
+    assert set(SHIPPED_DATA) <= names
+    assert not any(name.startswith("variants/") for name in names), "variants installs as bpe.variants"
+    assert {name for name in names if name.endswith(".py")} == expected, "the wheel holds only the source tree"
+
+
+def test_every_source_folder_is_a_listed_package():
+    """The wheel test above, without building: a new folder under bpe/ must be listed in pyproject.toml."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    for package, folder in SOURCE_FOLDERS.items():
+        for init in folder.rglob("__init__.py"):
+            name = ".".join([*package.split("."), *init.parent.relative_to(folder).parts])
+            assert name in listed, f"{name} is not in pyproject.toml's [tool.setuptools] packages"
+
+
+def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", str(venv)])  # its pip comes from the standard library (ensurepip): offline
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    # the dependencies (regex, tqdm, numpy) come from the running environment: the test stays offline
+    Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-index",
+         str(wheel)])
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tiny.txt").write_bytes((REPO_ROOT / "tests" / "fixtures" / "corpus.en").read_bytes()[:30_000])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_DATA_DIR")}
+    where = run([str(python), "-c", "import bpe, bpe.cs336, bpe.variants.v7_sharded; print(bpe.__file__)"],
+                cwd=work, env=env).stdout
+    assert Path(where.strip()).is_relative_to(site), where
+
+    bpe_cmd = str(venv / "bin" / "bpe")
+    run([bpe_cmd, "train", "--variant", "v5", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"],
+        cwd=work, env=env)
+    from bpe import train_bpe
+    from bpe.io.outputs import load_tokenizer
+
+    _, merges = train_bpe(work / "tiny.txt", 300, ["<|endoftext|>"], variant="v2")
+    assert load_tokenizer(work / "tok").merges == merges
+
+    # the shipped corpus, named by its data set name, comes from the package data
+    out = run([bpe_cmd, "bench", "--variant", "v2", "--limit", "20KB", "--vocab-size", "300", "--repeat", "1",
+               "--json", "bench.json"], cwd=work, env=env).stdout
+    assert "gutenberg-sample" in out
+    assert json.loads((work / "bench.json").read_text())["variants"]["v2"]["median"]["merges"] == 300 - 257
+    trace = run([bpe_cmd, "trace", "--variant", "v2", "--merges", "1"], cwd=work, env=env).stdout
+    assert "merge 1" in trace
+    assert sorted(p.name for p in work.iterdir() if not p.name.startswith(".")) == ["bench.json", "tiny.txt", "tok"]
