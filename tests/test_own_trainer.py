@@ -12,6 +12,7 @@ is skipped.
 """
 
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -36,9 +37,22 @@ def ids(candidates):
 
 
 def train(candidate, path, vocab_size):
+    """``(vocab, merges, own counts)``: the candidate's own pre-token counts when it brings a pre-tokenizer
+    (so a difference in them is named as such), else ``None``."""
     if candidate.kind == "function":
-        return load_function(candidate.spec)(str(path), vocab_size, list(EOT))
-    return train_bpe(path, vocab_size, EOT, variant=load_algorithm(candidate.kind, candidate.spec), workers=1)
+        return (*load_function(candidate.spec)(str(path), vocab_size, list(EOT)), None)
+    algorithm = load_algorithm(candidate.kind, candidate.spec)
+    seen = {}
+    if getattr(algorithm, "own_counter", False):
+        count = algorithm.count_pretokens
+
+        def counting(*args, **kwargs):
+            seen["counts"] = counts = count(*args, **kwargs)
+            return counts
+
+        algorithm = SimpleNamespace(Merger=algorithm.Merger, count_pretokens=counting)
+    vocab, merges = train_bpe(path, vocab_size, EOT, variant=algorithm, workers=1)
+    return vocab, merges, seen.get("counts")
 
 
 def text_evidence(path):
@@ -46,11 +60,21 @@ def text_evidence(path):
     return Evidence(lambda: count_pretokens(text, EOT), lambda: text, EOT)
 
 
-def check(merges, reference, evidence, name):
-    verdict = diagnose(merges, reference, evidence, name, "the reference")
-    assert verdict["verdict"] == "identical", (
-        f"merge {verdict['step']}: {name} chose {verdict['candidate_pair']}, the reference "
-        f"{verdict['reference_pair']}: {verdict['explanation']}")
+def failure(merges, reference, evidence, name, counts=None):
+    """The assertion message for a candidate that differs from the reference, or ``None``."""
+    verdict = diagnose(merges, reference, evidence, name, "the reference", counts)
+    if verdict["verdict"] == "identical":
+        return None
+    cause = "likely cause: " if verdict["cause"] else ""
+    if verdict["step"] is None:
+        return f"{name}'s pre-token counts differ: {cause}{verdict['explanation']}"
+    return (f"merge {verdict['step']}: {name} chose {verdict['candidate_pair']}, the reference "
+            f"{verdict['reference_pair']}: {cause}{verdict['explanation']}")
+
+
+def check(merges, reference, evidence, name, counts=None):
+    message = failure(merges, reference, evidence, name, counts)
+    assert message is None, message
 
 
 pytestmark = pytest.mark.skipif(not ENTRIES, reason="set BPE_CANDIDATE=path/to/mine.py to check your own trainer")
@@ -58,16 +82,16 @@ pytestmark = pytest.mark.skipif(not ENTRIES, reason="set BPE_CANDIDATE=path/to/m
 
 @pytest.mark.parametrize("candidate", CANDIDATES, ids=ids(CANDIDATES))
 def test_cs336_reference_merges(candidate):
-    vocab, merges = train(candidate, CORPUS_EN, 500)
-    check(merges, reference_merges(), text_evidence(CORPUS_EN), candidate.label)
+    vocab, merges, counts = train(candidate, CORPUS_EN, 500)
+    check(merges, reference_merges(), text_evidence(CORPUS_EN), candidate.label, counts)
     assert sorted(vocab) == list(range(500)), "vocab ids must be 0..vocab_size-1"
 
 
 @pytest.mark.parametrize("candidate", CANDIDATES, ids=ids(CANDIDATES))
 def test_special_tokens_split_out(candidate):
-    _, merges = train(candidate, TINYSTORIES_SAMPLE, 400)
+    _, merges, counts = train(candidate, TINYSTORIES_SAMPLE, 400)
     _, reference = train_bpe(TINYSTORIES_SAMPLE, 400, EOT, variant="v1")
-    check(merges, reference, text_evidence(TINYSTORIES_SAMPLE), candidate.label)
+    check(merges, reference, text_evidence(TINYSTORIES_SAMPLE), candidate.label, counts)
 
 
 @pytest.mark.parametrize("counts", [WORKED_EXAMPLE, OVERLAPS, REPEATS, TIES],

@@ -337,6 +337,9 @@ def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12)
     if verdict["verdict"] == "identical":
         return f"  {name:<{width}}identical ({verdict['merges']:,} merges)"
     v, indent = verdict, " " * (width + 2)
+    if v["step"] is None:  # the merges agree, its own pre-token counts do not
+        return (f"  {name:<{width}}DIFFERS in its pre-token counts\n"
+                + indent + ("likely cause: " if v["cause"] else "") + v["explanation"])
     head = f"  {name:<{width}}DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
     if v["candidate_pair"] is None or v["reference_pair"] is None:
         return head + v["explanation"]

@@ -214,7 +214,8 @@ def correctness_lines(bench: dict) -> list[str]:
             both = v["candidate_pair"] and v["reference_pair"]
             chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
                      f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
-            out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
+            where = f"at merge {v['step']:,}" if v["step"] is not None else "in its pre-token counts"
+            out.append(f"- **{name}**: differs {where}: {chose}{v['explanation']}.")
     out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
     return out + [""]
 
