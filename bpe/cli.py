@@ -269,9 +269,22 @@ def cmd_estimate(args) -> int:
 
     path = resolve_data(args.data)
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    variants = [c.spec for c in parse_variants(args.variant or "all")]
+    candidates = parse_variants(args.variant or "all")
+    variants = [c.spec for c in candidates if c.is_variant]
     assumed = parse_size(args.size) if args.size else None
     estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
+    own = [c for c in candidates if not c.is_variant]
+    if own:  # your own trainer: timed on a prefix of the data, then scaled (bpe/lab/estimate.py)
+        from bpe.lab.bench import estimate_candidates
+        from bpe.lab.estimate import corpus_shape
+        from bpe.training.train import check_vocab_size
+
+        end = min(parse_size(args.limit), path.stat().st_size) if args.limit is not None else None
+        shape = corpus_shape(path, specials, end, assumed)
+        found = estimate_candidates(own, path, specials, shape, check_vocab_size(vocab_size, specials), args.workers,
+                                    end, log=sys.stderr)
+        by_label = {e.variant: e for e in estimates}
+        estimates = [by_label.get(c.spec) or found[c.label] for c in candidates]
     corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
               f"{data_label(args.data)} ({path.stat().st_size:,} bytes)")
     print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {specials}, "
