@@ -172,13 +172,17 @@ def cmd_data(args) -> int:
 
     if args.data_command == "get":
         from bpe.io.datasets import generated_request
+        from bpe.training.progress import wants_progress
 
         generated = generated_request(args.name)
         if generated is not None:
             return _get_generated(args, *generated)
         if args.size is not None:
             raise BPEError(f"--size is for generated data sets (webtext-synth); {args.name!r} is downloaded whole")
-        path = fetch_dataset(args.name, progress=not args.quiet)
+        from bpe.errors import signals_as_interrupt
+
+        with signals_as_interrupt():  # SIGTERM: what is half-written goes (a download's .part stays, to resume)
+            path = fetch_dataset(args.name, progress=wants_progress(args.quiet))
         print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
         return 0
     print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description")
@@ -191,14 +195,18 @@ def cmd_data(args) -> int:
 
 def _get_generated(args, dataset, size: int) -> int:
     """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
-    from bpe.io.datasets import ensure_generated
-    from bpe.io.webtext import file_statistics
+    from bpe.io.datasets import ensure_generated, generated_file
+    from bpe.io.webtext import cached_statistics
+    from bpe.training.progress import wants_progress
     from bpe.training.sizes import parse_size
 
     if args.size is not None:
         size = parse_size(args.size)
-    path = ensure_generated(dataset, size, progress=not args.quiet)
-    stats = file_statistics(path)
+    if generated_file(dataset.name, size).exists():
+        print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
+              file=sys.stderr, flush=True)
+    path = ensure_generated(dataset, size, progress=wants_progress(args.quiet))
+    stats, _ = cached_statistics(path, log=sys.stderr)
     print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
           f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
           f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
@@ -515,9 +523,14 @@ def _run(args) -> int:
             raise
         print(f"bpe: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if args.debug:
             raise
+        from bpe.errors import Terminated
+
+        if isinstance(exc, Terminated):
+            print(f"bpe: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+            return 128 + exc.signum
         print("bpe: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
