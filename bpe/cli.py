@@ -26,9 +26,10 @@ from bpe.errors import BPEError
 
 def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
     p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
-    p.add_argument("--vocab-size", type=int, default=None,
+    p.add_argument("--vocab-size", default=None, metavar="N",
                    help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
-                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path)")
+                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path); "
+                        "10k and 32,000 are read too")
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
@@ -51,6 +52,8 @@ def _special_tokens(args) -> list[str]:
         if args.special:
             raise BPEError(f"--no-special and --special {args.special[0]!r} contradict each other; give one")
         return []
+    if args.special is not None and "" in args.special:
+        raise BPEError("--special '': special tokens must not be empty (for none, give --no-special)")
     return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
 
 
@@ -58,8 +61,11 @@ def _vocab_size(args) -> int:
     """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
     from bpe.io.datasets import default_vocab_size
 
+    from bpe.training.sizes import parse_count
+
     if args.vocab_size is None:
         args.vocab_size = default_vocab_size(args.data)
+    args.vocab_size = parse_count(args.vocab_size, "--vocab-size")
     return args.vocab_size
 
 
@@ -87,6 +93,9 @@ def cmd_train(args) -> int:
     from bpe.io.datasets import resolve_data
     from bpe.training.registry import best_variant, get_variant
 
+    from bpe.training.train import check_workers
+
+    check_workers(args.workers)
     path = resolve_data(args.data)
     variant = args.variant or best_variant()
     get_variant(variant)
@@ -108,8 +117,13 @@ def _train(args, path, variant, specials, vocab_size) -> int:
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
+    from bpe.training.sizes import parse_size
+
     estimate = _estimates(path, [variant], vocab_size, specials, args.workers, args.limit)
-    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({path.stat().st_size:,} bytes), "
+    size = path.stat().st_size
+    subset = (f"the first ~{min(parse_size(args.limit), size):,} of {size:,} bytes, --limit {args.limit}"
+              if args.limit is not None else f"{size:,} bytes")
+    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({subset}), "
           f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
     if too_long(estimate) and not args.force:
         raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
@@ -124,6 +138,8 @@ def _train(args, path, variant, specials, vocab_size) -> int:
     _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed)
     if written:
         print("wrote " + ", ".join(str(p) for p in written))
+    else:
+        print("nothing saved: give --out DIR to write the tokenizer (vocab.json, merges.txt)")
     return 0
 
 
@@ -135,13 +151,20 @@ def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, e
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
     print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
+    from bpe.training.train import stopped_early
+
+    asked = args.vocab_size - 256 - len(_special_tokens(args))
+    stopped = stopped_early(len(merges), asked, corpus.get("bytes_used"))
+    if stopped:
+        print(stopped)
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
     peak = timer.peak_rss
     workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
     print(f"peak memory: {format_size(peak['self'])} (training process){workers}")
-    for line in token_report(vocab, _special_tokens(args)):
-        print(line)
+    if merges:  # no merge, no learned token to show
+        for line in token_report(vocab, _special_tokens(args)):
+            print(line)
 
 
 def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:

@@ -322,9 +322,10 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
               progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
     """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
     refused otherwise, unless ``force``."""
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     out = out or sys.stdout
+    check_workers(workers)
     path = resolve_data(data)
     check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
@@ -404,9 +405,14 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
             if counts_out and Path(counts_out).exists():
                 with open(counts_out, "rb") as f:
                     own_counts[name] = pickle.load(f)
+            notes = runs[0].get("notes", [])
+            from bpe.training.train import stopped_early
+
+            stopped = stopped_early(runs[0]["merges"], num_merges, corpus_bytes)
+            if stopped:  # the header's merge count was what was asked for; say what the text allowed
+                notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]
             report["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
-                                        "runs": runs, "median": median_run(runs),
-                                        "notes": runs[0].get("notes", [])}
+                                        "runs": runs, "median": median_run(runs), "notes": notes}
             print(variant_table(name, report["variants"][name]), file=out)
     if len(report["variants"]) > 1:
         print(comparison_table(report), file=out)
@@ -603,11 +609,12 @@ def variant_table(name: str, entry: dict) -> str:
         lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
     else:
         step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
-        shown = med["checkpoints"][step - 1::step]
-        if shown[-1] != med["checkpoints"][-1]:
+        shown = [point for point in med["checkpoints"][step - 1::step] if point[0] > 0]
+        if med["checkpoints"] and med["checkpoints"][-1][0] > 0 and shown[-1:] != med["checkpoints"][-1:]:
             shown.append(med["checkpoints"][-1])
         points = [f"{m:,}: {t:.2f}s" for m, t in shown]
-        lines.append("elapsed at merge   " + ", ".join(points))
+        if points:
+            lines.append("elapsed at merge   " + ", ".join(points))
     lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
     lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
     return "\n".join(lines)
