@@ -504,6 +504,8 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     cache = data_dir() / "reference-merges" / f"{key}.json"
     if cache.exists():
         return best, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}"
+    print(f"computing the reference merges with {best} (once: they are cached for next time) ...", file=sys.stderr,
+          flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
     cache.parent.mkdir(parents=True, exist_ok=True)
     from bpe.io.outputs import write_text_atomic
