@@ -48,3 +48,14 @@ def test_a_function_candidate_shows_its_elapsed_time():
     with ticker:
         time.sleep(0.1)
     assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
+
+
+def test_estimate_times_a_candidate_too(capsys):
+    from bpe.cli import main
+
+    assert main(["estimate", "--data", "corpus-en", "--vocab-size", "300", "--variant",
+                 f"v2,{CANDIDATES / 'correct.py'}"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split()[0] for line in captured.out.splitlines()[2:]]
+    assert rows == ["v2", "correct"]
+    assert "timing correct on a prefix of the data to estimate it" in captured.err
