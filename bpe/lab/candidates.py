@@ -206,8 +206,7 @@ def _module_name(path: Path) -> str:
     taken = sys.modules.get(name)
     if name.isidentifier() and (taken is None or _same_file(getattr(taken, "__file__", None), path)):
         return name
-    return f"candidate_{name}" if name.isidentifier() else "candidate_" + "".join(
-        c if c.isalnum() else "_" for c in name)
+    return "candidate_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
 def _same_file(a: str | None, b: Path) -> bool:
