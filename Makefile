@@ -24,7 +24,7 @@ PEERS   ?=
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras into it (pip's lines follow; about half a minute)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; ~half a minute)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
@@ -55,8 +55,8 @@ shell: $(VENV)/.installed
 
 # The command is built in a variable and echoed as one line (a recipe split over lines would be echoed
 # with the blank lines its empty $(if)s leave).
-BENCH_CMD = $(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
-	--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+BENCH_CMD = $(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
 	$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
 
 bench: $(VENV)/.installed

@@ -214,8 +214,8 @@ def test_the_ladder_checks_run_on_a_candidate_file():
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_own_trainer.py",
                            "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert "4 failed" in proc.stdout, proc.stdout[-2000:]
-    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: tie broken the wrong way"
-            in proc.stdout)
+    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
+            "tie broken the wrong way" in proc.stdout)
 
 
 def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):

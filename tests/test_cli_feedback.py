@@ -80,5 +80,5 @@ def test_make_echoes_one_line_per_command():
     assert echoed == ["echo '.venv/bin/python -m bpe bench --variant v2 --data gutenberg-sample --repeat 3'"]
     venv = subprocess.run(["make", "-n", "-B", "--no-print-directory", ".venv/.installed"], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=60).stdout
-    assert "first run: creating .venv and installing bpe-lab" in venv
+    assert "first run: creating .venv and installing bpe-lab with its dev extras" in venv
     assert re.search(r"pip install .*-e '\.\[dev\]'", venv) and "--quiet" not in venv
