@@ -273,7 +273,9 @@ def test_class_without_train_method_is_one_failed_line(tmp_path, capsys):
 
 
 def test_pool_with_a_module_level_worker_can_pickle_it():
-    """A candidate file is imported under its own name in sys.modules: a plain multiprocessing.Pool works."""
-    report = bench(["v2", str(CANDIDATES / "pool_counter.py")])
+    """A candidate file is imported under its own name in sys.modules: a plain multiprocessing.Pool works,
+    forked or spawned (the spawned workers import the file again by that name)."""
+    report = bench(["v2", f"{CANDIDATES / 'pool_counter.py'},{CANDIDATES / 'pool_counter_spawn.py'}"])
     assert not report["failed"], report["failed"]
     assert report["verdicts"]["pool_counter"] == {"verdict": "identical", "merges": 43}
+    assert report["verdicts"]["pool_counter_spawn"] == {"verdict": "identical", "merges": 43}
