@@ -6,9 +6,10 @@
     BPE_CANDIDATE=mine.py,mine_v2.py:train_bpe .venv/bin/python -m pytest -q tests/test_own_trainer.py
 
 Each entry is what ``bpe bench --variant`` takes (a file defining ``Merger`` or ``train_bpe``,
-``file.py:function`` or ``module:function``).  A failure says where the merges part from the
-reference and the likely cause (:mod:`bpe.lab.diagnose`).  Without ``BPE_CANDIDATE`` every test here
-is skipped.
+``file.py:function``, ``module:function``, or ``file.py:Class`` for ``Class().train``).  A failure
+says where the merges part from the reference and the likely cause (:mod:`bpe.lab.diagnose`); a
+``Merger`` file with its own ``count_pretokens`` has its counts compared with the reference counts
+first.  Without ``BPE_CANDIDATE`` every test here is skipped.
 """
 
 import os
