@@ -24,9 +24,11 @@ PEERS   ?=
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; ~half a minute)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
+	@echo "$(VENV) is ready"
 
 venv: $(VENV)/.installed
 
@@ -51,10 +53,15 @@ shell: $(VENV)/.installed
 	@echo "bpe-lab shell: bpe and python are .venv's; type exit to leave"
 	@VIRTUAL_ENV="$(abspath $(VENV))" PATH="$(abspath $(VENV))/bin:$$PATH" $${SHELL:-/bin/sh}
 
+# The command is built in a variable and echoed as one line (a recipe split over lines would be echoed
+# with the blank lines its empty $(if)s leave).
+BENCH_CMD = $(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+	$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
+
 bench: $(VENV)/.installed
-	$(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
-		$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
+	@echo '$(strip $(BENCH_CMD))'
+	@$(BENCH_CMD)
 
 # `make data DATA=tinystories` downloads a data set into data/; `make data` alone lists them all;
 # `make data DATA=webtext-synth SIZE=20MB` generates data/webtext-synth-20MB.txt (default 100MB).

@@ -26,9 +26,10 @@ from bpe.errors import BPEError
 
 def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
     p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
-    p.add_argument("--vocab-size", type=int, default=None,
+    p.add_argument("--vocab-size", default=None, metavar="N",
                    help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
-                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path)")
+                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path); "
+                        "10k and 32,000 are read too")
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
@@ -51,6 +52,8 @@ def _special_tokens(args) -> list[str]:
         if args.special:
             raise BPEError(f"--no-special and --special {args.special[0]!r} contradict each other; give one")
         return []
+    if args.special is not None and "" in args.special:
+        raise BPEError("--special '': special tokens must not be empty (for none, give --no-special)")
     return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
 
 
@@ -58,8 +61,11 @@ def _vocab_size(args) -> int:
     """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
     from bpe.data.datasets import default_vocab_size
 
+    from bpe.training.sizes import parse_count
+
     if args.vocab_size is None:
         args.vocab_size = default_vocab_size(args.data)
+    args.vocab_size = parse_count(args.vocab_size, "--vocab-size")
     return args.vocab_size
 
 
@@ -87,6 +93,9 @@ def cmd_train(args) -> int:
     from bpe.data.datasets import resolve_data
     from bpe.training.registry import best_variant, get_variant
 
+    from bpe.training.train import check_workers
+
+    check_workers(args.workers)
     path = resolve_data(args.data)
     variant = args.variant or best_variant()
     get_variant(variant)
@@ -108,8 +117,13 @@ def _train(args, path, variant, specials, vocab_size) -> int:
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
+    from bpe.training.sizes import parse_size
+
     estimate = _estimates(path, [variant], vocab_size, specials, args.workers, args.limit)
-    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({path.stat().st_size:,} bytes), "
+    size = path.stat().st_size
+    subset = (f"the first ~{min(parse_size(args.limit), size):,} of {size:,} bytes, --limit {args.limit}"
+              if args.limit is not None else f"{size:,} bytes")
+    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({subset}), "
           f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
     if too_long(estimate) and not args.force:
         raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
@@ -124,6 +138,8 @@ def _train(args, path, variant, specials, vocab_size) -> int:
     _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed)
     if written:
         print("wrote " + ", ".join(str(p) for p in written))
+    else:
+        print("nothing saved: give --out DIR to write the tokenizer (vocab.json, merges.txt)")
     return 0
 
 
@@ -135,13 +151,20 @@ def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, e
     subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
     print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
+    from bpe.training.train import stopped_early
+
+    asked = args.vocab_size - 256 - len(_special_tokens(args))
+    stopped = stopped_early(len(merges), asked, corpus.get("bytes_used"))
+    if stopped:
+        print(stopped)
     for name, seconds in timer.as_dict()["stages"].items():
         print(f"  {name:<12} {seconds:8.3f}s")
     peak = timer.peak_rss
     workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
     print(f"peak memory: {format_size(peak['self'])} (training process){workers}")
-    for line in token_report(vocab, _special_tokens(args)):
-        print(line)
+    if merges:  # no merge, no learned token to show
+        for line in token_report(vocab, _special_tokens(args)):
+            print(line)
 
 
 def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
@@ -172,13 +195,17 @@ def cmd_data(args) -> int:
 
     if args.data_command == "get":
         from bpe.data.datasets import generated_request
+        from bpe.training.progress import wants_progress
 
         generated = generated_request(args.name)
         if generated is not None:
             return _get_generated(args, *generated)
         if args.size is not None:
             raise BPEError(f"--size is for generated data sets (webtext-synth); {args.name!r} is downloaded whole")
-        path = fetch_dataset(args.name, progress=not args.quiet)
+        from bpe.errors import signals_as_interrupt
+
+        with signals_as_interrupt():  # SIGTERM: what is half-written goes (a download's .part stays, to resume)
+            path = fetch_dataset(args.name, progress=wants_progress(args.quiet))
         print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
         return 0
     print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description")
@@ -191,14 +218,18 @@ def cmd_data(args) -> int:
 
 def _get_generated(args, dataset, size: int) -> int:
     """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
-    from bpe.data.datasets import ensure_generated
-    from bpe.data.webtext import file_statistics
+    from bpe.data.datasets import ensure_generated, generated_file
+    from bpe.data.webtext import cached_statistics
+    from bpe.training.progress import wants_progress
     from bpe.training.sizes import parse_size
 
     if args.size is not None:
         size = parse_size(args.size)
-    path = ensure_generated(dataset, size, progress=not args.quiet)
-    stats = file_statistics(path)
+    if generated_file(dataset.name, size).exists():
+        print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
+              file=sys.stderr, flush=True)
+    path = ensure_generated(dataset, size, progress=wants_progress(args.quiet))
+    stats, _ = cached_statistics(path, log=sys.stderr)
     print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
           f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
           f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
@@ -269,9 +300,22 @@ def cmd_estimate(args) -> int:
 
     path = resolve_data(args.data)
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    variants = [c.spec for c in parse_variants(args.variant or "all")]
+    candidates = parse_variants(args.variant or "all")
+    variants = [c.spec for c in candidates if c.is_variant]
     assumed = parse_size(args.size) if args.size else None
     estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
+    own = [c for c in candidates if not c.is_variant]
+    if own:  # your own trainer: timed on a prefix of the data, then scaled (bpe/lab/estimate.py)
+        from bpe.lab.bench import estimate_candidates
+        from bpe.lab.estimate import corpus_shape
+        from bpe.training.train import check_vocab_size
+
+        end = min(parse_size(args.limit), path.stat().st_size) if args.limit is not None else None
+        shape = corpus_shape(path, specials, end, assumed)
+        found = estimate_candidates(own, path, specials, shape, check_vocab_size(vocab_size, specials), args.workers,
+                                    end, log=sys.stderr)
+        by_label = {e.variant: e for e in estimates}
+        estimates = [by_label.get(c.spec) or found[c.label] for c in candidates]
     corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
               f"{data_label(args.data)} ({path.stat().st_size:,} bytes)")
     print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {specials}, "
@@ -502,9 +546,14 @@ def _run(args) -> int:
             raise
         print(f"bpe: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if args.debug:
             raise
+        from bpe.errors import Terminated
+
+        if isinstance(exc, Terminated):
+            print(f"bpe: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+            return 128 + exc.signum
         print("bpe: interrupted", file=sys.stderr)
         return 130
     except MemoryError:

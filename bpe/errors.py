@@ -8,3 +8,45 @@ non-zero instead of showing a traceback.
 
 class BPEError(Exception):
     """A problem with the user's input or environment, with a message meant for the user."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is (see :func:`signals_as_interrupt`), so the clean-up
+    that Ctrl-C runs (a half-written file removed) runs for them too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class signals_as_interrupt:
+    """Within ``with signals_as_interrupt():``, SIGTERM and SIGHUP raise :class:`Terminated` (main thread
+    only; elsewhere, and for signals already handled, nothing changes)."""
+
+    SIGNALS = ("SIGTERM", "SIGHUP")
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.previous = {}
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in self.SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                self.previous[signum] = signal.signal(signum, self._raise)
+        return self
+
+    @staticmethod
+    def _raise(signum, frame):
+        import signal
+
+        signal.signal(signum, signal.SIG_IGN)  # a second one must not interrupt the clean-up
+        raise Terminated(signum)
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)

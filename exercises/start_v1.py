@@ -1,4 +1,4 @@
-"""Exercise 1 (v1, naive): your first BPE merge loop.  Fill in the three methods; nothing else changes.
+"""Exercise 1 (v1, naive): your first BPE merge loop.  Write the two methods left; nothing else changes.
 
 The lab gives your ``Merger`` the pre-token counts (``{b" the": 1523, b"low": 5, ...}``, made by the
 project's GPT-2 pre-tokenizer with the special tokens split out) and drives it with

@@ -261,3 +261,14 @@ def test_gutenberg_books_checksum_is_the_measured_corpus():
     if not measured.is_file():
         pytest.skip("the measured corpus is not on this machine")
     assert hashlib.sha256(measured.read_bytes()).hexdigest() == SHA256
+
+
+def test_a_download_that_cannot_fit_is_refused_before_writing(server, tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda folder: usage(10**9, 10**9 - 1000, 1000))
+    with pytest.raises(BPEError, match=r"downloading TinyStoriesV2-GPT4-valid.txt needs .* has only 1.0 KB free"):
+        fetch_dataset("tinystories-valid", progress=False)
+    assert list((tmp_path / "data").iterdir()) == []  # not even a .part

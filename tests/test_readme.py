@@ -70,3 +70,9 @@ def test_each_package_docstring_names_its_modules():
         missing = [p.stem for p in sorted(init.parent.glob("*.py"))
                    if p.stem != "__init__" and f"``{p.stem}``" not in doc]
         assert not missing, f"{init.relative_to(REPO_ROOT)}'s docstring does not name {missing}"
+
+
+def test_every_test_file_has_its_line_in_tests_readme():
+    listed = (REPO_ROOT / "tests" / "README.md").read_text(encoding="utf-8")
+    missing = [path.name for path in sorted((REPO_ROOT / "tests").glob("test_*.py")) if f"`{path.name}`" not in listed]
+    assert not missing, f"tests/README.md has no line for {missing}"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
-from bpe.errors import BPEError
+from bpe.errors import BPEError, signals_as_interrupt
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Whether the package runs from a checkout (editable install included) rather than from a wheel
@@ -123,7 +123,7 @@ def size_label(size: int) -> str:
     >>> size_label(20_000_000), size_label(500_000), size_label(1234)
     ('20MB', '500KB', '1234B')
     """
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
         if size % scale == 0:
             return f"{size // scale}{unit}"
     return f"{size}B"
@@ -150,19 +150,27 @@ def generated_request(key: str) -> tuple[Dataset, int] | None:
     return dataset, parse_size(match.group("size"))
 
 
-def ensure_generated(dataset: Dataset, size: int, *, progress: bool = True) -> Path:
-    """The file of generated data set ``dataset`` at ``size``, generating it if missing (a progress bar)."""
+def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = None) -> Path:
+    """The file of generated data set ``dataset`` at ``size``, generating it if missing.
+
+    It says so on stderr; ``progress`` (default: when stderr is a terminal) adds a bar.
+    """
     from tqdm import tqdm
 
     from bpe.data.webtext import generate
+    from bpe.training.progress import wants_progress
 
+    progress = wants_progress(False) if progress is None else progress
     path = generated_file(dataset.name, size)
     if not path.exists():
-        if progress:
-            print(f"generating {path} (once; it is kept for next time)", file=sys.stderr, flush=True)
-        with tqdm(total=size, unit="B", unit_scale=True, desc=path.name, disable=not progress,
-                  file=sys.stderr) as bar:
-            generate(path, size, on_bytes=bar.update)
+        from bpe.io.outputs import check_free_space
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        check_free_space(path.parent, size, f"generating {path.name}")  # before a word is written
+        print(f"generating {path} (once; it is kept for next time)", file=sys.stderr, flush=True)
+        with signals_as_interrupt(), tqdm(total=size, unit="B", unit_scale=True, desc=path.name,
+                                          disable=not progress, file=sys.stderr) as bar:
+            generate(path, size, on_bytes=bar.update)  # ended by a signal: its temporary file is removed
     return path
 
 

@@ -111,6 +111,10 @@ def _transfer(url: str, part: Path, have: int, *, progress: bool, timeout: float
             have, mode = 0, "wb"
             length = response.headers.get("Content-Length")
             total = int(length) if length is not None else None
+        if total is not None:  # refuse now what cannot fit, rather than fill the disk and fail
+            from bpe.io.outputs import check_free_space
+
+            check_free_space(part.parent, total - have, f"downloading {url.rsplit('/', 1)[-1]}")
         bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name.removesuffix(".part"),
                    disable=not progress, file=sys.stderr)
         with bar, open(part, mode) as out:
@@ -162,11 +166,21 @@ def fetch_books(final: Path, *, base_url: str | None = None, progress: bool = Tr
     """``gutenberg-books``: download the 21 books (resuming, like any data set) into
     ``<data>/gutenberg-books-src/`` and build ``final`` from them (:mod:`bpe.data.gutenberg`) through a
     temporary name."""
-    from bpe.data.gutenberg import BOOKS, SHA256, SOURCE_URL, build_corpus
-
     base_url = base_url or os.environ.get("BPE_DATA_URL")
     sources = final.parent / "gutenberg-books-src"
+    made = not sources.exists()
     sources.mkdir(parents=True, exist_ok=True)
+    try:
+        return _build_books(final, sources, base_url, progress, timeout)
+    except BaseException:
+        if made and not any(sources.iterdir()):  # nothing fetched: leave no empty folder behind
+            sources.rmdir()
+        raise
+
+
+def _build_books(final: Path, sources: Path, base_url: str | None, progress: bool, timeout: float) -> Path:
+    from bpe.data.gutenberg import BOOKS, SHA256, SOURCE_URL, build_corpus
+
     texts = []
     for repo, file in BOOKS:
         url = f"{base_url.rstrip('/')}/{file}" if base_url else SOURCE_URL.format(repo=repo, file=file)
@@ -181,8 +195,12 @@ def fetch_books(final: Path, *, base_url: str | None = None, progress: bool = Tr
             raise BPEError(f"{path} is not UTF-8 (byte offset {exc.start}); remove it and run again") from None
     data = build_corpus(texts).encode("utf-8")
     tmp = final.with_name(final.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, final)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     digest = hashlib.sha256(data).hexdigest()
     if digest != SHA256 and not base_url:
         print(f"note: {final.name} differs from the corpus the published figures used (sha256 {digest[:16]} "

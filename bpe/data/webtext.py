@@ -357,6 +357,9 @@ def generate(path: str | os.PathLike, size: int, *, seed: int = DEFAULT_SEED,
         raise BPEError(f"webtext-synth size must be at least 1 byte, got {size}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from bpe.io.outputs import check_free_space
+
+    check_free_space(path.parent, size, f"generating {path.name}")
     tmp = path.with_name(path.name + ".tmp")
     written = documents = ascii_bytes = 0
     stream = WebTextGenerator(seed).documents()
@@ -376,6 +379,40 @@ def generate(path: str | os.PathLike, size: int, *, seed: int = DEFAULT_SEED,
         tmp.unlink(missing_ok=True)
         raise
     return {"bytes": written, "documents": documents, "non_ascii_bytes": written - ascii_bytes}
+
+
+def statistics_file(path: str | os.PathLike) -> Path:
+    """Where a generated file's statistics are kept: beside it, ``NAME.stats.json``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".stats.json")
+
+
+def cached_statistics(path: str | os.PathLike, *, log=None, workers: int | None = None) -> tuple[dict, bool]:
+    """``(statistics, True)`` read from beside the file when they are its own (same size and time), else
+    measured (a full pass: ``log`` hears so), saved beside it and ``(statistics, False)``."""
+    import json
+
+    path = Path(path)
+    stat = path.stat()
+    kept = statistics_file(path)
+    try:
+        saved = json.loads(kept.read_text(encoding="utf-8"))
+        if saved.get("file_bytes") == stat.st_size and saved.get("file_mtime_ns") == stat.st_mtime_ns:
+            return saved["statistics"], True
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass
+    if log is not None:
+        print(f"computing the statistics of {path.name} (documents, distinct pre-tokens: one pass over the file; "
+              f"kept in {kept.name} for next time) ...", file=log, flush=True)
+    stats = file_statistics(path, workers=workers)
+    try:
+        from bpe.io.outputs import write_text_atomic
+
+        write_text_atomic(kept, json.dumps({"file_bytes": stat.st_size, "file_mtime_ns": stat.st_mtime_ns,
+                                            "statistics": stats}, indent=2) + "\n")
+    except OSError:
+        pass  # read-only data folder: measured again next time
+    return stats, False
 
 
 def file_statistics(path: str | os.PathLike, *, workers: int | None = None) -> dict:

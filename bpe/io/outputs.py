@@ -250,3 +250,16 @@ def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), to
         lines.append("longest tokens that are not only whitespace: " + shown(worded))
     lines.append(f"learned tokens that are not valid UTF-8 on their own: {invalid:,} of {len(learned):,}")
     return lines
+
+
+def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
+    """A :class:`BPEError` before writing ``needed`` bytes into ``folder`` when its disk has less free."""
+    from bpe.training.sizes import format_size
+
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return  # cannot tell: the write itself will say if the disk fills
+    if needed > free:
+        raise BPEError(f"{what} needs {format_size(needed)} but {folder} has only {format_size(free)} free; "
+                       "free some space or ask for less")

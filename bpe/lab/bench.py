@@ -38,8 +38,9 @@ from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, parse_variants, resolve)
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
-from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, format_duration, refusal
-from bpe.lab.fresh_process import child_result, run_json_child, write_result
+from bpe.lab.estimate import (LONG_RUN_SECONDS, Estimate, Probe, corpus_shape, estimate_from_probe, estimate_run,
+                               format_duration, refusal)
+from bpe.lab.fresh_process import PROGRESS_FD_ENV, child_result, run_json_child, write_result
 from bpe.lab.peers import peers_table
 from bpe.lab.runinfo import machine_info, merges_digest
 from bpe.training.registry import best_variant
@@ -59,8 +60,20 @@ def child_main() -> None:
     write_result(result)
 
 
+def _progress_stream():
+    """In the child: the parent's terminal for progress (see :func:`run_once`), else ``None``."""
+    fd = os.environ.get(PROGRESS_FD_ENV)
+    if not fd:
+        return None
+    try:
+        return os.fdopen(int(fd), "w", buffering=1, closefd=False)
+    except (OSError, ValueError):
+        return None
+
+
 def _train_merger(settings: dict) -> dict:
     """A ladder variant or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
+    from bpe.training.progress import BarProgress
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
@@ -69,10 +82,12 @@ def _train_merger(settings: dict) -> dict:
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
     timer = StageTimer()
+    stream = _progress_stream()
+    progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
 
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
-                         workers=settings["workers"], timer=timer, limit=settings.get("limit"))
+                         workers=settings["workers"], timer=timer, limit=settings.get("limit"), progress=progress)
 
     _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
     return _with_merges(timer.as_dict(), merges, settings)
@@ -96,7 +111,8 @@ def _train_function(settings: dict) -> dict:
     label, specials = settings["label"], list(settings["special_tokens"])
     fn = load_function(settings["spec"])
     started = time.perf_counter()
-    returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
+    with Ticker(_progress_stream(), settings.get("run_label") or f"{label}: ", started):
+        returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
     total = time.perf_counter() - started
     peak_rss = peak_rss_bytes()
     vocab, merges = check_trained(returned, label)
@@ -104,6 +120,37 @@ def _train_function(settings: dict) -> dict:
               "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
               "notes": vocab_notes(vocab, merges, specials)}
     return _with_merges(result, merges, settings)
+
+
+class Ticker:
+    """While a function candidate runs (it reports no merges): its elapsed time on the terminal every second."""
+
+    INTERVAL = 1.0
+
+    def __init__(self, stream, label: str, started: float) -> None:
+        import threading
+
+        self.stream, self.label, self.started = stream, label, started
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _tick(self) -> None:
+        while not self.done.wait(self.INTERVAL):
+            elapsed = time.perf_counter() - self.started
+            self.stream.write(f"\r{self.label}running, {elapsed:.0f} s (a train_bpe function reports no merges)")
+            self.stream.flush()
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.stream is not None:
+            self.done.set()
+            self.thread.join()
+            self.stream.write("\r\033[K")
+            self.stream.flush()
 
 
 def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
@@ -133,17 +180,27 @@ def _printed_note(stdout: str) -> str:
             "printing is inside the timed run")
 
 
+def terminal_fd(stream=None) -> int | None:
+    """The file descriptor of ``stream`` (stderr) when it is one the child can write progress to."""
+    stream = stream or sys.stderr
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
              workers: int | None, limit: int | None = None, want_merges: bool = False,
-             counts_out: str | None = None) -> dict:
+             counts_out: str | None = None, progress: bool = False, run_label: str = "") -> dict:
     """One fresh-process run.  A candidate's failure comes back as ``{"failed": one line}``; a ladder
-    variant's as a :class:`BPEError` (the harness's own fault or bad input)."""
+    variant's as a :class:`BPEError` (the harness's own fault or bad input).  With ``progress``, the
+    child shows its bytes and merges (a function candidate: its elapsed time) on this process's stderr."""
     if isinstance(candidate, str):
         candidate = resolve(candidate)
     settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
-                "want_merges": want_merges, "counts_out": counts_out}
-    run = run_json_child(_CHILD_CODE, settings)
+                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label}
+    run = run_json_child(_CHILD_CODE, settings, progress_fd=terminal_fd() if progress else None)
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")
         if "error" in result:
@@ -158,6 +215,79 @@ def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_to
     if "failed" not in result and run.stdout.strip():
         result.setdefault("notes", []).append(_printed_note(run.stdout))
     return result
+
+
+#: A candidate is timed on about this many bytes of the data (a prefix up to a document boundary) ...
+PROBE_BYTES = 250_000
+#: ... making this many merges, to estimate it before the real runs (:func:`probe_candidate`).
+PROBE_MERGES = 30
+
+
+def probe_candidate(candidate: Candidate, path: Path, special_tokens: list[str], workers: int | None,
+                    end: int | None, tmp: Path) -> Probe | None:
+    """Time a candidate on a prefix of the data, for :func:`bpe.lab.estimate.estimate_from_probe`.
+
+    A ``Merger`` candidate's stages split the fixed part from the merges in one run; a function is
+    run twice, with no merge and with :data:`PROBE_MERGES`, and the difference is the merges' cost.
+    ``None`` when the candidate fails there (it is then estimated as v1, the slowest rung).
+    """
+    from bpe.training.chunking import find_limit_end
+
+    cut = find_limit_end(path, min(PROBE_BYTES, end if end is not None else path.stat().st_size), special_tokens)
+    prefix = tmp / f"probe-{candidate.label}{path.suffix}"
+    with open(path, "rb") as f:
+        prefix.write_bytes(f.read(cut))
+    base = 256 + len(special_tokens)
+    if candidate.kind == "function":
+        runs = [run_once(prefix, candidate, base + merges, special_tokens, workers) for merges in (0, PROBE_MERGES)]
+        if any("failed" in run for run in runs):
+            return None
+        fixed = runs[0]["total"]
+        per_merge = max(0.0, runs[1]["total"] - fixed) / max(1, runs[1]["merges"])
+        peak = runs[1]["peak_rss"]["self"]
+    else:
+        run = run_once(prefix, candidate, base + PROBE_MERGES, special_tokens, workers)
+        if "failed" in run:
+            return None
+        stages = run["stages"]
+        fixed = stages["pretokenize"] + stages["pair_count"]
+        per_merge = (stages["select"] + stages["update"]) / max(1, run["merges"])
+        peak = run["peak_rss"]["self"]
+    shape = corpus_shape(prefix, special_tokens)
+    return Probe(cut, shape.distinct_length, fixed, per_merge, peak)
+
+
+def probe_candidates(candidates: list[Candidate], path: Path, special_tokens: list[str], workers: int | None,
+                     end: int | None = None, log=None) -> dict[str, Probe | None]:
+    """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    probes = {}
+    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+        for c in candidates:
+            if not c.is_variant:
+                if log is not None:
+                    print(f"timing {c.label} on a prefix of the data to estimate it ...", file=log, flush=True)
+                probes[c.label] = probe_candidate(c, path, special_tokens, workers, end, Path(tmp))
+    return probes
+
+
+def candidate_estimate(candidate: Candidate, probes: dict[str, Probe | None], shape, num_merges: int,
+                       workers: int | None) -> Estimate:
+    """A ladder variant's estimate from its model; your own trainer's from its probe (failed: as v1)."""
+    if candidate.is_variant:
+        return replace(estimate_run(candidate.spec, shape, num_merges, workers), variant=candidate.label)
+    probe = probes.get(candidate.label)
+    if probe is None:  # it failed on the prefix: guarded as the slowest rung; its own run will say why
+        return replace(estimate_run("v1", shape, num_merges, workers), variant=candidate.label,
+                       basis="its probe failed: estimated as v1")
+    return estimate_from_probe(candidate.label, probe, shape, num_merges)
+
+
+def estimate_candidates(candidates: list[Candidate], path: Path, special_tokens: list[str], shape,
+                        num_merges: int, workers: int | None, end: int | None = None,
+                        log=None) -> dict[str, Estimate]:
+    """Every candidate's estimate: a ladder variant's from its model, your own trainer's from a probe."""
+    probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
+    return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
 
 
 def median_run(runs: list[dict]) -> dict:
@@ -192,9 +322,10 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
               progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
     """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
     refused otherwise, unless ``force``."""
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     out = out or sys.stdout
+    check_workers(workers)
     path = resolve_data(data)
     check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
@@ -216,9 +347,9 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
     else:
         corpus_bytes = file_bytes
     shape = corpus_shape(path, special_tokens, corpus_bytes)
-    # a candidate that is not a ladder variant is estimated like the fastest rung (bpe/lab/estimate.py)
-    estimates = {c.label: replace(estimate_run(c.spec, shape, num_merges, workers), variant=c.label)
-                 for c in candidates}
+    # your own trainer is timed on a prefix and scaled up (bpe/lab/estimate.py: estimate_from_probe)
+    estimates = estimate_candidates(candidates, path, special_tokens, shape, num_merges, workers, end,
+                                    log=sys.stderr if progress else None)
     slow = [e for e in estimates.values() if e.seconds * repeat > budget]
     if slow and not force and not _asked_all(variant_spec):
         raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(data)} "
@@ -258,7 +389,8 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
             for i in range(repeat):
                 run = run_once(subset if as_function else path, candidate, vocab_size, special_tokens, workers,
                                None if as_function else limit, want_merges=i == 0,
-                               counts_out=counts_out if i == 0 else None)
+                               counts_out=counts_out if i == 0 else None, progress=progress,
+                               run_label=f"{name} run {i + 1}/{repeat}: ")
                 if "failed" in run:
                     report["failed"][name] = run["failed"]
                     print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
@@ -273,9 +405,14 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
             if counts_out and Path(counts_out).exists():
                 with open(counts_out, "rb") as f:
                     own_counts[name] = pickle.load(f)
+            notes = runs[0].get("notes", [])
+            from bpe.training.train import stopped_early
+
+            stopped = stopped_early(runs[0]["merges"], num_merges, corpus_bytes)
+            if stopped:  # the header's merge count was what was asked for; say what the text allowed
+                notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]
             report["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
-                                        "runs": runs, "median": median_run(runs),
-                                        "notes": runs[0].get("notes", [])}
+                                        "runs": runs, "median": median_run(runs), "notes": notes}
             print(variant_table(name, report["variants"][name]), file=out)
     if len(report["variants"]) > 1:
         print(comparison_table(report), file=out)
@@ -337,6 +474,9 @@ def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12)
     if verdict["verdict"] == "identical":
         return f"  {name:<{width}}identical ({verdict['merges']:,} merges)"
     v, indent = verdict, " " * (width + 2)
+    if v["step"] is None:  # the merges agree, its own pre-token counts do not
+        return (f"  {name:<{width}}DIFFERS in its pre-token counts\n"
+                + indent + ("likely cause: " if v["cause"] else "") + v["explanation"])
     head = f"  {name:<{width}}DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
     if v["candidate_pair"] is None or v["reference_pair"] is None:
         return head + v["explanation"]
@@ -364,6 +504,8 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     cache = data_dir() / "reference-merges" / f"{key}.json"
     if cache.exists():
         return best, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}"
+    print(f"computing the reference merges with {best} (once: they are cached for next time) ...", file=sys.stderr,
+          flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
     cache.parent.mkdir(parents=True, exist_ok=True)
     from bpe.io.outputs import write_text_atomic
@@ -469,11 +611,12 @@ def variant_table(name: str, entry: dict) -> str:
         lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
     else:
         step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
-        shown = med["checkpoints"][step - 1::step]
-        if shown[-1] != med["checkpoints"][-1]:
+        shown = [point for point in med["checkpoints"][step - 1::step] if point[0] > 0]
+        if med["checkpoints"] and med["checkpoints"][-1][0] > 0 and shown[-1:] != med["checkpoints"][-1:]:
             shown.append(med["checkpoints"][-1])
         points = [f"{m:,}: {t:.2f}s" for m, t in shown]
-        lines.append("elapsed at merge   " + ", ".join(points))
+        if points:
+            lines.append("elapsed at merge   " + ", ".join(points))
     lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
     lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
     return "\n".join(lines)
@@ -495,12 +638,13 @@ def comparison_rows(report: dict) -> list[tuple[str, dict, str, str]]:
 def comparison_table(report: dict) -> str:
     first_name = next(iter(report["variants"]))
     width = max(8, *(len(name) + 1 for name in report["variants"]))
+    last = max(9, len(first_name) + 4)  # the "vs <first>" column fits its name
     lines = ["\ncomparison (medians; ratios are times, x = faster than)",
              f"{'variant':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
-             f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + first_name:>9}"]
+             f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + first_name:>{last}}"]
     for name, med, vs_prev, vs_first in comparison_rows(report):
         st = med["stages"] or {}
         lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
                      f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
-                     f"{format_mb(med['peak_rss']['self']):>12}{vs_prev:>9}{vs_first:>9}")
+                     f"{format_mb(med['peak_rss']['self']):>12}{vs_prev:>9}{vs_first:>{last}}")
     return "\n".join(lines)

@@ -8,6 +8,10 @@
                                           ``run_train_bpe`` (the CS336 signature)
     --variant path/to/mine.py:my_train    a function of that signature in a file
     --variant mypackage.module:my_train   a function of that signature in an importable module
+    --variant path/to/bpe_v1.py:BPE_Trainer
+                                          a class whose ``train`` method has that signature
+                                          (``BPE_Trainer().train(input_path, vocab_size, special_tokens)``,
+                                          as some published trainers are written); ``module:Class`` too
     --variant v5,v6,mine.py               several, run in that order
 
 A ``Merger`` candidate is pre-tokenized by the project's pooled counter (or by its own
@@ -17,7 +21,10 @@ timing.  A function candidate is timed as a whole: ``fn(input_path, vocab_size, 
 
 A file is looked at without running it (its syntax tree says whether it defines ``Merger`` or
 ``train_bpe``), so the candidate's own code runs only in the child, where its errors and prints
-are caught and reported as one line (:func:`call_candidate`).
+are caught and reported as one line (:func:`call_candidate`).  There the file is imported as the
+module named after it (``mine.py``: ``mine``) and registered in ``sys.modules``, with its folder on
+``sys.path``, as ``import mine`` would: so its module-level functions can be pickled, and a
+``multiprocessing.Pool`` in the candidate can send them to its workers.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from bpe.training.registry import VARIANTS, best_variant
 
 #: Function names a candidate file may define, in the order they are looked for (after ``Merger``).
 FUNCTION_NAMES = ("train_bpe", "run_train_bpe")
+#: A class a candidate file may define instead: ``CLASS().train(input_path, vocab_size, special_tokens)``.
+CLASS_NAMES = ("BPE_Trainer",)
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,25 @@ class Candidate:
     @property
     def is_variant(self) -> bool:
         return self.kind == "variant"
+
+
+def _top_level_classes(tree: ast.Module) -> set[str]:
+    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _module_tree(module: str) -> ast.Module | None:
+    """The syntax tree of an importable module's source file, found without importing it (None if none)."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None)
+    if not origin or not origin.endswith(".py"):
+        return None
+    try:
+        return ast.parse(Path(origin).read_bytes(), filename=origin)
+    except (OSError, SyntaxError):
+        return None
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
@@ -83,9 +111,18 @@ def _parse_file(path: Path) -> ast.Module:
         raise BPEError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from None
 
 
-def _label(module: str, function: str) -> str:
-    """A function's row is named after it, unless it has the handout's name: then after its file or module."""
-    return module if function in FUNCTION_NAMES else function
+def _label(module: str, function: str, is_class: bool = False) -> str:
+    """A function's row is named after it, unless it has the handout's name: then after its file or
+    module.  A class's row is named after its file or module (``bpe_v1.py:BPE_Trainer``: ``bpe_v1``)."""
+    return module if is_class or function in FUNCTION_NAMES else function
+
+
+def _named(tree: ast.Module, module: str, name: str, where: str, spec: str) -> Candidate:
+    """The candidate for ``name`` in a file or module whose syntax tree is ``tree``: a class or a function."""
+    if name in _top_level_classes(tree):
+        return Candidate(_label(module, name, True), "function", spec,
+                         _file_idea(tree, f"{name}().train in {where}"))
+    return Candidate(_label(module, name), "function", spec, _file_idea(tree, f"{name} in {where}"))
 
 
 def resolve(spec: str) -> Candidate:
@@ -95,23 +132,23 @@ def resolve(spec: str) -> Candidate:
     path_part, _, function = spec.rpartition(":") if ":" in spec else (spec, "", "")
     path = Path(path_part)
     if function and not function.isidentifier():
-        raise BPEError(f"{spec!r}: {function!r} is not a function name")
+        raise BPEError(f"{spec!r}: {function!r} is not a function or class name")
     if path.suffix == ".py" or path.is_file():
         if not path.is_file():
             raise BPEError(f"no file {path} (a --variant entry is v1..v{len(VARIANTS)}, a .py file, "
                            f"or module:function)")
         tree = _parse_file(path)
         if function:
-            return Candidate(_label(path.stem, function), "function", f"{path}:{function}",
-                             _file_idea(tree, f"{function} in {path.name}"))
+            return _named(tree, path.stem, function, path.name, f"{path}:{function}")
         names = _top_level_names(tree)
         if "Merger" in names:
             return Candidate(path.stem, "merger", str(path), _file_idea(tree, "your Merger"))
-        for name in FUNCTION_NAMES:
+        for name in FUNCTION_NAMES + CLASS_NAMES:
             if name in names:
-                return Candidate(path.stem, "function", f"{path}:{name}", _file_idea(tree, f"your {name}"))
-        raise BPEError(f"{path} defines neither a Merger class nor a function {' or '.join(FUNCTION_NAMES)}; "
-                       f"name another function as {path}:FUNCTION")
+                return _named(tree, path.stem, name, path.name, f"{path}:{name}")
+        raise BPEError(f"{path} defines neither a Merger class nor a function {' or '.join(FUNCTION_NAMES)} "
+                       f"(nor a class {' or '.join(CLASS_NAMES)}); name another function or class as "
+                       f"{path}:NAME")
     if function:
         try:
             found = importlib.util.find_spec(path_part)
@@ -119,8 +156,11 @@ def resolve(spec: str) -> Candidate:
             found = None
         if found is None:
             raise BPEError(f"no module {path_part!r} to import (for {spec!r}); is it on PYTHONPATH?")
-        return Candidate(_label(path_part.rpartition(".")[2], function), "function", spec,
-                         f"{function} from {path_part}")
+        module = path_part.rpartition(".")[2]
+        tree = _module_tree(path_part)
+        if tree is not None:
+            return _named(tree, module, function, path_part, spec)
+        return Candidate(_label(module, function), "function", spec, f"{function} from {path_part}")
     raise BPEError(f"unknown variant {spec!r}; valid variants: {', '.join(VARIANTS)} "
                    f"(or your own trainer: a .py file, or module:function)")
 
@@ -158,22 +198,52 @@ class CandidateFailed(Exception):
     """The candidate's own code failed; the message is one line for the table."""
 
 
+def _module_name(path: Path) -> str:
+    """The name a candidate file is imported under: its own (``mine.py``: ``mine``), as ``import mine``
+    would, so that pickle (a ``multiprocessing.Pool``'s tasks) finds its functions again by that name;
+    ``candidate_<name>`` when the name is not an identifier or is taken by another module."""
+    name = path.stem
+    taken = sys.modules.get(name)
+    if name.isidentifier() and (taken is None or _same_file(getattr(taken, "__file__", None), path)):
+        return name
+    return "candidate_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def _same_file(a: str | None, b: Path) -> bool:
+    try:
+        return a is not None and Path(a).resolve() == b.resolve()
+    except OSError:
+        return False
+
+
 def load_file_module(path: str | Path) -> ModuleType:
-    """Import a Python file as a module of its own (not added to ``sys.modules``).
+    """Import a Python file as a module registered in ``sys.modules`` under its own name.
 
     Its folder goes first on ``sys.path``, as ``python mine.py`` would put it, so the file can import
-    its neighbours (``from helpers import ...``).
+    its neighbours (``from helpers import ...``), and so a worker process started by the candidate
+    (``multiprocessing.Pool``, any start method) can import it again to unpickle its functions.
     """
     path = Path(path)
+    if path.suffix != ".py":
+        raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
+                       f"or a .py file")
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(f"candidate_{path.stem}", path)
-    if spec is None or spec.loader is None or path.suffix != ".py":
+    name = _module_name(path)
+    if name in sys.modules:  # already imported (a neighbour imported it): the same module, not a second copy
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
         raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
                        f"or a .py file")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
@@ -198,13 +268,21 @@ def call_candidate(what: str, fn, *args):
 
 
 def load_function(spec: str):
-    """The function a ``file.py:function`` or ``module:function`` spec names (in the child)."""
+    """The function a ``file.py:function`` or ``module:function`` spec names (in the child); for a class,
+    the ``train`` method of an instance made with no arguments (``BPE_Trainer().train``)."""
     where, _, name = spec.rpartition(":")
     if where.endswith(".py") or Path(where).is_file():
         module = call_candidate(f"importing {Path(where).name}", load_file_module, where)
     else:
         module = call_candidate(f"importing {where}", importlib.import_module, where)
     fn = getattr(module, name, None)
+    if isinstance(fn, type):
+        instance = call_candidate(f"{name}()", fn)
+        train = getattr(instance, "train", None)
+        if not callable(train):
+            raise CandidateFailed(f"{where}: class {name} has no train method "
+                                  "(expected train(input_path, vocab_size, special_tokens))")
+        return train
     if not callable(fn):
         raise CandidateFailed(f"{where} has no function {name}")
     return fn

@@ -12,10 +12,17 @@ needs is the first merge where they part, so :func:`diagnose` reports
                        count differs), or its pair never occurs inside one GPT-2 pre-token (shown:
                        where it occurs in the text, across a pre-token boundary);
   ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair);
+  ``word-counts``      recounted with every distinct pre-token counted once (``+= 1`` where the
+                       pre-token's count belongs), the candidate's pair is the most frequent;
   ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
                        joined), the candidate's pair is the most frequent: its counts cross a special token;
   ``overlap``          a pair ``(x, x)`` whose count depends on counting overlapping occurrences
-                       (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right.
+                       (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right, or merged from
+                       the right (``aaa`` left as ``a aa``).
+
+When the candidate brings its own pre-tokenizer, its pre-token counts are compared with the
+reference counts first, even when the merges agree: a pre-tokenizer that miscounts a few rare
+pre-tokens may give the same merges at a small vocab and different ones at a larger.
 
 It leaves out every later difference: once the merges part, the states differ and later steps say
 nothing new.  Replaying uses the rank rule of encoding (merge the earliest-learned pair first), which
@@ -75,6 +82,52 @@ def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pai
     return counts
 
 
+def merge_word_from_right(word: Word, pair: Pair) -> Word:
+    """``word`` with ``pair`` merged scanning from the right (wrong: CS336 merges from the left).
+
+    >>> merge_word_from_right((b"a", b"a", b"a"), (b"a", b"a"))
+    (b'a', b'aa')
+    """
+    out: list[bytes] = []
+    i = len(word) - 1
+    while i >= 0:
+        if i > 0 and (word[i - 1], word[i]) == pair:
+            out.append(pair[0] + pair[1])
+            i -= 2
+        else:
+            out.append(word[i])
+            i -= 1
+    return tuple(reversed(out))
+
+
+def pair_counts_merging_from_right(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair],
+                                   counts: Counter[Pair]) -> tuple[Counter[Pair], Pair] | None:
+    """``counts`` (the true ones after ``merges``) as a trainer that merges from the right would have them.
+
+    Only a pair of equal tokens ``(x, x)`` can overlap itself, and only in a word with ``x`` three
+    times in a row, so only those words are replayed.  Returns those counts and the first such pair
+    met in a word; ``None`` when no merge so far could differ.
+    """
+    doubles = [pair[0] for pair in merges if pair[0] == pair[1]]
+    met = None
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    adjusted = Counter(counts)
+    for token, n in pretoken_counts.items():
+        found = next((x for x in doubles if x * 3 in token), None)
+        if found is None:
+            continue
+        met = met or (found, found)
+        right = split_into_bytes(token)
+        for pair in merges:
+            right = merge_word_from_right(right, pair)
+        left = segment(token, ranks)
+        for pair in zip(left, left[1:]):
+            adjusted[pair] -= n
+        for pair in zip(right, right[1:]):
+            adjusted[pair] += n
+    return None if met is None else (+adjusted, met)
+
+
 def best_pair(counts: Mapping[Pair, int]) -> Pair | None:
     return max(counts, key=lambda pair: (counts[pair], pair)) if counts else None
 
@@ -117,8 +170,16 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
     ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.
     """
     step = first_divergence(merges, reference)
-    if step is None:
+    counts_differ = candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts)
+    if step is None and not counts_differ:
         return {"verdict": "identical", "merges": len(merges)}
+    if step is None:
+        cause, explanation = pretokenization_cause(candidate_counts, evidence, name)
+        return {"verdict": "differs", "step": None, "merges": len(merges), "reference_merges": len(reference),
+                "candidate_pair": None, "reference_pair": None, "candidate_count": None, "reference_count": None,
+                "cause": cause,
+                "explanation": (f"its {len(merges):,} merges are {reference_name}'s, but its pre-token counts are "
+                                f"not (a larger vocab or other text would part the merges): {explanation}")}
     mine = merges[step] if step < len(merges) else None
     theirs = reference[step] if step < len(reference) else None
     counts = pair_counts_after(evidence.counts, reference[:step])
@@ -143,11 +204,7 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
 
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
     if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
-        if evidence.special_tokens and dict(candidate_counts) == dict(count_pretokens(evidence.text, [])):
-            return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
-                                      "its pre-token counts are the GPT-2 pattern's on the text with the special "
-                                      "tokens left in; split on them first and count each piece on its own")
-        return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
+        return pretokenization_cause(candidate_counts, evidence, name)
     if mine_n == theirs_n and mine < theirs:
         return "tie", (f"tie broken the wrong way: both pairs occur {mine_n:,} times and {name} chose the smaller; "
                        "CS336 breaks ties by the larger pair (compare the byte strings: max by (count, pair))")
@@ -160,6 +217,20 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                                           f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
                                           "is the most frequent pair; split the text on the special tokens first "
                                           "and count each piece on its own")
+    once = pair_counts_after({token: 1 for token in evidence.counts}, before)
+    if best_pair(once) == mine and mine != theirs:
+        return "word-counts", (f"pair counts not weighted by the pre-token counts: counting each distinct pre-token "
+                               f"once, {show(mine)} is the most frequent pair ({once[mine]:,} counted that way; "
+                               f"its true count is {mine_n:,}, {show(theirs)}'s {theirs_n:,}); a pair in a "
+                               "pre-token seen n times adds n to the pair's count, not 1")
+    from_right = pair_counts_merging_from_right(evidence.counts, before, counts)
+    if from_right is not None and best_pair(from_right[0]) == mine:
+        doubled = from_right[1]
+        return "overlap", (f"overlapping occurrences merged from the right: after the merge of {show(doubled)}, "
+                           f"a word like {doubled[0] * 3!r} must read {doubled[0] * 2!r} + {doubled[0]!r} (merge "
+                           f"the leftmost occurrence first, then go on after it); merged from the right it reads "
+                           f"{doubled[0]!r} + {doubled[0] * 2!r}, and with words split that way {show(mine)} is "
+                           f"the most frequent pair (true count {mine_n:,}); scan each word left to right")
     if mine_n == 0:
         return "pretokenization", boundary_example(mine, evidence, name)
     overlapped = [p for p in (mine, theirs) if p[0] == p[1]] + [p for p in before if p[0] == p[1] and (
@@ -173,19 +244,38 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                            f"{pair[0] * 3!r} its occurrences overlap (counted twice as pairs; merged once, "
                            f"leaving {pair[0] * 2!r} + {pair[0]!r}){how}; {name}'s count for {show(mine)} must "
                            f"have been above its true {mine_n:,}")
+    if not before:  # the first merge: no update has happened, so the first count itself is off
+        return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+                      f"{show(theirs)} below {theirs_n:,}) before any merge: check how the pairs are first counted "
+                      "(every adjacent pair of every pre-token, times the pre-token's count)")
     return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
                   f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this step; "
                   "check how the counts are updated after a merge")
 
 
+def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
+    """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the reference counts."""
+    from bpe.training.pretokenize import count_pretokens
+
+    if evidence.special_tokens and dict(candidate_counts) == dict(count_pretokens(evidence.text, [])):
+        return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
+                                  "its pre-token counts are the GPT-2 pattern's on the text with the special "
+                                  "tokens left in; split on them first and count each piece on its own")
+    return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
+
+
 def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str) -> str:
-    """The first pre-token (in the reference's order, then the candidate's) whose count differs."""
-    for token in list(theirs) + [t for t in mine if t not in theirs]:
-        if mine.get(token, 0) != theirs.get(token, 0):
-            return (f"a pre-tokenization difference: the pre-token {token!r} is counted {mine.get(token, 0):,} times "
-                    f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by the GPT-2 pattern "
-                    f"({len(mine):,} vs {len(theirs):,} distinct pre-tokens)")
-    return "a pre-tokenization difference"
+    """The first pre-token (in the reference's order, then the candidate's) whose count differs, and how
+    many differ."""
+    tokens = list(theirs) + [t for t in mine if t not in theirs]
+    differing = [t for t in tokens if mine.get(t, 0) != theirs.get(t, 0)]
+    if not differing:
+        return "a pre-tokenization difference"
+    token = differing[0]
+    return (f"a pre-tokenization difference: the pre-token {token!r} is counted {mine.get(token, 0):,} times "
+            f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by the GPT-2 pattern ({len(differing):,} "
+            f"pre-token(s) counted differently; {len(mine):,} vs {len(theirs):,} distinct pre-tokens); "
+            "if it cuts the text into chunks, cut only where a pre-token cannot continue (at a special token)")
 
 
 def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:

@@ -23,6 +23,12 @@ from an hour:
   proportional to ``L`` plus a small cost per merge;
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
+
+Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
+a prefix of the data (:class:`Probe`, made by :func:`bpe.lab.bench.probe_candidate`) and
+:func:`estimate_from_probe` scales that up, the fixed part with the bytes and the per-merge part
+with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer is not let
+through as fast, and a fast one stays fast (its per-merge time is tiny to begin with).
 """
 
 from __future__ import annotations
@@ -104,9 +110,39 @@ class Estimate:
     merges: int
     seconds: float
     peak_bytes: float
+    basis: str = ""  # how a candidate's estimate was made (empty for a ladder variant's model)
 
     def describe(self) -> str:
-        return f"{self.variant} ~{format_duration(self.seconds)}, ~{format_size(int(self.peak_bytes))}"
+        basis = f" ({self.basis})" if self.basis else ""
+        return f"{self.variant} ~{format_duration(self.seconds)}, ~{format_size(int(self.peak_bytes))}{basis}"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A candidate timed on a prefix of the data: what it cost there, and the prefix's size and ``L``."""
+
+    bytes: int
+    distinct_length: float
+    fixed_seconds: float  # reading and pre-tokenizing (and building), independent of the merges
+    per_merge_seconds: float
+    peak_bytes: float
+
+
+def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: int) -> Estimate:
+    """A candidate's estimate: its probe scaled to ``shape`` (fixed part with the bytes, merges with ``L``).
+
+    >>> probe = Probe(bytes=100_000, distinct_length=10_000, fixed_seconds=0.1, per_merge_seconds=0.01,
+    ...               peak_bytes=BASE_MEMORY + 5e6)
+    >>> e = estimate_from_probe("mine", probe, CorpusShape(1_000_000, 40_000, True), 1_000)
+    >>> round(e.seconds), e.describe()
+    (41, 'mine ~41 s, ~85.0 MB (timed on its first 100,000 bytes)')
+    """
+    scale_bytes = max(1.0, shape.bytes / max(probe.bytes, 1))
+    scale_l = max(1.0, shape.distinct_length / max(probe.distinct_length, 1.0))
+    seconds = probe.fixed_seconds * scale_bytes + probe.per_merge_seconds * scale_l * merges
+    # a student's trainer often holds the whole text: its memory above a bare process grows with the bytes
+    memory = BASE_MEMORY + max(0.0, probe.peak_bytes - BASE_MEMORY) * scale_bytes
+    return Estimate(label, merges, seconds, memory, f"timed on its first {probe.bytes:,} bytes")
 
 
 def is_serial(variant: str) -> bool:
@@ -138,8 +174,11 @@ def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
     """The error for runs estimated past ``limit``: what, how long, and the two ways on."""
     runs = ", ".join(e.describe() for e in slow)
+    from bpe.training.registry import best_variant
+
+    fast = best_variant()
     return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass --force to run it anyway, "
-            f"or try a smaller --vocab-size, --limit, or a faster variant (v5, v6)")
+            f"or try a smaller --vocab-size, --limit, or a faster variant ({fast}, the default, or v5, v6)")
 
 
 def format_duration(seconds: float) -> str:

@@ -40,17 +40,42 @@ def write_result(result: dict) -> None:
         json.dump(result, f)
 
 
-def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), **extra_env: str) -> ChildRun:
+#: In the child: a file descriptor open on the parent's stderr (a terminal), for progress only.
+PROGRESS_FD_ENV = "BPE_LAB_PROGRESS_FD"
+
+
+def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress_fd: int | None = None,
+                   **extra_env: str) -> ChildRun:
     """``python -c code`` with the repo importable and ``settings`` as JSON on stdin.
 
     ``prefix`` runs the child under another program (``bpe merge-cost --instructions``: valgrind).
+    ``progress_fd`` (the parent's stderr, when it is a terminal) is passed on to the child, named by
+    ``$BPE_LAB_PROGRESS_FD``: the child's own stderr is captured for its errors, so its progress
+    goes there instead.
     """
+    if progress_fd is not None:  # a copy under another number: the child's own fd 2 is the captured pipe
+        try:
+            progress_fd = os.dup(progress_fd)
+        except OSError:
+            progress_fd = None
+    if progress_fd is not None:
+        extra_env[PROGRESS_FD_ENV] = str(progress_fd)
+    try:
+        return _run_child(code, settings, prefix, progress_fd, extra_env)
+    finally:
+        if progress_fd is not None:
+            os.close(progress_fd)
+
+
+def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: int | None,
+               extra_env: dict[str, str]) -> ChildRun:
     with tempfile.TemporaryDirectory(prefix="bpe-lab-child-") as tmp:
         result_path = Path(tmp) / "result.json"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                    **{RESULT_ENV: str(result_path)}, **extra_env)
         proc = subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
-                              capture_output=True, text=True, errors="replace", env=env)
+                              capture_output=True, text=True, errors="replace", env=env,
+                              pass_fds=() if progress_fd is None else (progress_fd,))
         result = None
         if result_path.exists():
             try:

@@ -31,7 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.defaults import SPECIAL_TOKENS
-from bpe.lab.bench import format_mb, comparison_rows, run_bench, write_json_atomic
+from bpe.lab.bench import (candidate_estimate, comparison_rows, format_mb, probe_candidates, run_bench,
+                           write_json_atomic)
 from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
@@ -98,7 +99,7 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     default the whole ladder, which also runs beside your own trainers when no ladder step is named.
     """
     from bpe.data.datasets import default_vocab_size
-    from bpe.lab.estimate import corpus_shape, estimate_run
+    from bpe.lab.estimate import corpus_shape
 
     log = log or sys.stdout
     special_tokens = list(SPECIAL_TOKENS) if special_tokens is None else special_tokens
@@ -110,8 +111,12 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     path = resolve_data(data)
     shape = corpus_shape(path, special_tokens)
 
-    def estimate(label: str, vocab: int) -> float:  # your own trainer is estimated like the fastest rung
-        return estimate_run(spec[label], shape, max(0, vocab - 256 - len(special_tokens)), workers).seconds
+    probes = probe_candidates(candidates, path, special_tokens, workers, log=log)  # your own: timed on a prefix
+    by_label = {c.label: c for c in candidates}
+
+    def estimate(label: str, vocab: int) -> float:
+        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(special_tokens)),
+                                  workers).seconds
 
     tables_plan, notes = plan(estimate, [vocab_size, reduced_vocab_size, v1_vocab_size], list(spec), force=force)
     if not tables_plan:
@@ -214,7 +219,8 @@ def correctness_lines(bench: dict) -> list[str]:
             both = v["candidate_pair"] and v["reference_pair"]
             chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
                      f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
-            out.append(f"- **{name}**: differs at merge {v['step']:,}: {chose}{v['explanation']}.")
+            where = f"at merge {v['step']:,}" if v["step"] is not None else "in its pre-token counts"
+            out.append(f"- **{name}**: differs {where}: {chose}{v['explanation']}.")
     out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
     return out + [""]
 

@@ -34,8 +34,9 @@ class Progress:
 class BarProgress(Progress):
     """A tqdm bar over input bytes while pre-tokenizing, then one over merges."""
 
-    def __init__(self, file=None) -> None:
+    def __init__(self, file=None, prefix: str = "") -> None:
         self.file = file or sys.stderr
+        self.prefix = prefix  # e.g. "v2 run 1/3: " when the bench shows several runs one after another
         self.bar = None
 
     def _open(self, **kwargs) -> None:
@@ -45,14 +46,14 @@ class BarProgress(Progress):
         self.bar = tqdm(file=self.file, dynamic_ncols=True, leave=False, **kwargs)
 
     def start_bytes(self, total: int) -> None:
-        self._open(total=total, unit="B", unit_scale=True, desc="pre-tokenizing")
+        self._open(total=total, unit="B", unit_scale=True, desc=f"{self.prefix}pre-tokenizing")
 
     def on_bytes(self, done: int) -> None:
         if self.bar is not None:
             self.bar.update(done)
 
     def start_merges(self, total: int) -> None:
-        self._open(total=total, unit="merge", desc="merging")
+        self._open(total=total, unit="merge", desc=f"{self.prefix}merging")
 
     def on_merge(self) -> None:
         self.bar.update(1)

@@ -1,6 +1,7 @@
 """Byte sizes as people write them (``50MB``, ``64KiB``) and as tables print them.
 
-Used by ``--limit``, the data-set listing and the bench header.
+Used by ``--limit``, the data-set listing and the bench header; :func:`parse_count` reads
+``--vocab-size`` the same way (``10k``, ``32,000``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,27 @@ def parse_size(text: str | int) -> int:
     if value < 1:
         raise BPEError(f"size must be at least 1 byte, got {text!r}")
     return value
+
+
+_COUNT = re.compile(r"^\s*(\d+(?:[,_]\d{3})*(?:\.\d+)?)\s*([km]?)\s*$", re.IGNORECASE)
+
+
+def parse_count(text: str | int, what: str = "count") -> int:
+    """A whole number from ``"10000"``, ``"10k"``, ``"32,000"``, ``"1.5k"`` (k = 1,000, m = 1,000,000).
+
+    >>> parse_count("10k"), parse_count("32,000"), parse_count("1.5K"), parse_count(300)
+    (10000, 32000, 1500, 300)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = _COUNT.match(str(text))
+    if match is None:
+        raise BPEError(f"cannot read {what} {text!r}: use a whole number such as 10000, 10k or 32,000")
+    value = Decimal(match.group(1).replace(",", "").replace("_", "")) * {"": 1, "k": 10**3, "m": 10**6}[
+        match.group(2).lower()]
+    if value != int(value):
+        raise BPEError(f"{what} {text!r} is not a whole number")
+    return int(value)
 
 
 def format_size(n: int) -> str:

@@ -56,6 +56,58 @@ def check_vocab_size(vocab_size: int, special_tokens: Sequence[str]) -> int:
     return vocab_size - minimum
 
 
+#: More pool workers than this many per CPU only add processes: refused as a likely typo.
+WORKERS_PER_CPU = 16
+
+
+def max_workers() -> int:
+    """The most pool workers a run may ask for: :data:`WORKERS_PER_CPU` per CPU, and what the open-file
+    limit allows (each worker holds about three descriptors in the parent: its pipe's ends, its sentinel)."""
+    import os
+
+    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY:
+            most = min(most, max(1, (soft - 64) // 3))
+    except (ImportError, OSError, ValueError):
+        pass
+    return most
+
+
+def check_workers(workers) -> int | None:
+    """``workers`` if a pool of that many may be started here, else a :class:`BPEError` naming the limit."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise BPEError(f"workers must be at least 1, got {workers!r}")
+    limit = max_workers()
+    if workers > limit:
+        import os
+
+        raise BPEError(f"--workers {workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on "
+                       f"{os.cpu_count()} CPUs, within the open-file limit, ulimit -n); more workers than CPUs "
+                       "do not count faster")
+    return workers
+
+
+def stopped_early(made: int, asked: int, bytes_used: int | None = None) -> str | None:
+    """The line saying that training stopped before the vocab asked for, and why; ``None`` if it did not.
+
+    >>> stopped_early(0, 243, 0)
+    'stopped early: 0 of 243 merges: the text is empty (no pair to merge)'
+    >>> stopped_early(12, 243)
+    'stopped early: 12 of 243 merges: no pair left to merge (every pre-token is a single token)'
+    """
+    if made >= asked:
+        return None
+    if made == 0 and bytes_used == 0:
+        return f"stopped early: 0 of {asked:,} merges: the text is empty (no pair to merge)"
+    return f"stopped early: {made:,} of {asked:,} merges: no pair left to merge (every pre-token is a single token)"
+
+
 def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     """ids 0-255: the bytes; then the special tokens in the order given; then one id per merge."""
     vocab: Vocab = {i: bytes([i]) for i in range(256)}
@@ -112,8 +164,7 @@ def train_bpe(
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise BPEError(f"workers must be at least 1, got {workers!r}")
+    check_workers(workers)
     algorithm = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit) if limit is not None else None
     timer = timer if timer is not None else NullTimer()
