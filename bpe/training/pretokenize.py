@@ -19,10 +19,12 @@ Two ways to count a file:
 
 from __future__ import annotations
 
+import codecs
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import chain, compress, repeat
+from itertools import chain, compress, cycle, repeat
 from operator import add, itemgetter, not_
 from pathlib import Path
 
@@ -109,52 +111,167 @@ def _build_stand_ins() -> list[tuple[str, str]]:
 STAND_INS = _build_stand_ins()
 _STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
 
-#: Where a piece is cut into lines: before a newline that follows a non-whitespace character (as GPT-2's
-#: ``\s`` sees it, stand-ins included), where no pre-token continues (the rule of bpe/training/chunking.py).
-_LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
+# --- Islands: only the words around a non-ASCII character take the Unicode pattern ------------------
+#
+# A position ``c`` is an *exact cut* when the character before it is not whitespace and the character at
+# it is (both as the GPT-2 pattern's ``\s`` sees them).  Every alternative that holds a non-space
+# character holds whitespace only as its first character, so the pre-token holding ``text[c - 1]`` ends
+# at ``c``; the pattern never looks behind, so the pre-tokens from ``c`` on depend on ``text[c:]`` alone;
+# and ``text[:c]`` ends in a non-space, so its whitespace runs see the same lookahead as in the whole
+# text.  Hence the pre-tokens of a text are those of its pieces between exact cuts, concatenated.  A
+# non-ASCII piece is cut at exact cuts (a space after a non-space) into ASCII parts, for the twin, and
+# *islands*: the few words around each non-ASCII character, for the Unicode pattern.  docs/v3.md
+# ("Exact cuts") walks through the cases.
+_WHITESPACE_SET = frozenset(WHITESPACE)
+_ISLANDS = "bpe-pretokenize-islands"  # the codec error handler that finds the islands
+#: An island search gives up on a piece (the whole piece then takes the Unicode pattern) once it has
+#: seen this many non-ASCII stretches yet kept fewer than ISLAND_MIN_GAP ASCII characters per stretch for
+#: the twin: on Cyrillic, Greek, CJK or accent-dense text, cutting costs more than the twin saves.
+ISLAND_PROBE = 32
+ISLAND_MIN_GAP = 48
+_island_state = threading.local()
+
+
+def _island_handler(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """Called by ``str.encode("ascii", _ISLANDS)`` at each non-ASCII stretch: records its island.
+
+    The island runs from the exact cut before the stretch to the first exact cut after it, and the
+    encoder resumes there, so a word with three accents costs one call.  What the encoder writes is
+    thrown away: the ASCII scan in C is the fast way to find the non-ASCII characters.
+    """
+    text, state = exc.object, _island_state
+    spans = state.spans
+    lo = spans[-1][1] if spans else 0
+    start = text.rfind(" ", lo, exc.start)
+    while start > lo and text[start - 1] in _WHITESPACE_SET:  # back to the first of a run of spaces
+        start -= 1
+    start = max(start, lo)
+    stop = text.find(" ", exc.end)
+    while stop != -1 and text[stop - 1] in _WHITESPACE_SET:  # a space after a space is no exact cut
+        stop = text.find(" ", stop + 1)
+    if stop == -1:
+        stop = len(text)
+    if spans and start == lo:
+        spans[-1][1] = stop  # touches the previous island: one island
+    else:
+        spans.append([start, stop])
+        state.kept += start - lo
+    state.calls += 1
+    if state.calls >= ISLAND_PROBE and state.kept < ISLAND_MIN_GAP * state.calls:
+        spans[-1][1] = stop = len(text)
+    return "", stop
+
+
+codecs.register_error(_ISLANDS, _island_handler)
+
+
+def ascii_parts_and_islands(text: str) -> list[str]:
+    """``text`` cut at exact cuts into ``[ascii, island, ascii, ..., island, ascii]`` (parts may be empty).
+
+    Every even part is ASCII, every odd part holds a non-ASCII character, and the pre-tokens of
+    ``text`` are those of its parts in order.
+
+    >>> ascii_parts_and_islands("a plain caf\u00e9 au lait, and more")
+    ['a plain', ' caf\u00e9', ' au lait, and more']
+    """
+    if text.isascii():
+        return [text]
+    _island_state.spans, _island_state.calls, _island_state.kept = [], 0, 0
+    text.encode("ascii", _ISLANDS)
+    parts, done = [], 0
+    for start, stop in _island_state.spans:
+        parts += (text[done:start], text[start:stop])
+        done = stop
+    parts.append(text[done:])
+    _island_state.spans = None
+    return parts
+
+
+def _call(function, argument):
+    return function(argument)
+
+
+def split_pretokens(text: str) -> list[str]:
+    """The GPT-2 pre-tokens of ``text`` in order: ``GPT2_REGEX.findall(text)``, cut the fast way.
+
+    No special-token handling (split on them first).  ASCII text is cut by the twin; other text is cut
+    into ASCII parts and islands (:func:`ascii_parts_and_islands`) and each takes its pattern.  This is
+    the entry point for encoding, where the order of the pre-tokens matters.
+
+    >>> split_pretokens("don't stop, caf\u00e9 42x")
+    ['don', "'t", ' stop', ',', ' caf\u00e9', ' 42', 'x']
+    """
+    if text.isascii():
+        return ASCII_TWIN_REGEX.findall(text)
+    parts = ascii_parts_and_islands(text)
+    return list(chain.from_iterable(map(_call, cycle(_FINDALLS), parts)))
+
+
+_FINDALLS = (ASCII_TWIN_REGEX.findall, GPT2_REGEX.findall)
+
+
+def _pieces(text: str, special_tokens: Sequence[str]) -> list[str]:
+    """:func:`split_on_special_tokens`, with ``str.split`` (C, no regex) for the common single token."""
+    if len(set(special_tokens)) == 1:
+        return text.split(special_tokens[0])
+    return split_on_special_tokens(text, special_tokens)
+
+
+def _count_str_into(counts: Counter[str], text: str, special_tokens: Sequence[str]) -> None:
+    """Add the counts of ``text``'s pre-tokens (as ``str``) to ``counts``: the fast path of counting."""
+    mapped, put_back = text, {}
+    if not any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
+        for char, stand_in in STAND_INS:
+            if char in mapped:
+                if stand_in in text:  # the stand-in is taken: mapping back would be ambiguous
+                    mapped, put_back = text, {}
+                    break
+                mapped = mapped.replace(char, stand_in)
+                put_back[ord(stand_in)] = char  # only the stand-ins used: others may be real text
+    # No special token holds a stand-in or the character it replaces, so splitting the mapped text cuts
+    # it exactly where the original would be cut.  A stand-in has its character's class (both are
+    # whitespace or both not), so the mapped text's exact cuts are the original's.
+    pieces = _pieces(mapped, special_tokens)
+    del mapped
+    ascii_text, islands = [], []
+    for piece in pieces:
+        if piece.isascii():
+            ascii_text.append(piece)
+        else:
+            parts = ascii_parts_and_islands(piece)
+            ascii_text += parts[0::2]
+            islands += parts[1::2]
+    del pieces
+    if not put_back:
+        counts.update(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
+    else:
+        twin: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
+        # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
+        # character, so those tokens are among the few that are not printable, and `isprintable`
+        # finds them in C: translating every token back would cost a Python-level call per token.
+        for token in list(compress(twin, map(not_, map(str.isprintable, twin)))):
+            n = twin.pop(token)
+            original = token.translate(put_back)
+            twin[original] = twin.get(original, 0) + n
+        add_counts(counts, twin)
+        islands = map(str.translate, islands, repeat(put_back))
+    counts.update(chain.from_iterable(map(GPT2_REGEX.findall, islands)))  # counted in C, as above
+
+
+def _encoded(counts: Counter[str]) -> Counter[bytes]:
+    return Counter(dict(zip(map(str.encode, counts), counts.values())))  # each distinct token encoded once
 
 
 def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster
-    on English text: see the comments above :data:`ASCII_TWIN_REGEX` for how, docs/v6.md ("The shared
-    pre-tokenizer") for how much.
+    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster:
+    ASCII stretches take the twin pattern (see :data:`ASCII_TWIN_REGEX`, :data:`STAND_INS`), and only the
+    words around non-ASCII characters take the Unicode one (see :func:`ascii_parts_and_islands`).
     """
-    if any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
-        return count_pretokens_plain(text, special_tokens)
-    mapped, put_back = text, {}
-    for char, stand_in in STAND_INS:
-        if char in mapped:
-            if stand_in in text:  # the stand-in is taken: mapping back would be ambiguous
-                return count_pretokens_plain(text, special_tokens)
-            mapped = mapped.replace(char, stand_in)
-            put_back[ord(stand_in)] = char  # only the stand-ins used: others may be real text
-    # No special token holds a stand-in or the character it replaces, so splitting the mapped text cuts
-    # it exactly where the original would be cut; pieces left non-ASCII get their characters back.
-    pieces = split_on_special_tokens(mapped, special_tokens)
-    del mapped
-    is_ascii = list(map(str.isascii, pieces))
-    # One accented word must not send a whole multi-MB piece down the slow path: non-ASCII pieces are
-    # cut into lines where no pre-token continues (see _LINE_CUT) and only their non-ASCII lines take it.
-    lines = list(chain.from_iterable(map(_LINE_CUT.split, compress(pieces, map(not_, is_ascii)))))
-    line_is_ascii = list(map(str.isascii, lines))
-    ascii_text = chain(compress(pieces, is_ascii), compress(lines, line_is_ascii))
-    del pieces
-    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
-    if put_back:
-        # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
-        # character, so those tokens are among the few that are not printable, and `isprintable`
-        # finds them in C: translating every token back would cost a Python-level call per token.
-        for token in list(compress(counts, map(not_, map(str.isprintable, counts)))):
-            n = counts.pop(token)
-            original = token.translate(put_back)
-            counts[original] = counts.get(original, 0) + n
-    originals = compress(lines, map(not_, line_is_ascii))
-    if put_back:
-        originals = map(str.translate, originals, repeat(put_back))
-    counts.update(chain.from_iterable(map(GPT2_REGEX.findall, originals)))  # counted in C, as above
-    return Counter(dict(zip(map(str.encode, counts), counts.values())))  # each distinct token encoded once
+    counts: Counter[str] = Counter()
+    _count_str_into(counts, text, special_tokens)
+    return _encoded(counts)
 
 
 def add_counts(total: dict, more: dict) -> None:
@@ -218,23 +335,25 @@ def count_file_serial(
     ignored, so every variant's pre-tokenizer has the same signature.
     """
     path = check_input_file(path)
-    total: Counter[bytes] = Counter()
+    # The counts stay keyed by str until the end: each distinct pre-token is encoded once for the file,
+    # not once per chunk, and each chunk's tokens go straight into the one Counter (no per-chunk sum).
+    total: Counter[str] = Counter()
     if end is None and path.stat().st_size == 0:
         # Files like /proc/cpuinfo report size 0 yet have content: read them to the end (they are small).
         with open(path, "rb") as f:
             data = f.read()
-        total = count_pretokens(decode_utf8(data, errors=errors, source=str(path)), special_tokens)
+        _count_str_into(total, decode_utf8(data, errors=errors, source=str(path)), special_tokens)
         if on_bytes is not None and data:
             on_bytes(len(data))
-        return total
+        return _encoded(total)
     with open(path, "rb") as f:
         for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors):
             f.seek(start)
             data = f.read(stop - start)
-            counts = count_pretokens(decode_utf8(data, offset=start, errors=errors, source=str(path)),
-                                     special_tokens)
+            text = decode_utf8(data, offset=start, errors=errors, source=str(path))
             del data
-            add_counts(total, counts)
+            _count_str_into(total, text, special_tokens)
+            del text
             if on_bytes is not None:
                 on_bytes(stop - start)
-    return total
+    return _encoded(total)
