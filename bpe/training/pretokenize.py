@@ -236,7 +236,9 @@ def _count_into(counts: Counter[bytes], island_counts: Counter[str], text: str, 
 
 def _joined(counts: Counter[bytes], island_counts: Counter[str]) -> Counter[bytes]:
     """The two counts of :func:`_count_into` as one ``Counter[bytes]`` (both are used up)."""
-    encoded = Counter(dict(zip(map(str.encode, island_counts), island_counts.values())))  # each encoded once
+    encoded: Counter[bytes] = Counter()
+    # each distinct pre-token encoded once, in C; dict.update builds the one dict (Counter(dict(...)) two)
+    dict.update(encoded, zip(map(str.encode, island_counts), island_counts.values()))
     island_counts.clear()
     small, large = sorted((counts, encoded), key=len)
     add_counts(large, small)  # the cost is the smaller one's size
