@@ -43,7 +43,8 @@ def test_choose_workers():
     assert choose_workers(None, cpu_count=2, busy=lambda: 0.03) == 2
     assert choose_workers(None, cpu_count=2, busy=lambda: 1.0) == 1
     assert choose_workers(None, cpu_count=2, busy=lambda: 2.0) == 1  # never fewer than one
-    assert choose_workers(None, cpu_count=8, busy=lambda: 2.6) == 5
+    assert choose_workers(None, cpu_count=8, busy=lambda: 2.8) == 5  # the third core is three quarters used
+    assert choose_workers(None, cpu_count=8, busy=lambda: 2.6) == 6  # a worker still gains there
     assert choose_workers(None, cpu_count=8, busy=lambda: None) == 8
 
 
