@@ -16,10 +16,9 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
 * **BPE on a miss works on ids, only on the pairs present**: a list of the ranks of the word's adjacent
   pairs, the lowest found by ``min`` in C, and a merge re-ranks only its two neighbours.  Distinct
   pre-tokens are short (a few bytes), so this beats a heap or linked list per word.
-* **The ASCII-twin pre-tokenizer** of :mod:`bpe.training.pretokenize`: a few common non-ASCII marks are
-  replaced by ASCII stand-ins of the same GPT-2 class, and pieces that became ASCII are cut by the
-  twin pattern on the stdlib ``re`` engine.  The cache is keyed by the pre-token *with* its stand-ins
-  (no per-token translation back); a miss puts the original characters back before BPE.
+* **The shared fast pre-tokenizer**, :func:`bpe.training.pretokenize.split_pretokens`: ASCII text is cut
+  by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around non-ASCII
+  characters by the Unicode pattern; the pre-tokens are exactly the pattern's, in order.
 
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])
@@ -39,7 +38,7 @@ import regex
 
 from bpe.errors import BPEError
 from bpe.io.formats import load_merges, load_vocab
-from bpe.training.pretokenize import ASCII_TWIN_REGEX, GPT2_REGEX, STAND_INS, special_token_regex
+from bpe.training.pretokenize import special_token_regex, split_pretokens
 
 #: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/chunking.py for
 #: why no pre-token spans it).
@@ -50,39 +49,20 @@ STREAM_BUFFER_CHARS = 1 << 16
 #: entry, so ~40 MB).  14 MB of books hold 65,000 distinct pre-tokens.
 CACHE_SIZE = 1 << 18
 
-#: The characters that must not be in the text for the twin to be used: a stand-in already in the text
-#: would be put back as the character it stands for.
-_STAND_IN_CHARS = [stand_in for _, stand_in in STAND_INS]
-_PUT_BACK = {ord(stand_in): char for char, stand_in in STAND_INS}
 _UINT32 = "I" if array("I").itemsize == 4 else "L"
-
-
-def ascii_twin(text: str) -> str:
-    """``text`` with each :data:`~bpe.training.pretokenize.STAND_INS` character replaced by its stand-in.
-
-    The caller has checked that ``text`` holds no stand-in.  ``str.replace`` per mark, each a fast
-    search that copies nothing when the mark is absent, rather than ``str.translate``, which looks up
-    every character of the text in its table (0.03 s for 7 MB of books here).
-    """
-    for char, stand_in in STAND_INS:
-        if char in text:
-            text = text.replace(char, stand_in)
-    return text
 
 
 class _PretokenCache(dict):
     """Pre-token (str) -> its ids packed as bytes; a missing pre-token is encoded by ``bpe`` and stored."""
 
-    __slots__ = ("bpe", "put_back")
+    __slots__ = ("bpe",)
 
-    def __init__(self, bpe, put_back: dict[int, str] | None):
+    def __init__(self, bpe):
         super().__init__()
         self.bpe = bpe
-        self.put_back = put_back  # the twin's stand-ins -> original characters; None: keys are the text
 
     def __missing__(self, pretoken: str) -> bytes:
-        text = pretoken if self.put_back is None else pretoken.translate(self.put_back)
-        packed = self.bpe(text.encode("utf-8"))
+        packed = self.bpe(pretoken.encode("utf-8"))
         if len(self) >= CACHE_SIZE:
             self.clear()
         self[pretoken] = packed
@@ -112,12 +92,7 @@ class Tokenizer:
         self._max_special_len = max((len(t) for t in self.special_tokens), default=0)
         self._special_packed = {t: array(self.typecode, [self.token_ids[t.encode("utf-8")]]).tobytes()
                                 for t in self.special_tokens}
-        # The twin is off when a special token holds a mark or a stand-in: splitting the mapped text
-        # must cut exactly where the original is cut.
-        twin_chars = set(_PUT_BACK) | set(map(ord, (char for char, _ in STAND_INS)))
-        self._twin_ok = not any(ord(c) in twin_chars for token in self.special_tokens for c in token)
-        self._twin_cache = _PretokenCache(self._bpe, _PUT_BACK)
-        self._plain_cache = _PretokenCache(self._bpe, None)
+        self._cache = _PretokenCache(self._bpe)
 
     def _build_id_merges(self) -> None:
         """Merges as ids: ``(left id, right id) -> rank`` and, per rank, the merged id."""
@@ -181,23 +156,15 @@ class Tokenizer:
 
     def encode_packed(self, text: str) -> bytes:
         """The ids of ``text`` as machine integers of type :attr:`typecode` (native byte order)."""
-        if self._twin_ok and not any(stand_in in text for stand_in in _STAND_IN_CHARS):
-            text, cache = ascii_twin(text), self._twin_cache
-        else:
-            cache = self._plain_cache
         pieces = [text] if self._special_split is None else self._special_split.split(text)
-        lookup = cache.__getitem__
+        lookup = self._cache.__getitem__
         out: list[bytes] = []
         # split() with a capturing group alternates: text, special, text, special, ..., text
         for index, piece in enumerate(pieces):
             if index % 2:
                 out.append(self._special_packed[piece])
             elif piece:
-                # The twin pattern cuts an ASCII piece as the GPT-2 pattern would; a piece that is still
-                # not ASCII is cut by the GPT-2 pattern itself, stand-ins included (same classes, so
-                # the same cuts), and its pre-tokens share the twin's cache.
-                pattern = ASCII_TWIN_REGEX if cache is self._twin_cache and piece.isascii() else GPT2_REGEX
-                out.append(b"".join(map(lookup, pattern.findall(piece))))
+                out.append(b"".join(map(lookup, split_pretokens(piece))))
         return b"".join(out)
 
     def encode_iterable(self, texts: Iterable[str]) -> Iterator[int]:

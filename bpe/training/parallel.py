@@ -37,6 +37,7 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
+from bpe.training.cores import choose_workers
 from bpe.training.pool import WorkerPool, default_workers, worker_state
 from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_pretokens, decode_utf8
 
@@ -143,15 +144,21 @@ def count_file_parallel(
     """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes.
 
     One worker, or a file too small for two chunks, is counted in this process instead (the serial
-    streaming counter: the same counts without the process hop).  Any failure (bad bytes, a worker
+    streaming counter: the same counts without the process hop).  ``workers=None`` takes the cores that
+    other processes leave free (:func:`bpe.training.cores.choose_workers`); a given count is used as is.  Any failure (bad bytes, a worker
     that died, Ctrl-C) terminates the whole pool before the exception leaves this function.
     """
     path = check_input_file(path)
+    chosen = workers is None
     workers = default_workers() if workers is None else workers
     if not isinstance(workers, int) or workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     size = path.stat().st_size if end is None else end
     workers = min(workers, plan_chunk_count(size, workers))
+    if chosen and workers > 1:
+        # No count given: only the cores other processes leave free (a worker on a busy core makes
+        # the pool slower than fewer workers); sampled only when a pool would start.
+        workers = min(workers, choose_workers(None))
     if workers == 1 or size == 0:  # size 0 includes files that only look empty, like /proc/cpuinfo
         return count_file_serial(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:

@@ -3,9 +3,11 @@
 The text is first split on the special tokens (escaped, longest first, so ``<|a|><|b|>`` wins over
 ``<|a|>``); nothing is merged across a special token and the special tokens themselves are dropped
 from the counts.  Each piece is then cut by the GPT-2 pattern and every pre-token counted.
-:func:`count_pretokens` does this faster, with identical results, by running an ASCII twin of the
-pattern on the stdlib ``re`` engine wherever the text is ASCII once a few common punctuation marks
-are replaced by same-class ASCII stand-ins; :func:`count_pretokens_plain` is the plain definition.
+:func:`count_pretokens` does this faster, with identical results: an ASCII twin of the pattern, on the
+stdlib ``re`` engine, cuts the ASCII text, and only the few words around each non-ASCII character (the
+*islands*, cut out at places where no pre-token can continue) take the Unicode pattern;
+:func:`count_pretokens_plain` is the plain definition.  :func:`split_pretokens` is the same fast cut for
+encoding, which needs the pre-tokens in order rather than counted.
 
 >>> count_pretokens("low low<|endoftext|>lower", ["<|endoftext|>"])
 Counter({b'low': 1, b' low': 1, b'lower': 1})
@@ -19,11 +21,13 @@ Two ways to count a file:
 
 from __future__ import annotations
 
+import codecs
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import chain, compress, repeat
-from operator import add, itemgetter, not_
+from itertools import chain, zip_longest
+from operator import add, itemgetter
 from pathlib import Path
 
 import regex
@@ -76,85 +80,182 @@ ASCII_TWIN_REGEX = re.compile(
     rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_ASCII_SPACE}A-Za-z0-9]+"""
     rf"""|[{_ASCII_SPACE}]+(?![^{_ASCII_SPACE}])|[{_ASCII_SPACE}]+"""
 )
+#: The twin on ``bytes``: counting runs it on the UTF-8 of ASCII text, so its pre-tokens come out as the
+#: ``bytes`` the counts are keyed by, with no encoding step per distinct pre-token.
+ASCII_TWIN_BYTES_REGEX = re.compile(ASCII_TWIN_REGEX.pattern.encode("ascii"))
+
+# --- Islands: only the words around a non-ASCII character take the Unicode pattern ------------------
 #
-# Most English "non-ASCII" text is ASCII plus a few punctuation marks (curly quotes, dashes, no-break
-# space).  The GPT-2 pattern looks at a character only through its class (space, letter, number,
-# other) and through the literals ' s d m t l v e r and the space; so replacing each such mark by an
-# unused ASCII control character *of the same class* (none is a literal) moves no token boundary.
-# Pieces that become ASCII go to the twin, their tokens are mapped back; the rest use ``regex``.
-_STAND_IN_CANDIDATES = "\u201c\u201d\u2019\u2018\u2014\u2013\u2026\u00a0\u00a3\u00ab\u00bb\u00b0\u00a7\u00b7\u2009"
-_OTHER_STAND_INS = [chr(c) for c in (*range(0x01, 0x09), *range(0x0E, 0x20), 0x7F)]
-_SPACE_STAND_INS = ["\x0b", "\x0c"]
+# A position ``c`` is an *exact cut* when the character before it is not whitespace and the character at
+# it is (both as the GPT-2 pattern's ``\s`` sees them).  Every alternative that holds a non-space
+# character holds whitespace only as its first character, so the pre-token holding ``text[c - 1]`` ends
+# at ``c``; the pattern never looks behind, so the pre-tokens from ``c`` on depend on ``text[c:]`` alone;
+# and ``text[:c]`` ends in a non-space, so its whitespace runs see the same lookahead as in the whole
+# text.  Hence the pre-tokens of a text are those of its pieces between exact cuts, concatenated.  A
+# non-ASCII piece is cut at exact cuts (a space after a non-space) into ASCII parts, for the twin, and
+# *islands*: the few words around each non-ASCII character, for the Unicode pattern.  docs/v3.md
+# ("Exact cuts") walks through the cases.
+_WHITESPACE_SET = frozenset(WHITESPACE)
+_ISLANDS = "bpe-pretokenize-islands"  # the codec error handler that finds the islands
+#: Cutting islands gives up (the rest takes the Unicode pattern whole) once it has met ISLAND_PROBE
+#: non-ASCII stretches yet kept fewer than ISLAND_MIN_GAP ASCII characters per stretch for the twin: on
+#: Cyrillic, Greek, CJK or accent-dense text, each cut costs more than the twin saves.  The tally runs
+#: over one call of the counter (a chunk), so a chunk of such text stops cutting after its first pieces.
+ISLAND_PROBE = 32
+ISLAND_MIN_GAP = 48
+_island_state = threading.local()
 
 
-def _gpt2_class(char: str) -> str:
-    for name, pattern in (("space", r"\s"), ("letter", r"\p{L}"), ("number", r"\p{N}")):
-        if regex.fullmatch(pattern, char):
-            return name
-    return "other"
+def _island_handler(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """Called by ``str.encode("ascii", _ISLANDS)`` at each non-ASCII stretch: records its island.
+
+    The island runs from the exact cut before the stretch to the first exact cut after it, and the
+    encoder resumes there, so a word with three accents costs one call.  What the encoder writes is
+    thrown away: the ASCII scan in C is the fast way to find the non-ASCII characters.
+    """
+    text, state = exc.object, _island_state
+    spans = state.spans
+    lo = spans[-1][1] if spans else 0
+    state.calls += 1
+    if state.calls >= ISLAND_PROBE and state.kept < ISLAND_MIN_GAP * state.calls:
+        stop = len(text)  # not worth cutting: one island to the end
+        if spans and spans[-1][1] == lo:
+            spans[-1][1] = stop
+        else:
+            spans.append([lo, stop])
+        return "", stop
+    start = text.rfind(" ", lo, exc.start)
+    while start > lo and text[start - 1] in _WHITESPACE_SET:  # back to the first of a run of spaces
+        start -= 1
+    start = max(start, lo)
+    stop = text.find(" ", exc.end)
+    while stop != -1 and text[stop - 1] in _WHITESPACE_SET:  # a space after a space is no exact cut
+        stop = text.find(" ", stop + 1)
+    if stop == -1:
+        stop = len(text)
+    if spans and start == lo:
+        spans[-1][1] = stop  # touches the previous island: one island
+    else:
+        spans.append([start, stop])
+        state.kept += start - lo
+    return "", stop
 
 
-def _build_stand_ins() -> list[tuple[str, str]]:
-    others, spaces = iter(_OTHER_STAND_INS), iter(_SPACE_STAND_INS)
-    pairs = []
-    for char in _STAND_IN_CANDIDATES:
-        kind = _gpt2_class(char)
-        stand_in = next(spaces, None) if kind == "space" else next(others, None) if kind == "other" else None
-        if stand_in is not None and _gpt2_class(stand_in) == kind:
-            pairs.append((char, stand_in))
-    return pairs
+codecs.register_error(_ISLANDS, _island_handler)
 
 
-#: (non-ASCII character, the ASCII control character of the same GPT-2 class that stands in for it)
-STAND_INS = _build_stand_ins()
-_STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
+def _start_tally() -> None:
+    _island_state.calls = _island_state.kept = 0
 
-#: Where a piece is cut into lines: before a newline that follows a non-whitespace character (as GPT-2's
-#: ``\s`` sees it, stand-ins included), where no pre-token continues (the rule of bpe/training/chunking.py).
-_LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
+
+def _cut(text: str) -> list[str]:
+    """:func:`ascii_parts_and_islands` on a non-ASCII ``text``, keeping the running tally."""
+    _island_state.spans = spans = []
+    text.encode("ascii", _ISLANDS)
+    parts, done = [], 0
+    for start, stop in spans:
+        parts += (text[done:start], text[start:stop])
+        done = stop
+    parts.append(text[done:])
+    return parts
+
+
+def ascii_parts_and_islands(text: str) -> list[str]:
+    """``text`` cut at exact cuts into ``[ascii, island, ascii, ..., island, ascii]`` (parts may be empty).
+
+    Every even part is ASCII, every odd part holds a non-ASCII character (or, on text dense with them,
+    runs to the end), and the pre-tokens of ``text`` are those of its parts in order.  Parts of one
+    kind may also be joined: each part but the first starts with whitespace or is empty, and each but
+    the last ends in a non-space, so the joins are exact cuts too.
+
+    >>> ascii_parts_and_islands("a plain caf\u00e9 au lait, and more")
+    ['a plain', ' caf\u00e9', ' au lait, and more']
+    """
+    if text.isascii():
+        return [text]
+    _start_tally()
+    return _cut(text)
+
+
+def split_pretokens(text: str) -> list[str]:
+    """The GPT-2 pre-tokens of ``text`` in order: ``GPT2_REGEX.findall(text)``, cut the fast way.
+
+    No special-token handling (split on them first).  ASCII text is cut by the twin; other text is cut
+    into ASCII parts and islands (:func:`ascii_parts_and_islands`) and each takes its pattern.  This is
+    the entry point for encoding, where the order of the pre-tokens matters.
+
+    >>> split_pretokens("don't stop, caf\u00e9 42x")
+    ['don', "'t", ' stop', ',', ' caf\u00e9', ' 42', 'x']
+    """
+    if text.isascii():
+        return ASCII_TWIN_REGEX.findall(text)
+    parts = ascii_parts_and_islands(text)
+    if len(parts) == 3 and not parts[0] and not parts[2]:
+        return GPT2_REGEX.findall(text)
+    # each part's pre-tokens, ASCII and island alternating, flattened in C
+    pairs = zip_longest(map(ASCII_TWIN_REGEX.findall, parts[0::2]), map(GPT2_REGEX.findall, parts[1::2]), fillvalue=())
+    return list(chain.from_iterable(chain.from_iterable(pairs)))
+
+
+def _pieces(text: str, special_tokens: Sequence[str]) -> list[str]:
+    """:func:`split_on_special_tokens`, with ``str.split`` (C, no regex) for the common single token."""
+    if len(set(special_tokens)) == 1 and special_tokens[0]:
+        return text.split(special_tokens[0])
+    return split_on_special_tokens(text, special_tokens)
+
+
+def _dense() -> bool:
+    """Whether the tally says this text is not worth cutting into islands (see :data:`ISLAND_PROBE`)."""
+    state = _island_state
+    return state.calls >= ISLAND_PROBE and state.kept < ISLAND_MIN_GAP * state.calls
+
+
+def _count_into(counts: Counter[bytes], island_counts: Counter[str], text: str, special_tokens: Sequence[str]) -> None:
+    """Add the counts of ``text``'s pre-tokens to ``counts`` (ASCII parts) and ``island_counts`` (islands).
+
+    The islands' pre-tokens stay ``str`` so that the caller encodes each distinct one once, at the end
+    (:func:`_joined`), however many chunks it counts.
+    """
+    ascii_text, islands = [], []
+    _start_tally()
+    for piece in _pieces(text, special_tokens):
+        if piece.isascii():
+            ascii_text.append(piece)
+        elif _dense():
+            islands.append(piece)  # no cutting: the whole piece takes the Unicode pattern
+        else:
+            parts = _cut(piece)
+            # each kind joined: exact (see ascii_parts_and_islands), and one findall call per piece
+            ascii_text.append("".join(parts[0::2]))
+            islands.append("".join(parts[1::2]))
+    # ASCII text: the twin on its bytes (a copy in C), counted in C by Counter's update
+    counts.update(chain.from_iterable(map(ASCII_TWIN_BYTES_REGEX.findall, map(str.encode, ascii_text))))
+    del ascii_text
+    island_counts.update(chain.from_iterable(map(GPT2_REGEX.findall, islands)))
+
+
+def _joined(counts: Counter[bytes], island_counts: Counter[str]) -> Counter[bytes]:
+    """The two counts of :func:`_count_into` as one ``Counter[bytes]`` (both are used up)."""
+    encoded: Counter[bytes] = Counter()
+    # each distinct pre-token encoded once, in C; dict.update builds the one dict (Counter(dict(...)) two)
+    dict.update(encoded, zip(map(str.encode, island_counts), island_counts.values()))
+    island_counts.clear()
+    small, large = sorted((counts, encoded), key=len)
+    add_counts(large, small)  # the cost is the smaller one's size
+    return large
 
 
 def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster
-    on English text: see the comments above :data:`ASCII_TWIN_REGEX` for how, docs/v6.md ("The shared
-    pre-tokenizer") for how much.
+    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster:
+    ASCII stretches take the twin pattern (:data:`ASCII_TWIN_REGEX`), and only the words around
+    non-ASCII characters take the Unicode one (:func:`ascii_parts_and_islands`).
     """
-    if any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
-        return count_pretokens_plain(text, special_tokens)
-    mapped, put_back = text, {}
-    for char, stand_in in STAND_INS:
-        if char in mapped:
-            if stand_in in text:  # the stand-in is taken: mapping back would be ambiguous
-                return count_pretokens_plain(text, special_tokens)
-            mapped = mapped.replace(char, stand_in)
-            put_back[ord(stand_in)] = char  # only the stand-ins used: others may be real text
-    # No special token holds a stand-in or the character it replaces, so splitting the mapped text cuts
-    # it exactly where the original would be cut; pieces left non-ASCII get their characters back.
-    pieces = split_on_special_tokens(mapped, special_tokens)
-    del mapped
-    is_ascii = list(map(str.isascii, pieces))
-    # One accented word must not send a whole multi-MB piece down the slow path: non-ASCII pieces are
-    # cut into lines where no pre-token continues (see _LINE_CUT) and only their non-ASCII lines take it.
-    lines = list(chain.from_iterable(map(_LINE_CUT.split, compress(pieces, map(not_, is_ascii)))))
-    line_is_ascii = list(map(str.isascii, lines))
-    ascii_text = chain(compress(pieces, is_ascii), compress(lines, line_is_ascii))
-    del pieces
-    counts: Counter[str] = Counter(chain.from_iterable(map(ASCII_TWIN_REGEX.findall, ascii_text)))
-    if put_back:
-        # Only tokens holding a stand-in need their characters back.  Every stand-in is a control
-        # character, so those tokens are among the few that are not printable, and `isprintable`
-        # finds them in C: translating every token back would cost a Python-level call per token.
-        for token in list(compress(counts, map(not_, map(str.isprintable, counts)))):
-            n = counts.pop(token)
-            original = token.translate(put_back)
-            counts[original] = counts.get(original, 0) + n
-    originals = compress(lines, map(not_, line_is_ascii))
-    if put_back:
-        originals = map(str.translate, originals, repeat(put_back))
-    counts.update(chain.from_iterable(map(GPT2_REGEX.findall, originals)))  # counted in C, as above
-    return Counter(dict(zip(map(str.encode, counts), counts.values())))  # each distinct token encoded once
+    counts: Counter[bytes] = Counter()
+    island_counts: Counter[str] = Counter()
+    _count_into(counts, island_counts, text, special_tokens)
+    return _joined(counts, island_counts)
 
 
 def add_counts(total: dict, more: dict) -> None:
@@ -218,23 +319,25 @@ def count_file_serial(
     ignored, so every variant's pre-tokenizer has the same signature.
     """
     path = check_input_file(path)
+    # Each chunk's pre-tokens go straight into the one Counter: no per-chunk Counter to sum.
     total: Counter[bytes] = Counter()
+    island_total: Counter[str] = Counter()
     if end is None and path.stat().st_size == 0:
         # Files like /proc/cpuinfo report size 0 yet have content: read them to the end (they are small).
         with open(path, "rb") as f:
             data = f.read()
-        total = count_pretokens(decode_utf8(data, errors=errors, source=str(path)), special_tokens)
+        _count_into(total, island_total, decode_utf8(data, errors=errors, source=str(path)), special_tokens)
         if on_bytes is not None and data:
             on_bytes(len(data))
-        return total
+        return _joined(total, island_total)
     with open(path, "rb") as f:
         for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors):
             f.seek(start)
             data = f.read(stop - start)
-            counts = count_pretokens(decode_utf8(data, offset=start, errors=errors, source=str(path)),
-                                     special_tokens)
+            text = decode_utf8(data, offset=start, errors=errors, source=str(path))
             del data
-            add_counts(total, counts)
+            _count_into(total, island_total, text, special_tokens)
+            del text
             if on_bytes is not None:
                 on_bytes(stop - start)
-    return total
+    return _joined(total, island_total)

@@ -1,0 +1,94 @@
+"""How many worker processes to start: the cores that are free now, not the cores the machine has.
+
+A pool of ``os.cpu_count()`` workers on a machine where another job holds a core is slower than fewer
+workers: the processes take turns on the busy core, and the parent waits for the slowest.  So when the
+caller names no worker count, :func:`choose_workers` looks at what the cores are doing for a moment
+before the pool starts:
+
+* on Linux, two reads of ``/proc/stat`` :data:`SAMPLE_SECONDS` apart give the share of CPU time that
+  was not idle over that window, which is the other processes' (this one sleeps meanwhile); the
+  one-minute load average would react a minute late;
+* elsewhere, ``os.getloadavg()`` where it exists (slow to react, but better than nothing), else
+  every core is taken to be free.
+
+An explicit worker count is always used as given.  What this leaves out: cores that become busy or
+free after the start (the pool does not grow or shrink), and hyper-threads, counted as cores.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+
+#: How long the two reads of /proc/stat are apart.  Long enough that a process spinning on a core shows
+#: as one busy core (the kernel's tick is 1-10 ms), short enough not to be felt at start.
+SAMPLE_SECONDS = 0.05
+#: A core counts as taken when other processes used at least this share of it over the sample: a
+#: spinning job shows as about 1.0, the short bursts of an idle desktop as a few hundredths.  On a fully
+#: used core a second worker was measured to lose (docs/v3.md); the threshold leaves light use alone.
+BUSY_SHARE = 0.75
+
+
+def _read_proc_stat() -> tuple[int, int] | None:
+    """(busy, total) jiffies summed over all CPUs from the first line of /proc/stat; None where unreadable."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 5:
+        return None
+    values = [int(v) for v in fields[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    total = sum(values[:8])
+    return total - idle, total
+
+
+def busy_cores(*, sample_seconds: float = SAMPLE_SECONDS, read_stat: Callable[[], tuple[int, int] | None] = _read_proc_stat,
+               sleep: Callable[[float], None] = time.sleep, cpu_count: int | None = None,
+               loadavg: Callable[[], tuple[float, float, float]] | None = getattr(os, "getloadavg", None)) -> float | None:
+    """How many cores other processes keep busy now (a float), or None where it cannot be told.
+
+    ``read_stat``, ``sleep``, ``loadavg`` and ``cpu_count`` are injectable for tests.
+
+    >>> samples = iter([(100, 1000), (150, 1100)])  # half of the jiffies in the window were busy
+    >>> busy_cores(read_stat=lambda: next(samples), sleep=lambda s: None, cpu_count=2)
+    1.0
+    """
+    cpu_count = cpu_count or os.cpu_count() or 1
+    first = read_stat()
+    if first is not None:
+        sleep(sample_seconds)
+        second = read_stat()
+        if second is not None and second[1] > first[1]:
+            return cpu_count * (second[0] - first[0]) / (second[1] - first[1])
+    if loadavg is not None:
+        try:
+            return min(float(cpu_count), loadavg()[0])
+        except OSError:
+            return None
+    return None
+
+
+def choose_workers(requested: int | None = None, *, cpu_count: int | None = None,
+                   busy: Callable[[], float | None] = busy_cores) -> int:
+    """``requested`` when given; else the cores not kept busy by other processes (at least 1).
+
+    >>> choose_workers(3), choose_workers(None, cpu_count=2, busy=lambda: 0.97), choose_workers(None, cpu_count=4, busy=lambda: 0.1)
+    (3, 1, 4)
+    >>> choose_workers(None, cpu_count=8, busy=lambda: None)  # cannot tell: every core
+    8
+    """
+    if requested is not None:
+        return requested
+    cpu_count = cpu_count or os.cpu_count() or 1
+    if cpu_count == 1:
+        return 1
+    taken = busy()
+    if taken is None:
+        return cpu_count
+    # a core counts as taken once other processes use BUSY_SHARE of it
+    return max(1, cpu_count - math.floor(taken + (1 - BUSY_SHARE)))
