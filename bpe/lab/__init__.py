@@ -7,7 +7,8 @@
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
 * ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone,
   seconds and instructions; ``trace``: one merge at a time; ``estimate``: a run's time and memory
-  before it starts;
+  before it starts; ``pretokenize_ratio``: the shared pre-tokenizer against the plain regex, per
+  kind of text;
 * ``fresh_process``: running a timed job in a child; ``runinfo``: machine, commit and merges
   digest recorded beside every figure.
 """

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.io.datasets import REPO_ROOT, data_dir, shown_path, size_label
+from bpe.data.datasets import REPO_ROOT, data_dir, shown_path, size_label
 from bpe.training.sizes import parse_size
 
 SEPARATOR = "<|endoftext|>"
@@ -59,7 +59,7 @@ def _repeated(path: Path) -> Callable[[], Iterator[str]]:
 
 def _webtext(ascii_only: bool) -> Callable[[], Iterator[str]]:
     def documents() -> Iterator[str]:
-        from bpe.io.webtext import WebTextGenerator
+        from bpe.data.webtext import WebTextGenerator
 
         for doc in WebTextGenerator(0).documents():
             yield (doc.encode("ascii", "ignore").decode("ascii") if ascii_only else doc) + SEPARATOR

@@ -7,7 +7,8 @@
 * ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
 * ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on);
 * ``pool``: the one process pool every parallel step uses, with its hardening (signals, parent
-  death, reaping, the test-only fault hooks);
+  death, reaping, the test-only fault hooks); ``cores``: the cores other processes leave free, which
+  the counting pool's default size follows;
 * ``merge_loop``: the interface every merge algorithm implements and the loop that drives it;
 * ``timer``: the stage timer the harness injects; ``progress``: the progress display (bytes, then
   merges); ``sizes``: ``50MB``-style sizes for ``--limit`` and ``--size``.
