@@ -305,6 +305,37 @@ def cmd_encode(args) -> int:
     return 0
 
 
+def cmd_figures(args) -> int:
+    """``figures``: check every quoted figure against its result file; ``--update`` rewrites them."""
+    from pathlib import Path
+
+    from bpe.lab import figures
+
+    paths = [Path(p) for p in args.pages] if args.pages else figures.pages()
+    for path in paths:
+        if not path.is_file():
+            raise BPEError(f"no such page: {path}")
+    if args.update:
+        changed = figures.update(paths)
+        for path in changed:
+            print(f"updated {path}")
+        print(f"{figures.count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten")
+        return 0
+    problems = figures.check(paths)
+    for problem in problems:
+        print(problem)
+    print(f"{figures.count(paths)} figures on {len(paths)} pages; "
+          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"))
+    return 1 if problems else 0
+
+
+def _add_figures_parser(sub) -> None:
+    fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
+    fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
+    fig.add_argument("--update", action="store_true", help="rewrite every quoted figure from its result file")
+    fig.set_defaults(func=cmd_figures)
+
+
 def _add_encode_parser(sub) -> None:
     encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
@@ -421,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
+    _add_figures_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
