@@ -199,7 +199,8 @@ def _get_generated(args, dataset, size: int) -> int:
         size = parse_size(args.size)
     path = ensure_generated(dataset, size, progress=not args.quiet)
     stats = file_statistics(path)
-    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
+    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents "
+          f"({stats['bytes'] / max(stats['documents'], 1):,.0f} bytes each), "
           f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
           f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
     return 0
@@ -459,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
     get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
     get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
-                                  "webtext-synth (generated)")
+                                  "webtext-synth, tinystories-synth (generated)")
     get.add_argument("--size", default=None, metavar="SIZE",
                      help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
