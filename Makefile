@@ -20,7 +20,7 @@ LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data
+.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -37,6 +37,8 @@ help:
 	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
 	@echo "  make report    bench every variant, write docs/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1)"
+	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
+	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant: make profile VARIANT=v2 (DATA, VOCAB, WORKERS)"
 	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
@@ -79,6 +81,15 @@ report: $(VENV)/.installed
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force)
+
+# Each optimization step of the article series, measured on the ladder (docs/articles.md): ~12 min on an
+# idle 2-core machine; writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
+# (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
+reproduce: $(VENV)/.installed
+	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
+
+figures: $(VENV)/.installed
+	$(PY) -m bpe figures --update
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed

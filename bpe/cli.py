@@ -330,6 +330,33 @@ def cmd_figures(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_reproduce(args) -> int:
+    from pathlib import Path
+
+    from bpe.lab.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
+    from bpe.lab.runinfo import check_publishable
+
+    if args.publish:
+        if args.quick or args.repeat:
+            raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
+        check_publishable("python -m bpe reproduce --publish")
+    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
+    run_reproduce(out, quick=args.quick, repeat=args.repeat, workers=args.workers)
+    return 0
+
+
+def _add_reproduce_parser(sub) -> None:
+    rep = sub.add_parser("reproduce", help="measure each optimization step of the article series on the ladder "
+                                           "(TinyStories-like and web-like text; docs/articles.md)")
+    rep.add_argument("--quick", action="store_true", help="the same plan on tiny inputs, in seconds (ratios mean nothing)")
+    rep.add_argument("--repeat", type=int, default=None, help="runs per rung, interleaved (default 3; 1 with --quick)")
+    rep.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    rep.add_argument("--out", default=None, metavar="FILE.json", help="where the result goes (default out/articles-bench.json)")
+    rep.add_argument("--publish", action="store_true",
+                     help="write the committed docs/articles-bench.json (refused from a tree with uncommitted changes)")
+    rep.set_defaults(func=cmd_reproduce)
+
+
 def _add_figures_parser(sub) -> None:
     fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
     fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
@@ -454,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
     _add_figures_parser(sub)
+    _add_reproduce_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)

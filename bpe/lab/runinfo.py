@@ -44,6 +44,17 @@ def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
+def check_publishable(what: str, exclude: tuple[str, ...] = ()) -> None:
+    """Refuse to write a committed result from a tree with uncommitted changes: its provenance line
+    would name a commit that is not the code that made it (``-dirty``)."""
+    from bpe.errors import BPEError
+
+    commit = git_commit(exclude)
+    if commit is not None and commit.endswith("-dirty"):
+        raise BPEError(f"{what} writes a committed result, and the checkout has uncommitted changes "
+                       f"({commit}); commit them first (git status lists them), or write elsewhere")
+
+
 def merges_digest(merges) -> str:
     h = hashlib.sha256()
     for a, b in merges:
