@@ -29,11 +29,11 @@ def test_same_seed_and_size_give_the_same_bytes_and_a_prefix(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def _shape(path: Path, prefix: int | None = None) -> dict:
+def _shape(path: Path, tmp: Path, prefix: int | None = None) -> dict:
     """Mean story bytes, bytes per pre-token and distinct pre-tokens of a file (or its first bytes)."""
     data = path.read_bytes()[:prefix]
     stories = [s for s in data.split(SEPARATOR.encode()) if s.strip()]
-    cut = path.with_suffix(".cut")
+    cut = tmp / (path.name + ".cut")
     cut.write_bytes(data)
     counts = count_file_serial(cut, [SEPARATOR])
     return {"story": sum(map(len, stories)) / len(stories), "per_token": len(data) / sum(counts.values()),
@@ -42,13 +42,13 @@ def _shape(path: Path, prefix: int | None = None) -> dict:
 
 def test_statistics_close_to_the_real_tinystories_sample(tmp_path):
     # Calibration targets: the real TinyStories text in tests/fixtures (3.8 KB, five stories).
-    real = _shape(FIXTURE)
+    real = _shape(FIXTURE, tmp_path)
     path = tmp_path / "ts.txt"
     generate(path, 1_000_000)
-    synth = _shape(path)
+    synth = _shape(path, tmp_path)
     assert 0.75 < synth["story"] / real["story"] < 1.25              # ~700 bytes a story
     assert 0.85 < synth["per_token"] / real["per_token"] < 1.15      # ~4.2 bytes a pre-token
-    early = _shape(path, prefix=FIXTURE.stat().st_size)
+    early = _shape(path, tmp_path, prefix=FIXTURE.stat().st_size)
     assert 0.7 < early["distinct"] / real["distinct"] < 1.3          # the same new-word rate at 3.8 KB
     # The low-diversity regime (docs/data.md): far fewer distinct pre-tokens per MB than web text
     # (webtext-synth: 12,000 per MB at 100 MB, over 20,000 at 1 MB), and still growing.
