@@ -226,11 +226,15 @@ def cmd_trace(args) -> int:
 def cmd_report(args) -> int:
     from pathlib import Path
 
-    from bpe.lab.report import DOCS_DIR, run_report
+    from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, run_report
+    from bpe.lab.runinfo import check_publishable
 
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    if args.publish:  # the committed report names the commit that made it: never a -dirty one
+        check_publishable("bpe report --publish")
+    out_dir = Path(args.out_dir) if args.out_dir else DOCS_DIR if args.publish else DEFAULT_OUT_DIR
     run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=args.variant,
+               peers=args.peers, out_dir=out_dir, variants=args.variant,
                reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
                scaling=not args.no_scaling)
     return 0
@@ -239,7 +243,8 @@ def cmd_report(args) -> int:
 def cmd_profile(args) -> int:
     from pathlib import Path
 
-    from bpe.lab.profiling import PROFILES_DIR, clean_files, run_profile, summarize
+    from bpe.lab.profiling import DEFAULT_OUT_DIR, PROFILES_DIR, clean_files, run_profile, summarize
+    from bpe.lab.runinfo import check_publishable
 
     if args.clean:
         for cleaned in clean_files(args.clean):
@@ -256,8 +261,10 @@ def cmd_profile(args) -> int:
     if args.variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    run_profile(args.variant, args.data, vocab_size, specials, args.workers,
-                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force,
+    if args.publish:  # a committed profile names the commit that made it: never a -dirty one
+        check_publishable("bpe profile --publish", exclude=("profiles",))
+    out_dir = Path(args.out_dir) if args.out_dir else PROFILES_DIR if args.publish else DEFAULT_OUT_DIR
+    run_profile(args.variant, args.data, vocab_size, specials, args.workers, out_dir, args.top, force=args.force,
                 progress=_show_progress(args))
     return 0
 
@@ -402,7 +409,11 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
-    report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.add_argument("--out-dir", default=None,
+                        help="where report.md and the plots go (default out/report/; docs/ with --publish)")
+    report.add_argument("--publish", action="store_true",
+                        help="rewrite the committed report (docs/, or --out-dir such as docs/web); refused from a "
+                             "tree with uncommitted changes, so its provenance names a real commit")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
@@ -414,7 +425,11 @@ def _add_profile_parser(sub) -> None:
                                              "profiles/<variant>-<data>-<vocab>.{json,md}")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
     _add_training_args(profile)
-    profile.add_argument("--out-dir", default=None, help="where the profile goes (default profiles/)")
+    profile.add_argument("--out-dir", default=None,
+                         help="where the profile goes (default out/profiles/; profiles/ with --publish)")
+    profile.add_argument("--publish", action="store_true",
+                         help="rewrite the committed profile in profiles/; refused from a tree with uncommitted "
+                              "changes outside profiles/")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")

@@ -40,6 +40,8 @@ from bpe.io.outputs import write_text_atomic
 from bpe.training.registry import VARIANTS
 
 DOCS_DIR = REPO_ROOT / "docs"
+#: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).
+DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
