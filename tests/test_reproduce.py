@@ -18,7 +18,7 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     printed = capsys.readouterr().out
     assert result["mode"] == "quick" and result["machine"]["git_commit"]
     # The real data sets are not in the temporary data dir: their sets are skipped, the rest all ran.
-    assert set(result["sets"]) == {"tinystories", "tinystories-v1", "web", "web-reduced"}
+    assert set(result["sets"]) == {"tinystories", "tinystories-reduced", "tinystories-v1", "web", "web-reduced"}
     assert "skipped: tinystories is not in data/" in printed
     for name, run_set in result["sets"].items():
         for variant, summary in run_set["variants"].items():

@@ -67,54 +67,59 @@ class Step:
 
 
 FULL = [
-    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v2", "v3", "v4", "v5", "v6", "v7")),
+    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7")),
+    RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5"),
+           "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
+           "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
     RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
            "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB it would take hours, so "
            "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
     RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7"),
-           "v5 takes minutes per run here, so v5 -> v6 is measured on the reduced set"),
-    RunSet("web-reduced", "webtext-synth-5MB", 1_000, ("v2", "v3", "v4", "v5", "v6"),
+           "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
+    RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6"),
            "v2-v4 scan every pair with max() once per merge: on web text at vocab 32,000 that is days, "
-           "so they run on 5 MB at vocab 1,000"),
-    RunSet("real-tinystories", "tinystories", 10_000, ("v2", "v3", "v4", "v5", "v6", "v7"),
+           "so they run on 2 MB at vocab 500 (243 merges)"),
+    RunSet("real-tinystories", "tinystories", 10_000, ("v5", "v6", "v7"),
+           "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
+    RunSet("real-tinystories-reduced", "tinystories", 2_000, ("v2", "v3", "v4", "v5"),
            "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
     RunSet("real-owt", "owt", 32_000, ("v6", "v7"), "the first 20 MB of owt_train.txt",
            limit="20MB", real=True),
 ]
 
 QUICK = [
-    RunSet("tinystories", "tinystories-synth-300KB", 600, ("v2", "v3", "v4", "v5", "v6", "v7")),
+    RunSet("tinystories", "tinystories-synth-300KB", 600, ("v5", "v6", "v7")),
+    RunSet("tinystories-reduced", "tinystories-synth-300KB", 400, ("v2", "v3", "v4", "v5")),
     RunSet("tinystories-v1", "tinystories-synth-100KB", 300, ("v1", "v2")),
     RunSet("web", "webtext-synth-300KB", 600, ("v6", "v7")),
     RunSet("web-reduced", "webtext-synth-100KB", 300, ("v2", "v3", "v4", "v5", "v6")),
-    RunSet("real-tinystories", "tinystories", 600, ("v2", "v3", "v4", "v5", "v6", "v7"), limit="300KB", real=True),
+    RunSet("real-tinystories", "tinystories", 600, ("v5", "v6", "v7"), limit="300KB", real=True),
+    RunSet("real-tinystories-reduced", "tinystories", 400, ("v2", "v3", "v4", "v5"), limit="300KB", real=True),
     RunSet("real-owt", "owt", 600, ("v6", "v7"), limit="300KB", real=True),
 ]
 
-# Each step of the articles, in their order, with the rungs that make the same step.  The articles'
-# own figures for each are on docs/articles.md (quoted from ARTICLE_FIGURES below via the JSON).
+# Each step of the articles, in their order, with the rungs that make the same step (the articles' own
+# figures for each are on docs/articles.md and in ARTICLE_FIGURES below).
 STEPS = [
     Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
          "tinystories-v1", "v1", "v2", "merge_phase"),
-    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories", "v2", "v3", "pretokenize"),
-    Step("fine-grained pair-count updates (bpe_v3 -> bpe_v5, Part 8): update, TinyStories-like",
-         "tinystories", "v3", "v4", "update"),
-    Step("fine-grained pair-count updates (bpe_v3 -> bpe_v5, Part 8): update, web-like",
-         "web-reduced", "v3", "v4", "update"),
-    Step("a heap replaces the max() scan (Part 9; Koschei's lazy heap): select, TinyStories-like",
-         "tinystories", "v4", "v5", "select"),
-    Step("a heap replaces the max() scan (Part 9; Koschei's lazy heap): select, web-like",
-         "web-reduced", "v4", "v5", "select"),
-    Step("constant factors in pure Python (the series moves to Cython and C++ instead): total, TinyStories-like",
-         "tinystories", "v5", "v6", "total"),
+    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
+         "pretokenize"),
+    Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
+         "update"),
+    Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update"),
+    Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select"),
+    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select"),
+    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total"),
     Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total"),
-    Step("merging in parallel (Part 4's failed parallel max, Part 6's OpenMP max; v7 shards the words): "
-         "merge phase, web-like", "web", "v6", "v7", "merge_phase"),
+    Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase"),
     Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
          "tinystories", "v6", "v7", "merge_phase"),
-    Step("the ladder end to end (v2 -> v7): total, TinyStories-like", "tinystories", "v2", "v7", "total"),
-    Step("counting in parallel: counting, real TinyStories", "real-tinystories", "v2", "v3", "pretokenize"),
-    Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories", "v4", "v5", "select"),
+    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total"),
+    Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize"),
+    Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
+         "select"),
+    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total"),
     Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase"),
 ]
 
