@@ -364,6 +364,34 @@ def _add_reproduce_parser(sub) -> None:
     rep.set_defaults(func=cmd_reproduce)
 
 
+def cmd_handout(args) -> int:
+    from pathlib import Path
+
+    from bpe.lab.handout import DEFAULT_OUT, PUBLISHED_OUT, run_handout
+    from bpe.lab.runinfo import check_publishable
+
+    if args.publish:
+        if args.quick or args.tinystories or args.owt:
+            raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
+        check_publishable("python -m bpe handout --publish")
+    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
+    run_handout(args.tinystories or "tinystories-synth-50MB", args.owt or "webtext-synth-20MB", out,
+                quick=args.quick, workers=args.workers)
+    return 0
+
+
+def _add_handout_parser(sub) -> None:
+    h = sub.add_parser("handout", help="answer the CS336 handout's tokenizer questions (docs/handout.md)")
+    h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
+    h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
+    h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
+    h.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    h.add_argument("--out", default=None, metavar="FILE.json", help="default out/handout-answers.json")
+    h.add_argument("--publish", action="store_true",
+                   help="write the committed docs/handout-answers.json (refused from a tree with uncommitted changes)")
+    h.set_defaults(func=cmd_handout)
+
+
 def _add_figures_parser(sub) -> None:
     fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
     fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
@@ -497,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_encode_parser(sub)
     _add_figures_parser(sub)
     _add_reproduce_parser(sub)
+    _add_handout_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
