@@ -72,7 +72,7 @@ FULL = [
            "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
            "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
     RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
-           "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB it would take hours, so "
+           "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB that is minutes per run, so "
            "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
     RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7"),
            "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
