@@ -324,11 +324,15 @@ def cmd_figures(args) -> int:
         if not path.is_file():
             raise BPEError(f"no such page: {path}")
     if args.update:
-        changed = figures.update(paths)
+        problems: list[str] = []
+        changed = figures.update(paths, problems=problems)
         for path in changed:
             print(f"updated {path}")
-        print(f"{figures.count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten")
-        return 0
+        for problem in problems:
+            print(problem)
+        print(f"{figures.count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
+              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""))
+        return 1 if problems else 0
     problems = figures.check(paths)
     for problem in problems:
         print(problem)

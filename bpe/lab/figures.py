@@ -166,8 +166,12 @@ def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
     return problems
 
 
-def update(paths: list[Path], root: Path = REPO_ROOT) -> list[Path]:
-    """Rewrite every figure's shown text from its result file; the pages that changed."""
+def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None = None) -> list[Path]:
+    """Rewrite every figure's shown text from its result file; the pages that changed.
+
+    A figure whose result file or key is missing keeps its shown text, and its problem is appended
+    to ``problems`` (when given).
+    """
     changed, cache = [], {}
     for page in paths:
         text = page.read_text(encoding="utf-8")
@@ -175,7 +179,13 @@ def update(paths: list[Path], root: Path = REPO_ROOT) -> list[Path]:
         new = text
         for figure in reversed(figures):  # from the end, so earlier offsets stay valid
             start, end = figure.span
-            new = new[:start] + render(figure, root, cache) + new[end:]
+            try:
+                shown = render(figure, root, cache)
+            except BPEError as e:
+                if problems is not None:
+                    problems.append(str(e))
+                continue
+            new = new[:start] + shown + new[end:]
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed.append(page)
