@@ -72,7 +72,7 @@ def test_cli_exit_status_and_update(tmp_path, capsys, monkeypatch):
     page = _page(tmp_path, "7.1x")
     monkeypatch.setattr(figures, "REPO_ROOT", tmp_path)
     monkeypatch.setattr(figures.check, "__defaults__", (tmp_path,))
-    monkeypatch.setattr(figures.update, "__defaults__", (tmp_path,))
+    monkeypatch.setattr(figures.update, "__defaults__", (tmp_path, None))
     assert main(["figures", str(page)]) == 1
     assert "1 stale" in capsys.readouterr().out
     assert main(["figures", "--update", str(page)]) == 0
