@@ -288,6 +288,18 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
+    if args.json:
+        from pathlib import Path
+
+        from bpe.lab.bench import check_json_path, write_json_atomic
+
+        # The estimate is a model, not a timing: the same code and data give the same file on any machine.
+        write_json_atomic(check_json_path(args.json), {
+            "corpus": corpus, "vocab_size": vocab_size, "workers": args.workers,
+            "variants": {e.variant: {"seconds": e.seconds, "peak_bytes": e.peak_bytes,
+                                     "time": format_duration(e.seconds), "memory": format_size(int(e.peak_bytes))}
+                         for e in estimates}})
+        print(f"wrote {Path(args.json)}")
     return 0
 
 
@@ -525,6 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
+    estimate.add_argument("--json", default=None, metavar="OUT", help="also write the estimates as JSON to OUT")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
     _add_figures_parser(sub)

@@ -78,3 +78,23 @@ def test_cli_exit_status_and_update(tmp_path, capsys, monkeypatch):
     assert main(["figures", "--update", str(page)]) == 0
     assert main(["figures", str(page)]) == 0
     assert "all current" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, committed", [
+    (["--size", "2.2GB", "--vocab-size", "10000"], "docs/estimates-tinystories-size.json"),
+    (["--size", "11.9GB", "--vocab-size", "32000"], "docs/estimates-owt-size.json"),
+    # Any size of the generator gives the same estimate (the model reads the first 2 MB, a prefix).
+    (["--data", "webtext-synth-2MB", "--size", "11.9GB", "--vocab-size", "32000"], "docs/estimates-owt-size-web.json"),
+])
+def test_committed_estimates_are_the_models_current_output(args, committed, tmp_path, monkeypatch, capsys):
+    # The index quotes these files; the model is deterministic, so a changed model must re-make them
+    # (the command is on docs/index.md), and then `python -m bpe figures --update` the page.
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    out = tmp_path / "estimates.json"
+    assert main(["estimate", *args, "--workers", "4", "--json", str(out)]) == 0
+    now = json.loads(out.read_text())["variants"]
+    then = json.loads((figures.REPO_ROOT / committed).read_text())["variants"]
+    assert {v: e["time"] + " " + e["memory"] for v, e in now.items()} == \
+           {v: e["time"] + " " + e["memory"] for v, e in then.items()}, f"re-make {committed}"
+    for variant, estimate in now.items():
+        assert estimate["seconds"] == pytest.approx(then[variant]["seconds"], rel=1e-9)
