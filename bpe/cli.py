@@ -262,7 +262,7 @@ def cmd_profile(args) -> int:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
     if args.publish:  # a committed profile names the commit that made it: never a -dirty one
-        check_publishable("bpe profile --publish", exclude=("profiles",))
+        check_publishable("bpe profile --publish")
     out_dir = Path(args.out_dir) if args.out_dir else PROFILES_DIR if args.publish else DEFAULT_OUT_DIR
     run_profile(args.variant, args.data, vocab_size, specials, args.workers, out_dir, args.top, force=args.force,
                 progress=_show_progress(args))
@@ -472,8 +472,8 @@ def _add_profile_parser(sub) -> None:
     profile.add_argument("--out-dir", default=None,
                          help="where the profile goes (default out/profiles/; profiles/ with --publish)")
     profile.add_argument("--publish", action="store_true",
-                         help="rewrite the committed profile in profiles/; refused from a tree with uncommitted "
-                              "changes outside profiles/")
+                         help="rewrite the committed profile in profiles/; refused when the code has uncommitted "
+                              "changes (docs/ and profiles/ do not count)")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")

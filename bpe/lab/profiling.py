@@ -220,7 +220,7 @@ def summarize(profile: dict, top: int = 10) -> str:
 def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens: list[str],
                 workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10, *, force: bool = False,
                 progress: bool = False, out=None) -> tuple[Path, Path]:
-    from bpe.lab.runinfo import git_commit
+    from bpe.lab.runinfo import RESULT_DIRS, git_commit
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
 
@@ -238,7 +238,7 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
     stem = profile_stem(variant, data, vocab_size)
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=("profiles",))}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=RESULT_DIRS)}
     json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     out_dir.mkdir(parents=True, exist_ok=True)
 
