@@ -20,7 +20,7 @@ LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data
+.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -38,8 +38,10 @@ help:
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
 	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
-	@echo "  make report    bench every variant, write docs/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1)"
-	@echo "  make profile   scalene profile of one variant: make profile VARIANT=v2 (DATA, VOCAB, WORKERS)"
+	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
+	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
+	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
+	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
 	@echo "  make clean     remove .venv and caches"
@@ -78,14 +80,29 @@ test-all: $(VENV)/.installed
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?=
 
+# Both write under out/ (not in git); PUBLISH=1 rewrites the committed profiles/ or docs/ files, and is
+# refused from a tree with uncommitted changes. OUT=DIR names another directory (the web report: OUT=docs/web).
+PUBLISH ?=
+OUT     ?=
+
 profile: $(VENV)/.installed
 	$(PY) -m bpe profile $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) \
-		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force)
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
-		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force)
+		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
+		$(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
+
+# Each optimization step of the article series, measured on the ladder (docs/articles.md): ~12 min on an
+# idle 2-core machine; writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
+# (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
+reproduce: $(VENV)/.installed
+	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
+
+figures: $(VENV)/.installed
+	$(PY) -m bpe figures --update
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed

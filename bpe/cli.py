@@ -230,7 +230,8 @@ def _get_generated(args, dataset, size: int) -> int:
               file=sys.stderr, flush=True)
     path = ensure_generated(dataset, size, progress=wants_progress(args.quiet))
     stats, _ = cached_statistics(path, log=sys.stderr)
-    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents, "
+    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents "
+          f"({stats['bytes'] / max(stats['documents'], 1):,.0f} bytes each), "
           f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
           f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
     return 0
@@ -256,11 +257,15 @@ def cmd_trace(args) -> int:
 def cmd_report(args) -> int:
     from pathlib import Path
 
-    from bpe.lab.report import DOCS_DIR, run_report
+    from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, run_report
+    from bpe.lab.runinfo import check_publishable
 
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    if args.publish:  # the committed report names the commit that made it: never a -dirty one
+        check_publishable("bpe report --publish")
+    out_dir = Path(args.out_dir) if args.out_dir else DOCS_DIR if args.publish else DEFAULT_OUT_DIR
     run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
-               peers=args.peers, out_dir=Path(args.out_dir) if args.out_dir else DOCS_DIR, variants=args.variant,
+               peers=args.peers, out_dir=out_dir, variants=args.variant,
                reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
                scaling=not args.no_scaling)
     return 0
@@ -269,7 +274,8 @@ def cmd_report(args) -> int:
 def cmd_profile(args) -> int:
     from pathlib import Path
 
-    from bpe.lab.profiling import PROFILES_DIR, clean_files, run_profile, summarize
+    from bpe.lab.profiling import DEFAULT_OUT_DIR, PROFILES_DIR, clean_files, run_profile, summarize
+    from bpe.lab.runinfo import check_publishable
 
     if args.clean:
         for cleaned in clean_files(args.clean):
@@ -286,8 +292,10 @@ def cmd_profile(args) -> int:
     if args.variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    run_profile(args.variant, args.data, vocab_size, specials, args.workers,
-                Path(args.out_dir) if args.out_dir else PROFILES_DIR, args.top, force=args.force,
+    if args.publish:  # a committed profile names the commit that made it: never a -dirty one
+        check_publishable("bpe profile --publish")
+    out_dir = Path(args.out_dir) if args.out_dir else PROFILES_DIR if args.publish else DEFAULT_OUT_DIR
+    run_profile(args.variant, args.data, vocab_size, specials, args.workers, out_dir, args.top, force=args.force,
                 progress=_show_progress(args))
     return 0
 
@@ -324,6 +332,18 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
+    if args.json:
+        from pathlib import Path
+
+        from bpe.lab.bench import check_json_path, write_json_atomic
+
+        # The estimate is a model, not a timing: the same code and data give the same file on any machine.
+        write_json_atomic(check_json_path(args.json), {
+            "corpus": corpus, "vocab_size": vocab_size, "workers": args.workers,
+            "variants": {e.variant: {"seconds": e.seconds, "peak_bytes": e.peak_bytes,
+                                     "time": format_duration(e.seconds), "memory": format_size(int(e.peak_bytes))}
+                         for e in estimates}})
+        print(f"wrote {Path(args.json)}")
     return 0
 
 
@@ -347,6 +367,96 @@ def cmd_encode(args) -> int:
 
         run_encode_peers(args.tokenizer, stats)
     return 0
+
+
+def cmd_figures(args) -> int:
+    """``figures``: check every quoted figure against its result file; ``--update`` rewrites them."""
+    from pathlib import Path
+
+    from bpe.lab import figures
+
+    paths = [Path(p) for p in args.pages] if args.pages else figures.pages()
+    for path in paths:
+        if not path.is_file():
+            raise BPEError(f"no such page: {path}")
+    if args.update:
+        problems: list[str] = []
+        changed = figures.update(paths, problems=problems)
+        for path in changed:
+            print(f"updated {path}")
+        for problem in problems:
+            print(problem)
+        print(f"{figures.count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
+              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""))
+        return 1 if problems else 0
+    problems = figures.check(paths)
+    for problem in problems:
+        print(problem)
+    print(f"{figures.count(paths)} figures on {len(paths)} pages; "
+          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"))
+    return 1 if problems else 0
+
+
+def cmd_reproduce(args) -> int:
+    from pathlib import Path
+
+    from bpe.lab.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
+    from bpe.lab.runinfo import check_publishable
+
+    if args.publish:
+        if args.quick or args.repeat:
+            raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
+        check_publishable("python -m bpe reproduce --publish")
+    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
+    run_reproduce(out, quick=args.quick, repeat=args.repeat, workers=args.workers)
+    return 0
+
+
+def _add_reproduce_parser(sub) -> None:
+    rep = sub.add_parser("reproduce", help="measure each optimization step of the article series on the ladder "
+                                           "(TinyStories-like and web-like text; docs/articles.md)")
+    rep.add_argument("--quick", action="store_true", help="the same plan on tiny inputs, in seconds (ratios mean nothing)")
+    rep.add_argument("--repeat", type=int, default=None, help="runs per rung, interleaved (default 3; 1 with --quick)")
+    rep.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    rep.add_argument("--out", default=None, metavar="FILE.json", help="where the result goes (default out/articles-bench.json)")
+    rep.add_argument("--publish", action="store_true",
+                     help="write the committed docs/articles-bench.json (refused from a tree with uncommitted changes)")
+    rep.set_defaults(func=cmd_reproduce)
+
+
+def cmd_handout(args) -> int:
+    from pathlib import Path
+
+    from bpe.lab.handout import DEFAULT_OUT, PUBLISHED_OUT, run_handout
+    from bpe.lab.runinfo import check_publishable
+
+    if args.publish:
+        if args.quick or args.tinystories or args.owt:
+            raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
+        check_publishable("python -m bpe handout --publish")
+    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
+    run_handout(args.tinystories or "tinystories-synth-50MB", args.owt or "webtext-synth-20MB", out,
+                quick=args.quick, workers=args.workers)
+    return 0
+
+
+def _add_handout_parser(sub) -> None:
+    h = sub.add_parser("handout", help="answer the CS336 handout's tokenizer questions (docs/handout.md)")
+    h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
+    h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
+    h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
+    h.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    h.add_argument("--out", default=None, metavar="FILE.json", help="default out/handout-answers.json")
+    h.add_argument("--publish", action="store_true",
+                   help="write the committed docs/handout-answers.json (refused from a tree with uncommitted changes)")
+    h.set_defaults(func=cmd_handout)
+
+
+def _add_figures_parser(sub) -> None:
+    fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
+    fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
+    fig.add_argument("--update", action="store_true", help="rewrite every quoted figure from its result file")
+    fig.set_defaults(func=cmd_figures)
 
 
 def _add_encode_parser(sub) -> None:
@@ -387,7 +497,11 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
-    report.add_argument("--out-dir", default=None, help="where report.md and the plots go (default docs/)")
+    report.add_argument("--out-dir", default=None,
+                        help="where report.md and the plots go (default out/report/; docs/ with --publish)")
+    report.add_argument("--publish", action="store_true",
+                        help="rewrite the committed report (docs/, or --out-dir such as docs/web); refused from a "
+                             "tree with uncommitted changes, so its provenance names a real commit")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
@@ -399,7 +513,11 @@ def _add_profile_parser(sub) -> None:
                                              "profiles/<variant>-<data>-<vocab>.{json,md}")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
     _add_training_args(profile)
-    profile.add_argument("--out-dir", default=None, help="where the profile goes (default profiles/)")
+    profile.add_argument("--out-dir", default=None,
+                         help="where the profile goes (default out/profiles/; profiles/ with --publish)")
+    profile.add_argument("--publish", action="store_true",
+                         help="rewrite the committed profile in profiles/; refused when the code has uncommitted "
+                              "changes (docs/ and profiles/ do not count)")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")
@@ -463,15 +581,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
+    estimate.add_argument("--json", default=None, metavar="OUT", help="also write the estimates as JSON to OUT")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
+    _add_figures_parser(sub)
+    _add_reproduce_parser(sub)
+    _add_handout_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
     get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
     get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
-                                  "webtext-synth (generated)")
+                                  "webtext-synth, tinystories-synth (generated)")
     get.add_argument("--size", default=None, metavar="SIZE",
                      help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -110,7 +110,7 @@ def test_data_list_shows_every_name(tmp_path, monkeypatch, capsys):
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert list(rows) == ["gutenberg-sample", "corpus-en", "tinystories-sample", "gutenberg-books", "tinystories",
                           "tinystories-valid", "owt", "owt-valid",
-                          "webtext-synth"]
+                          "webtext-synth", "tinystories-synth"]
     assert rows["tinystories-valid"][1:5] == ["yes", "2.5", "KB", str(tmp_path / "TinyStoriesV2-GPT4-valid.txt")]
     assert rows["owt"][1:4] == ["no", "-", str(tmp_path / "owt_train.txt")]
     assert rows["corpus-en"][1] == "yes"

@@ -91,3 +91,28 @@ def test_clean_profile_rewrites_every_machine_path():
 def test_committed_profiles_name_no_machine_path(path):
     found = MACHINE_PATH.findall(path.read_text())
     assert not found, f"{path.name} names paths of the machine it was made on: {sorted(set(found))}"
+
+
+def test_a_long_profile_says_it_is_alive():
+    import subprocess
+    import sys
+
+    from bpe.lab.profiling import wait_alive
+
+    beats = []
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5); print('done')"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, _ = wait_alive(proc, beats.append, every=0.1)
+    assert out.strip() == "done" and len(beats) >= 2 and beats == sorted(beats)
+
+
+def test_committed_profiles_and_reports_only_from_a_clean_tree(monkeypatch, capsys):
+    from bpe.cli import main
+    from bpe.lab import profiling, report, runinfo
+
+    assert profiling.DEFAULT_OUT_DIR.parent.name == "out" and report.DEFAULT_OUT_DIR.parent.name == "out"
+    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
+    assert main(["profile", "--variant", "v2", "--publish"]) == 2
+    assert "uncommitted changes (abc1234-dirty)" in capsys.readouterr().err
+    assert main(["report", "--publish"]) == 2
+    assert "bpe report --publish writes a committed result" in capsys.readouterr().err

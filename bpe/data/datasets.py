@@ -5,7 +5,8 @@ Shipped with the repo (always present): ``gutenberg-sample`` (the default bench 
 ``gutenberg-books`` (the benchmark corpus, built from 21 downloaded books by
 :mod:`bpe.data.gutenberg`), ``tinystories``, ``tinystories-valid``, ``owt``, ``owt-valid`` (see
 ``python -m bpe data``).  Generated
-on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`), at any size:
+on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`) and ``tinystories-synth``
+(children's stories like TinyStories, :mod:`bpe.data.tinystories`), at any size:
 ``webtext-synth-20MB`` names ``data/webtext-synth-20MB.txt``, and plain ``webtext-synth`` the default
 100 MB.  A generated data set that is missing is generated when first named (it is deterministic and
 needs no network; 100 MB take about 40 s).
@@ -110,9 +111,15 @@ DATASETS: dict[str, Dataset] = {
         Dataset("webtext-synth", "webtext-synth-100MB.txt",
                 "100 MB (any size: webtext-synth-20MB): generated web-like text, see docs/data.md",
                 generated=True, vocab_size=WEB_VOCAB_SIZE),
+        Dataset("tinystories-synth", "tinystories-synth-100MB.txt",
+                "100 MB (any size: tinystories-synth-20MB): generated TinyStories-like stories, see docs/data.md",
+                generated=True),
     ]
 }
 
+
+#: The module whose ``generate(path, size, on_bytes=...)`` makes each generated data set.
+GENERATORS = {"webtext-synth": "bpe.data.webtext", "tinystories-synth": "bpe.data.tinystories"}
 
 _SIZED_NAME = re.compile(r"^(?P<name>[a-z][\w-]*?)-(?P<size>\d+(?:\.\d+)?[kmgt]?i?b)$", re.IGNORECASE)
 
@@ -157,9 +164,11 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = Non
     """
     from tqdm import tqdm
 
-    from bpe.data.webtext import generate
+    import importlib
+
     from bpe.training.progress import wants_progress
 
+    generate = importlib.import_module(GENERATORS[dataset.name]).generate
     progress = wants_progress(False) if progress is None else progress
     path = generated_file(dataset.name, size)
     if not path.exists():

@@ -8,7 +8,9 @@
 * ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone,
   seconds and instructions; ``trace``: one merge at a time; ``estimate``: a run's time and memory
   before it starts; ``pretokenize_ratio``: the shared pre-tokenizer against the plain regex, per
-  kind of text;
+  kind of text; ``reproduce``: each step of the articles measured on the ladder; ``handout``: the
+  CS336 handout's tokenizer questions answered in one run; ``figures``: every quoted figure checked
+  against its committed result file;
 * ``fresh_process``: running a timed job in a child; ``runinfo``: machine, commit and merges
   digest recorded beside every figure.
 """

@@ -622,29 +622,55 @@ def variant_table(name: str, entry: dict) -> str:
     return "\n".join(lines)
 
 
+def ratio_text(before: list[float], after: list[float]) -> str:
+    """``2.10x`` when the two sets of runs stand clear of each other (or there is one run of each),
+    ``within spread`` when they overlap: a ratio inside the run-to-run spread is no gain.
+
+    >>> ratio_text([2.0, 2.2], [1.0, 1.1]), ratio_text([1.0, 1.3], [1.1, 1.2]), ratio_text([3.0], [1.0])
+    ('2.00x', 'within spread', '3.00x')
+    """
+    ratio = statistics.median(before) / statistics.median(after)
+    if len(before) > 1 and len(after) > 1 and not (min(before) > max(after) or max(before) < min(after)):
+        return "within spread"
+    return f"{ratio:.2f}x"
+
+
+def _totals(entry: dict) -> list[float]:
+    return [r["total"] for r in entry["runs"]]
+
+
 def comparison_rows(report: dict) -> list[tuple[str, dict, str, str]]:
-    """``(variant, medians, speed-up vs the previous variant, vs the first)`` in run order."""
+    """``(variant, medians, speed-up vs the previous variant, vs the first)`` in run order; a speed-up
+    whose runs overlap the other variant's is ``within spread``."""
     names = list(report["variants"])
-    first = report["variants"][names[0]]["median"]
+    first = report["variants"][names[0]]
     rows, prev = [], None
     for name in names:
-        med = report["variants"][name]["median"]
-        vs_prev = f"{prev['total'] / med['total']:.2f}x" if prev else "-"
-        rows.append((name, med, vs_prev, f"{first['total'] / med['total']:.2f}x"))
-        prev = med
+        entry = report["variants"][name]
+        vs_prev = ratio_text(_totals(prev), _totals(entry)) if prev else "-"
+        rows.append((name, entry["median"], vs_prev, ratio_text(_totals(first), _totals(entry))))
+        prev = entry
     return rows
+
+
+def spread_text(entry: dict) -> str:
+    """The range of a variant's total over its runs: ``1.20-1.45`` (empty for one run)."""
+    totals = _totals(entry)
+    return f"{min(totals):.2f}-{max(totals):.2f}" if len(totals) > 1 else ""
 
 
 def comparison_table(report: dict) -> str:
     first_name = next(iter(report["variants"]))
     width = max(8, *(len(name) + 1 for name in report["variants"]))
-    last = max(9, len(first_name) + 4)  # the "vs <first>" column fits its name
-    lines = ["\ncomparison (medians; ratios are times, x = faster than)",
+    last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
+    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios are times, x = faster than; "
+             "'within spread': the two variants' runs overlap)",
              f"{'variant':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
-             f"{'peak RSS':>12}{'vs prev':>9}{'vs ' + first_name:>{last}}"]
+             f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]
     for name, med, vs_prev, vs_first in comparison_rows(report):
         st = med["stages"] or {}
         lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
                      f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
-                     f"{format_mb(med['peak_rss']['self']):>12}{vs_prev:>9}{vs_first:>{last}}")
+                     f"{spread_text(report['variants'][name]):>14}"
+                     f"{format_mb(med['peak_rss']['self']):>12}{vs_prev:>15}{vs_first:>{last}}")
     return "\n".join(lines)

@@ -30,15 +30,18 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, refusal
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, format_duration, refusal
 
 PROFILES_DIR = REPO_ROOT / "profiles"
+#: Where ``bpe profile`` writes unless told to rewrite the committed profiles (``--publish``).
+DEFAULT_OUT_DIR = REPO_ROOT / "out" / "profiles"
 
 _TARGET = """\
 import json, sys
@@ -106,8 +109,29 @@ def clean_profile(profile: dict) -> dict:
     return clean(profile)
 
 
-def run_scalene(settings: dict, json_out: Path) -> None:
-    """Run one training under scalene, writing its JSON profile to ``json_out``."""
+def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple[str, str]:
+    """``proc.communicate()``, calling ``alive(seconds)`` every ``every`` seconds until it ends; on
+    Ctrl-C or any error the process is killed, so nothing is left running."""
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                return proc.communicate(timeout=every)
+            except subprocess.TimeoutExpired:
+                if alive is not None:
+                    alive(time.monotonic() - started)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
+    """Run one training under scalene, writing its JSON profile to ``json_out``.
+
+    ``alive(seconds)``, when given, is called every ``every`` seconds while scalene runs, so a long
+    profile says it is still going.
+    """
     with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET)
@@ -116,13 +140,15 @@ def run_scalene(settings: dict, json_out: Path) -> None:
                str(target), "---", json.dumps(settings)]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                    cwd=REPO_ROOT)
         except FileNotFoundError as exc:
             raise BPEError(f"cannot run scalene: {exc}") from None
+        stdout, stderr = wait_alive(proc, alive, every)
         if proc.returncode != 0 or not raw.exists():
-            if "No module named scalene" in proc.stderr:
+            if "No module named scalene" in stderr:
                 raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")
-            raise BPEError(f"scalene failed (exit {proc.returncode}):\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
+            raise BPEError(f"scalene failed (exit {proc.returncode}):\n{(stderr or stdout).strip()[-2000:]}")
         profile = json.loads(raw.read_text())
     # The stack samples (scalene's flame-graph data) are most of the file and not used by the summary;
     # dropping them keeps committed profiles small while `scalene view` still shows every line.
@@ -194,7 +220,7 @@ def summarize(profile: dict, top: int = 10) -> str:
 def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens: list[str],
                 workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10, *, force: bool = False,
                 progress: bool = False, out=None) -> tuple[Path, Path]:
-    from bpe.lab.runinfo import git_commit
+    from bpe.lab.runinfo import RESULT_DIRS, git_commit
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
 
@@ -212,9 +238,16 @@ def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens:
     stem = profile_stem(variant, data, vocab_size)
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=("profiles",))}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=RESULT_DIRS)}
     json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
-    run_scalene(settings, json_out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def alive(seconds: float) -> None:
+        print(f"  profiling {variant} under scalene: {seconds:.0f} s so far (estimated "
+              f"{format_duration(estimate.seconds)} without scalene, which slows a run several times)",
+              file=sys.stderr if progress else out, flush=True)
+
+    run_scalene(settings, json_out, alive=alive, every=10.0 if progress else 60.0)
     write_text_atomic(md_out, summarize(json.loads(json_out.read_text()), top))
     if progress:
         print(f"  profiled {variant} under scalene", file=sys.stderr, flush=True)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.lab.bench import (candidate_estimate, comparison_rows, format_mb, probe_candidates, run_bench,
-                           write_json_atomic)
+                           spread_text, write_json_atomic)
 from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
@@ -41,6 +41,8 @@ from bpe.io.outputs import write_text_atomic
 from bpe.training.registry import VARIANTS
 
 DOCS_DIR = REPO_ROOT / "docs"
+#: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).
+DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
@@ -190,14 +192,15 @@ def peer_totals(peers: dict) -> dict:
 
 def table_rows(bench: dict) -> list[str]:
     first_name = next(iter(bench["variants"]))
-    rows = ["| variant | idea | total | pre-tokenize | merge phase | select | update | peak memory | "
+    rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
             f"vs previous | vs {first_name} |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, med, vs_prev, vs_first in comparison_rows(bench):
         st = med["stages"] or {}
         cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {' | '.join(cells)} | "
-                    f"{format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
+        spread = spread_text(bench["variants"][name]) or "-"
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread} s | "
+                    f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
 
 
@@ -257,8 +260,9 @@ def render_markdown(result: dict) -> str:
     out += ["Columns: **pre-tokenize** reads the file, splits on special tokens, runs the GPT-2 regex and "
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
-            "high-water RSS; **vs previous** and **vs** the table's first variant are ratios of total time "
-            "(higher is faster).", "",
+            "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
+            "**vs** the table's first variant are ratios of median total time (higher is faster), or *within "
+            "spread* when the two variants' runs overlap, so that the difference is no gain of either.", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
     if "scaling" in result:

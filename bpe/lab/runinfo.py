@@ -14,13 +14,19 @@ import subprocess
 from bpe.data.datasets import REPO_ROOT
 
 
+#: Folders of published results, not code: a change there does not make a run's code differ from its
+#: commit, so neither the provenance line nor the clean-tree check of ``--publish`` counts it (several
+#: results can then be re-made in a row before one commit).
+RESULT_DIRS = ("docs", "profiles")
+
+
 def machine_info() -> dict:
     return {
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "processor": platform.processor() or platform.machine(),
-        "git_commit": git_commit(),
+        "git_commit": git_commit(exclude=RESULT_DIRS),
     }
 
 
@@ -42,6 +48,17 @@ def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *pathspec], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=5).stdout.strip()
     return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def check_publishable(what: str, exclude: tuple[str, ...] = RESULT_DIRS) -> None:
+    """Refuse to write a committed result from a tree with uncommitted changes: its provenance line
+    would name a commit that is not the code that made it (``-dirty``)."""
+    from bpe.errors import BPEError
+
+    commit = git_commit(exclude)
+    if commit is not None and commit.endswith("-dirty"):
+        raise BPEError(f"{what} writes a committed result, and the checkout has uncommitted changes "
+                       f"({commit}); commit them first (git status lists them), or write elsewhere")
 
 
 def merges_digest(merges) -> str:

@@ -1,0 +1,310 @@
+"""``tinystories-synth``: a deterministic generator of TinyStories-like children's stories.
+
+The articles the ladder follows time their trainers on TinyStories (2.2 GB of short stories written
+by GPT-4 for small children), at vocab 10,000.  It is the *low-diversity* regime: a small vocabulary
+of common words repeated millions of times, so a merge touches many words and the pair table stays
+small.  ``python -m bpe data get tinystories-synth --size 100MB`` writes
+``data/tinystories-synth-100MB.txt`` without the 2.2 GB download, so the articles' steps can be
+reproduced at a size where each of them shows.
+
+What it models (``docs/data.md`` says what it was calibrated on and what was assumed):
+
+* stories of one to five short paragraphs, one sentence pattern at a time: an opening ("Once upon a
+  time, there was a little cat named Tom."), actions, feelings, dialogue in straight or curly quotes,
+  and an ending, sometimes with a moral;
+* a small hand-written vocabulary of concrete nouns, verbs (present and past), adjectives, places and
+  feelings, drawn with Zipf weights, plus common first names;
+* a thin tail of rarer words and names (invented from syllables, Zipf-ranked), which is what makes
+  the number of distinct pre-tokens keep growing slowly with the corpus, as it does in the real one;
+* ``<|endoftext|>`` on its own line between stories, as in the real file.
+
+What it leaves out: meaning (a story's sentences are chosen independently, so they seldom follow one
+another), numbers, the odd typo and non-English word of the real data beyond the tail above.
+
+Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)``, integer weights, no iteration
+over sets; the same seed gives the same stream on any machine, and a smaller file is a prefix of a
+larger one.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from bpe.errors import BPEError
+from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, zipf_cum_weights
+
+DEFAULT_SEED = 0
+SEPARATOR = "<|endoftext|>"
+
+NAMES = ("Lily Tim Ben Sue Max Mia Tom Anna Sam Lucy Jack Mom Dad Amy Bob Jill Zoe Leo Ella Jake Kate "
+         "Molly Sara Timmy Billy Jenny Sally Mark Lisa Ollie Daisy Rosie Kitty Spot Buddy Mittens Fluffy "
+         "Jane Joe Ann Emma Mike Peter Nick Grace Rose Fin Pip Benny Tommy Sophie Lila Luna Sky Bella "
+         "Toby Rex Coco Bunny Max Lucky Polly Freddy Teddy Susie Kim Dan Ted Jen Meg Nina Oscar Ruby").split()
+ANIMALS = ("cat dog bird bunny fish bear duck frog mouse lion owl pig cow horse sheep fox squirrel puppy "
+           "kitten bee butterfly turtle elephant monkey tiger giraffe snake ant spider chicken deer wolf "
+           "whale dolphin otter penguin zebra goat rabbit bug worm dragon unicorn dinosaur").split()
+THINGS = ("ball toy box tree flower car book hat cake apple boat kite doll truck bike cookie rock stick "
+          "leaf shell star moon sun cup bowl spoon bed chair door window key ring bag shoe sock coat "
+          "sandwich pie candy gift picture drum song game puzzle block crayon paper pen balloon bell "
+          "blanket pillow basket wagon train plane rope swing slide sand water bubble mirror clock lamp "
+          "jar map coin button feather egg carrot banana orange grape seed bone nest cloud rainbow "
+          "snowman sword crown wand castle robot rocket vase thumb bench fence gate road hill").split()
+PLACES = ("park garden forest house yard school beach lake river pond farm zoo store town sky sea woods "
+          "kitchen room backyard playground field jungle cave mountain street city island meadow "
+          "village shop library hospital bakery tree").split()
+PEOPLE = "girl boy mom dad friend teacher grandma grandpa sister brother baby man woman king queen".split()
+ADJECTIVES = ("big little small happy sad red blue green yellow pink purple shiny soft old new funny kind "
+              "nice pretty tall long tiny fast slow brave scared tired hungry warm cold wet dry loud quiet "
+              "bright dark sweet yummy fluffy special beautiful colorful strong smart silly gentle friendly "
+              "curious lonely busy clean dirty round heavy light magic fancy sparkly sticky spicy huge "
+              "wild calm careful proud lucky famous messy noisy grumpy cheerful helpful polite honest "
+              "fragile reliable amazing wonderful strange").split()
+FEELINGS = ("happy sad scared excited angry surprised proud sorry tired hungry worried glad curious "
+            "upset bored shy brave thankful").split()
+# (present, past): the stories use both, the past far more often.
+VERBS = [tuple(pair.split("/")) for pair in (
+    "play/played jump/jumped run/ran walk/walked look/looked see/saw find/found make/made help/helped "
+    "share/shared give/gave take/took eat/ate drink/drank sing/sang dance/danced swim/swam fly/flew "
+    "climb/climbed build/built draw/drew paint/painted read/read hug/hugged smile/smiled laugh/laughed "
+    "cry/cried hide/hid seek/sought catch/caught throw/threw kick/kicked push/pushed pull/pulled "
+    "open/opened close/closed clean/cleaned wash/washed cook/cooked bake/baked pick/picked plant/planted "
+    "grow/grew ride/rode drive/drove carry/carried bring/brought fix/fixed explore/explored "
+    "listen/listened watch/watched wait/waited try/tried learn/learned love/loved like/liked want/wanted "
+    "need/needed feel/felt think/thought know/knew keep/kept lose/lost win/won visit/visited "
+    "follow/followed touch/touched shake/shook roll/rolled bounce/bounced splash/splashed").split()]
+TIME_PHRASES = ("One day", "Once upon a time", "The next day", "Then", "Later", "After a while", "Soon",
+                "Every day", "That night", "In the morning", "Suddenly", "At the end of the day")
+ADVERBS = "very really so too".split()
+_QUOTES = (('"', '"'), ('"', '"'), ("\u201c", "\u201d"))
+_SUFFIXES = ("",) * 6 + ("y", "er", "ie", "o", "a", "s", "ed", "ing", "ly")
+
+
+class StoryGenerator:
+    """The stream of stories for one seed; :meth:`stories` yields them without end."""
+
+    def __init__(self, seed: int = DEFAULT_SEED, *, rare_words: int = 120_000, rare_names: int = 20_000):
+        self.rng = rng = random.Random(seed)
+        self.names_cum = zipf_cum_weights(len(NAMES), shift=20)
+        self.animals_cum = zipf_cum_weights(len(ANIMALS), shift=30)
+        self.things_cum = zipf_cum_weights(len(THINGS), shift=30)
+        self.places_cum = zipf_cum_weights(len(PLACES), shift=20)
+        self.adjectives_cum = zipf_cum_weights(len(ADJECTIVES), shift=30)
+        self.verbs_cum = zipf_cum_weights(len(VERBS), shift=30)
+        self.rare = [self._invent(2 + rng.randrange(2)) for _ in range(rare_words)]
+        self.rare_cum = zipf_cum_weights(rare_words, shift=100)
+        self.rare_names = [self._invent(1 + rng.randrange(2)).capitalize() for _ in range(rare_names)]
+        self.rare_names_cum = zipf_cum_weights(rare_names, shift=100)
+
+    # --- words --------------------------------------------------------------------------------
+    def _invent(self, syllables: int) -> str:
+        rng = self.rng
+        parts = []
+        for _ in range(syllables):
+            parts += (_ONSETS[rng.randrange(len(_ONSETS))], _NUCLEI[rng.randrange(len(_NUCLEI))],
+                      _CODAS[rng.randrange(len(_CODAS))])
+        parts.append(_SUFFIXES[rng.randrange(len(_SUFFIXES))])
+        return "".join(parts) or "a"
+
+    def _pick(self, words, cum) -> str:
+        return self.rng.choices(words, cum_weights=cum)[0]
+
+    def name(self) -> str:
+        # One name in 25 comes from the long tail (a rare name), the rest from the common ones.
+        if self.rng.randrange(25) == 0:
+            return self._pick(self.rare_names, self.rare_names_cum)
+        return self._pick(NAMES, self.names_cum)
+
+    def noun(self) -> str:
+        rng = self.rng
+        if rng.randrange(60) == 0:  # the rare-word tail
+            return self._pick(self.rare, self.rare_cum)
+        kind = rng.randrange(5)
+        if kind < 2:
+            return self._pick(ANIMALS, self.animals_cum)
+        if kind < 4:
+            return self._pick(THINGS, self.things_cum)
+        return PEOPLE[rng.randrange(len(PEOPLE))]
+
+    def adjective(self) -> str:
+        if self.rng.randrange(60) == 0:
+            return self._pick(self.rare, self.rare_cum)
+        return self._pick(ADJECTIVES, self.adjectives_cum)
+
+    def verb(self, past: bool) -> str:
+        if self.rng.randrange(80) == 0:
+            word = self._pick(self.rare, self.rare_cum)
+            return word + "ed" if past else word
+        return self._pick(VERBS, self.verbs_cum)[1 if past else 0]
+
+    def place(self) -> str:
+        return self._pick(PLACES, self.places_cum)
+
+    def feeling(self) -> str:
+        return FEELINGS[self.rng.randrange(len(FEELINGS))]
+
+    def article(self, word: str) -> str:
+        return "an" if word[0] in "aeiou" else "a"
+
+    def a(self, noun: str, adjective: bool = True) -> str:
+        """``a big dog``, ``an old owl``, ``the cat``."""
+        rng = self.rng
+        if rng.randrange(3) == 0:
+            return "the " + noun
+        if adjective and rng.randrange(2):
+            adj = self.adjective()
+            return f"{self.article(adj)} {adj} {noun}"
+        return f"{self.article(noun)} {noun}"
+
+    # --- sentences ----------------------------------------------------------------------------
+    def _quote(self, hero: str, other: str) -> str:
+        rng = self.rng
+        kind = rng.randrange(10)
+        if kind == 0:
+            text = f"Can I {self.verb(False)} with you, {other}?"
+        elif kind == 1:
+            text = f"Look at the {self.adjective()} {self.noun()}!"
+        elif kind == 2:
+            text = f"Let's {self.verb(False)} together!"
+        elif kind == 3:
+            text = f"Thank you, {other}!"
+        elif kind == 4:
+            text = f"I am {rng.choice(ADVERBS)} {self.feeling()}."
+        elif kind == 5:
+            text = f"Wow, this is {rng.choice(ADVERBS)} {self.adjective()}!"
+        elif kind == 6:
+            text = f"Do you want to {self.verb(False)} the {self.noun()}?"
+        elif kind == 7:
+            text = f"Yes, I will {self.verb(False)} it."
+        elif kind == 8:
+            text = f"Don't be {self.feeling()}, {other}. We can {self.verb(False)} it."
+        else:
+            text = f"Hi, {other}! What are you doing?"
+        q = _QUOTES[rng.randrange(len(_QUOTES))]
+        said = ("said", "said", "said", "asked", "shouted", "replied", "whispered")[rng.randrange(7)]
+        if rng.randrange(2):
+            return f"{hero} {said}, {q[0]}{text}{q[1]}"
+        return f"{q[0]}{text}{q[1]} {said} {hero}."
+
+    def _sentence(self, hero: str, pronoun: str, other: str) -> str:
+        rng = self.rng
+        kind = rng.randrange(16)
+        subject = hero if rng.randrange(2) else pronoun.capitalize()
+        if kind < 3:
+            return self._quote(hero, other)
+        if kind == 3:
+            return f"{subject} {self.verb(True)} {self.a(self.noun())} in the {self.place()}."
+        if kind == 4:
+            return f"{subject} loved to {self.verb(False)} with {pronoun_possessive(pronoun)} {self.noun()}."
+        if kind == 5:
+            return f"{subject} saw {self.a(self.noun())}."
+        if kind == 6:
+            return f"{subject} was {rng.choice(ADVERBS)} {self.feeling()}."
+        if kind == 7:
+            return f"{TIME_PHRASES[rng.randrange(len(TIME_PHRASES))]}, {hero} wanted to {self.verb(False)} the {self.noun()}."
+        if kind == 8:
+            return f"The {self.noun()} was {self.adjective()} and {self.adjective()}."
+        if kind == 9:
+            return f"{hero} and {other} {self.verb(True)} together."
+        if kind == 10:
+            return f"They {self.verb(True)} all day and had lots of fun."
+        if kind == 11:
+            return f"{subject} {('went', 'ran', 'walked')[rng.randrange(3)]} to the {self.place()} to {self.verb(False)}."
+        if kind == 12:
+            return f"But the {self.noun()} was too {self.adjective()}."
+        if kind == 13:
+            return f"{other} {self.verb(True)} {self.a(self.noun())} and gave it to {hero}."
+        if kind == 14:
+            return f"{subject} did not know what to do."
+        return f"{subject} {self.verb(True)} and {self.verb(True)}."
+
+    def _opening(self, hero: str, kind_noun: str) -> str:
+        rng = self.rng
+        adj = self.adjective()
+        kind = rng.randrange(4)
+        if kind == 0:
+            return f"Once upon a time, there was {self.article(adj)} {adj} {kind_noun} named {hero}."
+        if kind == 1:
+            return f"Once upon a time, in {self.a(self.place())}, there lived {self.article(adj)} {adj} {kind_noun} named {hero}."
+        if kind == 2:
+            return f"One day, {self.article(adj)} {adj} {kind_noun} named {hero} went to the {self.place()}."
+        return f"{hero} was {self.article(adj)} {adj} {kind_noun}."
+
+    def _ending(self, hero: str, other: str) -> str:
+        rng = self.rng
+        kind = rng.randrange(5)
+        if kind == 0:
+            return f"From that day on, {hero} and {other} were best friends."
+        if kind == 1:
+            return f"{hero} learned that it is good to {self.verb(False)} and to be {self.adjective()}."
+        if kind == 2:
+            return "They lived happily ever after."
+        if kind == 3:
+            return f"{hero} smiled and went home with the {self.noun()}."
+        return f"And that is how {hero} found {self.a(self.noun())}."
+
+    def story(self) -> str:
+        """One story: an opening, one to five paragraphs, an ending."""
+        rng = self.rng
+        hero = self.name()
+        other = self.name()
+        if other == hero:
+            other = "Mom"
+        pronoun = ("he", "she", "it")[rng.randrange(3)]
+        kind_noun = ("girl", "boy")[("she", "he").index(pronoun)] if pronoun != "it" else self.noun()
+        paragraphs = [[self._opening(hero, kind_noun)]]
+        for p in range(1 + _few(rng)):
+            sentences = paragraphs[-1] if p == 0 else []
+            for _ in range(3 + rng.randrange(8)):
+                sentences.append(self._sentence(hero, pronoun, other))
+            if p:
+                paragraphs.append(sentences)
+        paragraphs[-1].append(self._ending(hero, other))
+        return "\n".join(" ".join(sentences) for sentences in paragraphs)
+
+    def stories(self) -> Iterator[str]:
+        while True:
+            yield self.story()
+
+
+def pronoun_possessive(pronoun: str) -> str:
+    return {"he": "his", "she": "her", "it": "its"}[pronoun]
+
+
+def _few(rng: random.Random) -> int:
+    """0-4 extra paragraphs, 1 and 2 the most often."""
+    return (0, 1, 1, 1, 2, 2, 2, 3, 4)[rng.randrange(9)]
+
+
+def generate(path: str | os.PathLike, size: int, *, seed: int = DEFAULT_SEED,
+             on_bytes: Callable[[int], None] | None = None) -> dict:
+    """Write stories of the ``seed`` stream to ``path`` until ``size`` bytes are reached; statistics.
+
+    Each story is followed by ``\\n<|endoftext|>\\n``, as in TinyStoriesV2.  The file is written under
+    a temporary name and renamed at the end.  Returns ``{"bytes", "documents", "non_ascii_bytes"}``.
+    """
+    if size < 1:
+        raise BPEError(f"tinystories-synth size must be at least 1 byte, got {size}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    written = documents = non_ascii = 0
+    stream = StoryGenerator(seed).stories()
+    try:
+        with open(tmp, "wb") as out:
+            while written < size:
+                doc = next(stream) + "\n" + SEPARATOR + "\n"
+                data = doc.encode("utf-8")
+                out.write(data)
+                written += len(data)
+                non_ascii += len(data) - len(doc.encode("ascii", "ignore"))  # curly quotes
+                documents += 1
+                if on_bytes is not None:
+                    on_bytes(len(data))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return {"bytes": written, "documents": documents, "non_ascii_bytes": non_ascii}

@@ -1,0 +1,196 @@
+"""Figure markers: every measured number a page quotes, checked against the result file it comes from.
+
+A page quotes a figure between two HTML comments, which Markdown renders as nothing::
+
+    <!--fig docs/report-bench.json runs.v1.total-->3.58<!--/fig-->
+    <!--fig docs/report-bench.json speedups.v2 / speedups.v1 "{:.1f}x"-->5.9x<!--/fig-->
+
+``FILE`` is a repo-relative path to a committed JSON file; ``KEYPATH`` walks into it, dot-separated
+(an integer part indexes a list; a key holding a dot or a space is quoted: ``a.'v7 shards'.b``).  A
+second key path after `` / `` makes the figure the ratio of the two.  ``FORMAT``, last and optional,
+is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
+than a number is shown as it is, and FORMAT then has to be left out.
+
+``python -m bpe figures`` checks that every shown text equals its formatted value (one line per stale
+figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/test_figures.py``
+runs the check on every page, so regenerating a report without updating the pages fails a test.
+
+Left out: figures inside code blocks are checked like any other (the marker is plain text); a figure
+computed from more than two numbers needs its own field in the result file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bpe.errors import BPEError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+#: The pages whose figures are checked, relative to the repo root (globs).
+PAGES = ("README.md", "docs/*.md", "docs/web/*.md", "profiles/README.md")
+
+MARKER = re.compile(r"<!--fig (?P<spec>.*?)-->(?P<shown>.*?)<!--/fig-->", re.DOTALL)
+_KEYPATH = r"(?:'[^']*'|[^\s'\"/])+"
+_SPEC = re.compile(rf'^(?P<file>\S+)\s+(?P<key>{_KEYPATH})(?:\s+/\s+(?P<key2>{_KEYPATH}))?(?:\s+"(?P<fmt>[^"]*)")?\s*$')
+DEFAULT_FORMAT = "{:.2f}"
+
+
+@dataclass
+class Figure:
+    """One marker on one page: where it is, what it names, what it shows."""
+
+    page: Path
+    line: int
+    file: str
+    key: str
+    key2: str | None
+    fmt: str | None
+    shown: str
+    span: tuple[int, int]  # the shown text's offsets in the page
+
+    def where(self) -> str:
+        try:
+            page = self.page.relative_to(REPO_ROOT)
+        except ValueError:
+            page = self.page
+        return f"{page}:{self.line}"
+
+
+def split_keypath(keypath: str) -> list[str | int]:
+    """``a.'b c'.0`` -> ``['a', 'b c', 0]``.
+
+    >>> split_keypath("runs.v1.stages.'merge phase'.2")
+    ['runs', 'v1', 'stages', 'merge phase', 2]
+    """
+    parts: list[str | int] = []
+    for match in re.finditer(r"'([^']*)'|([^.]+)", keypath):
+        quoted, plain = match.groups()
+        if quoted is not None:
+            parts.append(quoted)
+        else:
+            parts.append(int(plain) if re.fullmatch(r"-?\d+", plain) else plain)
+    return parts
+
+
+def lookup(data, keypath: str):
+    """The value ``keypath`` names in ``data``, or a :class:`BPEError` naming the first missing part."""
+    value = data
+    walked = []
+    for part in split_keypath(keypath):
+        walked.append(str(part))
+        try:
+            if isinstance(value, list):
+                value = value[int(part)]
+            elif isinstance(value, dict):
+                value = value[str(part)] if str(part) in value else value[part]
+            else:
+                raise KeyError(part)
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise BPEError(f"no {'.'.join(walked)!r} in the result file (key path {keypath!r})") from None
+    return value
+
+
+def parse(page: Path, text: str | None = None) -> list[Figure]:
+    """Every marker on ``page`` (its text may be given); a malformed marker is a :class:`BPEError`."""
+    if text is None:
+        text = page.read_text(encoding="utf-8")
+    figures = []
+    for match in MARKER.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        spec = _SPEC.match(match.group("spec").strip())
+        if spec is None:
+            raise BPEError(f"{page}:{line}: malformed figure marker <!--fig {match.group('spec')}-->; "
+                           'expected <!--fig FILE KEYPATH [/ KEYPATH2] ["FORMAT"]-->')
+        figures.append(Figure(page, line, spec["file"], spec["key"], spec["key2"], spec["fmt"],
+                              match.group("shown"), match.span("shown")))
+    return figures
+
+
+def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) -> str:
+    """The text ``figure`` should show, from its result file."""
+    cache = {} if cache is None else cache
+    path = root / figure.file
+    if path not in cache:
+        try:
+            cache[path] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BPEError(f"{figure.where()}: result file {figure.file} does not exist") from None
+        except json.JSONDecodeError as e:
+            raise BPEError(f"{figure.where()}: result file {figure.file} is not JSON: {e}") from None
+    data = cache[path]
+    try:
+        value = lookup(data, figure.key)
+        if figure.key2 is not None:
+            denominator = lookup(data, figure.key2)
+            value = value / denominator
+    except BPEError as e:
+        raise BPEError(f"{figure.where()}: {figure.file}: {e}") from None
+    except (TypeError, ZeroDivisionError):
+        raise BPEError(f"{figure.where()}: {figure.key} / {figure.key2} in {figure.file} is not a ratio "
+                       "of two numbers") from None
+    if isinstance(value, str):
+        if figure.fmt is not None:
+            raise BPEError(f"{figure.where()}: {figure.key} in {figure.file} is text; drop the format")
+        return value
+    try:
+        return (figure.fmt or DEFAULT_FORMAT).format(value)
+    except (ValueError, TypeError) as e:
+        raise BPEError(f"{figure.where()}: format {figure.fmt!r} does not apply to {value!r}: {e}") from None
+
+
+def pages(root: Path = REPO_ROOT) -> list[Path]:
+    """The pages :data:`PAGES` names under ``root``, sorted."""
+    found = set()
+    for pattern in PAGES:
+        found.update(root.glob(pattern))
+    return sorted(found)
+
+
+def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
+    """One line per figure whose shown text differs from its result file (empty: all current)."""
+    problems, cache = [], {}
+    for page in paths:
+        for figure in parse(page):
+            try:
+                expected = render(figure, root, cache)
+            except BPEError as e:
+                problems.append(str(e))
+                continue
+            if figure.shown != expected:
+                problems.append(f"{figure.where()}: shows {figure.shown!r}, {figure.file} "
+                                f"{figure.key}{' / ' + figure.key2 if figure.key2 else ''} gives {expected!r}")
+    return problems
+
+
+def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None = None) -> list[Path]:
+    """Rewrite every figure's shown text from its result file; the pages that changed.
+
+    A figure whose result file or key is missing keeps its shown text, and its problem is appended
+    to ``problems`` (when given).
+    """
+    changed, cache = [], {}
+    for page in paths:
+        text = page.read_text(encoding="utf-8")
+        figures = parse(page, text)
+        new = text
+        for figure in reversed(figures):  # from the end, so earlier offsets stay valid
+            start, end = figure.span
+            try:
+                shown = render(figure, root, cache)
+            except BPEError as e:
+                if problems is not None:
+                    problems.append(str(e))
+                continue
+            new = new[:start] + shown + new[end:]
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed.append(page)
+    return changed
+
+
+def count(paths: list[Path]) -> int:
+    return sum(len(parse(page)) for page in paths)

@@ -1,0 +1,143 @@
+"""``python -m bpe handout``: the CS336 Assignment 1 tokenizer questions, answered on the stand-ins.
+
+The handout asks, for a tokenizer trained on TinyStories (vocab 10,000) and one on OpenWebText
+(vocab 32,000): how long training took and how much memory, the longest token, where the time goes,
+how the two tokenizers differ, their compression ratio (bytes per token) on ten sampled documents of
+each data set, the TinyStories tokenizer on OpenWebText text, the encoding throughput and the time
+it implies for the 825 GB Pile, and why token ids fit ``uint16``.
+
+This module answers every one of those questions with one run: it trains the default variant on
+``--tinystories`` and ``--owt`` (default: the generated stand-ins ``tinystories-synth-50MB`` and
+``webtext-synth-20MB``, which anyone can make; ``--tinystories tinystories --owt owt`` for the real
+data), samples ten documents of each with a fixed seed, encodes them with both tokenizers and times
+encoding.  The answers go to a JSON file (``out/handout-answers.json``; ``--publish`` rewrites the
+committed ``docs/handout-answers.json`` that ``docs/handout.md`` quotes, labelled as stand-ins).
+
+Left out: training memory is the training process's peak RSS as the bench measures it (the pool
+workers' peaks are recorded beside it, not added); throughput is one process's, on the sampled
+documents only (``bpe encode`` runs a pool over a whole file).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bpe.errors import BPEError
+from bpe.data.datasets import REPO_ROOT
+
+DEFAULT_OUT = REPO_ROOT / "out" / "handout-answers.json"
+PUBLISHED_OUT = REPO_ROOT / "docs" / "handout-answers.json"
+PILE_BYTES = 825e9  # the handout's figure for the Pile
+SAMPLE_SEED = 0
+SPECIAL = "<|endoftext|>"
+
+
+def sample_documents(path: Path, k: int = 10, seed: int = SAMPLE_SEED, window: int = 20_000_000) -> list[str]:
+    """``k`` documents drawn with a fixed seed from the first ``window`` bytes of the file."""
+    with open(path, "rb") as f:
+        head = f.read(window).decode("utf-8", errors="replace")
+    documents = [d.strip("\n") for d in head.split(SPECIAL)[:-1] if d.strip()]
+    if len(documents) < k:
+        raise BPEError(f"{path} has fewer than {k} whole documents in its first {window:,} bytes")
+    return random.Random(seed).sample(documents, k)
+
+
+def compression(tokenizer, documents: list[str]) -> dict:
+    """Bytes per token over the documents, and the encoding throughput (bytes per second)."""
+    data_bytes = sum(len(d.encode("utf-8")) for d in documents)
+    started = time.perf_counter()
+    tokens = sum(len(tokenizer.encode(d)) for d in documents)
+    seconds = time.perf_counter() - started
+    return {"bytes": data_bytes, "tokens": tokens, "bytes_per_token": data_bytes / tokens,
+            "seconds": seconds, "bytes_per_second": data_bytes / seconds}
+
+
+def longest_tokens(vocab: dict[int, bytes], special: list[str], n: int = 3) -> list[dict]:
+    """The ``n`` longest learned tokens (specials left out), as text and their length in bytes."""
+    specials = {s.encode("utf-8") for s in special}
+    learned = sorted((t for t in vocab.values() if t not in specials), key=lambda t: (-len(t), t))[:n]
+    return [{"text": t.decode("utf-8", errors="replace"), "bytes": len(t)} for t in learned]
+
+
+def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None, log) -> dict:
+    """Train the default variant in a fresh process (bench's harness): time, memory, merges."""
+    from bpe.data.datasets import resolve_data, shown_path
+    from bpe.lab.bench import run_once
+    from bpe.lab.diagnose import decode_merges
+    from bpe.training.registry import best_variant
+    from bpe.training.sizes import parse_size
+
+    path = resolve_data(data)
+    variant = best_variant()
+    print(f"training {variant} on {data} at vocab {vocab_size:,}", file=log, flush=True)
+    run = run_once(path, variant, vocab_size, [SPECIAL], workers, parse_size(limit) if limit else None,
+                   want_merges=True)
+    merges = decode_merges(run.pop("merge_list"))
+    vocab = {i: bytes([i]) for i in range(256)}
+    vocab[256] = SPECIAL.encode()
+    for a, b in merges:
+        vocab[len(vocab)] = a + b
+    stages = run["stages"]
+    slowest = max(stages, key=stages.get)
+    print(f"  {run['total']:.1f} s, peak {run['peak_rss']['self'] / 1e6:.0f} MB; the largest stage: {slowest}",
+          file=log, flush=True)
+    return {"data": data, "path": shown_path(path), "variant": variant, "vocab_size": vocab_size,
+            "seconds": run["total"], "stages": stages, "largest_stage": slowest,
+            "largest_stage_share": stages[slowest] / run["total"],
+            "peak_rss_bytes": run["peak_rss"]["self"], "peak_rss_mb": run["peak_rss"]["self"] / 1e6,
+            "worker_peak_rss_mb": run["peak_rss"]["children"] / 1e6,
+            "longest": longest_tokens(vocab, [SPECIAL]), "_vocab": vocab, "_merges": merges, "_path": path}
+
+
+def run_handout(tinystories: str = "tinystories-synth-50MB", owt: str = "webtext-synth-20MB",
+                out: Path | None = DEFAULT_OUT, quick: bool = False, workers: int | None = None, log=None) -> dict:
+    from bpe.io.tokenizer import Tokenizer
+    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.runinfo import machine_info
+
+    log = log or sys.stdout
+    if out is not None:
+        check_json_path(out)
+    machine = machine_info()
+    if quick:
+        tinystories, owt = "tinystories-synth-300KB", "webtext-synth-300KB"
+    sizes = {"tinystories": 600 if quick else 10_000, "owt": 800 if quick else 32_000}
+    trained = {"tinystories": train_one(tinystories, sizes["tinystories"], None, workers, log),
+               "owt": train_one(owt, sizes["owt"], None, workers, log)}
+    tokenizers = {k: Tokenizer(t["_vocab"], t["_merges"], [SPECIAL]) for k, t in trained.items()}
+    samples = {k: sample_documents(t["_path"]) for k, t in trained.items()}
+    experiments = {}
+    for tok_name, tokenizer in tokenizers.items():
+        for data_name, documents in samples.items():
+            experiments[f"{tok_name}_tokenizer_on_{data_name}"] = compression(tokenizer, documents)
+    # Throughput: the tokenizer on its own data's sample, encoded again now that its cache is warm
+    # would flatter it; the first pass above is the cold figure, kept as measured.
+    throughput = experiments["owt_tokenizer_on_owt"]["bytes_per_second"]
+    largest_id = max(max(len(t["_vocab"]) for t in trained.values()) - 1, 0)
+    for t in trained.values():
+        for key in ("_vocab", "_merges", "_path"):
+            t.pop(key)
+    result = {
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine,
+        "stand_ins": tinystories.startswith("tinystories-synth") and owt.startswith("webtext-synth"),
+        "command": "python -m bpe handout" + (" --quick" if quick else ""),
+        "train": trained,
+        "compression": experiments,
+        "throughput": {"bytes_per_second": throughput, "mb_per_second": throughput / 1e6,
+                       "pile_bytes": PILE_BYTES, "pile_hours": PILE_BYTES / throughput / 3600,
+                       "pile_days": PILE_BYTES / throughput / 86400},
+        "uint16": {"largest_id": largest_id, "fits": largest_id < 2**16, "uint16_max": 2**16 - 1},
+    }
+    for name, e in experiments.items():
+        print(f"  {name}: {e['bytes_per_token']:.2f} bytes per token", file=log)
+    print(f"  throughput {throughput / 1e6:.2f} MB/s in one process: the 825 GB Pile in "
+          f"{result['throughput']['pile_days']:.1f} days", file=log)
+    if out is not None:
+        write_json_atomic(Path(out), result)
+        print(f"wrote {out}", file=log)
+    return result

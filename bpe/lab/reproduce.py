@@ -1,0 +1,300 @@
+"""``python -m bpe reproduce``: each optimization step of the articles, measured on the ladder.
+
+The article series the ladder follows (lili, *Implementing and Optimizing a BPE Tokenizer from
+Scratch*, and Koschei's C++ article) publishes seconds per stage on TinyStories (vocab 10,000) and
+OpenWebText (vocab 32,000) on its own machines.  Seconds do not travel between machines; the ratio
+of one step does.  This module runs, for each step of the articles, the two rungs of the ladder that
+make the same step, interleaved (``a b a b a b``: a slow spell of a shared machine hits both), on:
+
+* ``tinystories-synth`` (TinyStories-like, :mod:`bpe.data.tinystories`) at vocab 10,000;
+* ``webtext-synth`` (web-like, :mod:`bpe.data.webtext`) at vocab 32,000;
+* the first part of the real ``tinystories`` and ``owt`` files when they are in ``data/``.
+
+A step that cannot run at the article's vocab in a few minutes (v1's recount, v2-v4's ``max()`` on
+web text) runs at a reduced vocab or size, and the result says so.  For every step it records the
+per-run seconds of the compared stage, the ratio of the medians, the ratio's range over the runs
+(slowest against fastest), and whether the gain stands clear of the spread: a step whose two sets
+of runs overlap is reported as "inside the spread", never as a ratio.
+
+The result is ``docs/articles-bench.json`` (``--out``); ``docs/articles.md`` quotes it through
+figure markers (:mod:`bpe.lab.figures`).  ``--quick`` runs the same plan on tiny inputs (seconds; for
+tests: its ratios mean nothing).
+
+Left out: the articles' C++, Cython and OpenMP steps (the ladder is pure Python; the page compares
+their ratios with the nearest rung), and the articles' own trainers (time them beside the rungs
+with ``bench --variant FILE.py:CLASS``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bpe.errors import BPEError
+
+from bpe.data.datasets import REPO_ROOT
+
+#: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
+DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
+PUBLISHED_OUT = REPO_ROOT / "docs" / "articles-bench.json"
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """One data set at one vocab, the rungs run on it, interleaved, ``repeat`` times."""
+
+    name: str
+    data: str
+    vocab_size: int
+    variants: tuple[str, ...]
+    note: str = ""
+    limit: str | None = None
+    real: bool = False  # a downloaded data set: run only when present
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the articles and the rungs that make it: ``before`` -> ``after`` on ``stage``."""
+
+    name: str
+    run_set: str
+    before: str
+    after: str
+    stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
+
+
+FULL = [
+    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7")),
+    RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5"),
+           "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
+           "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
+    RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
+           "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB that is minutes per run, so "
+           "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
+    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7"),
+           "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
+    RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6"),
+           "v2-v4 scan every pair with max() once per merge: on web text at vocab 32,000 that is days, "
+           "so they run on 2 MB at vocab 500 (243 merges)"),
+    RunSet("real-tinystories", "tinystories", 10_000, ("v5", "v6", "v7"),
+           "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
+    RunSet("real-tinystories-reduced", "tinystories", 2_000, ("v2", "v3", "v4", "v5"),
+           "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
+    RunSet("real-owt", "owt", 32_000, ("v6", "v7"), "the first 20 MB of owt_train.txt",
+           limit="20MB", real=True),
+]
+
+QUICK = [
+    RunSet("tinystories", "tinystories-synth-300KB", 600, ("v5", "v6", "v7")),
+    RunSet("tinystories-reduced", "tinystories-synth-300KB", 400, ("v2", "v3", "v4", "v5")),
+    RunSet("tinystories-v1", "tinystories-synth-100KB", 300, ("v1", "v2")),
+    RunSet("web", "webtext-synth-300KB", 600, ("v6", "v7")),
+    RunSet("web-reduced", "webtext-synth-100KB", 300, ("v2", "v3", "v4", "v5", "v6")),
+    RunSet("real-tinystories", "tinystories", 600, ("v5", "v6", "v7"), limit="300KB", real=True),
+    RunSet("real-tinystories-reduced", "tinystories", 400, ("v2", "v3", "v4", "v5"), limit="300KB", real=True),
+    RunSet("real-owt", "owt", 600, ("v6", "v7"), limit="300KB", real=True),
+]
+
+# Each step of the articles, in their order, with the rungs that make the same step (the articles' own
+# figures for each are on docs/articles.md and in ARTICLE_FIGURES below).
+STEPS = [
+    Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
+         "tinystories-v1", "v1", "v2", "merge_phase"),
+    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
+         "pretokenize"),
+    Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
+         "update"),
+    Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update"),
+    Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select"),
+    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select"),
+    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total"),
+    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total"),
+    Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase"),
+    Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
+         "tinystories", "v6", "v7", "merge_phase"),
+    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total"),
+    Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize"),
+    Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
+         "select"),
+    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total"),
+    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase"),
+]
+
+
+def stage_seconds(run: dict, stage: str) -> float:
+    if stage in ("total", "merge_phase"):
+        return run[stage]
+    return run["stages"][stage]
+
+
+def compare(before: list[float], after: list[float]) -> dict:
+    """The ratio of the medians, its range over the runs, and whether the gain stands clear.
+
+    Clear means the two sets of runs do not overlap: every run of one is faster than every run of
+    the other.  Otherwise the step's gain (or loss) is inside the run-to-run spread.
+
+    >>> compare([10.0, 11.0, 12.0], [2.0, 2.5, 3.0])["verdict"]
+    '4.40x'
+    >>> compare([1.0, 1.2, 0.9], [1.1, 0.95, 1.0])["verdict"]
+    'inside the spread'
+    >>> compare([3.0], [1.0])["verdict"]
+    '3.00x (one run: no spread)'
+    """
+    ratio = statistics.median(before) / statistics.median(after)
+    low, high = min(before) / max(after), max(before) / min(after)
+    if len(before) < 2 or len(after) < 2:
+        return {"ratio": ratio, "low": low, "high": high, "clear": None,
+                "verdict": f"{ratio:.2f}x (one run: no spread)"}
+    clear = min(before) > max(after) or max(before) < min(after)
+    return {"ratio": ratio, "low": low, "high": high, "clear": clear,
+            "verdict": f"{ratio:.2f}x" if clear else "inside the spread"}
+
+
+def summarize_runs(runs: list[dict]) -> dict:
+    """Median, min and max of every figure the steps compare."""
+    figures = ["total", "merge_phase", "pretokenize", "pair_count", "select", "update"]
+    out = {}
+    for figure in figures:
+        values = [stage_seconds(r, figure) for r in runs]
+        out[figure] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return out
+
+
+def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
+    """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
+    from bpe.data.datasets import DATASETS, resolve_data, shown_path
+    from bpe.lab.bench import run_once
+    from bpe.training.chunking import find_limit_end
+    from bpe.training.sizes import parse_size
+
+    if run.real and not DATASETS[run.data].path.exists():
+        print(f"[{run.name}] skipped: {run.data} is not in data/ (make data DATA={run.data})", file=log, flush=True)
+        return None
+    path = resolve_data(run.data)
+    limit = parse_size(run.limit) if run.limit else None
+    corpus_bytes = find_limit_end(path, limit, special_tokens) if limit else path.stat().st_size
+    print(f"[{run.name}] {run.data}{f' (first {run.limit})' if run.limit else ''}, vocab {run.vocab_size:,}: "
+          f"{', '.join(run.variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
+    runs: dict[str, list[dict]] = {v: [] for v in run.variants}
+    for i in range(repeat):
+        for variant in run.variants:
+            result = run_once(path, variant, run.vocab_size, special_tokens, workers, limit)
+            result.pop("merge_list", None)
+            runs[variant].append(result)
+            print(f"  [{run.name}] run {i + 1}/{repeat} {variant}: total {result['total']:.2f} s, "
+                  f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
+    digests = {v: rs[0]["merges_sha256"] for v, rs in runs.items()}
+    if len(set(digests.values())) != 1:
+        raise BPEError(f"[{run.name}] the rungs gave different merges: {digests}")
+    return {
+        "data": run.data, "path": shown_path(path), "corpus_bytes": corpus_bytes, "limit": run.limit,
+        "vocab_size": run.vocab_size, "num_merges": runs[run.variants[0]][0]["merges"], "note": run.note,
+        "repeat": repeat, "merges_sha256": next(iter(digests.values())),
+        "variants": {v: {"runs": [_slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
+    }
+
+
+def _slim(run: dict) -> dict:
+    return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
+            "peak_rss": run["peak_rss"]}
+
+
+def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: int | None = None,
+                  workers: int | None = None, log=None) -> dict:
+    """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
+    from bpe.defaults import SPECIAL_TOKEN
+    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.runinfo import machine_info
+
+    log = log or sys.stdout
+    plan = QUICK if quick else FULL
+    repeat = repeat or (1 if quick else 3)
+    if repeat < 1:
+        raise BPEError(f"--repeat must be at least 1, got {repeat}")
+    if out is not None:
+        check_json_path(out)
+    specials = [SPECIAL_TOKEN]
+    started = datetime.now(timezone.utc)
+    machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
+    sets = {}
+    for run in plan:
+        result = run_set(run, repeat, workers, specials, log)
+        if result is not None:
+            sets[run.name] = result
+    steps = []
+    for step in STEPS:
+        if step.run_set not in sets:
+            continue
+        variants = sets[step.run_set]["variants"]
+        before = [stage_seconds(r, step.stage) for r in variants[step.before]["runs"]]
+        after = [stage_seconds(r, step.stage) for r in variants[step.after]["runs"]]
+        steps.append({"step": step.name, "set": step.run_set, "before": step.before, "after": step.after,
+                      "stage": step.stage, **compare(before, after)})
+    result = {
+        "generated": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine,
+        "mode": "quick" if quick else "full",
+        "command": "python -m bpe reproduce" + (" --quick" if quick else "") + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
+        "workers": workers,
+        "sets": sets,
+        "steps": {f"{s['set']}:{s['before']}-{s['after']}:{s['stage']}": s for s in steps},
+        "article": ARTICLE_FIGURES,
+    }
+    print(step_table(result), file=log)
+    if out is not None:
+        write_json_atomic(Path(out), result)
+        print(f"\nwrote {out}", file=log)
+    return result
+
+
+def step_table(result: dict) -> str:
+    """The steps as printed: the rungs, the stage, the ratio of medians, its range, the verdict."""
+    lines = ["", "step (rungs, stage, data set)                      median ratio   range over runs   verdict"]
+    for key, s in result["steps"].items():
+        label = f"{s['before']} -> {s['after']} {s['stage']} [{s['set']}]"
+        spread = f"{s['low']:.2f}x-{s['high']:.2f}x"
+        lines.append(f"{label:<50}{s['ratio']:>10.2f}x   {spread:<16}  {s['verdict']}")
+    return "\n".join(lines)
+
+
+# The articles' published seconds (their machines, not ours): quoted on docs/articles.md beside the
+# ratios measured above.  lili: "a/b/c" three runs, the first kept here as the table's first figure.
+ARTICLE_FIGURES = {
+    "lili_part1": {  # Part 1, bpe_v1 on TinyStories, vocab 10,000: three runs
+        "tinystories": {"total": [2187, 2264, 2247], "counting": [622, 642, 628],
+                        "count_pairs": [944, 995, 984], "max": [167, 173, 174], "update": [453, 453, 460]},
+    },
+    "lili_part2": {  # Part 2, bpe_v2 (incremental counts, pair_to_words)
+        "tinystories": {"total": [757, 738, 746], "counting": [639, 621, 627], "merge": [118, 117, 118]},
+        "openwebtext": {"total": [35358, 34265, 35687], "counting": [2870, 2949, 2930],
+                        "merge": [32437, 31264, 32708]},
+        "v1_merge_tinystories": 1565,  # the article's own sum for bpe_v1's merge phase
+    },
+    "lili_part8": {  # Part 8: bpe_v3 (8 counting processes) and bpe_v5 (fine-grained updates)
+        "v3_tinystories": {"total": [250, 90, 90], "counting": [80, 90, 90]},
+        "v3_openwebtext": {"total": [391, 401, 32352], "counting": [390, 400, 410], "merge": 31883,
+                           "max": 31187, "update": 695},
+        "v5_tinystories": {"total": [221, 236, 222], "counting": [90, 90, 90], "merge": [130, 146, 132],
+                           "max": [127, 143, 129], "update": [3, 3, 3]},
+        "v5_openwebtext": {"total": [34333, 34853, 35804], "counting": [401, 390, 401],
+                           "merge": [33879, 34401, 35347], "max": [33353, 33820, 34816],
+                           "update": [525, 579, 530]},
+        "cpp": {  # the C++ merge ports on OpenWebText: total, update, max (first of three runs)
+            "bpe_train_updater": [7171, 392, 6779],
+            "bpe_train_updater_omp_v7_32_threads": [907, 514, 391],
+            "bpe_train_updater_emhash8": [479, 398, 80],
+            "bpe_train_updater_fine_grained": [8773, 220, 8552],
+            "bpe_train_updater_fine_grained_emhash8": [261, 200, 61],
+            "bpe_train_updater_fine_grained_emhash8_set9": [168, 107, 61],
+        },
+    },
+    "koschei": {  # Koschei, TinyStoriesV2-GPT4-train, 32-core Xeon, pre-tokenizing on 24 cores
+        "python": {"pretokenize": 29.65},
+        "cpp_unoptimized_merge": {"pretokenize": 27.337, "merge": 366.644, "total": 394.16},
+        "cpp_optimized_merge": {"pretokenize": 26.767, "merge": 1.081, "total": 28.03},
+        "rust_pretokenize": 67.261,
+    },
+}
