@@ -61,6 +61,7 @@ from bpe.training.parallel import count_file_parallel
 
 IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
 count_pretokens = count_file_parallel
+POOLED = True
 
 #: A token is one character, chr(id), so ids stop at sys.maxunicode.
 MAX_TOKENS = 0x110000

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import gc
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from heapq import heappush
 
 from bpe.errors import BPEError
@@ -60,6 +60,7 @@ from variants.v6_tuned import add_neighbour_changes, count_pairs, index_gained, 
 
 IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
         "(v6 itself below two shards' worth of words)")
+POOLED = True
 
 #: A shard process pays for itself only with enough words to rewrite: below this many distinct words
 #: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: two
@@ -283,7 +284,7 @@ class ShardedCounts:
 
 
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-                    end: int | None = None) -> ShardedCounts:
+                    end: int | None = None, on_bytes: Callable[[int], None] | None = None) -> ShardedCounts:
     """Count the file in the shard pool; shard ``p``'s pre-token counts stay in worker ``p``.
 
     The workers count chunks and reduce the counts among themselves
@@ -301,10 +302,11 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     # as the shared counter counts it, and then far too small for shards.
     if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2:
         return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
-                                                       end=end))
+                                                       end=end, on_bytes=on_bytes))
     pool, channels = open_shard_pool(workers, str(path))
     try:
-        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end))
+        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end,
+                                                 on_bytes=on_bytes))
         if shard_count(distinct, workers) > 1:
             return ShardedCounts(pool, channels=channels)
         counts: dict[bytes, int] = {}

@@ -1,19 +1,7 @@
 """The registry: variant name -> variant module, found by listing ``variants/vN_<idea>.py``.
 
-A variant module provides
-
-* ``IDEA``: one line, the optimization it adds;
-* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``,
-  which also takes ``end=`` (count only the first ``end`` bytes) when training on a subset;
-* ``Merger``: the merge algorithm (see :mod:`bpe.training.merge_loop`), built from what
-  ``count_pretokens`` returned.
-
-The hook for counts that stay where they were counted (v7 keeps them in its worker processes):
-``count_pretokens`` may return, instead of a ``Counter``, any object that its own ``Merger`` accepts
-and that answers ``len()`` (distinct pre-tokens) and ``total()`` (all pre-tokens) as a ``Counter``
-does; if it has ``close()``, ``train_bpe`` calls it when building the ``Merger`` fails.  Every
-``Merger`` must still accept a plain ``Counter`` too (``bpe trace``, ``bpe merge-cost`` and the tests
-pass one).
+A variant module (a *rung*) defines ``IDEA``, ``POOLED``, ``count_pretokens`` and ``Merger``: the
+contract is :mod:`bpe.training.rung`, checked on every rung by ``tests/test_rung_contract.py``.
 
 Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
 the folder, and a module is imported only when it is first looked up: the variants import ``bpe``,

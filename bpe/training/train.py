@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -67,16 +66,12 @@ def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
 
 
 def _count_with_progress(count, input_path, special_tokens, progress: Progress, **kwargs):
-    """Run the pre-tokenizer, reporting bytes as it goes if it takes ``on_bytes``, else all at the end."""
+    """Run the rung's pre-tokenizer, which reports the bytes it counted as it goes (``on_bytes``)."""
     total = kwargs.get("end")
     if total is None:
         total = check_input_file(input_path).stat().st_size
     progress.start_bytes(total)
-    if "on_bytes" in inspect.signature(count).parameters:
-        return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
-    counts = count(input_path, special_tokens, **kwargs)
-    progress.on_bytes(total)
-    return counts
+    return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
 
 
 def train_bpe(
