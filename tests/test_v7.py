@@ -6,6 +6,7 @@ the shard processes (and uneven shard counts) and check what the split adds: the
 channels, the clean-up when training ends, fails or a shard dies.
 """
 
+import itertools
 import os
 import random
 import sys
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import BPEError, train_bpe
+from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
@@ -24,7 +25,7 @@ from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_proces
                       v1_merges_and_words)
 from variants import v7_sharded
 from variants.v6_tuned import count_pairs, pairs_of
-from variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
+from variants.v7_sharded import GatherWhenStalled, Merger, Shard, ShardedCounts, split_counts
 
 
 @pytest.fixture
@@ -166,6 +167,7 @@ import sys
 from variants import v7_sharded
 from bpe.cli import main
 v7_sharded.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+v7_sharded.STALL_RATIO = float("inf")  # and they stay until the end (see GatherWhenStalled)
 sys.exit(main(["train", "--variant", "v7", "--data", sys.argv[1], "--workers", "2", "--vocab-size", "60000",
                "--force", "--quiet"]))
 """
@@ -185,3 +187,58 @@ def test_ctrl_c_while_the_shards_merge_leaves_no_process(tmp_path, times):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "bpe: interrupted" and "Traceback" not in err
     assert live_processes(session=proc.pid) == []
+
+
+# --- gathering the shards into this process (the fallback when round trips stall) ------------------
+
+
+def fake_clock(work: float, wait: float):
+    """A clock for the merger: each merge reads it at its start, after its own work, after the wait."""
+    steps = itertools.cycle([0.0, work, wait])
+    now = [0.0]
+
+    def clock():
+        now[0] += next(steps)
+        return now[0]
+
+    return clock
+
+
+@pytest.mark.parametrize("at", [1, 7, 60])
+def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
+    merges = run_merges(merger, 243, NullTimer())
+    assert merger.gathered_at == at and merger._pool is None
+    assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
+    assert no_process_left()
+
+
+@pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+@pytest.mark.parametrize("at", [1, 2, 5])
+def test_a_gathered_merger_is_v6s_state(shard_processes, counts, at):
+    expected, words_after = v1_merges_and_words(counts, 40)
+    merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
+    assert run_merges(merger, 40, NullTimer()) == expected
+    v6 = VARIANTS["v6"].Merger(counts)
+    run_merges(v6, 40, NullTimer())
+    # the same words (in another order: shard by shard) and the same live index and counts
+    assert sorted(zip(merger.words, merger.word_counts)) == sorted(zip(v6.words, v6.word_counts))
+    assert merger.pair_counts == v6.pair_counts
+    assert merger.trace_state()["pair_counts"] == v6.trace_state()["pair_counts"]
+
+
+def test_the_default_rule_gathers_when_the_wait_outgrows_the_work(shard_processes):
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    stalled = Merger(counts, workers=2, clock=fake_clock(work=1.0, wait=10.0), gather_when=GatherWhenStalled(window=4))
+    busy = Merger(counts, workers=2, clock=fake_clock(work=1.0, wait=0.5), gather_when=GatherWhenStalled(window=4))
+    assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
+    assert stalled.gathered_at == 4 and busy.gathered_at is None
+    assert no_process_left()
+
+
+def test_gather_before_any_merge(shard_processes):
+    merger = Merger(OVERLAPS, workers=2)
+    merger.gather()
+    assert merger._pool is None and no_process_left()
+    assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(OVERLAPS, 40)[0]

@@ -46,9 +46,12 @@ On Gutenberg-like text v7 runs v6's code.  Walkthrough: docs/v7.md.
 from __future__ import annotations
 
 import gc
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from heapq import heappush
+from itertools import repeat
+from operator import add
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
@@ -321,6 +324,46 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     return ShardedCounts(local=counts)
 
 
+#: When the shards come home (:meth:`Merger.gather`): over each window of ``STALL_WINDOW`` merges, the
+#: parent compares the time it spent waiting for the shard processes with the time it spent working
+#: (sending, rewriting its own shard, adding its deltas).  Idle, the shard processes work while the
+#: parent does, and the wait is a fraction of the work; when the wait exceeds ``STALL_RATIO`` times the
+#: work, the round trips cost more than the split saves: a core is taken by another program (each
+#: round trip then waits for the scheduler), or the merges have become too small to be worth a
+#: message (the last thousands, each touching a few words).  One process is cheaper in both cases.
+STALL_RATIO = 2.0
+STALL_WINDOW = 256
+
+
+class GatherWhenStalled:
+    """The default rule for :meth:`Merger.gather`: called after every merge with the merge's number,
+    the parent's working time and its waiting time (from the merger's clock, which a test injects).
+
+    >>> rule = GatherWhenStalled(ratio=2.0, window=2)
+    >>> rule(1, 1.0, 1.0), rule(2, 1.0, 1.5), rule(3, 1.0, 1.5), rule(4, 1.0, 2.6)
+    (False, False, False, True)
+    """
+
+    def __init__(self, ratio: float | None = None, window: int | None = None):
+        self.ratio = STALL_RATIO if ratio is None else ratio
+        self.window = STALL_WINDOW if window is None else window
+        self.worked = self.waited = 0.0
+        self.seen = 0
+
+    def __call__(self, merge_number: int, worked: float, waited: float) -> bool:
+        self.worked += worked
+        self.waited += waited
+        self.seen += 1
+        if self.seen < self.window:
+            return False
+        stalled = self.waited > self.ratio * self.worked
+        self.worked = self.waited = 0.0
+        self.seen = 0
+        return stalled
+
+
+
+
 class Merger(V6Merger):
     """v6's heap in this process, v6's words in ``workers`` shards: one here, the others in processes.
 
@@ -328,7 +371,11 @@ class Merger(V6Merger):
     pre-token bytes to counts, which is then split into shards here.
     """
 
-    def __init__(self, pretoken_counts, workers: int | None = None):
+    def __init__(self, pretoken_counts, workers: int | None = None, *, gather_when=None, clock=time.perf_counter):
+        self._gather_when = GatherWhenStalled() if gather_when is None else gather_when
+        self._clock = clock
+        self.merges_done = 0
+        self.gathered_at: int | None = None  # the merge after which the shards came here (gather)
         self._pool = None
         self._remote: list[int] = []  # the pool workers holding a shard
         channels = self._all_channels = None  # a pipe per pool worker, from open_shard_pool
@@ -384,43 +431,96 @@ class Merger(V6Merger):
     def merge(self, pair: Pair) -> None:
         if self._pool is None:
             return super().merge(pair)
-        ids = self.token_ids
+        ids, clock = self.token_ids, self._clock
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
         forget, self._forget = self._forget, ""
-        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
-        answers = self._merge_in_shards(the_pair, new_char, forget)
-        mine = self._shard.merge(the_pair, new_char, forget)
-        pair_counts = self.pair_counts
         gone: list[str] = []
         gained_pairs: set[str] = set()
-        for deltas in (mine, *answers):
-            if deltas is None:
-                continue
-            lost, gains = deltas
-            for lost_pair, count in lost:
-                remaining = pair_counts[lost_pair] - count
-                if remaining:
-                    pair_counts[lost_pair] = remaining
-                else:
-                    del pair_counts[lost_pair]
-                    gone.append(lost_pair)
-            gained_pairs.update(gains)
-            add_counts(pair_counts, gains)  # most gained pairs are new: copied in C
+        started = clock()
+        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
+        answers = self._merge_in_shards(the_pair, new_char, forget)
+        self._add_deltas(self._shard.merge(the_pair, new_char, forget), gone, gained_pairs)
+        worked = clock()
+        for deltas in answers:
+            self._add_deltas(deltas, gone, gained_pairs)
+        waited = clock() - worked
+        pair_counts = self.pair_counts
         pair_counts.pop(the_pair, None)
         # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
         # merge made too): it is gone only if it is still at zero after every shard.
         self._forget = "".join(pair for pair in gone if pair not in pair_counts)
         keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        # v6's offer rule (heap at or above the floor, else a bucket), inlined as in v6's _add_gained
-        # where a method call per new pair cost 0.7 % more instructions; here once per pair, with the
-        # total over every shard.
+        # v6's offer rule (heap at or above the floor, else a bucket), inlined as in v6's _add_gained;
+        # here once per pair, with the total over every shard.
         for pair in gained_pairs:
             total = pair_counts[pair]
             if total >= floor:
                 heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
             else:
                 waiting[total.bit_length()].append(pair)
+        self.merges_done += 1
+        if self._gather_when(self.merges_done, worked - started, waited):
+            self.gather()
+
+    def _add_deltas(self, deltas, gone: list[str], gained_pairs: set[str]) -> None:
+        """Apply one shard's answer to the global pair counts."""
+        if deltas is None:
+            return
+        pair_counts = self.pair_counts
+        lost, gains = deltas
+        for lost_pair, count in lost:
+            remaining = pair_counts[lost_pair] - count
+            if remaining:
+                pair_counts[lost_pair] = remaining
+            else:
+                del pair_counts[lost_pair]
+                gone.append(lost_pair)
+        gained_pairs.update(gains)
+        add_counts(pair_counts, gains)  # most gained pairs are new: copied in C
+
+    def gather(self) -> None:
+        """Bring every shard's words here and go on as v6 in this process: the same merges from here.
+
+        The shards' lazy indexes are joined with the word ids shifted past the shards before them,
+        and pairs whose count fell to zero are dropped, as v6 would have; the pair counts and the heap
+        are already the parent's.  The shard processes then stop, freeing their cores.
+        """
+        if self._pool is None:
+            return
+        self.stop_serving()
+        for worker in self._remote:
+            self._pool.submit(worker, _shard_state)
+        collecting = gc.isenabled()
+        gc.disable()  # as in v6's build: no cycles in what comes back
+        try:
+            states = [(self._shard.words, self._shard.word_counts, self._shard.pair_to_words)]
+            states += [self._pool.result(worker) for worker in self._remote]
+            words, word_counts, index = states[0][0], states[0][1], states[0][2]
+            for shard_words, shard_counts, shard_index in states[1:]:
+                offset = len(words)
+                words += shard_words
+                word_counts += shard_counts
+                for pair, listed in shard_index.items():
+                    moved = list(map(add, listed, repeat(offset)))  # in C
+                    mine = index.get(pair)
+                    if mine is None:
+                        index[pair] = moved
+                    else:
+                        mine += moved
+            for i in range(0, len(self._forget), 2):
+                index.pop(self._forget[i:i + 2], None)
+        finally:
+            if collecting:
+                gc.enable()
+        self._forget = ""
+        self.words, self.word_counts, self.pair_to_words = words, word_counts, index
+        self._shard = None
+        pool, self._pool = self._pool, None
+        pool.terminate()
+        _close_channels(self._all_channels or [])
+        gc.freeze()
+        self.gathered_at = self.merges_done
 
     def stop_serving(self) -> None:
         """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
