@@ -63,10 +63,9 @@ VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 #: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
 #: *measured* on both regimes, which need not be the last rung.  v7 is v6 itself, in one process, below
-#: two shards' worth of distinct pre-tokens (all Gutenberg-like corpora measured) and with one worker;
-#: above, on 100 MB of web-like text with 2 workers on an idle 2-core machine, its shards were 1.13x
-#: faster than v6 (README, "Measured on web-like text").  They need a core per worker: with another job
-#: holding a core, v7 ran at 0.86x-0.95x v6's speed (docs/v7.md).  None: the last rung.
+#: two shards' worth of distinct pre-tokens and with one worker; above, it shards the words, and gathers
+#: them back to finish as v6 when a busy core or small merges make the round trips stall.  The figures,
+#: idle and with one core busy: docs/v7.md, "Idle and with one core busy".  None: the last rung.
 DEFAULT_VARIANT: str | None = "v7"
 
 
