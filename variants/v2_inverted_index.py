@@ -13,8 +13,7 @@ Complexity: build O(L); per merge O(P) to select plus O(sum of lengths of the af
 Affected words are usually a tiny fraction of all words, so ``update`` collapses; ``select`` is now
 the dominant stage.
 
-Headline: 7.1x faster than v1 on the shipped corpus at vocab 300 (``make report``; docs/v2.md,
-"Measured").
+Measured: v2 against v1 on the shipped corpus, docs/v2.md, "Measured".
 
 Walkthrough: docs/v2.md.
 

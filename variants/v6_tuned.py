@@ -40,9 +40,8 @@ Complexity: as v5: build O(L); per merge O(sum of lengths of the words listed un
 O(log H) per heap push/pop; the lazy index lists at most one entry per pair gained, so stale visits
 are bounded by the visits that made them.
 
-Headline: 2.6x faster than v5 end to end on 14 MB of Gutenberg books at vocab 10,000 (the ladder
-run in README.md, "Measured"); against the Rust trainers, and how each choice above was
-measured, kept or dropped (``python -m bpe merge-cost``), see docs/v6.md.
+Measured: v6 against v5 and the Rust trainers, and how each choice above was measured, kept or
+dropped (``python -m bpe merge-cost``), docs/v6.md.
 
 Walkthrough: docs/v6.md.
 """
@@ -130,7 +129,7 @@ def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], t
         if not found:
             continue  # a stale index entry: the word lost the pair in an earlier merge
         if the_pair not in after:
-            # One occurrence (99% of the visits): file the word under its neighbours, x ending
+            # One occurrence (nearly every visit): file the word under its neighbours, x ending
             # `before` and y starting `after`; their pairs are updated once per neighbour, later.
             words[word_id] = before + new_char + after
             if before:
@@ -141,7 +140,7 @@ def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], t
         # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
         # the change in the word's pairs is the difference of the two pair multisets.
         merged = words[word_id] = word.replace(the_pair, new_char)
-        change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+        change: dict[str, int] = {}  # a dict, not a Counter: its constructor and subtract cost more (docs/v6.md)
         for pair in pairs_of(merged):
             change[pair] = change.get(pair, 0) + 1
         for pair in pairs_of(word):
@@ -212,8 +211,8 @@ class Merger:
         # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
         words = [token.decode("latin-1") for token in tokens]
         counts = list(map(pretoken_counts.__getitem__, tokens))
-        # No cycles here: the collector is off while building, the index is frozen after (with
-        # neither, build + merges ran 1.4% more instructions, see docs/v6.md).
+        # No cycles here: the collector is off while building, the index is frozen after (measured in
+        # docs/v6.md).
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -306,7 +305,7 @@ class Merger:
         ids = self.token_ids
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
-        lost_in_several: dict[str, int] = {}  # by words with several occurrences (1% of the visits)
+        lost_in_several: dict[str, int] = {}  # by words with several occurrences (few visits)
         gained: dict[str, list] = {}
         by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
                                              the_pair, new_char, lost_in_several, gained)
