@@ -10,8 +10,8 @@ from bpe.training.pretokenize import (
     GPT2_REGEX,
     STAND_INS,
     _gpt2_class,
-    count_pretokens,
-    count_pretokens_plain,
+    count_text,
+    count_text_plain,
 )
 from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
 
@@ -36,25 +36,25 @@ def test_stand_ins_share_the_class_and_are_no_literal():
 
 def test_every_code_point():
     # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes.
-    assert count_pretokens(ALL_CODE_POINTS, SPECIAL) == count_pretokens_plain(ALL_CODE_POINTS, SPECIAL)
+    assert count_text(ALL_CODE_POINTS, SPECIAL) == count_text_plain(ALL_CODE_POINTS, SPECIAL)
     spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x" for i in range(0, len(ALL_CODE_POINTS), 3))
-    assert count_pretokens(spaced, SPECIAL) == count_pretokens_plain(spaced, SPECIAL)
+    assert count_text(spaced, SPECIAL) == count_text_plain(spaced, SPECIAL)
 
 
 def test_stand_in_characters_already_in_the_text():
     for text in ["a\x01b \u201cx\u201d \x02", "x\x01y \u2014 z", "don\u2019t\x0b \u00a0 \x0c", "\x01\x02 plain"]:
-        assert count_pretokens(text, SPECIAL) == count_pretokens_plain(text, SPECIAL), repr(text)
+        assert count_text(text, SPECIAL) == count_text_plain(text, SPECIAL), repr(text)
 
 
 def test_special_token_holding_a_stand_in_character():
     text = "a\u2014b<\u2014>c \u201cd\u201d<\u2014>e"
-    assert count_pretokens(text, ["<\u2014>"]) == count_pretokens_plain(text, ["<\u2014>"])
+    assert count_text(text, ["<\u2014>"]) == count_text_plain(text, ["<\u2014>"])
 
 
 def test_fixture_corpora():
     for path in (CORPUS_EN, TINYSTORIES_SAMPLE, DEFAULT_CORPUS):
         text = path.read_text(encoding="utf-8")
-        assert count_pretokens(text, SPECIAL) == count_pretokens_plain(text, SPECIAL), path.name
+        assert count_text(text, SPECIAL) == count_text_plain(text, SPECIAL), path.name
 
 
 pieces = st.one_of(
@@ -67,7 +67,7 @@ pieces = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(pieces, max_size=20).map("".join))
 def test_generated_text(text):
-    assert count_pretokens(text, SPECIAL) == count_pretokens_plain(text, SPECIAL)
+    assert count_text(text, SPECIAL) == count_text_plain(text, SPECIAL)
 
 
 def test_token_put_back_adds_to_the_same_token_from_a_non_ascii_piece():
@@ -75,15 +75,15 @@ def test_token_put_back_adds_to_the_same_token_from_a_non_ascii_piece():
     # counts come from both paths and must land on the one original token; "\n\n" is not printable
     # either, so it also goes through the put-back step and must come out unchanged.
     text = "\u201chi\u201d\n\n<|endoftext|>\u00e9 \u201chi\u201d\n\n"
-    counts = count_pretokens(text, SPECIAL)
-    assert counts == count_pretokens_plain(text, SPECIAL)
+    counts = count_text(text, SPECIAL)
+    assert counts == count_text_plain(text, SPECIAL)
     assert counts["\u201d".encode()] == 2 and counts[b"\n\n"] == 2
 
 
 def test_only_non_ascii_lines_take_the_slow_path(monkeypatch):
     # One accented word in a 400 KB piece: only its line goes to the Unicode regex, not the whole piece.
     text = "plain ascii line, number 1.\n" * 7000 + "a café au lait\n" + "more ascii text\n  \n" * 7000
-    expected = count_pretokens_plain(text, ["<|endoftext|>"])
+    expected = count_text_plain(text, ["<|endoftext|>"])
     real = pretokenize.GPT2_REGEX
     slow = []
 
@@ -93,5 +93,5 @@ def test_only_non_ascii_lines_take_the_slow_path(monkeypatch):
             return real.findall(piece)
 
     monkeypatch.setattr(pretokenize, "GPT2_REGEX", Spy())
-    assert count_pretokens(text, ["<|endoftext|>"]) == expected
+    assert count_text(text, ["<|endoftext|>"]) == expected
     assert slow == ["\na café au lait"]

@@ -55,7 +55,7 @@ from operator import add
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts, partition
 from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
 from bpe.training.pretokenize import add_counts
 from variants.v6_tuned import Merger as V6Merger
@@ -171,13 +171,13 @@ class Shard:
 # in the worker's state between tasks.
 
 def _take_counts() -> dict[bytes, int]:
-    return worker_state().pop(SHARD_KEY)
+    return worker_state().pop(PART_KEY)
 
 
 def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
     """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
     state = worker_state()
-    counts = state.pop(SHARD_KEY, None)
+    counts = state.pop(PART_KEY, None)
     if counts is None:
         counts = more
     else:
@@ -216,7 +216,7 @@ def _shard_state():
 
 
 def _shard_totals() -> tuple[int, int]:
-    counts = worker_state()[SHARD_KEY]
+    counts = worker_state()[PART_KEY]
     return len(counts), sum(counts.values())
 
 
@@ -291,7 +291,7 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     """Count the file in the shard pool; shard ``p``'s pre-token counts stay in worker ``p``.
 
     The workers count chunks and reduce the counts among themselves
-    (:func:`~bpe.training.parallel.count_into_shards`), so the counts never pass through the parent.
+    (:func:`~bpe.training.parallel.count_into_parts`), so the counts never pass through the parent.
     If there are too few distinct pre-tokens for shard processes to pay (see :func:`shard_count`),
     the parts are gathered here and the pool is stopped: v7 then runs as v6.
     """
@@ -308,7 +308,7 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
                                                        end=end, on_bytes=on_bytes))
     pool, channels = open_shard_pool(workers, str(path))
     try:
-        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end,
+        distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end,
                                                  on_bytes=on_bytes))
         if shard_count(distinct, workers) > 1:
             return ShardedCounts(pool, channels=channels)

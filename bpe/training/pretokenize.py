@@ -3,11 +3,11 @@
 The text is first split on the special tokens (escaped, longest first, so ``<|a|><|b|>`` wins over
 ``<|a|>``); nothing is merged across a special token and the special tokens themselves are dropped
 from the counts.  Each piece is then cut by the GPT-2 pattern and every pre-token counted.
-:func:`count_pretokens` does this faster, with identical results, by running an ASCII twin of the
+:func:`count_text` does this faster, with identical results, by running an ASCII twin of the
 pattern on the stdlib ``re`` engine wherever the text is ASCII once a few common punctuation marks
-are replaced by same-class ASCII stand-ins; :func:`count_pretokens_plain` is the plain definition.
+are replaced by same-class ASCII stand-ins; :func:`count_text_plain` is the plain definition.
 
->>> count_pretokens("low low<|endoftext|>lower", ["<|endoftext|>"])
+>>> count_text("low low<|endoftext|>lower", ["<|endoftext|>"])
 Counter({b'low': 1, b' low': 1, b'lower': 1})
 
 Two ways to count a file:
@@ -54,10 +54,10 @@ def split_on_special_tokens(text: str, special_tokens: Sequence[str]) -> list[st
     return [text] if pattern is None else pattern.split(text)
 
 
-def count_pretokens_plain(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+def count_text_plain(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    The definition :func:`count_pretokens` must equal.  ``findall`` + ``Counter`` keep the loop over
+    The definition :func:`count_text` must equal.  ``findall`` + ``Counter`` keep the loop over
     matches in C; strings are encoded once per distinct pre-token rather than once per occurrence.
     """
     counts: Counter[str] = Counter()
@@ -114,20 +114,20 @@ _STAND_IN_CHARS = frozenset(char for pair in STAND_INS for char in pair)
 _LINE_CUT = re.compile(f"(?<=[^{re.escape(WHITESPACE)}])(?=\n)")
 
 
-def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+def count_text(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster
+    Equal to :func:`count_text_plain` (tested on every code point and generated text) and faster
     on English text: see the comments above :data:`ASCII_TWIN_REGEX` for how, docs/v6.md ("The shared
     pre-tokenizer") for how much.
     """
     if any(char in token for token in special_tokens for char in _STAND_IN_CHARS):
-        return count_pretokens_plain(text, special_tokens)
+        return count_text_plain(text, special_tokens)
     mapped, put_back = text, {}
     for char, stand_in in STAND_INS:
         if char in mapped:
             if stand_in in text:  # the stand-in is taken: mapping back would be ambiguous
-                return count_pretokens_plain(text, special_tokens)
+                return count_text_plain(text, special_tokens)
             mapped = mapped.replace(char, stand_in)
             put_back[ord(stand_in)] = char  # only the stand-ins used: others may be real text
     # No special token holds a stand-in or the character it replaces, so splitting the mapped text cuts
@@ -223,7 +223,7 @@ def count_file_serial(
         # Files like /proc/cpuinfo report size 0 yet have content: read them to the end (they are small).
         with open(path, "rb") as f:
             data = f.read()
-        total = count_pretokens(decode_utf8(data, errors=errors, source=str(path)), special_tokens)
+        total = count_text(decode_utf8(data, errors=errors, source=str(path)), special_tokens)
         if on_bytes is not None and data:
             on_bytes(len(data))
         return total
@@ -231,7 +231,7 @@ def count_file_serial(
         for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors):
             f.seek(start)
             data = f.read(stop - start)
-            counts = count_pretokens(decode_utf8(data, offset=start, errors=errors, source=str(path)),
+            counts = count_text(decode_utf8(data, offset=start, errors=errors, source=str(path)),
                                      special_tokens)
             del data
             add_counts(total, counts)
