@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
+from bpe.training import shards
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
@@ -53,14 +54,14 @@ def test_reference_merges_with_shard_processes(shard_processes, workers):
 def test_a_plain_counter_is_sharded_by_the_merger(shard_processes, counts, workers):
     expected, _ = v1_merges_and_words(counts, 40)
     merger = Merger(counts, workers=workers)
-    assert merger._pool is not None and merger._pool.size == min(workers, len(counts)) - 1  # + the parent's shard
+    assert merger._shards is not None and merger._shards.pool.size == min(workers, len(counts)) - 1  # + the parent's shard
     assert run_merges(merger, 40, NullTimer()) == expected
     assert no_process_left()
 
 
 def test_too_few_words_for_a_shard_process_is_v6_in_this_process():
     merger = Merger(Counter({b"low": 5, b"lower": 2}), workers=4)
-    assert merger._pool is None and merger.words == ["low", "lower"]  # v6's own state
+    assert merger._shards is None and merger.words == ["low", "lower"]  # v6's own state
     assert run_merges(merger, 3, NullTimer()) == [(b"o", b"w"), (b"l", b"ow"), (b"low", b"e")]
 
 
@@ -192,9 +193,9 @@ def test_ctrl_c_while_the_shards_merge_leaves_no_process(tmp_path, times):
 # --- gathering the shards into this process (the fallback when round trips stall) ------------------
 
 
-def fake_clock(work: float, wait: float):
-    """A clock for the merger: each merge reads it at its start, after its own work, after the wait."""
-    steps = itertools.cycle([0.0, work, wait])
+def fake_clock(per_merge: float):
+    """A clock for the merger that advances ``per_merge`` seconds between the two reads of each merge."""
+    steps = itertools.cycle([0.0, per_merge])
     now = [0.0]
 
     def clock():
@@ -209,7 +210,7 @@ def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
     merges = run_merges(merger, 243, NullTimer())
-    assert merger.gathered_at == at and merger._pool is None
+    assert merger.gathered_at == at and merger._shards is None
     assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
     assert no_process_left()
 
@@ -228,10 +229,13 @@ def test_a_gathered_merger_is_v6s_state(shard_processes, counts, at):
     assert merger.trace_state()["pair_counts"] == v6.trace_state()["pair_counts"]
 
 
-def test_the_default_rule_gathers_when_the_wait_outgrows_the_work(shard_processes):
+def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_processes):
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
-    stalled = Merger(counts, workers=2, clock=fake_clock(work=1.0, wait=10.0), gather_when=GatherWhenStalled(window=4))
-    busy = Merger(counts, workers=2, clock=fake_clock(work=1.0, wait=0.5), gather_when=GatherWhenStalled(window=4))
+    # wall time per merge against the parent's CPU time (the shard's own, real, is a few microseconds)
+    stalled = Merger(counts, workers=2, clock=fake_clock(10.0), cpu_clock=fake_clock(1.0),
+                     gather_when=GatherWhenStalled(window=4))
+    busy = Merger(counts, workers=2, clock=fake_clock(1.0), cpu_clock=fake_clock(2.0),
+                  gather_when=GatherWhenStalled(window=4))
     assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
     assert stalled.gathered_at == 4 and busy.gathered_at is None
     assert no_process_left()
@@ -240,5 +244,15 @@ def test_the_default_rule_gathers_when_the_wait_outgrows_the_work(shard_processe
 def test_gather_before_any_merge(shard_processes):
     merger = Merger(OVERLAPS, workers=2)
     merger.gather()
-    assert merger._pool is None and no_process_left()
+    assert merger._shards is None and no_process_left()
     assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(OVERLAPS, 40)[0]
+
+
+def test_without_fork_there_are_no_shard_processes(shard_processes, monkeypatch):
+    """The merge channels are inherited through fork; without it v7 is v6, in this process."""
+    monkeypatch.setattr(shards, "can_fork", lambda: False)
+    merger = Merger(REPEATS, workers=2)
+    assert merger._shards is None and no_process_left()
+    assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(REPEATS, 40)[0]
+    counts = v7_sharded.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    assert counts.pool is None and len(counts) == len(count_file_serial(CORPUS_EN, ["<|endoftext|>"]))
