@@ -46,6 +46,7 @@ def test_reference_merges_with_shard_processes(shard_processes, workers):
     assert merges == reference_merges()
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     assert (stats["distinct_pretokens"], stats["pretokens"]) == (len(counts), counts.total())
+    assert "gathered_at" in stats  # the merge its shards came back to this process at, or None
     assert no_process_left()
 
 

@@ -69,13 +69,17 @@ def _train_merger(settings: dict) -> dict:
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
     timer = StageTimer()
+    stats: dict = {}
 
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
-                         workers=settings["workers"], timer=timer, limit=settings.get("limit"))
+                         workers=settings["workers"], timer=timer, limit=settings.get("limit"), stats=stats)
 
     _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
-    return _with_merges(timer.as_dict(), merges, settings)
+    result = timer.as_dict()
+    if "gathered_at" in stats:  # v7: the merge after which its shards came back to one process
+        result["gathered_at"] = stats["gathered_at"]
+    return _with_merges(result, merges, settings)
 
 
 def _saving_counts(count_pretokens, out: str):

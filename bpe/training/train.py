@@ -98,7 +98,7 @@ def train_bpe(
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
     extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
-    pre-token counts).  ``progress`` (``True`` for bars on stderr, or a
+    pre-token counts) and, for a merger that gathers its shards (v7), ``gathered_at``.  ``progress`` (``True`` for bars on stderr, or a
     :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
     """
     if not isinstance(input_path, (str, PathLike)):
@@ -142,4 +142,6 @@ def train_bpe(
         raise
     merges = run_merges(merger, num_merges, timer, progress=progress)
     timer.finish()
+    if stats is not None and hasattr(merger, "gathered_at"):  # v7: where its shards came back (None: never)
+        stats["gathered_at"] = merger.gathered_at
     return build_vocab(special_tokens, merges), merges
