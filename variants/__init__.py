@@ -1,5 +1,6 @@
 """The merge algorithms, one file per step of the optimization ladder: ``vN_<idea>.py``.
 
-Each file defines ``IDEA``, ``count_pretokens`` and ``Merger`` (see :mod:`bpe.training.registry`);
-the registry finds them by file name and imports one only when it is first looked up.
+Each file defines ``IDEA``, ``POOLED``, ``count_pretokens`` and ``Merger`` (the contract:
+:mod:`bpe.training.rung`); the registry finds them by file name and imports one only when it is first
+looked up.
 """
