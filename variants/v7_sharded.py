@@ -313,8 +313,9 @@ class Merger(V6Merger):
         collecting = gc.isenabled()
         gc.disable()  # as in v6's build: no cycles in what comes back
         try:
+            # the processes' shards first: they are the larger, and the first is extended, not copied
             self.words, self.word_counts, self.pair_to_words = joined_shards(
-                [self._shard_state()] + self._shards.states())
+                self._shards.states() + [self._shard_state()])
             for i in range(0, len(self._forget), 2):
                 self.pair_to_words.pop(self._forget[i:i + 2], None)
         finally:
@@ -332,16 +333,16 @@ class Merger(V6Merger):
         """The words of every shard, numbered across shards, for ``bpe trace`` only."""
         if self._shards is None:
             return super().trace_state()
-        shard = self._shard  # copied: joining extends the first shard's lists
-        mine = list(shard.words), list(shard.word_counts), {pair: list(ids) for pair, ids in shard.pair_to_words.items()}
-        words, word_counts, index = joined_shards([mine] + self._shards.states())
+        # the parent's shard last: joining extends the first shard's lists, and this one lives on
+        words, word_counts, index = joined_shards(self._shards.states() + [self._shard_state()])
         view = SimpleNamespace(token_bytes=self.token_bytes, pair_counts=self.pair_counts, queue=self.queue,
                                words=words, word_counts=word_counts, pair_to_words=index)
         return V6Merger.trace_state(view)
 
 
 def joined_shards(states: list[tuple]) -> tuple[list[str], list[int], dict[str, list[int]]]:
-    """Shards' ``(words, word_counts, pair_to_words)`` as one: the first shard's lists are extended."""
+    """Shards' ``(words, word_counts, pair_to_words)`` as one, word ids numbered across the shards in
+    order.  The first shard's lists are extended in place; the others are left as they were."""
     words, word_counts, index = states[0]
     for shard_words, shard_counts, shard_index in states[1:]:
         offset = len(words)
