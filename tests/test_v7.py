@@ -257,3 +257,13 @@ def test_without_fork_there_are_no_shard_processes(shard_processes, monkeypatch)
     assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(REPEATS, 40)[0]
     counts = v7_sharded.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
     assert counts.pool is None and len(counts) == len(count_file_serial(CORPUS_EN, ["<|endoftext|>"]))
+
+
+def test_a_shard_killed_while_gathering_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch):
+    # Pool tasks of Merger(counter, workers=2): build (0), serve merges (1), send the state back (2).
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "2")
+    merger = Merger(counts, workers=2, gather_when=lambda k, wall, cpu: k == 3)
+    with pytest.raises(BPEError, match=r"a merge shard worker died \(killed by SIGKILL\)"):
+        run_merges(merger, 100, NullTimer())
+    assert no_process_left()
