@@ -55,7 +55,8 @@ def test_reference_merges_with_shard_processes(shard_processes, workers):
 def test_a_plain_counter_is_sharded_by_the_merger(shard_processes, counts, workers):
     expected, _ = v1_merges_and_words(counts, 40)
     merger = Merger(counts, workers=workers)
-    assert merger._shards is not None and merger._shards.pool.size == min(workers, len(counts)) - 1  # + the parent's shard
+    # one shard process fewer than shards: the parent holds one
+    assert merger._shards is not None and merger._shards.pool.size == min(workers, len(counts)) - 1
     assert run_merges(merger, 40, NullTimer()) == expected
     assert no_process_left()
 

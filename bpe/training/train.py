@@ -98,8 +98,8 @@ def train_bpe(
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
     extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
-    pre-token counts) and, for a merger that gathers its shards (v7), ``gathered_at``.  ``progress`` (``True`` for bars on stderr, or a
-    :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
+    pre-token counts) and, for a merger that gathers its shards (v7), ``gathered_at``.  ``progress``
+    (``True`` for bars on stderr, or a :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
     """
     if not isinstance(input_path, (str, PathLike)):
         raise BPEError(f"input_path must be a file path, got {input_path!r}")
