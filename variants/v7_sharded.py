@@ -229,11 +229,10 @@ class Merger(V6Merger):
         self.gathered_at: int | None = None  # the merge after which the shards came here
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
         self._shards = None
-        mine = None
         if isinstance(pretoken_counts, ShardedCounts):
-            if pretoken_counts.pool is not None:
-                self._shards, mine = ShardProcesses.from_counts(pretoken_counts)
-                parts = [mine] + [{}] * len(self._shards.remote)
+            if pretoken_counts.pool is not None:  # counted in the pool: worker 0's part comes here
+                self._shards, part_0 = ShardProcesses.from_counts(pretoken_counts)
+                parts = [part_0] + [{}] * len(self._shards.remote)
             pretoken_counts = pretoken_counts.local
         else:
             shards = shard_count(len(pretoken_counts), workers)
