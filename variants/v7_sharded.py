@@ -178,27 +178,30 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
 
 #: When the shards come home (:meth:`Merger.gather`): over each window of ``STALL_WINDOW`` merges, the
 #: parent compares the wall time of its merges with the CPU time they took in every process, the
-#: parent's own work and each shard's (what one process, v6, would have spent).  Idle, the shards work
-#: side by side and the wall time is well below the CPU time; when it exceeds ``STALL_RATIO`` times the
-#: CPU time, the round trips cost more than the split saves.
-STALL_RATIO = 1.0
+#: parent's own work and each shard's.  Idle, the shards work side by side and the wall time is well
+#: below the CPU time.  One process on all the words spends more than that sum (docs/v7.md, "Gathering
+#: the shards"), so the split has stopped paying only when the wall time exceeds ``STALL_RATIO`` times
+#: the CPU time, ``STALLED_WINDOWS`` windows in a row (one slow window may be a passing hiccup).
+STALL_RATIO = 1.5
 STALL_WINDOW = 256
+STALLED_WINDOWS = 2
 
 
 class GatherWhenStalled:
     """The default rule for :meth:`Merger.gather`, called after every merge with the merge's number,
     its wall time and its CPU time (parent and shards; from the merger's clocks, which a test injects).
 
-    >>> rule = GatherWhenStalled(ratio=1.0, window=2)
-    >>> rule(1, 1.0, 1.5), rule(2, 1.0, 1.5), rule(3, 2.0, 1.5), rule(4, 2.0, 1.5)
-    (False, False, False, True)
+    >>> rule = GatherWhenStalled(ratio=1.5, window=2, windows=2)
+    >>> [rule(k, wall, 1.0) for k, wall in enumerate([1, 1, 2, 2, 1, 1, 2, 2, 2, 2], 1)]
+    [False, False, False, False, False, False, False, False, False, True]
     """
 
-    def __init__(self, ratio: float | None = None, window: int | None = None):
+    def __init__(self, ratio: float | None = None, window: int | None = None, windows: int | None = None):
         self.ratio = STALL_RATIO if ratio is None else ratio
         self.window = STALL_WINDOW if window is None else window
+        self.windows = STALLED_WINDOWS if windows is None else windows
         self.wall = self.cpu = 0.0
-        self.seen = 0
+        self.seen = self.stalled = 0
 
     def __call__(self, merge_number: int, wall: float, cpu: float) -> bool:
         self.wall += wall
@@ -206,10 +209,10 @@ class GatherWhenStalled:
         self.seen += 1
         if self.seen < self.window:
             return False
-        stalled = self.wall > self.ratio * self.cpu
+        self.stalled = self.stalled + 1 if self.wall > self.ratio * self.cpu else 0
         self.wall = self.cpu = 0.0
         self.seen = 0
-        return stalled
+        return self.stalled >= self.windows
 
 
 class Merger(V6Merger):
