@@ -243,7 +243,7 @@ def cmd_bench(args) -> int:
     specials, vocab_size = _special_tokens(args), _vocab_size(args)
     report = run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
                        json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
-                       progress=_show_progress(args))
+                       progress=_show_progress(args), busy=args.busy)
     return 0 if all_correct(report) else 1
 
 
@@ -566,6 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+    bench.add_argument("--busy", type=int, default=0, metavar="N",
+                       help="measure with N other processes each spinning on a core (a machine that is not idle)")
     bench.add_argument("--peers", nargs="?", const="all", default=None, metavar="NAMES",
                        help="also train the peers on the same data: all of them, or a comma list of tokenizers, "
                             "tokenizers-file, rustbpe, bpeasy (pip install -e '.[peers]')")

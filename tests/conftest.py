@@ -77,11 +77,11 @@ def write_corpus(tmp_path):
 
 
 def pooled_variants() -> list[str]:
-    """Variants whose pre-tokenizer is the process pool (v3 onward)."""
-    from bpe.training.parallel import count_file_parallel
+    """Variants whose pre-tokenizer is the process pool (v3 onward): those that say so (``POOLED``)."""
     from bpe.training.registry import VARIANTS
+    from bpe.training.rung import pooled
 
-    names = [name for name, module in VARIANTS.items() if module.count_pretokens is count_file_parallel]
+    names = [name for name, module in VARIANTS.items() if pooled(module)]
     assert names, "no variant uses the process pool"
     return names
 

@@ -16,7 +16,7 @@ from bpe.lab.bench import run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.diagnose import Evidence, diagnose
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_pretokens
+from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.timer import NullTimer
 from conftest import FIXTURES
@@ -149,7 +149,7 @@ def test_overlapping_occurrences_are_diagnosed():
 
 def test_a_pair_across_a_pretoken_boundary_is_a_pretokenization_difference():
     text = "end. The end. The"
-    counts = count_pretokens(text, [])
+    counts = count_text(text, [])
     reference = run_merges(VARIANTS["v1"].Merger(counts), 2, NullTimer())
     verdict = diagnose([(b".", b" ")] + reference[1:], reference, evidence_for(counts, text), "mine")
     assert verdict["cause"] == "pretokenization" and verdict["candidate_count"] == 0
@@ -158,9 +158,9 @@ def test_a_pair_across_a_pretoken_boundary_is_a_pretokenization_difference():
 
 def test_own_pretokenizer_without_the_special_split_is_named():
     text = "low low<|endoftext|>lower<|endoftext|>low"
-    counts = count_pretokens(text, EOT)
+    counts = count_text(text, EOT)
     reference = run_merges(VARIANTS["v1"].Merger(counts), 4, NullTimer())
-    theirs = count_pretokens(text, [])
+    theirs = count_text(text, [])
     mine = run_merges(VARIANTS["v1"].Merger(theirs), 4, NullTimer())
     verdict = diagnose(mine, reference, evidence_for(counts, text, EOT), "mine", candidate_counts=theirs)
     assert verdict["cause"] == "special-tokens"

@@ -18,14 +18,14 @@ import bpe.training.chunking as chunking
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.chunking import WHITESPACE, find_chunk_boundaries, find_limit_end, iter_chunks
 from bpe.training.parallel import count_chunk, count_file_parallel
-from bpe.training.pretokenize import count_file_serial, count_pretokens
+from bpe.training.pretokenize import count_file_serial, count_text
 from conftest import CORPUS_EN
 
 EOT = "<|endoftext|>"
 
 
 def whole(path: Path, specials, errors="strict") -> Counter:
-    return count_pretokens(path.read_bytes().decode("utf-8", errors=errors), specials)
+    return count_text(path.read_bytes().decode("utf-8", errors=errors), specials)
 
 
 def chunked(path: Path, specials, bounds, errors="strict") -> Counter:
@@ -165,7 +165,7 @@ STABLE_PROC_FILE = Path("/proc/filesystems")  # like /proc/cpuinfo, but the same
                     reason="needs a file whose size reads 0 but has content")
 def test_file_whose_size_reads_zero_is_read_as_a_stream():
     path = STABLE_PROC_FILE
-    expected = count_pretokens(path.read_bytes().decode("utf-8"), [EOT])
+    expected = count_text(path.read_bytes().decode("utf-8"), [EOT])
     assert expected
     assert count_file_serial(path, [EOT]) == expected
     assert count_file_parallel(path, [EOT], workers=2) == expected

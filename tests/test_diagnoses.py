@@ -12,7 +12,7 @@ import sys
 from bpe.lab.bench import run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.diagnose import Evidence, diagnose
-from bpe.training.pretokenize import count_pretokens
+from bpe.training.pretokenize import count_text
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT
 from test_own_trainer import failure, text_evidence, train
 
@@ -38,7 +38,7 @@ def test_bench_names_each_cause(capsys):
         from fixed_offset_chunks import count_pretokens as cut_counts
     finally:
         sys.path.remove(str(CANDIDATES))
-    mine, theirs = cut_counts(str(CORPUS_EN), EOT), count_pretokens(CORPUS_EN.read_text(encoding="utf-8"), EOT)
+    mine, theirs = cut_counts(str(CORPUS_EN), EOT), count_text(CORPUS_EN.read_text(encoding="utf-8"), EOT)
     first = next(t for t in theirs if mine.get(t, 0) != theirs[t])
     assert f"the pre-token {first!r} is counted {mine.get(first, 0):,} times" in chunks["explanation"]
     assert f"{theirs[first]:,} by the GPT-2 pattern" in chunks["explanation"]

@@ -18,7 +18,7 @@ import bpe.training.chunking as chunking
 from bpe import VARIANTS, train_bpe
 from bpe.training.chunking import find_chunk_boundaries
 from bpe.training.parallel import count_chunk, count_file_parallel
-from bpe.training.pretokenize import count_file_serial, count_pretokens
+from bpe.training.pretokenize import count_file_serial, count_text
 
 SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
 SPECIAL = "<|endoftext|>"
@@ -72,7 +72,7 @@ def tiny_chunks(chunks_per_worker: int, scan_block: int):
        scan_block=st.integers(1, 16))
 def test_chunked_counts_match_serial(tmp_path_factory, data, specials, chunks, scan_block):
     path = write(tmp_path_factory.mktemp("chunks"), data)
-    expected = count_pretokens(data.decode("utf-8", errors="replace"), specials)
+    expected = count_text(data.decode("utf-8", errors="replace"), specials)
     with tiny_chunks(chunks, scan_block):
         bounds = find_chunk_boundaries(path, specials, chunks, errors="replace")
         counted = Counter()

@@ -12,7 +12,7 @@ from bpe.cli import main
 from bpe.training.sizes import parse_size
 from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
-from bpe.training.pretokenize import count_file_serial, count_pretokens
+from bpe.training.pretokenize import count_file_serial, count_text
 from conftest import DEFAULT_CORPUS
 
 EOT = "<|endoftext|>"
@@ -52,7 +52,7 @@ def test_limit_past_the_end_is_the_whole_file(write_corpus):
 @pytest.mark.parametrize("limit", [10_000, 300_000])
 def test_serial_and_parallel_count_exactly_the_subset(limit):
     end = find_limit_end(DEFAULT_CORPUS, limit, [EOT])
-    expected = count_pretokens(DEFAULT_CORPUS.read_bytes()[:end].decode("utf-8"), [EOT])
+    expected = count_text(DEFAULT_CORPUS.read_bytes()[:end].decode("utf-8"), [EOT])
     assert count_file_serial(DEFAULT_CORPUS, [EOT], end=end) == expected
     assert count_file_parallel(DEFAULT_CORPUS, [EOT], workers=2, end=end) == expected
 

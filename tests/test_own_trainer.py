@@ -20,7 +20,7 @@ import pytest
 from bpe.lab.candidates import load_algorithm, load_function, parse_variants
 from bpe.lab.diagnose import Evidence, diagnose
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_pretokens
+from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.timer import NullTimer
 from bpe.training.train import train_bpe
@@ -63,7 +63,7 @@ def train(candidate, path, vocab_size):
 
 def text_evidence(path):
     text = path.read_text(encoding="utf-8")
-    return Evidence(lambda: count_pretokens(text, EOT), lambda: text, EOT)
+    return Evidence(lambda: count_text(text, EOT), lambda: text, EOT)
 
 
 def failure(merges, reference, evidence, name, counts=None):

@@ -9,7 +9,7 @@ import pytest
 import bpe.training.chunking as chunking
 from bpe import BPEError
 from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
-from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
+from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts, partition
 from bpe.training.pool import KILL_MID_ANSWER_ENV, WorkerPool, worker_state
 from bpe.training.pretokenize import count_file_serial
 from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
@@ -59,16 +59,16 @@ def test_partitioned_reduce_equals_serial_with_tiny_chunks(workers):
         assert count_file_parallel(CORPUS_EN, SPECIAL, workers=workers) == count_file_serial(CORPUS_EN, SPECIAL)
 
 
-def shard_in_worker():
-    return dict(worker_state()[SHARD_KEY])
+def part_in_worker():
+    return dict(worker_state()[PART_KEY])
 
 
-def test_count_into_shards_leaves_disjoint_shards_in_the_workers():
+def test_count_into_parts_leaves_disjoint_parts_in_the_workers():
     expected = count_file_serial(CORPUS_EN, SPECIAL)
     seen = []
     with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 4096), WorkerPool(3, source=str(CORPUS_EN)) as pool:
-        sizes = count_into_shards(pool, CORPUS_EN, SPECIAL, on_bytes=seen.append)
-        shards = pool.broadcast(shard_in_worker)
+        sizes = count_into_parts(pool, CORPUS_EN, SPECIAL, on_bytes=seen.append)
+        shards = pool.broadcast(part_in_worker)
     assert sum(seen) == CORPUS_EN.stat().st_size
     assert sizes == [len(shard) for shard in shards] and all(sizes)
     for p, shard in enumerate(shards):

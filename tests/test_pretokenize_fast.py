@@ -15,8 +15,8 @@ from bpe.training.pretokenize import (
     GPT2_REGEX,
     ascii_parts_and_islands,
     count_file_serial,
-    count_pretokens,
-    count_pretokens_plain,
+    count_text,
+    count_text_plain,
     split_pretokens,
 )
 from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
@@ -27,7 +27,7 @@ ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0
 
 def assert_exact(text, special_tokens=SPECIAL):
     """Counts, the in-order split and the island cut all agree with the plain GPT-2 pattern."""
-    assert count_pretokens(text, special_tokens) == count_pretokens_plain(text, special_tokens), repr(text[:200])
+    assert count_text(text, special_tokens) == count_text_plain(text, special_tokens), repr(text[:200])
     assert split_pretokens(text) == GPT2_REGEX.findall(text), repr(text[:200])
 
 
@@ -49,9 +49,9 @@ def test_whitespace_set_is_the_patterns_whitespace():
 
 def test_every_code_point():
     # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes.
-    assert count_pretokens(ALL_CODE_POINTS, SPECIAL) == count_pretokens_plain(ALL_CODE_POINTS, SPECIAL)
+    assert count_text(ALL_CODE_POINTS, SPECIAL) == count_text_plain(ALL_CODE_POINTS, SPECIAL)
     spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x" for i in range(0, len(ALL_CODE_POINTS), 3))
-    assert count_pretokens(spaced, SPECIAL) == count_pretokens_plain(spaced, SPECIAL)
+    assert count_text(spaced, SPECIAL) == count_text_plain(spaced, SPECIAL)
 
 
 def test_former_stand_in_marks_and_control_characters():
@@ -61,14 +61,14 @@ def test_former_stand_in_marks_and_control_characters():
 
 def test_special_token_holding_non_ascii():
     text = "a\u2014b<\u2014>c \u201cd\u201d<\u2014>e caf\u00e9 <\u2014> x"
-    assert count_pretokens(text, ["<\u2014>"]) == count_pretokens_plain(text, ["<\u2014>"])
-    assert count_pretokens(text, ["<\u2014>", "<|endoftext|>", "b<"]) == count_pretokens_plain(text, ["<\u2014>", "<|endoftext|>", "b<"])
+    assert count_text(text, ["<\u2014>"]) == count_text_plain(text, ["<\u2014>"])
+    assert count_text(text, ["<\u2014>", "<|endoftext|>", "b<"]) == count_text_plain(text, ["<\u2014>", "<|endoftext|>", "b<"])
 
 
 def test_fixture_corpora():
     for path in (CORPUS_EN, TINYSTORIES_SAMPLE, DEFAULT_CORPUS):
         text = path.read_text(encoding="utf-8")
-        assert count_pretokens(text, SPECIAL) == count_pretokens_plain(text, SPECIAL), path.name
+        assert count_text(text, SPECIAL) == count_text_plain(text, SPECIAL), path.name
 
 
 # Characters chosen for the cuts: ASCII of every class, contraction letters, non-ASCII whitespace (\u00a0,
@@ -107,7 +107,7 @@ def test_non_ascii_at_every_position_of_a_line(insert):
         for text in texts:
             assert split_pretokens(text) == GPT2_REGEX.findall(text), repr(text)
         joined = "\n".join(texts)
-        assert count_pretokens(joined, SPECIAL) == count_pretokens_plain(joined, SPECIAL)
+        assert count_text(joined, SPECIAL) == count_text_plain(joined, SPECIAL)
 
 
 def _sample(rng, alphabet, words):
@@ -163,22 +163,22 @@ def test_file_counts_across_chunks(tmp_path, monkeypatch):
     text = "<|endoftext|>".join(_sample(rng, "abc\u00e9\u4e2d \u00a0'", 300) for _ in range(30))
     path = tmp_path / "mixed.txt"
     path.write_text(text, encoding="utf-8")
-    assert count_file_serial(path, SPECIAL) == count_pretokens_plain(text, SPECIAL)
+    assert count_file_serial(path, SPECIAL) == count_text_plain(text, SPECIAL)
 
 
 def test_a_pre_token_from_both_paths_lands_on_one_key():
     # "\n\n" ends an island in the first document and an ASCII part in the second: the island's count
     # (str, encoded at the end) and the twin's (bytes) must be summed on the one key.
     text = "\u201chi\u201d\n\n<|endoftext|>ok hi\n\n"
-    counts = count_pretokens(text, SPECIAL)
-    assert counts == count_pretokens_plain(text, SPECIAL)
+    counts = count_text(text, SPECIAL)
+    assert counts == count_text_plain(text, SPECIAL)
     assert counts[b"\n\n"] == 2
 
 
 def test_only_the_island_takes_the_slow_path(monkeypatch):
     # One accented word in a 400 KB piece: only that word goes to the Unicode regex, not its line or piece.
     text = "plain ascii line, number 1.\n" * 7000 + "a café au lait\n" + "more ascii text\n  \n" * 7000
-    expected = count_pretokens_plain(text, ["<|endoftext|>"])
+    expected = count_text_plain(text, ["<|endoftext|>"])
     real = pretokenize.GPT2_REGEX
     slow = []
 
@@ -188,5 +188,5 @@ def test_only_the_island_takes_the_slow_path(monkeypatch):
             return real.findall(piece)
 
     monkeypatch.setattr(pretokenize, "GPT2_REGEX", Spy())
-    assert count_pretokens(text, ["<|endoftext|>"]) == expected
+    assert count_text(text, ["<|endoftext|>"]) == expected
     assert slow == [" café"]

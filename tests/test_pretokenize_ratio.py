@@ -5,7 +5,7 @@ import json
 import pytest
 
 import bpe.lab.pretokenize_ratio as ratio
-from bpe.training.pretokenize import count_file_serial, count_pretokens_plain
+from bpe.training.pretokenize import count_file_serial, count_text_plain
 
 SMALL_KINDS = "books,accented,cyrillic,cjk"
 
@@ -38,7 +38,7 @@ def test_samples_are_deterministic_and_counted_exactly(data_dir):
         path = ratio.make_sample(kind, source, 20_000)
         assert path.read_bytes() == first
         text = first.decode("utf-8")
-        assert count_file_serial(path, ["<|endoftext|>"]) == count_pretokens_plain(text, ["<|endoftext|>"])
+        assert count_file_serial(path, ["<|endoftext|>"]) == count_text_plain(text, ["<|endoftext|>"])
 
 
 def test_a_wikipedia_file_is_used_when_given(data_dir, tmp_path):

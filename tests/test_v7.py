@@ -6,6 +6,7 @@ the shard processes (and uneven shard counts) and check what the split adds: the
 channels, the clean-up when training ends, fails or a shard dies.
 """
 
+import itertools
 import os
 import random
 import sys
@@ -15,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import BPEError, train_bpe
+from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
+from bpe.training import shards
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
@@ -24,7 +26,7 @@ from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_proces
                       v1_merges_and_words)
 from bpe.variants import v7_sharded
 from bpe.variants.v6_tuned import count_pairs, pairs_of
-from bpe.variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
+from bpe.variants.v7_sharded import GatherWhenStalled, Merger, Shard, ShardedCounts, split_counts
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def test_reference_merges_with_shard_processes(shard_processes, workers):
     assert merges == reference_merges()
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     assert (stats["distinct_pretokens"], stats["pretokens"]) == (len(counts), counts.total())
+    assert "gathered_at" in stats  # the merge its shards came back to this process at, or None
     assert no_process_left()
 
 
@@ -52,14 +55,15 @@ def test_reference_merges_with_shard_processes(shard_processes, workers):
 def test_a_plain_counter_is_sharded_by_the_merger(shard_processes, counts, workers):
     expected, _ = v1_merges_and_words(counts, 40)
     merger = Merger(counts, workers=workers)
-    assert merger._pool is not None and merger._pool.size == min(workers, len(counts)) - 1  # + the parent's shard
+    # one shard process fewer than shards: the parent holds one
+    assert merger._shards is not None and merger._shards.pool.size == min(workers, len(counts)) - 1
     assert run_merges(merger, 40, NullTimer()) == expected
     assert no_process_left()
 
 
 def test_too_few_words_for_a_shard_process_is_v6_in_this_process():
     merger = Merger(Counter({b"low": 5, b"lower": 2}), workers=4)
-    assert merger._pool is None and merger.words == ["low", "lower"]  # v6's own state
+    assert merger._shards is None and merger.words == ["low", "lower"]  # v6's own state
     assert run_merges(merger, 3, NullTimer()) == [(b"o", b"w"), (b"l", b"ow"), (b"low", b"e")]
 
 
@@ -166,6 +170,7 @@ import sys
 from bpe.variants import v7_sharded
 from bpe.cli import main
 v7_sharded.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+v7_sharded.STALL_RATIO = float("inf")  # and they stay until the end (see GatherWhenStalled)
 sys.exit(main(["train", "--variant", "v7", "--data", sys.argv[1], "--workers", "2", "--vocab-size", "60000",
                "--force", "--quiet"]))
 """
@@ -185,3 +190,81 @@ def test_ctrl_c_while_the_shards_merge_leaves_no_process(tmp_path, times):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "bpe: interrupted" and "Traceback" not in err
     assert live_processes(session=proc.pid) == []
+
+
+# --- gathering the shards into this process (the fallback when round trips stall) ------------------
+
+
+def fake_clock(per_merge: float):
+    """A clock for the merger that advances ``per_merge`` seconds between the two reads of each merge."""
+    steps = itertools.cycle([0.0, per_merge])
+    now = [0.0]
+
+    def clock():
+        now[0] += next(steps)
+        return now[0]
+
+    return clock
+
+
+@pytest.mark.parametrize("at", [1, 7, 60])
+def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
+    merges = run_merges(merger, 243, NullTimer())
+    assert merger.gathered_at == at and merger._shards is None
+    assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
+    assert no_process_left()
+
+
+@pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+@pytest.mark.parametrize("at", [1, 2, 5])
+def test_a_gathered_merger_is_v6s_state(shard_processes, counts, at):
+    expected, words_after = v1_merges_and_words(counts, 40)
+    merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
+    assert run_merges(merger, 40, NullTimer()) == expected
+    v6 = VARIANTS["v6"].Merger(counts)
+    run_merges(v6, 40, NullTimer())
+    # the same words (in another order: shard by shard) and the same live index and counts
+    assert sorted(zip(merger.words, merger.word_counts)) == sorted(zip(v6.words, v6.word_counts))
+    assert merger.pair_counts == v6.pair_counts
+    assert merger.trace_state()["pair_counts"] == v6.trace_state()["pair_counts"]
+
+
+def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_processes):
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    # wall time per merge against the parent's CPU time (the shard's own, real, is a few microseconds)
+    stalled = Merger(counts, workers=2, clock=fake_clock(10.0), cpu_clock=fake_clock(1.0),
+                     gather_when=GatherWhenStalled(window=4))
+    busy = Merger(counts, workers=2, clock=fake_clock(1.0), cpu_clock=fake_clock(2.0),
+                  gather_when=GatherWhenStalled(window=4))
+    assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
+    assert stalled.gathered_at == 8 and busy.gathered_at is None  # two stalled windows of 4
+    assert no_process_left()
+
+
+def test_gather_before_any_merge(shard_processes):
+    merger = Merger(OVERLAPS, workers=2)
+    merger.gather()
+    assert merger._shards is None and no_process_left()
+    assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(OVERLAPS, 40)[0]
+
+
+def test_without_fork_there_are_no_shard_processes(shard_processes, monkeypatch):
+    """The merge channels are inherited through fork; without it v7 is v6, in this process."""
+    monkeypatch.setattr(shards, "can_fork", lambda: False)
+    merger = Merger(REPEATS, workers=2)
+    assert merger._shards is None and no_process_left()
+    assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(REPEATS, 40)[0]
+    counts = v7_sharded.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    assert counts.pool is None and len(counts) == len(count_file_serial(CORPUS_EN, ["<|endoftext|>"]))
+
+
+def test_a_shard_killed_while_gathering_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch):
+    # Pool tasks of Merger(counter, workers=2): build (0), serve merges (1), send the state back (2).
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    monkeypatch.setenv(KILL_ON_TASK_ENV, "2")
+    merger = Merger(counts, workers=2, gather_when=lambda k, wall, cpu: k == 3)
+    with pytest.raises(BPEError, match=r"a merge shard worker died \(killed by SIGKILL\)"):
+        run_merges(merger, 100, NullTimer())
+    assert no_process_left()

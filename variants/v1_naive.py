@@ -14,8 +14,7 @@ changes only a few words; that is what v2 attacks.
 Complexity: with W distinct words of total length L symbols, P distinct pairs and M merges, each step
 is O(L) to count, O(P) to select and O(L) to rewrite: O(M·L) in all.
 
-Headline: on the shipped corpus at vocab 300, v1's 43 merges cost 20x what pre-tokenizing the whole
-corpus once costs (``make report``; the figures are in docs/v1.md, "Measured").
+Measured: what v1's merges cost against pre-tokenizing the corpus once, docs/v1.md, "Measured".
 
 Walkthrough: docs/v1.md.
 
@@ -36,6 +35,7 @@ from bpe.training.pretokenize import count_file_serial
 
 IDEA = "naive: recount every pair after every merge, max(), rewrite every word"
 count_pretokens = count_file_serial
+POOLED = False
 
 
 class Merger:

@@ -13,8 +13,7 @@ Complexity: build O(L); per merge O(P) to select plus O(sum of lengths of the af
 Affected words are usually a tiny fraction of all words, so ``update`` collapses; ``select`` is now
 the dominant stage.
 
-Headline: 7.1x faster than v1 on the shipped corpus at vocab 300 (``make report``; docs/v2.md,
-"Measured").
+Measured: v2 against v1 on the shipped corpus, docs/v2.md, "Measured".
 
 Walkthrough: docs/v2.md.
 
@@ -35,6 +34,7 @@ from bpe.training.pretokenize import count_file_serial
 
 IDEA = "inverted index pair -> words: only touch words containing the merged pair"
 count_pretokens = count_file_serial
+POOLED = False
 
 
 class Merger:

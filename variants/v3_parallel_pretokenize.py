@@ -22,9 +22,8 @@ Complexity: the same O(total bytes) regex work as v2, divided by the workers, pl
 pre-tokens) to move and sum the counts, also divided by the workers.  Memory: one chunk (at most
 32 MB) and its counts per worker; the parent never holds the text.
 
-Headline: 2 workers pre-tokenize 100 MB of web-like text in 0.55x the time of 1 (``python -m bpe bench
---variant v6 --data webtext-synth --vocab-size 257 --repeat 3 --workers 1``, then ``--workers 2``), when
-the second core is free (docs/v3.md, "Measured").
+Measured: 2 workers against 1 on web-like text, with the second core free and busy, docs/v3.md,
+"Measured".
 
 Walkthrough: docs/v3.md.
 """
@@ -32,7 +31,8 @@ Walkthrough: docs/v3.md.
 from bpe.training.parallel import count_file_parallel
 from .v2_inverted_index import Merger  # the merge algorithm does not change
 
-__all__ = ["IDEA", "Merger", "count_pretokens"]
+__all__ = ["IDEA", "POOLED", "Merger", "count_pretokens"]
 
 IDEA = "multiprocessing pre-tokenization: chunks cut at special tokens, counted in a process pool"
 count_pretokens = count_file_parallel
+POOLED = True

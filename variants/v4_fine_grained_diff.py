@@ -31,8 +31,7 @@ rewriting a word is still an O(length) loop in Python (v6 moves it into C).
 Complexity: per merge O(P) select plus, for every affected word, O(length) to rewrite it and
 O(occurrences of the pair) dictionary updates, instead of O(length) dictionary updates.
 
-Headline: the update stage 1.23x faster than v3's on 14 MB of Gutenberg books at vocab 10,000 (the
-ladder run in README.md, "Measured"); select, untouched, is 98 % of the time.
+Measured: the update stage against v3's, and select (untouched) as the largest stage, docs/v4.md.
 
 Walkthrough: docs/v4.md.
 
@@ -52,6 +51,7 @@ from .v2_inverted_index import Merger as V2Merger
 
 IDEA = "fine-grained diff: only pairs touching merged positions change"
 count_pretokens = count_file_parallel
+POOLED = True
 
 
 def merge_word_with_changes(word: Word, pair: Pair) -> tuple[Word, dict[Pair, int]]:

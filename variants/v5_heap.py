@@ -31,8 +31,7 @@ Complexity: per merge O((1 + stale pops + pushes) · log H) for heap size H inst
 pair changed by a merge pushes one entry, so total heap work is O(pairs changed, summed over merges,
 · log H), and the per-1,000-merge time no longer grows with the number of live pairs.
 
-Headline: select 858x faster than v4's on 14 MB of Gutenberg books at vocab 10,000 (the ladder run in
-README.md, "Measured"; per-1,000-merge times in docs/v5.md).
+Measured: select against v4's, and the per-1,000-merge times, docs/v5.md.
 
 Walkthrough: docs/v5.md.
 
@@ -52,6 +51,7 @@ from .v4_fine_grained_diff import Merger as V4Merger
 
 IDEA = "max-heap of (count, pair) with lazy deletion replaces the max() scan"
 count_pretokens = count_file_parallel
+POOLED = True
 
 
 def reversed_order_key(token: bytes) -> tuple[int, ...]:

@@ -40,9 +40,8 @@ Complexity: as v5: build O(L); per merge O(sum of lengths of the words listed un
 O(log H) per heap push/pop; the lazy index lists at most one entry per pair gained, so stale visits
 are bounded by the visits that made them.
 
-Headline: 2.6x faster than v5 end to end on 14 MB of Gutenberg books at vocab 10,000 (the ladder
-run in README.md, "Measured"); against the Rust trainers, and how each choice above was
-measured, kept or dropped (``python -m bpe merge-cost``), see docs/v6.md.
+Measured: v6 against v5 and the Rust trainers, and how each choice above was measured, kept or
+dropped (``python -m bpe merge-cost``), docs/v6.md.
 
 Walkthrough: docs/v6.md.
 """
@@ -52,7 +51,7 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from heapq import heapify, heappop, heappush, heapreplace
+from heapq import heappop, heappush, heapreplace
 from operator import add
 
 from bpe.errors import BPEError
@@ -61,6 +60,7 @@ from bpe.training.parallel import count_file_parallel
 
 IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
 count_pretokens = count_file_parallel
+POOLED = True
 
 #: A token is one character, chr(id), so ids stop at sys.maxunicode.
 MAX_TOKENS = 0x110000
@@ -69,6 +69,174 @@ _INVERT = {c: chr(256 - c) for c in range(256)}
 #: Ends every inverted key; larger than any mapped character, so a prefix sorts *after* its extensions.
 _END = chr(257)
 
+
+class Merger:
+    """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
+
+    >>> merger = Merger({b"low": 5, b"lower": 2})
+    >>> merger.words, merger.pair_counts["ow"]
+    (['low', 'lower'], 7)
+    >>> merger.select_best_pair()  # (o, w) and (l, o) tie at 7: the larger byte pair wins
+    (b'o', b'w')
+    >>> merger.merge((b"o", b"w")); merger.words  # the new token is id 256, chr(256) == "\u0100"
+    ['lĀ', 'lĀer']
+    """
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        self._init_tokens()
+        tokens = [token for token in pretoken_counts if len(token) > 1]
+        # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
+        words = [token.decode("latin-1") for token in tokens]
+        counts = list(map(pretoken_counts.__getitem__, tokens))
+        # No cycles here: the collector is off while building, the index is frozen after (measured in
+        # docs/v6.md).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.words, self.word_counts = words, counts
+            # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
+            # longer do (merge() skips those); a word is never removed, only appended.
+            self.pair_counts, self.pair_to_words = count_pairs(words, counts)
+            self.queue = FlooredHeap(self.pair_counts, self.token_keys)
+        finally:
+            if collecting:
+                gc.enable()
+        # The index and the heap live until training ends and hold no reference cycles: freezing them
+        # keeps the collector from walking them again and again during the merges.  Refcounting still
+        # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
+        gc.freeze()
+
+    def _init_tokens(self) -> None:
+        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
+        # bytes, so two merges producing the same bytes must give the same token).
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
+        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
+
+    def close(self) -> None:
+        """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
+        gc.unfreeze()
+
+    def select_best_pair(self) -> Pair | None:
+        pair = self.queue.pop_live()
+        if pair is None:
+            return None
+        token_bytes = self.token_bytes
+        return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
+
+    def merge(self, pair: Pair) -> None:
+        ids = self.token_ids
+        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
+        new_char = chr(self._new_token(*pair))
+        lost_in_several: dict[str, int] = {}  # by words with several occurrences (few visits)
+        gained: dict[str, list] = {}
+        by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
+                                             the_pair, new_char, lost_in_several, gained)
+        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
+        pair_counts, pair_to_words, gone = self.pair_counts, self.pair_to_words, []
+        subtract_lost(pair_counts, lost_in_several.items(), gone)
+        subtract_lost(pair_counts, lost, gone)
+        for gone_pair in gone:  # at zero: it leaves the index too
+            pair_to_words.pop(gone_pair, None)
+        pair_counts.pop(the_pair, None)
+        index_gained(pair_to_words, gained)
+        for new_pair, (count, _) in gained.items():
+            pair_counts[new_pair] = pair_counts.get(new_pair, 0) + count
+        self.queue.offer(gained)
+
+    def _new_token(self, first: bytes, second: bytes) -> int:
+        """The id of ``first + second``: an existing one if a merge already made these bytes."""
+        ids, merged_bytes = self.token_ids, first + second
+        new = ids.get(merged_bytes)
+        if new is None:
+            new = len(self.token_bytes)
+            if new == MAX_TOKENS:
+                raise BPEError(f"v6 stores a token as one character, so it makes at most {MAX_TOKENS:,} "
+                               f"tokens; use another variant (e.g. --variant v5) for a larger vocab")
+            ids[merged_bytes] = new
+            self.token_bytes.append(merged_bytes)
+            keys = self.token_keys
+            keys.append(keys[ids[first]][:-1] + keys[ids[second]])  # = inverted_key(merged_bytes), in C
+        return new
+
+    def trace_state(self) -> dict:
+        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).
+
+        The index is shown exact: the stale entries merge() would skip are left out.
+        """
+        token_bytes, words = self.token_bytes, self.words
+
+        def as_bytes(pair: str) -> Pair:
+            return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
+
+        index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
+                 for pair, ids in self.pair_to_words.items()}
+        return {
+            "pair_counts": {as_bytes(pair): count for pair, count in self.pair_counts.items()},
+            "words": [(tuple(token_bytes[ord(t)] for t in word), count)
+                      for word, count in zip(words, self.word_counts)],
+            "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
+            "heap_size": len(self.queue.heap),
+        }
+
+
+class FlooredHeap:
+    """The pairs by count, best first, as v1 orders them: a lazy heap above a floor, buckets below it.
+
+    A heap entry is ``(-count, key, pair)`` with ``key`` the two tokens' inverted keys (see
+    :func:`inverted_key`), so ``heapq``'s min-heap pops the larger count first and, among equal counts,
+    the larger byte pair.  Pairs below ``floor`` wait in buckets by count (bit length) instead of the
+    heap: most pairs never get near the top, so they are never pushed.  The floor halves when the
+    heap's best falls below it, and the bucket just above the new floor moves into the heap.
+
+    The counts are the merger's ``pair_counts`` (read, never written).  Counts only fall for pairs that
+    already exist, so a fall pushes nothing: a popped entry whose count is stale is re-keyed with its
+    live count (or dropped if the pair is gone).  A merger offers each pair whose count rose, once
+    per merge, with :meth:`offer`: one call for all of them, so no call per pair in the merge loop.
+    """
+
+    def __init__(self, pair_counts: dict[str, int], token_keys: list[str]):
+        self.pair_counts, self.token_keys = pair_counts, token_keys
+        top = max(pair_counts.values(), default=0)
+        self.floor_bits = max(0, top.bit_length() - 8)
+        self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
+        self.heap: list[tuple] = []
+        self.offer(pair_counts)
+
+    def offer(self, pairs: Iterable[str]) -> None:
+        """Each pair, with its count now, into the heap if at or above the floor, else into its bucket."""
+        pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
+        floor = 1 << self.floor_bits
+        for pair in pairs:
+            total = pair_counts[pair]
+            if total >= floor:
+                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
+            else:
+                waiting[total.bit_length()].append(pair)
+
+    def pop_live(self) -> str | None:
+        """The best pair (its entry stays: once merged, its count is gone and the entry is stale)."""
+        heap, pair_counts = self.heap, self.pair_counts
+        while True:
+            while heap:
+                neg_count, _, pair = heap[0]
+                live = pair_counts.get(pair)
+                if live == -neg_count:
+                    if live >= 1 << self.floor_bits:  # beats every waiting pair
+                        return pair
+                    break
+                if live is None or live > -neg_count:
+                    heappop(heap)  # gone, or a newer entry with the larger count is in the heap
+                else:
+                    heapreplace(heap, (-live, heap[0][1], pair))  # count fell since pushed: re-key
+            if self.floor_bits == 0:  # floor 1: nothing waits, the heap is empty
+                return None
+            # Halve the floor: the pairs that waited in the bucket just above it (and still exist) are offered.
+            self.floor_bits -= 1
+            self.offer([pair for pair in self.waiting.pop() if pair in pair_counts])
+
+
+# --- Words, pairs and keys ---------------------------------------------------------------------------
 
 def inverted_key(token: bytes) -> str:
     """A string whose order is the reverse of ``token``'s bytes order (see the module docstring).
@@ -129,7 +297,7 @@ def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], t
         if not found:
             continue  # a stale index entry: the word lost the pair in an earlier merge
         if the_pair not in after:
-            # One occurrence (99% of the visits): file the word under its neighbours, x ending
+            # One occurrence (nearly every visit): file the word under its neighbours, x ending
             # `before` and y starting `after`; their pairs are updated once per neighbour, later.
             words[word_id] = before + new_char + after
             if before:
@@ -140,7 +308,7 @@ def rewrite_words(words: list[str], word_counts: list[int], listed: list[int], t
         # Several occurrences: str.replace merges them left to right without overlap, as v1 does;
         # the change in the word's pairs is the difference of the two pair multisets.
         merged = words[word_id] = word.replace(the_pair, new_char)
-        change: dict[str, int] = {}  # (Counter's constructor and subtract cost 15 ms more here)
+        change: dict[str, int] = {}  # a dict, not a Counter: its constructor and subtract cost more (docs/v6.md)
         for pair in pairs_of(merged):
             change[pair] = change.get(pair, 0) + 1
         for pair in pairs_of(word):
@@ -193,167 +361,13 @@ def index_gained(pair_to_words: dict[str, list[int]], gained: dict[str, list]) -
             listed += holders
 
 
-class Merger:
-    """A word is a str of token ids as characters; a merge rewrites the words that hold the pair.
-
-    >>> merger = Merger({b"low": 5, b"lower": 2})
-    >>> merger.words, merger.pair_counts["ow"]
-    (['low', 'lower'], 7)
-    >>> merger.select_best_pair()  # (o, w) and (l, o) tie at 7: the larger byte pair wins
-    (b'o', b'w')
-    >>> merger.merge((b"o", b"w")); merger.words  # the new token is id 256, chr(256) == "\u0100"
-    ['lĀ', 'lĀer']
-    """
-
-    def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        self._init_tokens()
-        tokens = [token for token in pretoken_counts if len(token) > 1]
-        # A word is a str with one character per token, chr(id); latin-1 maps byte c to chr(c).
-        words = [token.decode("latin-1") for token in tokens]
-        counts = list(map(pretoken_counts.__getitem__, tokens))
-        # No cycles here: the collector is off while building, the index is frozen after (with
-        # neither, build + merges ran 1.4% more instructions, see docs/v6.md).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            self.words, self.word_counts = words, counts
-            # The index is lazy: pair_to_words[p] lists every word holding p, and maybe some that no
-            # longer do (merge() skips those); a word is never removed, only appended.
-            self.pair_counts, self.pair_to_words = count_pairs(words, counts)
-            self._init_heap()
-        finally:
-            if collecting:
-                gc.enable()
-        # The index and the heap live until training ends and hold no reference cycles: freezing them
-        # keeps the collector from walking them again and again during the merges.  Refcounting still
-        # frees them.  close() unfreezes, so a long-running process that trains many times does not keep them.
-        gc.freeze()
-
-    def _init_tokens(self) -> None:
-        # Tokens: 0-255 the bytes, then one id per *distinct* merged byte string (v1's tokens are
-        # bytes, so two merges producing the same bytes must give the same token).
-        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
-        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.token_bytes)}
-        self.token_keys: list[str] = [inverted_key(t) for t in self.token_bytes]
-
-    def _init_heap(self) -> None:
-        """The heap of the pairs at or above the floor; the others wait in buckets by count."""
-        pair_counts = self.pair_counts
-        # Pairs below `floor` wait in buckets by count (bit length) instead of the heap: most pairs
-        # never get near the top, so they are never pushed.  The floor halves when the heap's best
-        # falls below it, and the bucket just above the new floor moves into the heap.
-        top = max(pair_counts.values(), default=0)
-        self.floor_bits = max(0, top.bit_length() - 8)
-        self.waiting: list[list[str]] = [[] for _ in range(self.floor_bits + 1)]
-        keys, floor = self.token_keys, 1 << self.floor_bits
-        self.heap = []
-        for pair, count in pair_counts.items():
-            if count >= floor:
-                self.heap.append((-count, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-            else:
-                self.waiting[count.bit_length()].append(pair)
-        heapify(self.heap)
-
-    def close(self) -> None:
-        """Called by :func:`bpe.training.merge_loop.run_merges` when the merges are done: undo ``gc.freeze()``."""
-        gc.unfreeze()
-
-    def select_best_pair(self) -> Pair | None:
-        heap, pair_counts = self.heap, self.pair_counts
-        while True:
-            while heap:
-                neg_count, _, pair = heap[0]
-                live = pair_counts.get(pair)
-                if live == -neg_count:
-                    if live >= 1 << self.floor_bits:  # beats every waiting pair
-                        tb = self.token_bytes
-                        return tb[ord(pair[0])], tb[ord(pair[1])]
-                    break
-                if live is None or live > -neg_count:
-                    heappop(heap)  # gone, or a newer entry with the larger count is in the heap
-                else:
-                    heapreplace(heap, (-live, heap[0][1], pair))  # count fell since pushed: re-key
-            if self.floor_bits == 0:  # floor 1: nothing waits, the heap is empty
-                return None
-            self._lower_floor()
-
-    def _lower_floor(self) -> None:
-        """Halve the floor: pairs whose count (when they waited) reaches the new floor join the heap."""
-        self.floor_bits -= 1
-        keys, heap, pair_counts = self.token_keys, self.heap, self.pair_counts
-        for pair in self.waiting.pop():
-            live = pair_counts.get(pair)
-            if live is not None:
-                heappush(heap, (-live, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-
-    def _new_token(self, first: bytes, second: bytes) -> int:
-        """The id of ``first + second``: an existing one if a merge already made these bytes."""
-        ids, merged_bytes = self.token_ids, first + second
-        new = ids.get(merged_bytes)
-        if new is None:
-            new = len(self.token_bytes)
-            if new == MAX_TOKENS:
-                raise BPEError(f"v6 stores a token as one character, so it makes at most {MAX_TOKENS:,} "
-                               f"tokens; use another variant (e.g. --variant v5) for a larger vocab")
-            ids[merged_bytes] = new
-            self.token_bytes.append(merged_bytes)
-            keys = self.token_keys
-            keys.append(keys[ids[first]][:-1] + keys[ids[second]])  # = inverted_key(merged_bytes), in C
-        return new
-
-    def merge(self, pair: Pair) -> None:
-        ids = self.token_ids
-        the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
-        new_char = chr(self._new_token(*pair))
-        lost_in_several: dict[str, int] = {}  # by words with several occurrences (1% of the visits)
-        gained: dict[str, list] = {}
-        by_previous, by_next = rewrite_words(self.words, self.word_counts, self.pair_to_words.pop(the_pair),
-                                             the_pair, new_char, lost_in_several, gained)
-        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
-        self._subtract_lost(lost_in_several.items())
-        self._subtract_lost(lost)
-        self.pair_counts.pop(the_pair, None)
-        self._add_gained(gained)
-
-    def _subtract_lost(self, lost: Iterable[tuple[str, int]]) -> None:
-        """Lower the counts of the pairs the merge broke up; a pair at zero leaves the counts and index."""
-        pair_counts, pair_to_words = self.pair_counts, self.pair_to_words
-        for pair, count in lost:
-            remaining = pair_counts[pair] - count
-            if remaining:
-                pair_counts[pair] = remaining
-            else:
-                del pair_counts[pair]
-                pair_to_words.pop(pair, None)
-
-    def _add_gained(self, gained: dict[str, list]) -> None:
-        """Count the new pairs, list their words in the index, and offer them to the heap (or a bucket)."""
-        index_gained(self.pair_to_words, gained)
-        pair_counts, keys, heap, waiting = self.pair_counts, self.token_keys, self.heap, self.waiting
-        floor = 1 << self.floor_bits
-        for pair, (count, _) in gained.items():
-            total = pair_counts[pair] = pair_counts.get(pair, 0) + count
-            if total >= floor:  # inlined, not a method per pair: this loop runs for every new pair
-                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-            else:
-                waiting[total.bit_length()].append(pair)
-
-    def trace_state(self) -> dict:
-        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).
-
-        The index is shown exact: the stale entries merge() would skip are left out.
-        """
-        token_bytes, words = self.token_bytes, self.words
-
-        def as_bytes(pair: str) -> Pair:
-            return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
-
-        index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
-                 for pair, ids in self.pair_to_words.items()}
-        return {
-            "pair_counts": {as_bytes(pair): count for pair, count in self.pair_counts.items()},
-            "words": [(tuple(token_bytes[ord(t)] for t in word), count)
-                      for word, count in zip(words, self.word_counts)],
-            "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
-            "heap_size": len(self.heap),
-        }
+def subtract_lost(pair_counts: dict[str, int], lost: Iterable[tuple[str, int]], gone: list[str]) -> None:
+    """Lower the counts of the pairs a merge broke up; a pair that reaches zero leaves the counts and
+    is appended to ``gone`` (v6 drops it from its index, v7 tells the shards)."""
+    for pair, count in lost:
+        remaining = pair_counts[pair] - count
+        if remaining:
+            pair_counts[pair] = remaining
+        else:
+            del pair_counts[pair]
+            gone.append(pair)

@@ -8,68 +8,71 @@ also keeps what is global: the pair counts and v6's heap.  Each merge is one rou
 
 1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
    pairs to forget)`` to the shard processes, then rewrites its own shard while they rewrite theirs;
-2. each shard rewrites its words holding the pair (v6's phases) and answers with its pair-count
-   changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}`` (pairs as 2-char strings);
-3. the parent adds the deltas to the global counts and pushes the gained pairs on the heap.  A pair
+2. each :class:`Shard` rewrites its words holding the pair (v6's phases) and answers with its
+   pair-count changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}``;
+3. the parent adds the changes to the global counts and offers the gained pairs to the heap.  A pair
    whose global count reaches zero is sent to the shards with the next merge, so they drop its list.
 
 Why the parent holds a shard: with 2 workers, two busy processes on two cores instead of three (two
 shard processes and a parent that mostly waits).  It takes a smaller share (``PARENT_WEIGHT``), as
-it also runs the heap and adds every shard's deltas.  Each end of a merge channel polls it briefly
-before sleeping (``bpe.training.pool.spin_then_recv``): waking a sleeping process cost about 0.2 ms
-per merge.
+it also runs the heap and adds every shard's changes.
 
 Why this split pays where parallelising the max-pair search does not: the search is O(log H) on a
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
-cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, about
-1 KB, never words.
+cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, never words.
 
-With ``count_pretokens`` from this module (``train_bpe``), the pre-token counts stay in the counting
-pool's workers (partition ``p`` in worker ``p``); worker 0's part comes to the parent, which keeps
-its share and sends the rest to the shard processes.  ``Merger(counter)`` with a plain ``Counter``
-(``bpe trace``, ``bpe merge-cost``, tests) shards it itself.  With ``workers=1``, or fewer distinct
-pre-tokens than two shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6, in this process.
+When the split stops paying, the shards come home: over each window of merges the parent compares
+the wall time of its round trips with the CPU time the merges took in all processes (what one
+process would have spent); when the round trips cost more (a core taken by another program, or the
+last merges, each touching a few words), :meth:`Merger.gather` brings every shard's words here and
+v7 goes on as v6, with the same merges.  With ``workers=1``, or fewer distinct pre-tokens than two
+shards' worth (``MIN_WORDS_PER_SHARD`` each), v7 *is* v6 from the start.
+
+The processes, their channels and the counts that stay in the counting pool's workers are
+:mod:`bpe.training.shards`; this file is the idea.
 
 What it leaves out: shards do not tell the parent which pairs they hold (every merge goes to every
-shard process; most pairs are in every shard); a merge is not pipelined with the next selection
-(the next best pair depends on the deltas).
+shard process); a merge is not pipelined with the next selection (the next best pair depends on the
+changes).
 
 Complexity: as v6, with the per-merge rewrite divided among the shards, plus one round trip per
-merge per shard and O(changed pairs per shard) parent work to apply the deltas.
+merge per shard and O(changed pairs per shard) parent work to apply the changes.
 
-Headline (README, "Measured on web-like text"): on 100 MB of ``webtext-synth``, vocab 32,000, 2 workers,
-idle 2-core machine, 36.1 s against v6's 40.9 s, 1.13x (``python -m bpe bench --variant v6,v7 --data
-webtext-synth --vocab-size 32000 --repeat 3 --workers 2``); with another job holding a core, 0.86x-0.95x.
-On Gutenberg-like text v7 runs v6's code.  Walkthrough: docs/v7.md.
+Measured (idle and with one core busy): docs/v7.md, "Idle and with one core busy".  Walkthrough: docs/v7.md.
 """
 
 from __future__ import annotations
 
 import gc
+import time
 import zlib
-from collections.abc import Mapping, Sequence
-from heapq import heappush
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from operator import add
+from types import SimpleNamespace
 
-from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import SHARD_KEY, count_file_parallel, count_into_shards, partition
-from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
+from bpe.training.parallel import partition
+from bpe.training.pool import default_workers
 from bpe.training.pretokenize import add_counts
-from .v6_tuned import Merger as V6Merger
-from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words
+from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool
+
+from .v6_tuned import FlooredHeap, Merger as V6Merger
+from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words, subtract_lost
 
 IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
-        "(v6 itself below two shards' worth of words)")
+        "(v6 itself below two shards' worth of words, or once round trips stall)")
+POOLED = True
 
 #: A shard process pays for itself only with enough words to rewrite: below this many distinct words
-#: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md: two
-#: shards gained nothing on the 284 k words of 10 MB of web-like text, 1.36x on the 681 k of 40 MB).
+#: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md, "Where
+#: the time goes").
 MIN_WORDS_PER_SHARD = 150_000
 
 
 #: How many words the parent's own shard holds, against 1 for a shard process: the parent also runs
-#: the heap and sums the deltas, so it takes a smaller share.  With 2 workers it keeps 0.6 / 1.6 =
-#: 37.5 % of the words, which balanced the parent's and the shard process's CPU time (docs/v7.md).
+#: the heap and sums the deltas, so it takes a smaller share.  With 2 workers it keeps 0.6 / 1.6 of
+#: the words, which balanced the parent's and the shard process's CPU time (docs/v7.md).
 PARENT_WEIGHT = 0.6
 
 
@@ -162,210 +165,97 @@ class Shard:
         return lost, {pair: count for pair, (count, _) in gained.items()}
 
 
-# --- the shards in worker processes -----------------------------------------------------------------
-# Task functions run inside a pool worker (module-level, so they pickle by reference); the shard lives
-# in the worker's state between tasks.
-
-def _take_counts() -> dict[bytes, int]:
-    return worker_state().pop(SHARD_KEY)
-
-
-def _build_shard(more: dict[bytes, int]) -> dict[str, int]:
-    """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
-    state = worker_state()
-    counts = state.pop(SHARD_KEY, None)
-    if counts is None:
-        counts = more
-    else:
-        counts.update(more)  # disjoint: the parent's spare words
-    shard = state["shard"] = Shard(counts)
-    gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
-    return shard.initial_pair_counts
-
-
-def _merge_in_shard(the_pair: str, new_char: str, forget: str):
-    return worker_state()["shard"].merge(the_pair, new_char, forget)
-
-
-def _serve_merges(worker: int) -> None:
-    """Task: answer merges over this worker's own channel (see :func:`open_shard_pool`) until told to stop."""
-    conn = None
-    try:
-        for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
-            parent_end.close()
-            if other == worker:
-                conn = shard_end
-            else:
-                shard_end.close()
-        merge = worker_state()["shard"].merge
-        while (message := spin_then_recv(conn)) is not None:
-            conn.send(merge(*message))
-    except BaseException:  # the parent must see EOF, then it reads the error from the pool
-        if conn is not None:
-            conn.close()
-        raise
-
-
-def _shard_state():
-    shard = worker_state()["shard"]
-    return shard.words, shard.word_counts, shard.pair_to_words
-
-
-def _shard_totals() -> tuple[int, int]:
-    counts = worker_state()[SHARD_KEY]
-    return len(counts), sum(counts.values())
-
-
-#: The merge channels of the shard pool being started: one duplex pipe per worker, made *before* the pool
-#: forks so that every worker inherits them (see open_shard_pool).
-_CHANNELS: list = []
-
-
-def open_shard_pool(workers: int, source: str | None = None):
-    """A :class:`~bpe.training.pool.WorkerPool` for shards, and one merge channel per worker (or None).
-
-    A merge is a round trip with every shard, tens of thousands of times.  The pool's task protocol
-    (a task number, the function by reference, a wait on every pipe and process sentinel) is made
-    for fewer, larger tasks: with a plain pipe per shard, read in turn, the parent's CPU time for
-    16,000 merges on 10 MB of web-like text fell from 2.94 s to 2.55 s.  So while merging, each
-    shard runs one long task, :func:`_serve_merges`, that reads merges
-    from its own pipe; the pool still starts, watches and stops the processes (a shard that dies or
-    fails closes its pipe, and the parent then gets the pool's error for it).  The pipes must exist
-    before the workers fork, so this only works with fork; elsewhere the merges go through the pool.
-    """
-    import multiprocessing
-
-    global _CHANNELS
-    forking = "fork" in multiprocessing.get_all_start_methods()
-    _CHANNELS = [multiprocessing.Pipe(duplex=True) for _ in range(workers)] if forking else []
-    try:
-        pool = WorkerPool(workers, what="merge shard", doing="merging", source=source)
-    except BaseException:
-        _close_channels(_CHANNELS)
-        raise
-    channels, _CHANNELS = _CHANNELS, []
-    for _, shard_end in channels:
-        shard_end.close()  # the workers hold these now
-    return pool, [parent_end for parent_end, _ in channels] or None
-
-
-def _close_channels(channels) -> None:
-    for ends in channels:
-        for conn in (ends if isinstance(ends, tuple) else (ends,)):
-            conn.close()
-
-
-class ShardedCounts:
-    """Pre-token counts split into shards: what :func:`count_pretokens` returns, :class:`Merger` takes over.
-
-    Either held by pool workers, partition ``p`` in worker ``p`` (``pool``), or, with one shard, a
-    mapping in this process (``local``).  ``len()`` and ``total()`` answer as a ``Counter`` would.
-    """
-
-    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None, channels=None):
-        self.pool, self.local, self.channels = pool, local, channels
-        if pool is not None:
-            self._totals = pool.broadcast(_shard_totals)
-        else:
-            self._totals = [(len(local), sum(local.values()))]
-
-    def __len__(self) -> int:
-        return sum(distinct for distinct, _ in self._totals)
-
-    def total(self) -> int:
-        return sum(total for _, total in self._totals)
-
-    def close(self) -> None:
-        """Stop the workers holding the counts (if the merger never took them over)."""
-        if self.pool is not None:
-            self.pool.terminate()
-            _close_channels(self.channels or [])
-
-
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-                    end: int | None = None) -> ShardedCounts:
-    """Count the file in the shard pool; shard ``p``'s pre-token counts stay in worker ``p``.
+                    end: int | None = None, on_bytes: Callable[[int], None] | None = None) -> ShardedCounts:
+    """Count the file in the pool that will hold the shards; part ``p``'s counts stay in worker ``p``.
 
-    The workers count chunks and reduce the counts among themselves
-    (:func:`~bpe.training.parallel.count_into_shards`), so the counts never pass through the parent.
-    If there are too few distinct pre-tokens for shard processes to pay (see :func:`shard_count`),
-    the parts are gathered here and the pool is stopped: v7 then runs as v6.
+    Too few distinct pre-tokens for shard processes to pay (:func:`shard_count`): the parts are
+    gathered here and the pool stops, and v7 runs as v6.
     """
-    from bpe.training.chunking import plan_chunk_count
-    from bpe.training.pretokenize import check_input_file
+    return count_into_shard_pool(path, special_tokens, workers=workers, errors=errors, end=end, on_bytes=on_bytes,
+                                 worth_shards=lambda distinct: shard_count(distinct, workers) > 1)
 
-    path = check_input_file(path)
-    workers = default_workers() if workers is None else workers
-    size = path.stat().st_size if end is None else end
-    # One worker, a file too small for two chunks, or one whose size reads 0 (/proc files): counted
-    # as the shared counter counts it, and then far too small for shards.
-    if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2:
-        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
-                                                       end=end))
-    pool, channels = open_shard_pool(workers, str(path))
-    try:
-        distinct = sum(count_into_shards(pool, path, special_tokens, errors=errors, end=end))
-        if shard_count(distinct, workers) > 1:
-            return ShardedCounts(pool, channels=channels)
-        counts: dict[bytes, int] = {}
-        for part in pool.broadcast(_take_counts):
-            counts.update(part)  # disjoint parts: a C-level join
-    except BaseException:
-        pool.terminate()
-        _close_channels(channels or [])
-        raise
-    pool.close()
-    _close_channels(channels or [])
-    return ShardedCounts(local=counts)
+
+#: When the shards come home (:meth:`Merger.gather`): over each window of ``STALL_WINDOW`` merges, the
+#: parent compares the wall time of its merges with the CPU time they took in every process, the
+#: parent's own work and each shard's.  Idle, the shards work side by side and the wall time is well
+#: below the CPU time.  One process on all the words spends more than that sum (docs/v7.md, "Gathering
+#: the shards"), so the split has stopped paying only when the wall time exceeds ``STALL_RATIO`` times
+#: the CPU time, ``STALLED_WINDOWS`` windows in a row (one slow window may be a passing hiccup).
+STALL_RATIO = 1.5
+STALL_WINDOW = 256
+STALLED_WINDOWS = 2
+
+
+class GatherWhenStalled:
+    """The default rule for :meth:`Merger.gather`, called after every merge with the merge's number,
+    its wall time and its CPU time (parent and shards; from the merger's clocks, which a test injects).
+
+    >>> rule = GatherWhenStalled(ratio=1.5, window=2, windows=2)
+    >>> [rule(k, wall, 1.0) for k, wall in enumerate([1, 1, 2, 2, 1, 1, 2, 2, 2, 2], 1)]
+    [False, False, False, False, False, False, False, False, False, True]
+    """
+
+    def __init__(self, ratio: float | None = None, window: int | None = None, windows: int | None = None):
+        self.ratio = STALL_RATIO if ratio is None else ratio
+        self.window = STALL_WINDOW if window is None else window
+        self.windows = STALLED_WINDOWS if windows is None else windows
+        self.wall = self.cpu = 0.0
+        self.seen = self.stalled = 0
+
+    def __call__(self, merge_number: int, wall: float, cpu: float) -> bool:
+        self.wall += wall
+        self.cpu += cpu
+        self.seen += 1
+        if self.seen < self.window:
+            return False
+        self.stalled = self.stalled + 1 if self.wall > self.ratio * self.cpu else 0
+        self.wall = self.cpu = 0.0
+        self.seen = 0
+        return self.stalled >= self.windows
 
 
 class Merger(V6Merger):
-    """v6's heap in this process, v6's words in ``workers`` shards: one here, the others in processes.
+    """v6's heap in this process, v6's words in shards: one here, the others in processes.
 
-    ``pretoken_counts`` is a :class:`ShardedCounts` (from :func:`count_pretokens`) or any mapping of
-    pre-token bytes to counts, which is then split into shards here.
+    ``pretoken_counts`` is a :class:`~bpe.training.shards.ShardedCounts` (from :func:`count_pretokens`)
+    or any mapping of pre-token bytes to counts, which is then split into shards here.
+    ``gather_when(merge number, wall seconds, CPU seconds) -> bool`` decides when the shards come home
+    (default :class:`GatherWhenStalled`); ``clock`` and ``cpu_clock`` time the merges for it.
     """
 
-    def __init__(self, pretoken_counts, workers: int | None = None):
-        self._pool = None
-        self._remote: list[int] = []  # the pool workers holding a shard
-        channels = self._all_channels = None  # a pipe per pool worker, from open_shard_pool
-        self._channels = None  # one pipe per shard process while merging (see open_shard_pool)
-        self._serving = False
+    def __init__(self, pretoken_counts, workers: int | None = None, *, gather_when=None,
+                 clock=time.perf_counter, cpu_clock=time.thread_time):
+        self._gather_when = GatherWhenStalled() if gather_when is None else gather_when
+        self._clock, self._cpu_clock = clock, cpu_clock
+        self.merges_done = 0
+        self.gathered_at: int | None = None  # the merge after which the shards came here
         self._forget = ""  # pairs whose count fell to zero, told to the shards with the next merge
+        self._shards = None
         if isinstance(pretoken_counts, ShardedCounts):
-            self._pool, channels = pretoken_counts.pool, pretoken_counts.channels
+            if pretoken_counts.pool is not None:  # counted in the pool: worker 0's part comes here
+                self._shards, part_0 = ShardProcesses.from_counts(pretoken_counts)
+                parts = [part_0] + [{}] * len(self._shards.remote)
             pretoken_counts = pretoken_counts.local
         else:
             shards = shard_count(len(pretoken_counts), workers)
             if shards > 1:  # the parent holds one shard: shards - 1 processes
-                self._pool, channels = open_shard_pool(shards - 1)
-        if self._pool is None:  # too few words for a shard process to pay (or one worker): this is v6
+                self._shards = ShardProcesses.start(shards - 1)
+                parts = split_counts(pretoken_counts, shards)
+        if self._shards is None:  # too few words for a shard process to pay (or one worker, no fork): v6
             super().__init__(pretoken_counts)
             return
-        self._all_channels = channels
         try:
-            if pretoken_counts is None:
-                # counted in the pool: part 0 comes here, the parent's spare words go to the others
-                self._pool.submit(0, _take_counts)
-                parts = [self._pool.result(0)] + [{}] * (self._pool.size - 1)
-                self._remote = list(range(1, self._pool.size))
-            else:  # a plain Counter
-                parts = split_counts(pretoken_counts, self._pool.size + 1)
-                self._remote = list(range(self._pool.size))
             mine, theirs = parent_share(parts)
             del parts
-            if channels is not None:
-                self._channels = [channels[worker] for worker in self._remote]
-            for worker, more in zip(self._remote, theirs):
-                self._pool.submit(worker, _build_shard, more)
+            self._shards.start_building(Shard, theirs)
             del theirs
             self._init_tokens()
             self._shard = Shard(mine)  # built while the processes build theirs
             self.pair_counts = dict(self._shard.initial_pair_counts)
-            for worker in self._remote:
-                add_counts(self.pair_counts, self._pool.result(worker))
-            self._init_heap()
+            for counts in self._shards.built():
+                add_counts(self.pair_counts, counts)
+            self.queue = FlooredHeap(self.pair_counts, self.token_keys)
         except BaseException:
             self.close()
             raise
@@ -373,116 +263,98 @@ class Merger(V6Merger):
 
     def close(self) -> None:
         """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.terminate()  # the shards' state is not needed any more: no orderly goodbye
-            _close_channels(self._all_channels or [])
+        shards, self._shards = self._shards, None
+        if shards is not None:
+            shards.close()
         super().close()
 
     def merge(self, pair: Pair) -> None:
-        if self._pool is None:
+        if self._shards is None:
             return super().merge(pair)
+        started, cpu_started = self._clock(), self._cpu_clock()
         ids = self.token_ids
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])
         new_char = chr(self._new_token(*pair))
         forget, self._forget = self._forget, ""
-        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
-        answers = self._merge_in_shards(the_pair, new_char, forget)
-        mine = self._shard.merge(the_pair, new_char, forget)
-        pair_counts = self.pair_counts
         gone: list[str] = []
-        gained_pairs: set[str] = set()
-        for deltas in (mine, *answers):
-            if deltas is None:
-                continue
-            lost, gains = deltas
-            for lost_pair, count in lost:
-                remaining = pair_counts[lost_pair] - count
-                if remaining:
-                    pair_counts[lost_pair] = remaining
-                else:
-                    del pair_counts[lost_pair]
-                    gone.append(lost_pair)
-            gained_pairs.update(gains)
-            add_counts(pair_counts, gains)  # most gained pairs are new: copied in C
+        gained: set[str] = set()
+        # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
+        self._shards.send((the_pair, new_char, forget))
+        self._add_changes(self._shard.merge(the_pair, new_char, forget), gone, gained)
+        cpu = self._cpu_clock() - cpu_started
+        for changes, seconds in self._shards.answers():
+            self._add_changes(changes, gone, gained)
+            cpu += seconds
+        pair_counts = self.pair_counts
         pair_counts.pop(the_pair, None)
         # A pair lost in one shard may be gained in another (only when a merge makes bytes an earlier
         # merge made too): it is gone only if it is still at zero after every shard.
         self._forget = "".join(pair for pair in gone if pair not in pair_counts)
-        keys, heap, waiting, floor = self.token_keys, self.heap, self.waiting, 1 << self.floor_bits
-        # v6's offer rule (heap at or above the floor, else a bucket), inlined as in v6's _add_gained
-        # where a method call per new pair cost 0.7 % more instructions; here once per pair, with the
-        # total over every shard.
-        for pair in gained_pairs:
-            total = pair_counts[pair]
-            if total >= floor:
-                heappush(heap, (-total, keys[ord(pair[0])] + keys[ord(pair[1])], pair))
-            else:
-                waiting[total.bit_length()].append(pair)
+        self.queue.offer(gained)  # with the totals over every shard
+        self.merges_done += 1
+        if self._gather_when(self.merges_done, self._clock() - started, cpu):
+            self.gather()
 
-    def stop_serving(self) -> None:
-        """End the shards' merge tasks, so that the pool takes tasks again (e.g. for trace_state)."""
-        if self._serving:
-            for conn in self._channels:
-                conn.send(None)
-            for worker in self._remote:
-                self._pool.result(worker)
-            self._serving = False
+    def _add_changes(self, changes, gone: list[str], gained: set[str]) -> None:
+        """Apply one shard's answer (None: it held no word with the pair) to the global pair counts."""
+        if changes is not None:
+            lost, gains = changes
+            subtract_lost(self.pair_counts, lost, gone)
+            gained.update(gains)
+            add_counts(self.pair_counts, gains)  # most gained pairs are new: copied in C
+
+    def gather(self) -> None:
+        """Bring every shard's words here and go on as v6 in this process: the same merges from here.
+
+        The pair counts and the heap are the parent's already; the shards' words are joined and their
+        lazy indexes too (word ids shifted past the shards before), less the pairs at zero that the
+        shards have not been told of yet, which v6 would have dropped.  The processes then stop.
+        """
+        if self._shards is None:
+            return
+        collecting = gc.isenabled()
+        gc.disable()  # as in v6's build: no cycles in what comes back
+        try:
+            # the processes' shards first: they are the larger, and the first is extended, not copied
+            self.words, self.word_counts, self.pair_to_words = joined_shards(
+                self._shards.states() + [self._shard_state()])
+            for i in range(0, len(self._forget), 2):
+                self.pair_to_words.pop(self._forget[i:i + 2], None)
+        finally:
+            if collecting:
+                gc.enable()
+        self._forget, self._shard = "", None
+        self.close()  # stops the processes and unfreezes; the gathered state is frozen again below
+        gc.freeze()
+        self.gathered_at = self.merges_done
+
+    def _shard_state(self) -> tuple:
+        return self._shard.words, self._shard.word_counts, self._shard.pair_to_words
 
     def trace_state(self) -> dict:
         """The words of every shard, numbered across shards, for ``bpe trace`` only."""
-        if self._pool is None:
+        if self._shards is None:
             return super().trace_state()
-        self.stop_serving()
-        token_bytes = self.token_bytes
-        for worker in self._remote:
-            self._pool.submit(worker, _shard_state)
-        states = [(self._shard.words, self._shard.word_counts, self._shard.pair_to_words)]
-        states += [self._pool.result(worker) for worker in self._remote]
-        words, index, offset = [], {}, 0
-        for shard_words, shard_counts, shard_index in states:
-            words += [(tuple(token_bytes[ord(t)] for t in word), count)
-                      for word, count in zip(shard_words, shard_counts)]
-            for pair, ids in shard_index.items():
-                live = sorted(offset + i for i in set(ids) if pair in shard_words[i])
-                if live:
-                    index.setdefault((token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]), []).extend(live)
-            offset += len(shard_words)
-        return {
-            "pair_counts": {(token_bytes[ord(p[0])], token_bytes[ord(p[1])]): c for p, c in self.pair_counts.items()},
-            "words": words,
-            "pair_to_words": index,
-            "heap_size": len(self.heap),
-        }
+        # the parent's shard last: joining extends the first shard's lists, and this one lives on
+        words, word_counts, index = joined_shards(self._shards.states() + [self._shard_state()])
+        view = SimpleNamespace(token_bytes=self.token_bytes, pair_counts=self.pair_counts, queue=self.queue,
+                               words=words, word_counts=word_counts, pair_to_words=index)
+        return V6Merger.trace_state(view)
 
-    def _merge_in_shards(self, the_pair: str, new_char: str, forget: str):
-        """Send the merge to every shard process; their deltas, read (lazily) when iterated."""
-        pool, channels = self._pool, self._channels
-        if channels is not None:
-            if not self._serving:
-                # started on the first merge: until then the workers answer pool tasks (build, trace)
-                for worker in self._remote:
-                    pool.submit(worker, _serve_merges, worker)
-                self._serving = True
-            message = (the_pair, new_char, forget)
-            for i, conn in enumerate(channels):
-                try:
-                    conn.send(message)
-                except OSError:  # the shard died or failed
-                    self._shard_failed(i)
-            return map(self._answer, range(len(channels)))
-        for worker in self._remote:
-            pool.submit(worker, _merge_in_shard, the_pair, new_char, forget)
-        return (pool.result(worker) for worker in self._remote)
 
-    def _answer(self, i: int):
-        try:
-            return spin_then_recv(self._channels[i])
-        except (EOFError, OSError):  # the shard died or failed
-            self._shard_failed(i)
-
-    def _shard_failed(self, i: int):
-        """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
-        self._pool.result(self._remote[i])  # raises: the serve task of that worker ended
-        raise BPEError(f"merge shard {self._remote[i]} stopped answering")
-
+def joined_shards(states: list[tuple]) -> tuple[list[str], list[int], dict[str, list[int]]]:
+    """Shards' ``(words, word_counts, pair_to_words)`` as one, word ids numbered across the shards in
+    order.  The first shard's lists are extended in place; the others are left as they were."""
+    words, word_counts, index = states[0]
+    for shard_words, shard_counts, shard_index in states[1:]:
+        offset = len(words)
+        words += shard_words
+        word_counts += shard_counts
+        for pair, listed in shard_index.items():
+            moved = list(map(add, listed, repeat(offset)))  # in C
+            mine = index.get(pair)
+            if mine is None:
+                index[pair] = moved
+            else:
+                mine += moved
+    return words, word_counts, index

@@ -11,6 +11,7 @@
   kind of text; ``reproduce``: each step of the articles measured on the ladder; ``handout``: the
   CS336 handout's tokenizer questions answered in one run; ``figures``: every quoted figure checked
   against its committed result file;
-* ``fresh_process``: running a timed job in a child; ``runinfo``: machine, commit and merges
+* ``busy``: ``bench --busy``, processes spinning on cores meanwhile; ``fresh_process``: running a
+  timed job in a child; ``runinfo``: machine, commit and merges
   digest recorded beside every figure.
 """

@@ -85,12 +85,18 @@ def _train_merger(settings: dict) -> dict:
     stream = _progress_stream()
     progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
 
+    stats: dict = {}
+
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
-                         workers=settings["workers"], timer=timer, limit=settings.get("limit"), progress=progress)
+                         workers=settings["workers"], timer=timer, limit=settings.get("limit"), progress=progress,
+                         stats=stats)
 
     _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
-    return _with_merges(timer.as_dict(), merges, settings)
+    result = timer.as_dict()
+    if "gathered_at" in stats:  # v7: the merge after which its shards came back to one process
+        result["gathered_at"] = stats["gathered_at"]
+    return _with_merges(result, merges, settings)
 
 
 def _saving_counts(count_pretokens, out: str):
@@ -319,9 +325,10 @@ def _asked_all(spec: str | list[str] | None) -> bool:
 def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size: int, repeat: int,
               special_tokens: list[str], workers: int | None, json_out: str | None = None,
               out=None, limit: int | str | None = None, peers: bool | str = False, force: bool = False,
-              progress: bool = False, budget: float = LONG_RUN_SECONDS) -> dict:
+              progress: bool = False, budget: float = LONG_RUN_SECONDS, busy: int = 0) -> dict:
     """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
-    refused otherwise, unless ``force``."""
+    refused otherwise, unless ``force``.  ``busy`` processes spin on a core meanwhile (:mod:`bpe.lab.busy`)."""
+    from bpe.lab.busy import busy_cores
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     out = out or sys.stdout
@@ -359,7 +366,7 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
         "settings": {"data": data_label(data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
                      "file_bytes": file_bytes, "limit": limit,
                      "vocab_size": vocab_size, "num_merges": num_merges, "special_tokens": special_tokens,
-                     "workers": workers or os.cpu_count(), "repeat": repeat},
+                     "workers": workers or os.cpu_count(), "repeat": repeat, "busy": busy},
         "variants": {},
         "skipped": {},
         "failed": {},
@@ -369,7 +376,7 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
     merge_lists: dict[str, list] = {}
     own_counts: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, busy_cores(busy):
         subset = None
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = Path(tmp) / path.name  # a function takes a file, not a limit: give it exactly those bytes
@@ -576,9 +583,10 @@ def format_mb(n: float) -> str:
 def header(report: dict) -> str:
     m, s = report["machine"], report["settings"]
     subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+    busy_note = f", busy {s['busy']} (processes spinning meanwhile)" if s.get("busy") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, workers {s['workers']}, "
-            f"repeat {s['repeat']}\n"
+            f"repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
 
 

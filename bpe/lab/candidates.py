@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import inspect
 import sys
 import traceback
 from collections.abc import Sequence
@@ -299,8 +300,31 @@ def load_algorithm(candidate_kind: str, spec: str):
     if merger is None:
         raise CandidateFailed(f"{spec} defines no Merger class")
     own_counter = getattr(module, "count_pretokens", None)
-    return SimpleNamespace(Merger=merger, count_pretokens=own_counter or count_file_parallel,
+    return SimpleNamespace(Merger=merger, count_pretokens=_with_on_bytes(own_counter) or count_file_parallel,
                            own_counter=own_counter is not None)
+
+
+def _with_on_bytes(count):
+    """A candidate's own pre-tokenizer, taking ``on_bytes`` as a rung's does (bpe/training/rung.py).
+
+    A file written before it knew of progress may leave it out: its bytes are then reported at the end.
+    """
+    if count is None:
+        return None
+    try:
+        takes_it = "on_bytes" in inspect.signature(count).parameters
+    except (TypeError, ValueError):
+        takes_it = False
+    if takes_it:
+        return count
+
+    def counted_then_reported(path, special_tokens, *, on_bytes=None, **kwargs):
+        counts = count(path, special_tokens, **kwargs)
+        if on_bytes is not None:
+            on_bytes(kwargs.get("end") or Path(path).stat().st_size)
+        return counts
+
+    return counted_then_reported
 
 
 def check_trained(result, what: str) -> tuple[dict, list]:

@@ -200,7 +200,7 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
 def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
                  name: str, candidate_counts: Mapping[bytes, int] | None = None) -> tuple[str | None, str]:
     """``(cause, one or two sentences)`` for a divergence where both sides chose a pair."""
-    from bpe.training.pretokenize import count_pretokens, split_on_special_tokens
+    from bpe.training.pretokenize import count_text, split_on_special_tokens
 
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
     if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
@@ -211,7 +211,7 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
     if evidence.special_tokens:
         pieces = split_on_special_tokens(evidence.text, evidence.special_tokens)
         for how, text in (("left in the text", evidence.text), ("cut out and the pieces joined", "".join(pieces))):
-            recount = pair_counts_after(count_pretokens(text, []), before)
+            recount = pair_counts_after(count_text(text, []), before)
             if best_pair(recount) == mine and recount.get(mine, 0) > mine_n:
                 return "special-tokens", (f"counts that cross a special token: with the special tokens {how}, "
                                           f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
@@ -255,9 +255,9 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
     """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the reference counts."""
-    from bpe.training.pretokenize import count_pretokens
+    from bpe.training.pretokenize import count_text
 
-    if evidence.special_tokens and dict(candidate_counts) == dict(count_pretokens(evidence.text, [])):
+    if evidence.special_tokens and dict(candidate_counts) == dict(count_text(evidence.text, [])):
         return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
                                   "its pre-token counts are the GPT-2 pattern's on the text with the special "
                                   "tokens left in; split on them first and count each piece on its own")

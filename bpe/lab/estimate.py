@@ -86,7 +86,7 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
     --size``): how a variant would fare on a bigger corpus of the same kind.
     """
-    from bpe.training.pretokenize import check_input_file, count_pretokens
+    from bpe.training.pretokenize import check_input_file, count_text
 
     path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
     size = end if end is not None else path.stat().st_size
@@ -95,11 +95,11 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     cut = sample.rfind(b"\n") if len(sample) < size else -1
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
-    whole = sum(len(token) for token in count_pretokens(text, special_tokens))
+    whole = sum(len(token) for token in count_text(text, special_tokens))
     target = assume_bytes or size
     if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
         return CorpusShape(target, whole * max(1.0, target / max(len(sample), 1)), True)
-    quarter = sum(len(token) for token in count_pretokens(text[: len(text) // 4], special_tokens))
+    quarter = sum(len(token) for token in count_text(text[: len(text) // 4], special_tokens))
     exponent = min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
     return CorpusShape(target, whole * max(1.0, target / len(sample)) ** exponent, True)
 
@@ -146,11 +146,11 @@ def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: in
 
 
 def is_serial(variant: str) -> bool:
-    """True when the variant pre-tokenizes in one process (no pool)."""
-    from bpe.training.pretokenize import count_file_serial
+    """True when the variant pre-tokenizes in one process (no pool: its ``POOLED`` is False)."""
     from bpe.training.registry import VARIANTS
+    from bpe.training.rung import pooled
 
-    return variant in VARIANTS and VARIANTS[variant].count_pretokens is count_file_serial
+    return variant in VARIANTS and not pooled(VARIANTS[variant])
 
 
 def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:

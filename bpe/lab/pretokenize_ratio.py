@@ -5,7 +5,7 @@ never lose to the plain thing it replaces.  This measures both on one sample of 
 one run, best of ``--repeat``, and writes the seconds and ratios to a JSON file that docs/v3.md quotes:
 
 * **plain**: read the file, decode it, split on ``<|endoftext|>`` and count ``regex.findall`` of the
-  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_pretokens_plain` on the whole text);
+  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_text_plain` on the whole text);
 * **shared**: the pretokenize stage of v3-v7 with one worker
   (:func:`~bpe.training.parallel.count_file_parallel`, which streams the file in chunks).
 
@@ -175,9 +175,9 @@ def make_sample(kind: str, documents: Callable[[], Iterator[str]], size: int) ->
 
 
 def count_plain(path: Path):
-    from bpe.training.pretokenize import count_pretokens_plain
+    from bpe.training.pretokenize import count_text_plain
 
-    return count_pretokens_plain(path.read_bytes().decode("utf-8"), [SEPARATOR])
+    return count_text_plain(path.read_bytes().decode("utf-8"), [SEPARATOR])
 
 
 def count_shared(path: Path):

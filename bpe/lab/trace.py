@@ -16,7 +16,7 @@ For each merge it prints what the variant sees and does:
 * heap pops skipped as stale during the merge's select, for variants that count them (v5+), with
   the heap's size against the number of live pairs (the stale entries lazy deletion leaves behind).
 
-Nothing in a variant exists for the trace.  The tracer discovers what a merger has by attribute:
+A rung owes the trace nothing: the tracer discovers what a merger has by attribute:
 
 ==================  ======================================================================
 ``pair_counts``     ``{(bytes, bytes): count}`` kept between merges (v2+); else ``count_pairs()``
@@ -31,8 +31,9 @@ and, on the modules that define the merger class and its bases, a function
 ``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+): the trace calls it again on
 each affected word (it is pure) to show the per-word diff.
 
-A variant whose internals differ (say pairs packed into ints, words in flat arrays) can implement
-one optional hook, ``trace_state() -> dict``, returning any of the keys ``pair_counts``, ``words``
+A rung whose internals differ may offer one optional hook (part of the rung contract,
+:mod:`bpe.training.rung`; v6 and v7 offer it: their words are strings of token ids, v7's spread over
+processes), ``trace_state() -> dict``, returning any of the keys ``pair_counts``, ``words``
 (a list of ``(word, count)`` with words as tuples of ``bytes``), ``pair_to_words`` and
 ``stale_pops``, ``heap_size`` in the forms above; what it returns takes precedence over the attributes.  The hook
 is called only by the trace, never during training.
@@ -57,7 +58,7 @@ from collections.abc import Iterable, Mapping
 from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, Word
-from bpe.training.pretokenize import count_pretokens
+from bpe.training.pretokenize import count_text
 from bpe.training.registry import get_variant
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
@@ -265,7 +266,7 @@ def pretokens_from_args(text: str | None, words: str | None, special_tokens: lis
     if text is not None and words is not None:
         raise BPEError("give --text or --words, not both")
     if text is not None:
-        counts = dict(count_pretokens(text, special_tokens))
+        counts = dict(count_text(text, special_tokens))
         if not counts:
             raise BPEError("--text has no pre-tokens")
         return counts

@@ -10,6 +10,8 @@
   death, reaping, the test-only fault hooks); ``cores``: the cores other processes leave free, which
   the counting pool's default size follows;
 * ``merge_loop``: the interface every merge algorithm implements and the loop that drives it;
+  ``rung``: what a rung defines, checked on every rung; ``shards``: v7's shard processes (the
+  words kept in workers, the channels, the gather);
 * ``timer``: the stage timer the harness injects; ``progress``: the progress display (bytes, then
   merges); ``sizes``: ``50MB``-style sizes for ``--limit`` and ``--size``.
 

@@ -1,6 +1,6 @@
 """What every merge algorithm shares: the loop, the interface, and merging a pair inside one word.
 
-A variant's merge algorithm is a class with three parts, one per timed stage::
+A rung's merge algorithm (its ``Merger``, see :mod:`bpe.training.rung`) has three parts, one per timed stage::
 
     algorithm = Merger(pretoken_counts)     # pair_count: build words, pair counts, indexes
     pair = algorithm.select_best_pair()     # select: the most frequent pair, ties -> larger bytes
@@ -15,21 +15,8 @@ is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
-
 Pair = tuple[bytes, bytes]
 Word = tuple[bytes, ...]
-
-
-class MergeAlgorithm(Protocol):
-    def __init__(self, pretoken_counts: Mapping[bytes, int]) -> None: ...
-
-    def select_best_pair(self) -> Pair | None: ...
-
-    def merge(self, pair: Pair) -> None: ...
-
-    # Optional: ``close()``, called once when the merge loop ends (also on error or Ctrl-C).
 
 
 def split_into_bytes(pretoken: bytes) -> Word:
@@ -59,7 +46,7 @@ def merge_word(word: Word, pair: Pair) -> Word:
     return tuple(out)
 
 
-def run_merges(algorithm: MergeAlgorithm, num_merges: int, timer, progress=None) -> list[Pair]:
+def run_merges(algorithm: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:
     """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
     ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.

@@ -9,17 +9,17 @@ file is cut is :mod:`bpe.training.chunking`; how processes are started, watched 
    in the worker (:func:`~bpe.training.pool.worker_state`); only the chunk's length comes back.
 2. **partition**: each worker splits its counts into ``workers`` parts by a hash of the pre-token,
    so every pre-token belongs to exactly one part number, whichever worker counted it.
-3. **reduce**: worker ``p`` sums part ``p`` from every worker: its *shard*, disjoint from the others.
-4. **join** (:func:`count_file_parallel`): the parent takes the shards and joins them with
-   ``dict.update``, which is C code and needs no addition because no pre-token is in two shards.
+3. **reduce**: worker ``p`` sums part ``p`` from every worker, disjoint from the other parts.
+4. **join** (:func:`count_file_parallel`): the parent takes the parts and joins them with
+   ``dict.update``, which is C code and needs no addition because no pre-token is in two parts.
 
 Why not let the parent sum each chunk's ``Counter`` as it arrives?  On Gutenberg a chunk has ~10^4
 distinct pre-tokens and that is cheap; on web text a chunk has 10^5-10^6 and the parent's Python-level
 sum, alone on one core, becomes the stage's bottleneck while the workers wait.  Here the summing is
 spread over the workers, and what crosses the pipes is each distinct pre-token about three times
-(worker -> parent -> reducing worker, then shard -> parent), pickled in C.
+(worker -> parent -> reducing worker, then part -> parent), pickled in C.
 
-:func:`count_into_shards` stops after step 3 and leaves the shards in the workers, for a caller that
+:func:`count_into_parts` stops after step 3 and leaves the parts in the workers, for a caller that
 keeps its words there (the words never travel to the parent).
 """
 
@@ -39,11 +39,11 @@ from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
 from bpe.training.cores import choose_workers
 from bpe.training.pool import WorkerPool, default_workers, worker_state
-from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_pretokens, decode_utf8
+from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_text, decode_utf8
 
-#: The key of a worker's shard in :func:`~bpe.training.pool.worker_state` after :func:`count_into_shards`:
+#: The key of a worker's part in :func:`~bpe.training.pool.worker_state` after :func:`count_into_parts`:
 #: a ``Counter[bytes]`` of the pre-tokens whose :func:`partition` is that worker's index.
-SHARD_KEY = "pretoken_counts"
+PART_KEY = "pretoken_counts"
 _RUNNING_KEY = "pretoken_counts_running"
 _runs = itertools.count()
 
@@ -59,7 +59,7 @@ def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], 
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return count_pretokens(decode_utf8(data, offset=start, errors=errors, source=path), special_tokens)
+    return count_text(decode_utf8(data, offset=start, errors=errors, source=path), special_tokens)
 
 
 # --- what the workers run ------------------------------------------------------------------------
@@ -92,29 +92,29 @@ def _split_running(run: tuple, parts: int) -> list[bytes]:
 
 
 def _reduce_parts(pickled_parts: list[bytes]) -> int:
-    shard: Counter[bytes] = Counter()
+    part: Counter[bytes] = Counter()
     for blob in pickled_parts:
-        add_counts(shard, pickle.loads(blob))
-    worker_state()[SHARD_KEY] = shard
-    return len(shard)
+        add_counts(part, pickle.loads(blob))
+    worker_state()[PART_KEY] = part
+    return len(part)
 
 
-def _take_shard() -> dict[bytes, int]:
-    return worker_state().pop(SHARD_KEY)
+def _take_part() -> dict[bytes, int]:
+    return worker_state().pop(PART_KEY)
 
 
 # --- the parent -----------------------------------------------------------------------------------
 
 
-def count_into_shards(
+def count_into_parts(
     pool: WorkerPool, path: str | Path, special_tokens: Sequence[str], *, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
 ) -> list[int]:
-    """Count the file (or its first ``end`` bytes) in ``pool`` and leave shard ``p`` in worker ``p``.
+    """Count the file (or its first ``end`` bytes) in ``pool`` and leave part ``p`` in worker ``p``.
 
-    Afterwards ``worker_state()[SHARD_KEY]`` in worker ``p`` is the ``Counter[bytes]`` of exactly the
+    Afterwards ``worker_state()[PART_KEY]`` in worker ``p`` is the ``Counter[bytes]`` of exactly the
     pre-tokens with ``partition(token, pool.size) == p``.  Returns the number of distinct pre-tokens in
-    each shard.  ``on_bytes(n)`` is called in the parent as each chunk of ``n`` bytes is counted.
+    each part.  ``on_bytes(n)`` is called in the parent as each chunk of ``n`` bytes is counted.
     """
     path = check_input_file(path)
     size = path.stat().st_size if end is None else end
@@ -162,8 +162,8 @@ def count_file_parallel(
     if workers == 1 or size == 0:  # size 0 includes files that only look empty, like /proc/cpuinfo
         return count_file_serial(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:
-        count_into_shards(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
+        count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
         total: Counter[bytes] = Counter()
-        for shard in pool.broadcast(_take_shard):
-            dict.update(total, shard)  # disjoint shards: a C-level join, not Counter's Python-level sum
+        for part in pool.broadcast(_take_part):
+            dict.update(total, part)  # disjoint parts: a C-level join, not Counter's Python-level sum
     return total

@@ -3,13 +3,13 @@
 The text is first split on the special tokens (escaped, longest first, so ``<|a|><|b|>`` wins over
 ``<|a|>``); nothing is merged across a special token and the special tokens themselves are dropped
 from the counts.  Each piece is then cut by the GPT-2 pattern and every pre-token counted.
-:func:`count_pretokens` does this faster, with identical results: an ASCII twin of the pattern, on the
+:func:`count_text` does this faster, with identical results: an ASCII twin of the pattern, on the
 stdlib ``re`` engine, cuts the ASCII text, and only the few words around each non-ASCII character (the
 *islands*, cut out at places where no pre-token can continue) take the Unicode pattern;
-:func:`count_pretokens_plain` is the plain definition.  :func:`split_pretokens` is the same fast cut for
+:func:`count_text_plain` is the plain definition.  :func:`split_pretokens` is the same fast cut for
 encoding, which needs the pre-tokens in order rather than counted.
 
->>> count_pretokens("low low<|endoftext|>lower", ["<|endoftext|>"])
+>>> count_text("low low<|endoftext|>lower", ["<|endoftext|>"])
 Counter({b'low': 1, b' low': 1, b'lower': 1})
 
 Two ways to count a file:
@@ -58,10 +58,10 @@ def split_on_special_tokens(text: str, special_tokens: Sequence[str]) -> list[st
     return [text] if pattern is None else pattern.split(text)
 
 
-def count_pretokens_plain(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+def count_text_plain(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    The definition :func:`count_pretokens` must equal.  ``findall`` + ``Counter`` keep the loop over
+    The definition :func:`count_text` must equal.  ``findall`` + ``Counter`` keep the loop over
     matches in C; strings are encoded once per distinct pre-token rather than once per occurrence.
     """
     counts: Counter[str] = Counter()
@@ -245,10 +245,10 @@ def _joined(counts: Counter[bytes], island_counts: Counter[str]) -> Counter[byte
     return large
 
 
-def count_pretokens(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+def count_text(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
     """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
 
-    Equal to :func:`count_pretokens_plain` (tested on every code point and generated text) and faster:
+    Equal to :func:`count_text_plain` (tested on every code point and generated text) and faster:
     ASCII stretches take the twin pattern (:data:`ASCII_TWIN_REGEX`), and only the words around
     non-ASCII characters take the Unicode one (:func:`ascii_parts_and_islands`).
     """

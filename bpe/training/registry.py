@@ -1,19 +1,7 @@
 """The registry: variant name -> variant module, found by listing ``variants/vN_<idea>.py``.
 
-A variant module provides
-
-* ``IDEA``: one line, the optimization it adds;
-* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict") -> Counter[bytes]``,
-  which also takes ``end=`` (count only the first ``end`` bytes) when training on a subset;
-* ``Merger``: the merge algorithm (see :mod:`bpe.training.merge_loop`), built from what
-  ``count_pretokens`` returned.
-
-The hook for counts that stay where they were counted (v7 keeps them in its worker processes):
-``count_pretokens`` may return, instead of a ``Counter``, any object that its own ``Merger`` accepts
-and that answers ``len()`` (distinct pre-tokens) and ``total()`` (all pre-tokens) as a ``Counter``
-does; if it has ``close()``, ``train_bpe`` calls it when building the ``Merger`` fails.  Every
-``Merger`` must still accept a plain ``Counter`` too (``bpe trace``, ``bpe merge-cost`` and the tests
-pass one).
+A variant module (a *rung*) defines ``IDEA``, ``POOLED``, ``count_pretokens`` and ``Merger``: the
+contract is :mod:`bpe.training.rung`, checked on every rung by ``tests/test_rung_contract.py``.
 
 The folder is ``variants/`` at the top of the repository, installed as the package ``bpe.variants``
 (``pyproject.toml`` maps it there, in an editable install and in a wheel alike), so a variant is
@@ -79,10 +67,9 @@ VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 #: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
 #: *measured* on both regimes, which need not be the last rung.  v7 is v6 itself, in one process, below
-#: two shards' worth of distinct pre-tokens (all Gutenberg-like corpora measured) and with one worker;
-#: above, on 100 MB of web-like text with 2 workers on an idle 2-core machine, its shards were 1.13x
-#: faster than v6 (README, "Measured on web-like text").  They need a core per worker: with another job
-#: holding a core, v7 ran at 0.86x-0.95x v6's speed (docs/v7.md).  None: the last rung.
+#: two shards' worth of distinct pre-tokens and with one worker; above, it shards the words, and gathers
+#: them back to finish as v6 when a busy core or small merges make the round trips stall.  The figures,
+#: idle and with one core busy: docs/v7.md, "Idle and with one core busy".  None: the last rung.
 DEFAULT_VARIANT: str | None = "v7"
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -119,16 +118,12 @@ def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
 
 
 def _count_with_progress(count, input_path, special_tokens, progress: Progress, **kwargs):
-    """Run the pre-tokenizer, reporting bytes as it goes if it takes ``on_bytes``, else all at the end."""
+    """Run the rung's pre-tokenizer, which reports the bytes it counted as it goes (``on_bytes``)."""
     total = kwargs.get("end")
     if total is None:
         total = check_input_file(input_path).stat().st_size
     progress.start_bytes(total)
-    if "on_bytes" in inspect.signature(count).parameters:
-        return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
-    counts = count(input_path, special_tokens, **kwargs)
-    progress.on_bytes(total)
-    return counts
+    return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
 
 
 def train_bpe(
@@ -155,8 +150,8 @@ def train_bpe(
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
     extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
     sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
-    pre-token counts).  ``progress`` (``True`` for bars on stderr, or a
-    :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
+    pre-token counts) and, for a merger that gathers its shards (v7), ``gathered_at``.  ``progress``
+    (``True`` for bars on stderr, or a :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
     """
     if not isinstance(input_path, (str, PathLike)):
         raise BPEError(f"input_path must be a file path, got {input_path!r}")
@@ -198,4 +193,6 @@ def train_bpe(
         raise
     merges = run_merges(merger, num_merges, timer, progress=progress)
     timer.finish()
+    if stats is not None and hasattr(merger, "gathered_at"):  # v7: where its shards came back (None: never)
+        stats["gathered_at"] = merger.gathered_at
     return build_vocab(special_tokens, merges), merges

@@ -1,0 +1,120 @@
+"""The rung contract: what a step of the ladder, ``variants/vN_<idea>.py``, defines.
+
+A rung module defines
+
+* a **docstring**: the idea, what it leaves out, its complexity, and a link to its page (``docs/vN.md``);
+* ``IDEA``: one line, the optimization it adds (``bpe bench`` and the report print it);
+* ``POOLED``: ``True`` when ``count_pretokens`` counts in the process pool (v3 onward), so the pool's
+  tests (worker counts, a killed worker, Ctrl-C) run it; ``False`` when it counts in this process;
+* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict", end=None, on_bytes=None)``:
+  the pre-token counts of the file (see :data:`COUNT_PRETOKENS_PARAMETERS`).  ``workers`` may be
+  ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``);
+  ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns a
+  ``Counter[bytes]``, or a handle to counts kept elsewhere (v7 keeps them in its worker processes)
+  that its own ``Merger`` accepts and that answers ``len()`` (distinct pre-tokens) and ``total()``
+  (all pre-tokens) as a ``Counter`` does; a handle with ``close()`` is closed by ``train_bpe`` when
+  building the ``Merger`` fails;
+* ``Merger``: the merge algorithm (:class:`Merger` below, driven by
+  :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
+  a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
+  one).
+
+:func:`check_rung` lists what a module leaves out; ``tests/test_rung_contract.py`` runs it on every
+registered rung, so a rung missing a part fails a test rather than being skipped by one.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Protocol
+
+from bpe.training.merge_loop import Pair
+
+#: ``count_pretokens``'s parameters: (name, kind, default); ``inspect.Parameter.empty`` for "no default".
+COUNT_PRETOKENS_PARAMETERS = (
+    ("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+    ("special_tokens", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+    ("workers", inspect.Parameter.KEYWORD_ONLY, None),
+    ("errors", inspect.Parameter.KEYWORD_ONLY, "strict"),
+    ("end", inspect.Parameter.KEYWORD_ONLY, None),
+    ("on_bytes", inspect.Parameter.KEYWORD_ONLY, None),
+)
+
+
+class Merger(Protocol):
+    """A rung's merge algorithm: one method per timed stage.
+
+    ``close()`` is optional: :func:`~bpe.training.merge_loop.run_merges` calls it once when the merges
+    end, also on an error or Ctrl-C (v6 undoes ``gc.freeze()``, v7 stops its processes).  So is
+    ``trace_state()``, for ``bpe trace`` only (see :mod:`bpe.lab.trace`).
+    """
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]) -> None: ...  # pair_count stage
+
+    def select_best_pair(self) -> Pair | None: ...  # select: the most frequent pair, ties -> larger bytes
+
+    def merge(self, pair: Pair) -> None: ...  # update: rewrite the words, keep the counts up to date
+
+
+def check_rung(module: ModuleType) -> list[str]:
+    """What ``module`` leaves out of the contract, one line each; ``[]`` when it defines it all.
+
+    >>> import types
+    >>> check_rung(types.ModuleType("v9_empty"))  # doctest: +NORMALIZE_WHITESPACE
+    ['v9_empty has no docstring', 'v9_empty.IDEA is missing', 'v9_empty.POOLED is missing',
+     'v9_empty.count_pretokens is missing', 'v9_empty.Merger is missing']
+    """
+    name = module.__name__.rpartition(".")[2]
+    problems = []
+    if not (module.__doc__ or "").strip():
+        problems.append(f"{name} has no docstring")
+    idea = getattr(module, "IDEA", None)
+    if idea is None:
+        problems.append(f"{name}.IDEA is missing")
+    elif not isinstance(idea, str) or not idea.strip() or "\n" in idea:
+        problems.append(f"{name}.IDEA must be one non-empty line, got {idea!r}")
+    pooled = getattr(module, "POOLED", None)
+    if pooled is None:
+        problems.append(f"{name}.POOLED is missing")
+    elif not isinstance(pooled, bool):
+        problems.append(f"{name}.POOLED must be True or False, got {pooled!r}")
+    count = getattr(module, "count_pretokens", None)
+    if count is None:
+        problems.append(f"{name}.count_pretokens is missing")
+    else:
+        problems += [f"{name}.count_pretokens: {p}" for p in _signature_problems(count)]
+    merger = getattr(module, "Merger", None)
+    if merger is None:
+        problems.append(f"{name}.Merger is missing")
+    else:
+        for method in ("select_best_pair", "merge"):
+            if not callable(getattr(merger, method, None)):
+                problems.append(f"{name}.Merger has no method {method}")
+    return problems
+
+
+def _signature_problems(count) -> list[str]:
+    try:
+        parameters = list(inspect.signature(count).parameters.values())
+    except (TypeError, ValueError):
+        return ["its signature cannot be read"]
+    problems = []
+    by_name = {p.name: p for p in parameters}
+    for position, (name, kind, default) in enumerate(COUNT_PRETOKENS_PARAMETERS):
+        found = by_name.get(name)
+        if found is None:
+            problems.append(f"takes no {name}")
+        elif found.kind != kind:
+            problems.append(f"{name} must be {kind.description}, it is {found.kind.description}")
+        elif found.default != default:
+            problems.append(f"{name} must default to {default!r}, not {found.default!r}")
+        elif kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and parameters.index(found) != position:
+            problems.append(f"{name} must be positional parameter {position + 1}")
+    return problems
+
+
+def pooled(module) -> bool:
+    """Whether the rung counts in the process pool (its ``POOLED``)."""
+    return bool(getattr(module, "POOLED", False))

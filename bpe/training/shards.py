@@ -1,0 +1,276 @@
+"""Words kept in worker processes from counting to the last merge: the process machinery under v7.
+
+v7 (``variants/v7_sharded.py``) holds the idea: what a shard of the words is, how a merge is split
+among the shards and how their answers are added up.  This module holds what moves the shards
+between processes, on top of :mod:`bpe.training.pool`:
+
+* :func:`count_into_shard_pool`: count the file in the pool that will hold the shards, leaving part
+  ``p`` of the pre-token counts in worker ``p`` (:func:`~bpe.training.parallel.count_into_parts`);
+  the counts come back as a :class:`ShardedCounts` handle, never through the parent;
+* :class:`ShardProcesses`: the shard processes of one ``Merger``: build a shard in each worker, send
+  each merge over a channel of its own and read the answers, fetch every shard's state back (the
+  trace, the gather), stop them all.
+
+Why a merge channel beside the pool's own pipe: a merge is a round trip with every shard, tens of
+thousands of times, and the pool's task protocol (a task number, the function by reference, a wait
+on every pipe and process sentinel) is made for fewer, larger tasks (docs/v7.md, "The merge
+channel").  So while merging each shard process runs one long pool task, :func:`_serve_merges`,
+that reads merges from its own pipe.  The pipes must exist before the workers fork so that each
+inherits them: they are handed over in the module global ``_CHANNELS``, set just before the pool
+starts and cleared just after.  Without fork there are no shard processes (v7 is then v6, in one
+process).  The pool still starts, watches and stops the processes: a shard that dies or raises
+closes its pipe, and the parent then raises the pool's one-line error for that worker.
+
+What it leaves out: a worker of the counting pool that holds no shard (worker 0, whose part goes to
+the parent) is not stopped early: it sleeps on its pipe, using no CPU, until the pool is stopped;
+stopping one worker of a pool would be a pool operation used nowhere else.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from bpe.errors import BPEError
+from bpe.training.chunking import plan_chunk_count
+from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts
+from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
+from bpe.training.pretokenize import check_input_file
+
+# --- what the workers run (module-level, so they pickle by reference); the shard lives in the worker's
+# state between tasks.
+
+
+def _take_part() -> dict[bytes, int]:
+    return worker_state().pop(PART_KEY)
+
+
+def _part_totals() -> tuple[int, int]:
+    counts = worker_state()[PART_KEY]
+    return len(counts), sum(counts.values())
+
+
+def _build_shard(make_shard: Callable, more: dict[bytes, int]):
+    """Build this worker's shard from its counted part (if counting left one) and ``more`` words."""
+    state = worker_state()
+    counts = state.pop(PART_KEY, None)
+    if counts is None:
+        counts = more
+    else:
+        counts.update(more)  # disjoint: the parent's spare words
+    shard = state["shard"] = make_shard(counts)
+    gc.freeze()  # the worker holds nothing else: keep the collector off the shard's objects
+    return shard.initial_pair_counts
+
+
+def _serve_merges(worker: int) -> None:
+    """Task: answer merges over this worker's own channel until told to stop.
+
+    Each answer is ``(the shard's answer, CPU seconds it took)``: the parent compares the work with
+    the wall time of the round trip (v7's ``GatherWhenStalled``).
+    """
+    conn = None
+    try:
+        for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
+            parent_end.close()
+            if other == worker:
+                conn = shard_end
+            else:
+                shard_end.close()
+        merge, cpu = worker_state()["shard"].merge, time.thread_time
+        while (message := spin_then_recv(conn)) is not None:
+            started = cpu()
+            answer = merge(*message)
+            conn.send((answer, cpu() - started))
+    except BaseException:  # the parent must see EOF, then it reads the error from the pool
+        if conn is not None:
+            conn.close()
+        raise
+
+
+def _shard_state():
+    shard = worker_state()["shard"]
+    return shard.words, shard.word_counts, shard.pair_to_words
+
+
+# --- the parent ------------------------------------------------------------------------------------
+
+#: The merge channels of the shard pool being started: one duplex pipe per worker, made *before* the
+#: pool forks so that every worker inherits them (see open_shard_pool).
+_CHANNELS: list = []
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def open_shard_pool(workers: int, source: str | None = None):
+    """A :class:`~bpe.training.pool.WorkerPool` for shards and one merge channel per worker."""
+    global _CHANNELS
+    _CHANNELS = [multiprocessing.Pipe(duplex=True) for _ in range(workers)]
+    try:
+        pool = WorkerPool(workers, what="merge shard", doing="merging", source=source)
+    except BaseException:
+        close_channels(_CHANNELS)
+        _CHANNELS = []
+        raise
+    channels, _CHANNELS = _CHANNELS, []
+    for _, shard_end in channels:
+        shard_end.close()  # the workers hold these now
+    return pool, [parent_end for parent_end, _ in channels]
+
+
+def close_channels(channels) -> None:
+    for ends in channels:
+        for conn in (ends if isinstance(ends, tuple) else (ends,)):
+            conn.close()
+
+
+class ShardedCounts:
+    """Pre-token counts as :func:`count_into_shard_pool` leaves them: held by pool workers, part ``p``
+    in worker ``p`` (``pool``), or gathered in this process (``local``) when shards would not pay.
+
+    ``len()`` and ``total()`` answer as a ``Counter`` would.
+    """
+
+    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None, channels=None):
+        self.pool, self.local, self.channels = pool, local, channels
+        if pool is not None:
+            self._totals = pool.broadcast(_part_totals)
+        else:
+            self._totals = [(len(local), sum(local.values()))]
+
+    def __len__(self) -> int:
+        return sum(distinct for distinct, _ in self._totals)
+
+    def total(self) -> int:
+        return sum(total for _, total in self._totals)
+
+    def close(self) -> None:
+        """Stop the workers holding the counts (if no merger took them over)."""
+        if self.pool is not None:
+            self.pool.terminate()
+            close_channels(self.channels or [])
+
+
+def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int | None, errors: str,
+                          end: int | None, on_bytes: Callable[[int], None] | None,
+                          worth_shards: Callable[[int], bool]) -> ShardedCounts:
+    """Count the file in a shard pool; part ``p``'s pre-token counts stay in worker ``p``.
+
+    ``worth_shards(distinct pre-tokens)`` says whether shard processes pay; if not, the parts are
+    gathered here and the pool is stopped.  One worker, no fork, or a file too small for two chunks
+    is counted as the shared counter counts it, in a ``local`` handle.
+    """
+    path = check_input_file(path)
+    workers = default_workers() if workers is None else workers
+    size = path.stat().st_size if end is None else end
+    # A file whose size reads 0 (/proc files) is counted by the shared counter, and is far too small for shards.
+    if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2 or not can_fork():
+        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
+                                                       end=end, on_bytes=on_bytes))
+    pool, channels = open_shard_pool(workers, str(path))
+    try:
+        distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes))
+        if worth_shards(distinct):
+            return ShardedCounts(pool, channels=channels)
+        counts: dict[bytes, int] = {}
+        for part in pool.broadcast(_take_part):
+            counts.update(part)  # disjoint parts: a C-level join
+    except BaseException:
+        pool.terminate()
+        close_channels(channels)
+        raise
+    pool.close()
+    close_channels(channels)
+    return ShardedCounts(local=counts)
+
+
+class ShardProcesses:
+    """The shard processes of one merger: build, merge over the channels, bring the state back, stop.
+
+    ``remote`` are the pool workers that hold a shard, in order; a worker of the counting pool whose
+    part went to the parent (worker 0) holds none.
+    """
+
+    def __init__(self, pool: WorkerPool, channels: list, remote: list[int]):
+        self.pool, self._all_channels, self.remote = pool, channels, remote
+        self.channels = [channels[worker] for worker in remote]
+        self._serving = False
+
+    @classmethod
+    def start(cls, processes: int) -> "ShardProcesses | None":
+        """``processes`` fresh shard processes (None without fork: the caller merges in one process)."""
+        if not can_fork():
+            return None
+        pool, channels = open_shard_pool(processes)
+        return cls(pool, channels, list(range(processes)))
+
+    @classmethod
+    def from_counts(cls, counts: ShardedCounts) -> tuple["ShardProcesses", dict[bytes, int]]:
+        """Take over the pool holding ``counts``: worker 0's part comes here, the others hold shards."""
+        self = cls(counts.pool, counts.channels, list(range(1, counts.pool.size)))
+        try:
+            self.pool.submit(0, _take_part)
+            return self, self.pool.result(0)
+        except BaseException:
+            self.close()
+            raise
+
+    def start_building(self, make_shard: Callable, parts: Sequence[dict[bytes, int]]) -> None:
+        """Each shard process builds ``make_shard(its counted part + parts[i])``; read the pair counts
+        with :meth:`built` (the parent builds its own shard meanwhile)."""
+        for worker, more in zip(self.remote, parts):
+            self.pool.submit(worker, _build_shard, make_shard, more)
+
+    def built(self):
+        """Each shard's initial pair counts, in order."""
+        return [self.pool.result(worker) for worker in self.remote]
+
+    def send(self, message) -> None:
+        """Send a merge to every shard process (the first starts their merge tasks)."""
+        if not self._serving:  # until the first merge the workers answer pool tasks (build, trace)
+            for worker in self.remote:
+                self.pool.submit(worker, _serve_merges, worker)
+            self._serving = True
+        for i, conn in enumerate(self.channels):
+            try:
+                conn.send(message)
+            except OSError:  # the shard died or failed
+                self._failed(i)
+
+    def answers(self):
+        """Each shard process's ``(answer, CPU seconds)`` to the last merge sent, read as iterated."""
+        for i, conn in enumerate(self.channels):
+            try:
+                yield spin_then_recv(conn)
+            except (EOFError, OSError):  # the shard died or failed
+                self._failed(i)
+
+    def states(self) -> list[tuple]:
+        """Each shard process's ``(words, word_counts, pair_to_words)``."""
+        self._stop_serving()
+        for worker in self.remote:
+            self.pool.submit(worker, _shard_state)
+        return [self.pool.result(worker) for worker in self.remote]
+
+    def close(self) -> None:
+        """Stop every process at once: their state is not needed any more, no orderly goodbye."""
+        self.pool.terminate()
+        close_channels(self._all_channels or [])
+
+    def _stop_serving(self) -> None:
+        """End the merge tasks, so that the pool takes tasks again."""
+        if self._serving:
+            for conn in self.channels:
+                conn.send(None)
+            for worker in self.remote:
+                self.pool.result(worker)
+            self._serving = False
+
+    def _failed(self, i: int):
+        """Raise the pool's error for a shard whose channel broke (it names the signal or the exception)."""
+        self.pool.result(self.remote[i])  # raises: the serve task of that worker ended
+        raise BPEError(f"merge shard {self.remote[i]} stopped answering")
