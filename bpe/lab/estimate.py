@@ -5,22 +5,25 @@
 :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip such a
 variant with a note instead).
 
-The model is each variant's measured scaling, with constants fitted on this project's 2-core
-machine (``bench --repeat 1 --workers 2`` on ``corpus-en``, ``gutenberg-sample`` and the 14 MB
-``gutenberg-books``); it is meant to be right within a factor of about 2, enough to tell a minute
-from an hour:
+The model counts what each variant's loops do, with one constant per loop fitted on CPU times of
+one-worker runs (``python -m bpe.lab.calibrate`` writes them beside the model's estimates into
+``docs/estimate-calibration.json``: Gutenberg prose, the TinyStories-like and the web-like
+generators, vocab 300 to 32,000, every rung; a test checks every point is within 2x).  It is meant
+to tell a minute from an hour, not to predict to the percent:
 
 * every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
   that among the workers;
 * the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
-  variant stores), which grows much more slowly than the corpus (Heaps' law).  ``L`` is measured on
-  the first :data:`SAMPLE_BYTES` of the file, at a quarter and at the whole sample, and extrapolated
-  with the exponent those two points give;
+  variant stores), and ``W``, their number; both grow much more slowly than the corpus (Heaps'
+  law), so they are measured on the first :data:`SAMPLE_BYTES` of the file, at a quarter and at
+  the whole sample, and extrapolated with the exponent those two points give;
 * v1 recounts every pair of every word after every merge: ``merges x L``;
-* v2-v4 scan every live pair with ``max()`` once per merge; the live pairs grow faster than ``L``,
-  and the fit over the two Gutenberg corpora gives ``merges x L^1.45``;
-* v5 and v6 (and any variant not listed, such as a candidate file) pop a heap: a build and updates
-  proportional to ``L`` plus a small cost per merge;
+* v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
+  pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
+  never pass ``L``, so a scan never costs more than v1's recount;
+* v5-v7 (and any variant not listed, such as a candidate file) pop a heap: a small cost per merge;
+* every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
+  length (:func:`touched_length`), a few times ``L``;
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
 
