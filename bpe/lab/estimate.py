@@ -71,14 +71,16 @@ class CostModel:
 
 # Fitted on one-worker CPU times (docs/estimate-calibration.json, python -m bpe.lab.calibrate).
 MODELS = {
-    "v1": CostModel("recount", 4.1e-7, 0.0, 0.0, 150),
-    "v2": CostModel("scan", 1e-7, 5e-7, 1e-6, 150),
-    "v3": CostModel("scan", 1e-7, 5e-7, 1e-6, 150),
-    "v4": CostModel("scan", 1e-7, 5e-7, 1e-6, 150),
-    "v5": CostModel("heap", 1e-4, 5e-7, 1e-6, 170),
-    "v6": CostModel("heap", 5e-6, 2e-7, 1e-6, 65),
-    "v7": CostModel("heap", 5e-6, 2e-7, 1e-6, 65),
+    "v1": CostModel("recount", 3.3e-7, 0.0, 0.0, 150),
+    "v2": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v3": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v4": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v5": CostModel("heap", 2.4e-6, 7.0e-7, 1e-6, 170),
+    "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
+    "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
 }
+#: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches, up to this size.
+CACHE_PAIRS = 50_000
 DEFAULT_MODEL = MODELS["v6"]
 
 
@@ -92,7 +94,9 @@ def live_pairs(length: float, words: float, merges: int) -> float:
     """
     positions = max(1.0, length - words)
     words = max(1.0, words)
-    return min(0.58 * positions * (max(1, merges) / words) ** 0.58, 1.2 * words, positions)
+    # Where they level off depends on how long the words are: longer words hold more distinct pairs.
+    level = 0.8 * words * min(3.0, max(0.5, (length / words / MEAN_WORD_LENGTH) ** 4))
+    return min(0.58 * positions * (max(1, merges) / words) ** 0.58, level, positions)
 
 
 def touched_length(length: float, merges: int) -> float:
@@ -205,7 +209,10 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
-    scanned = {"recount": length, "scan": live_pairs(length, words, merges), "heap": 1.0}[model.kind]
+    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
+    if model.kind == "scan":
+        pairs = live_pairs(length, words, merges)
+        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / 30_000)
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
                + model.per_l * length)
     # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
