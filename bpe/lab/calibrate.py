@@ -9,7 +9,8 @@ take alone, where wall time does not.  The estimate is :func:`bpe.lab.estimate.e
 test can re-estimate every point under the current model without timing anything.
 
 ``--reestimate`` keeps the stored timings and only redoes the estimates (after a change of the
-model).  A corpus that is not on this machine (``../shared`` holds the 14 MB Gutenberg books) keeps
+model); ``--missing`` times only the points the file does not hold yet, ``--data NAME`` only one
+corpus's.  A corpus that is not on this machine (``../shared`` holds the 14 MB Gutenberg books) keeps
 its stored points.
 
 What it leaves out: repeats (one run per point; the model aims at a factor of 2, not at percent)
@@ -53,6 +54,7 @@ POINTS = [
     ("tinystories-synth-10MB", "v5", 10000),
     ("tinystories-synth-10MB", "v6", 10000),
     ("tinystories-synth-10MB", "v7", 10000),
+    ("tinystories-synth-50MB", "v2", 10000),
     ("webtext-synth-2MB", "v1", 300),
     ("webtext-synth-2MB", "v2", 500),
     ("webtext-synth-2MB", "v2", 2000),
@@ -63,6 +65,7 @@ POINTS = [
     ("webtext-synth-2MB", "v7", 10000),
     ("webtext-synth-20MB", "v2", 500),
     ("webtext-synth-20MB", "v5", 10000),
+    ("webtext-synth-20MB", "v5", 32000),
     ("webtext-synth-20MB", "v6", 32000),
     ("webtext-synth-20MB", "v7", 10000),
 ]
@@ -104,7 +107,7 @@ def with_estimate(point: dict) -> dict:
 
 
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
-              log=sys.stdout) -> list[dict]:
+              missing: bool = False, log=sys.stdout) -> list[dict]:
     from bpe.data.datasets import resolve_data
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
@@ -113,7 +116,8 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
     specials = list(SPECIAL_TOKENS)
     points, shapes = [], {}
     for data, variant, vocab in POINTS:
-        if reestimate or (only and data not in only) or not _available(data, resolve_data):
+        if (reestimate or (only and data not in only) or (missing and (data, variant, vocab) in old)
+                or not _available(data, resolve_data)):
             if (data, variant, vocab) in old:
                 points.append(with_estimate(old[(data, variant, vocab)]))
             continue
@@ -154,9 +158,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bpe.lab.calibrate", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--data", action="append", help="time only this corpus's points (repeatable)")
+    parser.add_argument("--missing", action="store_true", help="time only the points the file does not hold")
     parser.add_argument("--reestimate", action="store_true", help="keep the stored timings, redo the estimates")
     args = parser.parse_args(argv)
-    calibrate(args.out, args.reestimate, args.data)
+    calibrate(args.out, args.reestimate, args.data, args.missing)
     return 0
 
 
