@@ -22,6 +22,8 @@ to tell a minute from an hour, not to predict to the percent:
   pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
   never pass ``L``, so a scan never costs more than v1's recount;
 * v5-v7 (and any variant not listed, such as a candidate file) pop a heap: a small cost per merge;
+  v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
+  credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
 * every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
   length (:func:`touched_length`), a few times ``L``;
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
@@ -79,8 +81,10 @@ MODELS = {
     "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
     "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
 }
-#: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches, up to this size.
+#: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
+#: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
 CACHE_PAIRS = 50_000
+PAIRS_PER_STEP = 30_000
 DEFAULT_MODEL = MODELS["v6"]
 
 
@@ -213,7 +217,7 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
     if model.kind == "scan":
         pairs = live_pairs(length, words, merges)
-        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / 30_000)
+        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
                + model.per_l * length)
     # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
