@@ -10,7 +10,7 @@ test can re-estimate every point under the current model without timing anything
 
 ``--reestimate`` keeps the stored timings and only redoes the estimates (after a change of the
 model); ``--missing`` times only the points the file does not hold yet, ``--data NAME`` only one
-corpus's.  A corpus that is not on this machine (``../shared`` holds the 14 MB Gutenberg books) keeps
+corpus's.  A corpus that is not on this machine (``gutenberg-books`` is built from downloads) keeps
 its stored points.
 
 What it leaves out: repeats (one run per point; the model aims at a factor of 2, not at percent)
@@ -32,7 +32,7 @@ from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 
 DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
-GUTENBERG_BOOKS = "../shared/data/gutenberg-books.txt"
+GUTENBERG_BOOKS = "gutenberg-books"
 
 #: (data, variant, vocab size): each run a few seconds to a minute on one core.
 POINTS = [
