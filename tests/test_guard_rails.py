@@ -42,7 +42,8 @@ def test_estimate_orders_the_ladder_and_grows_with_the_data():
     for shape in (small, large):
         cost = {v: predicted_cost(v, shape) for v in ("v1", "v2", "v5", "v6")}
         assert cost["v1"] > cost["v2"] > cost["v5"] > cost["v6"]
-    assert predicted_cost("v2", large) > 100 * predicted_cost("v2", small)
+    # 25 times the distinct words' length: the scan's live pairs and the rewrites grow about as much
+    assert predicted_cost("v2", large) > 10 * predicted_cost("v2", small)
     assert estimate_run("v2", large, 9_743, 2).peak_bytes > estimate_run("v6", large, 9_743, 2).peak_bytes
 
 

@@ -5,22 +5,27 @@
 :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip such a
 variant with a note instead).
 
-The model is each variant's measured scaling, with constants fitted on this project's 2-core
-machine (``bench --repeat 1 --workers 2`` on ``corpus-en``, ``gutenberg-sample`` and the 14 MB
-``gutenberg-books``); it is meant to be right within a factor of about 2, enough to tell a minute
-from an hour:
+The model counts what each variant's loops do, with one constant per loop fitted on CPU times of
+one-worker runs (``python -m bpe.lab.calibrate`` writes them beside the model's estimates into
+``docs/estimate-calibration.json``: Gutenberg prose, the TinyStories-like and the web-like
+generators, vocab 300 to 32,000, every rung; a test checks every point is within 2x).  It is meant
+to tell a minute from an hour, not to predict to the percent:
 
 * every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
   that among the workers;
 * the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
-  variant stores), which grows much more slowly than the corpus (Heaps' law).  ``L`` is measured on
-  the first :data:`SAMPLE_BYTES` of the file, at a quarter and at the whole sample, and extrapolated
-  with the exponent those two points give;
+  variant stores), and ``W``, their number; both grow much more slowly than the corpus (Heaps'
+  law), so they are measured on the first :data:`SAMPLE_BYTES` of the file, at a quarter and at
+  the whole sample, and extrapolated with the exponent those two points give;
 * v1 recounts every pair of every word after every merge: ``merges x L``;
-* v2-v4 scan every live pair with ``max()`` once per merge; the live pairs grow faster than ``L``,
-  and the fit over the two Gutenberg corpora gives ``merges x L^1.45``;
-* v5 and v6 (and any variant not listed, such as a candidate file) pop a heap: a build and updates
-  proportional to ``L`` plus a small cost per merge;
+* v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
+  pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
+  never pass ``L``, so a scan never costs more than v1's recount;
+* v5-v7 (and any variant not listed, such as a candidate file) pop a heap: a small cost per merge;
+  v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
+  credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
+* every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
+  length (:func:`touched_length`), a few times ``L``;
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
 
@@ -42,32 +47,70 @@ from bpe.training.sizes import format_size
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
 SAMPLE_BYTES = 2_000_000
-SERIAL_BYTES_PER_SECOND = 8e6
+SERIAL_BYTES_PER_SECOND = 12e6
 BASE_MEMORY = 35e6
+#: Starting Python and importing the trainer, in every run.
+STARTUP_SECONDS = 0.3
+#: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
+MEAN_WORD_LENGTH = 8.0
 
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds = per_merge(L) x merges + per_l x L; memory = base + bytes_per_l x L."""
+    """Seconds = per_merge x (merges x what one merge scans) + per_touch x T + per_l x L.
+
+    What one merge scans is the whole text ``L`` (recount), the live pairs (scan) or nothing that
+    grows (heap: per_merge is then seconds per merge); ``T`` is the length of the words the merges
+    rewrite (:func:`touched_length`).  Memory = base + bytes_per_l x L.
+    """
 
     kind: str  # "recount", "scan" or "heap"
-    per_merge: float  # seconds per merge per unit of L**exponent
-    exponent: float
-    per_l: float  # seconds per unit of L (build and updates)
+    per_merge: float
+    per_touch: float
+    per_l: float  # seconds per unit of L (building the pair table)
     bytes_per_l: float
 
 
-# Fitted on gutenberg-sample (L = 228,375) and gutenberg-books (L = 521,554) at 9,743 merges and on
-# corpus-en (L = 34,739) for v1; see the module docstring.
+# Fitted on one-worker CPU times (docs/estimate-calibration.json, python -m bpe.lab.calibrate).
 MODELS = {
-    "v1": CostModel("recount", 4.1e-7, 1.0, 0.0, 150),
-    "v2": CostModel("scan", 5.6e-3 / 228_375 ** 1.45, 1.45, 5.5e-6, 150),
-    "v3": CostModel("scan", 5.6e-3 / 228_375 ** 1.45, 1.45, 5.5e-6, 150),
-    "v4": CostModel("scan", 6.5e-3 / 228_375 ** 1.45, 1.45, 4.6e-6, 150),
-    "v5": CostModel("heap", 9.3e-5, 0.0, 4.2e-6, 170),
-    "v6": CostModel("heap", 5.6e-6, 0.0, 1.5e-6, 65),
+    "v1": CostModel("recount", 3.3e-7, 0.0, 0.0, 150),
+    "v2": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v3": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v4": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
+    "v5": CostModel("heap", 2.4e-6, 7.0e-7, 1e-6, 170),
+    "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
+    "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
 }
+#: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
+#: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
+CACHE_PAIRS = 50_000
+PAIRS_PER_STEP = 30_000
 DEFAULT_MODEL = MODELS["v6"]
+
+
+def live_pairs(length: float, words: float, merges: int) -> float:
+    """The mean number of live pairs over ``merges`` merges: what a ``max()`` scan visits per merge.
+
+    They start at the distinct byte pairs and grow as merges make new tokens, by fewer per merge
+    the more merges are done; they never pass the pair positions ``L - W`` (v1 recounts all of
+    those), and level off near the number of words ``W``, higher for longer words.  Fitted on the
+    counts along v6's merges on the Gutenberg, TinyStories-like and web-like corpora (within 1.6x of
+    the mean counted there at 250 to 10,000 merges; 2.5x low on a 1 MB TinyStories-like prefix).
+    """
+    positions = max(1.0, length - words)
+    words = max(1.0, words)
+    # Where they level off depends on how long the words are: longer words hold more distinct pairs.
+    level = 0.8 * words * min(3.0, max(0.5, (length / words / MEAN_WORD_LENGTH) ** 4))
+    return min(0.58 * positions * (max(1, merges) / words) ** 0.58, level, positions)
+
+
+def touched_length(length: float, merges: int) -> float:
+    """``T``: the total length of the words the merges rewrite (each merge visits only its words).
+
+    Each word is rewritten once per merge that hits it, so ``T`` is a few times ``L`` and grows
+    with the log of the merges (measured on the same corpora: 4-5 L at 250 merges, 7-9 L at 10,000).
+    """
+    return 0.75 * length * math.log1p(max(0, merges))
 
 
 @dataclass(frozen=True)
@@ -77,6 +120,7 @@ class CorpusShape:
     bytes: int
     distinct_length: float
     measured: bool  # False: L is an upper bound (the sample was skipped)
+    distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
 
 
 def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
@@ -95,13 +139,22 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     cut = sample.rfind(b"\n") if len(sample) < size else -1
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
-    whole = sum(len(token) for token in count_text(text, special_tokens))
+    counts = count_text(text, special_tokens)
+    whole, words = sum(len(token) for token in counts), len(counts)
     target = assume_bytes or size
     if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
-        return CorpusShape(target, whole * max(1.0, target / max(len(sample), 1)), True)
-    quarter = sum(len(token) for token in count_text(text[: len(text) // 4], special_tokens))
-    exponent = min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
-    return CorpusShape(target, whole * max(1.0, target / len(sample)) ** exponent, True)
+        scale = max(1.0, target / max(len(sample), 1))
+        return CorpusShape(target, whole * scale, True, words * scale)
+    counts = count_text(text[: len(text) // 4], special_tokens)
+    quarter, quarter_words = sum(len(token) for token in counts), len(counts)
+    scale = max(1.0, target / len(sample))
+    return CorpusShape(target, whole * scale ** _growth(whole, quarter), True,
+                       words * scale ** _growth(words, quarter_words))
+
+
+def _growth(whole: float, quarter: float) -> float:
+    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1)."""
+    return min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
 
 
 @dataclass(frozen=True)
@@ -160,11 +213,17 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     serial = is_serial(variant)
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
-    merging = model.per_merge * merges * length ** model.exponent + model.per_l * length
+    words = shape.distinct_words or length / MEAN_WORD_LENGTH
+    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
+    if model.kind == "scan":
+        pairs = live_pairs(length, words, merges)
+        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
+    merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
+               + model.per_l * length)
     # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
     # pre-tokens, not the file size.
     memory = BASE_MEMORY + model.bytes_per_l * length
-    return Estimate(variant, merges, pretokenize + merging, memory)
+    return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
 
 
 def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:

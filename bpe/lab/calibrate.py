@@ -1,0 +1,169 @@
+"""``python -m bpe.lab.calibrate``: time small runs and set them beside the cost model's estimates.
+
+Each point of :data:`POINTS` trains one variant on one corpus at one vocab size in a fresh process
+with one pre-tokenization worker, and takes that process's CPU time (user + system, children
+included) from ``resource.getrusage``: on a busy machine CPU time stays close to what the run would
+take alone, where wall time does not.  The estimate is :func:`bpe.lab.estimate.estimate_run` with
+``workers=1`` on the corpus's shape (:func:`bpe.lab.estimate.corpus_shape`), and the file
+(``docs/estimate-calibration.json`` by default) records both and their ratio, with the shape, so a
+test can re-estimate every point under the current model without timing anything.
+
+``--reestimate`` keeps the stored timings and only redoes the estimates (after a change of the
+model); ``--missing`` times only the points the file does not hold yet, ``--data NAME`` only one
+corpus's.  A corpus that is not on this machine (``gutenberg-books`` is built from downloads) keeps
+its stored points.
+
+What it leaves out: repeats (one run per point; the model aims at a factor of 2, not at percent)
+and more than one worker (the pool's share is a division of the pre-tokenizing time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bpe.data.datasets import REPO_ROOT
+from bpe.defaults import SPECIAL_TOKENS
+from bpe.errors import BPEError
+
+DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
+GUTENBERG_BOOKS = "gutenberg-books"
+
+#: (data, variant, vocab size): each run a few seconds to a minute on one core.
+POINTS = [
+    ("gutenberg-sample", "v1", 500),
+    ("gutenberg-sample", "v2", 2000),
+    ("gutenberg-sample", "v2", 10000),
+    ("gutenberg-sample", "v3", 2000),
+    ("gutenberg-sample", "v4", 2000),
+    ("gutenberg-sample", "v5", 10000),
+    ("gutenberg-sample", "v6", 10000),
+    ("gutenberg-sample", "v7", 10000),
+    (GUTENBERG_BOOKS, "v4", 2000),
+    (GUTENBERG_BOOKS, "v6", 10000),
+    ("tinystories-synth-10MB", "v1", 500),
+    ("tinystories-synth-10MB", "v2", 2000),
+    ("tinystories-synth-10MB", "v2", 10000),
+    ("tinystories-synth-10MB", "v3", 10000),
+    ("tinystories-synth-10MB", "v4", 10000),
+    ("tinystories-synth-10MB", "v5", 10000),
+    ("tinystories-synth-10MB", "v6", 10000),
+    ("tinystories-synth-10MB", "v7", 10000),
+    ("tinystories-synth-50MB", "v2", 10000),
+    ("webtext-synth-2MB", "v1", 300),
+    ("webtext-synth-2MB", "v2", 500),
+    ("webtext-synth-2MB", "v2", 2000),
+    ("webtext-synth-2MB", "v3", 2000),
+    ("webtext-synth-2MB", "v4", 2000),
+    ("webtext-synth-2MB", "v5", 2000),
+    ("webtext-synth-2MB", "v6", 10000),
+    ("webtext-synth-2MB", "v7", 10000),
+    ("webtext-synth-20MB", "v2", 500),
+    ("webtext-synth-20MB", "v5", 10000),
+    ("webtext-synth-20MB", "v5", 32000),
+    ("webtext-synth-20MB", "v6", 32000),
+    ("webtext-synth-20MB", "v7", 10000),
+]
+
+
+def shape_of(data: str, special_tokens: list[str]) -> dict:
+    from bpe.data.datasets import resolve_data
+    from bpe.lab.estimate import corpus_shape
+
+    shape = corpus_shape(resolve_data(data), special_tokens)
+    return {"bytes": shape.bytes, "distinct_length": shape.distinct_length, "distinct_words": shape.distinct_words}
+
+
+def estimate_point(point: dict) -> float:
+    """The current model's seconds for a stored point (one worker, the stored shape)."""
+    from bpe.lab.estimate import CorpusShape, estimate_run
+
+    shape = CorpusShape(point["shape"]["bytes"], point["shape"]["distinct_length"], True,
+                        point["shape"]["distinct_words"])
+    return estimate_run(point["variant"], shape, point["merges"], workers=1).seconds
+
+
+def time_run(data: str, variant: str, vocab: int) -> float:
+    """CPU seconds of ``bpe train`` in a fresh process (its pool's workers included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run([sys.executable, "-m", "bpe", "train", "--data", data, "--variant", variant,
+                               "--vocab-size", str(vocab), "--workers", "1", "--quiet", "--force", "--out", out],
+                              capture_output=True, text=True)
+    if done.returncode:
+        raise BPEError(f"calibration run {variant} on {data} at vocab {vocab} failed: {done.stderr.strip()[-300:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def with_estimate(point: dict) -> dict:
+    estimated = estimate_point(point)
+    return {**point, "estimated": round(estimated, 3), "ratio": round(estimated / point["measured"], 3)}
+
+
+def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
+              missing: bool = False, log=sys.stdout) -> list[dict]:
+    from bpe.data.datasets import resolve_data
+
+    stored = json.loads(out.read_text())["points"] if out.exists() else []
+    key = lambda p: (p["data"], p["variant"], p["vocab"])  # noqa: E731
+    old = {key(p): p for p in stored}
+    specials = list(SPECIAL_TOKENS)
+    points, shapes = [], {}
+    for data, variant, vocab in POINTS:
+        if (reestimate or (only and data not in only) or (missing and (data, variant, vocab) in old)
+                or not _available(data, resolve_data)):
+            if (data, variant, vocab) in old:
+                points.append(with_estimate(old[(data, variant, vocab)]))
+            continue
+        if data not in shapes:
+            shapes[data] = shape_of(data, specials)
+        point = {"data": data, "variant": variant, "vocab": vocab, "merges": vocab - 256 - len(specials),
+                 "shape": shapes[data], "measured": round(time_run(data, variant, vocab), 3)}
+        points.append(with_estimate(point))
+        p = points[-1]
+        print(f"{data} {variant} vocab {vocab:,}: measured {p['measured']:.1f} s CPU, "
+              f"estimated {p['estimated']:.1f} s, ratio {p['ratio']:.2f}", file=log, flush=True)
+        _write(out, points + [p for k, p in old.items() if k not in {key(q) for q in points}])
+    _write(out, points)
+    worst = max(points, key=lambda p: max(p["ratio"], 1 / p["ratio"]))
+    print(f"wrote {out}: {len(points)} points, ratios {min(p['ratio'] for p in points):.2f}-"
+          f"{max(p['ratio'] for p in points):.2f} (worst {worst['variant']} on {worst['data']})", file=log)
+    return points
+
+
+def _write(out: Path, points: list[dict]) -> None:
+    """After every point, so an interrupted calibration keeps what it measured."""
+    from bpe.lab.bench import write_json_atomic
+
+    write_json_atomic(out, {"about": "CPU seconds of one-worker training runs (measured) beside the cost model "
+                                     "(estimated, bpe/lab/estimate.py); made by python -m bpe.lab.calibrate",
+                            "points": points})
+
+
+def _available(data: str, resolve_data) -> bool:
+    try:
+        resolve_data(data)
+    except BPEError:
+        return False
+    return True
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bpe.lab.calibrate", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--data", action="append", help="time only this corpus's points (repeatable)")
+    parser.add_argument("--missing", action="store_true", help="time only the points the file does not hold")
+    parser.add_argument("--reestimate", action="store_true", help="keep the stored timings, redo the estimates")
+    args = parser.parse_args(argv)
+    calibrate(args.out, args.reestimate, args.data, args.missing)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
