@@ -237,14 +237,26 @@ def _get_generated(args, dataset, size: int) -> int:
     return 0
 
 
+def _bench_settings(args, report: bool = False):
+    """The one :class:`~bpe.lab.bench.BenchSettings` of a ``bench`` (or, with ``report``, a ``report``)
+    command line: checked and defaulted here, then passed down untouched."""
+    from bpe.lab.bench import BenchSettings
+
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    if report:
+        own = {"v1_vocab_size": args.v1_vocab_size, "reduced_vocab_size": args.reduced_vocab_size,
+               "scaling": not args.no_scaling}
+    else:
+        own = {"json_out": args.json, "limit": args.limit, "busy": args.busy}
+    return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size, repeat=args.repeat,
+                         special_tokens=specials, workers=args.workers, peers=args.peers, force=args.force,
+                         progress=_show_progress(args), **own)
+
+
 def cmd_bench(args) -> int:
     from bpe.lab.bench import all_correct, run_bench
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    report = run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
-                       json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
-                       progress=_show_progress(args), busy=args.busy)
-    return 0 if all_correct(report) else 1
+    return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
 
 def cmd_trace(args) -> int:
@@ -260,14 +272,11 @@ def cmd_report(args) -> int:
     from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, run_report
     from bpe.lab.runinfo import check_publishable
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    settings = _bench_settings(args, report=True)
     if args.publish:  # the committed report names the commit that made it: never a -dirty one
         check_publishable("bpe report --publish")
     out_dir = Path(args.out_dir) if args.out_dir else DOCS_DIR if args.publish else DEFAULT_OUT_DIR
-    run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
-               peers=args.peers, out_dir=out_dir, variants=args.variant,
-               reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
-               scaling=not args.no_scaling)
+    run_report(settings, out_dir=out_dir)
     return 0
 
 
