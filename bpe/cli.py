@@ -79,12 +79,14 @@ def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[
                assume_bytes: int | None = None):
     """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
     from bpe.lab.estimate import corpus_shape, estimate_run
+    from bpe.training.pretokenize import check_input_file
     from bpe.training.sizes import parse_size
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
     # --limit's real end is the next document boundary after it: close enough for an estimate
-    end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
+    end = min(parse_size(limit), size) if limit is not None else size
     shape = corpus_shape(path, special_tokens, end, assume_bytes)
     return [estimate_run(v, shape, merges, workers) for v in variants]
 

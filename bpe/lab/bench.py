@@ -355,6 +355,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     (:mod:`bpe.lab.busy`).  The tables go to ``out`` (default stdout)."""
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.busy import busy_cores
+    from bpe.training.pretokenize import check_input_file
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     s = settings
@@ -374,6 +375,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         check_json_path(json_out)
     if peers:
         peer_names(peers)  # an unknown peer name fails now too
+    path = check_input_file(path)  # the one check of the path here: what follows trusts it and its size
     file_bytes = path.stat().st_size
     end = None
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on
