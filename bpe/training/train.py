@@ -167,7 +167,9 @@ def train_bpe(
         with timer.stage("pretokenize"):
             # A given `end` tells the counter the path is checked.  A size that reads 0 (an empty file,
             # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
-            end = find_limit_end(input_path, limit, special_tokens, errors=errors) if limit is not None else size or None
+            end = size or None
+            if limit is not None:
+                end = find_limit_end(input_path, limit, special_tokens, errors=errors)
             pretoken_counts = _count_with_progress(algorithm.count_pretokens, input_path, special_tokens, progress,
                                                    size if end is None else end, workers=workers, errors=errors,
                                                    end=end)
