@@ -31,10 +31,8 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from bpe.errors import BPEError
-from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, zipf_cum_weights
+from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, write_documents, zipf_cum_weights
 
 DEFAULT_SEED = 0
 SEPARATOR = "<|endoftext|>"
@@ -285,26 +283,5 @@ def generate(path: str | os.PathLike, size: int, *, seed: int = DEFAULT_SEED,
     Each story is followed by ``\\n<|endoftext|>\\n``, as in TinyStoriesV2.  The file is written under
     a temporary name and renamed at the end.  Returns ``{"bytes", "documents", "non_ascii_bytes"}``.
     """
-    if size < 1:
-        raise BPEError(f"tinystories-synth size must be at least 1 byte, got {size}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    written = documents = non_ascii = 0
-    stream = StoryGenerator(seed).stories()
-    try:
-        with open(tmp, "wb") as out:
-            while written < size:
-                doc = next(stream) + "\n" + SEPARATOR + "\n"
-                data = doc.encode("utf-8")
-                out.write(data)
-                written += len(data)
-                non_ascii += len(data) - len(doc.encode("ascii", "ignore"))  # curly quotes
-                documents += 1
-                if on_bytes is not None:
-                    on_bytes(len(data))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return {"bytes": written, "documents": documents, "non_ascii_bytes": non_ascii}
+    stories = (story + "\n" + SEPARATOR + "\n" for story in StoryGenerator(seed).stories())
+    return write_documents(path, size, stories, "tinystories-synth", on_bytes=on_bytes)

@@ -353,32 +353,43 @@ def generate(path: str | os.PathLike, size: int, *, seed: int = DEFAULT_SEED,
     The file is written under a temporary name and renamed at the end, so a file under ``path`` is
     always complete.  Returns ``{"bytes", "documents", "non_ascii_bytes"}``.
     """
+    documents = (doc + SEPARATOR for doc in WebTextGenerator(seed).documents())
+    return write_documents(path, size, documents, "webtext-synth", on_bytes=on_bytes)
+
+
+def write_documents(path: str | os.PathLike, size: int, documents: Iterator[str], name: str, *,
+                    on_bytes: Callable[[int], None] | None = None) -> dict:
+    """Write ``documents`` (each with its separator) to ``path`` until ``size`` bytes are reached.
+
+    The generators' shared writer: the free space is checked first, the file is written under a
+    temporary name and renamed at the end (removed on any error or signal), and the statistics come
+    back as ``{"bytes", "documents", "non_ascii_bytes"}``.
+    """
     if size < 1:
-        raise BPEError(f"webtext-synth size must be at least 1 byte, got {size}")
+        raise BPEError(f"{name} size must be at least 1 byte, got {size}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from bpe.io.outputs import check_free_space
 
     check_free_space(path.parent, size, f"generating {path.name}")
     tmp = path.with_name(path.name + ".tmp")
-    written = documents = ascii_bytes = 0
-    stream = WebTextGenerator(seed).documents()
+    written = count = ascii_bytes = 0
     try:
         with open(tmp, "wb") as out:
             while written < size:
-                doc = next(stream) + SEPARATOR
+                doc = next(documents)
                 data = doc.encode("utf-8")
                 out.write(data)
                 written += len(data)
                 ascii_bytes += len(doc.encode("ascii", "ignore"))  # characters below U+0080: one byte each
-                documents += 1
+                count += 1
                 if on_bytes is not None:
                     on_bytes(len(data))
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return {"bytes": written, "documents": documents, "non_ascii_bytes": written - ascii_bytes}
+    return {"bytes": written, "documents": count, "non_ascii_bytes": written - ascii_bytes}
 
 
 def statistics_file(path: str | os.PathLike) -> Path:

@@ -689,7 +689,8 @@ def comparison_rows(report: dict) -> list[tuple[str, dict, str, str]]:
     for name in names:
         entry = report["variants"][name]
         vs_prev = ratio_text(_totals(prev), _totals(entry)) if prev else "-"
-        rows.append((name, entry["median"], vs_prev, ratio_text(_totals(first), _totals(entry))))
+        vs_first = ratio_text(_totals(first), _totals(entry)) if entry is not first else "-"
+        rows.append((name, entry["median"], vs_prev, vs_first))
         prev = entry
     return rows
 

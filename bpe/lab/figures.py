@@ -7,9 +7,13 @@ A page quotes a figure between two HTML comments, which Markdown renders as noth
 
 ``FILE`` is a repo-relative path to a committed JSON file; ``KEYPATH`` walks into it, dot-separated
 (an integer part indexes a list; a key holding a dot or a space is quoted: ``a.'v7 shards'.b``).  A
-second key path after `` / `` makes the figure the ratio of the two.  ``FORMAT``, last and optional,
+second key path after `` / `` makes the figure the ratio of the two; a number there (``1e6``) divides by
+that number instead (bytes shown in MB).  ``min(KEYPATH)`` and ``max(KEYPATH)``, where one part of
+the key path is ``*`` (every item of a list or dict), give the smallest or largest of the values: the
+range of a median's runs.  ``FORMAT``, last and optional,
 is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
-than a number is shown as it is, and FORMAT then has to be left out.
+than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
+``never``.
 
 ``python -m bpe figures`` checks that every shown text equals its formatted value (one line per stale
 figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/test_figures.py``
@@ -77,7 +81,20 @@ def split_keypath(keypath: str) -> list[str | int]:
 
 
 def lookup(data, keypath: str):
-    """The value ``keypath`` names in ``data``, or a :class:`BPEError` naming the first missing part."""
+    """The value ``keypath`` names in ``data``, or a :class:`BPEError` naming the first missing part.
+
+    >>> runs = {"runs": [{"total": 2.0}, {"total": 1.5}]}
+    >>> lookup(runs, "runs.1.total"), lookup(runs, "min(runs.*.total)"), lookup(runs, "max(runs.*.total)")
+    (1.5, 1.5, 2.0)
+    >>> lookup(runs, "1e6")
+    1000000.0
+    """
+    if re.fullmatch(r"\d+(?:\.\d*)?(?:e\d+)?", keypath):
+        return float(keypath)
+    aggregate = re.fullmatch(r"(min|max)\((.+)\)", keypath)
+    if aggregate:
+        values = _lookup_all(data, split_keypath(aggregate.group(2)), keypath)
+        return (min if aggregate.group(1) == "min" else max)(values)
     value = data
     walked = []
     for part in split_keypath(keypath):
@@ -92,6 +109,19 @@ def lookup(data, keypath: str):
         except (KeyError, IndexError, ValueError, TypeError):
             raise BPEError(f"no {'.'.join(walked)!r} in the result file (key path {keypath!r})") from None
     return value
+
+
+def _lookup_all(data, parts: list, keypath: str) -> list:
+    """Every value the key path names, ``*`` standing for every item at its level."""
+    if not parts:
+        return [data]
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        items = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) else None
+        if not items:
+            raise BPEError(f"nothing under '*' in the result file (key path {keypath!r})")
+        return [value for item in items for value in _lookup_all(item, rest, keypath)]
+    return _lookup_all(lookup(data, str(head)), rest, keypath)
 
 
 def parse(page: Path, text: str | None = None) -> list[Figure]:
@@ -132,6 +162,8 @@ def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) ->
     except (TypeError, ZeroDivisionError):
         raise BPEError(f"{figure.where()}: {figure.key} / {figure.key2} in {figure.file} is not a ratio "
                        "of two numbers") from None
+    if value is None:  # a JSON null: something that did not happen (a v7 run that never gathered)
+        return "never"
     if isinstance(value, str):
         if figure.fmt is not None:
             raise BPEError(f"{figure.where()}: {figure.key} in {figure.file} is text; drop the format")
