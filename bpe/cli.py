@@ -79,12 +79,14 @@ def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[
                assume_bytes: int | None = None):
     """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
     from bpe.lab.estimate import corpus_shape, estimate_run
+    from bpe.training.pretokenize import check_input_file
     from bpe.training.sizes import parse_size
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
     # --limit's real end is the next document boundary after it: close enough for an estimate
-    end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
+    end = min(parse_size(limit), size) if limit is not None else size
     shape = corpus_shape(path, special_tokens, end, assume_bytes)
     return [estimate_run(v, shape, merges, workers) for v in variants]
 
@@ -237,14 +239,26 @@ def _get_generated(args, dataset, size: int) -> int:
     return 0
 
 
+def _bench_settings(args, report: bool = False):
+    """The one :class:`~bpe.lab.bench.BenchSettings` of a ``bench`` (or, with ``report``, a ``report``)
+    command line: checked and defaulted here, then passed down untouched."""
+    from bpe.lab.bench import BenchSettings
+
+    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    if report:
+        own = {"v1_vocab_size": args.v1_vocab_size, "reduced_vocab_size": args.reduced_vocab_size,
+               "scaling": not args.no_scaling}
+    else:
+        own = {"json_out": args.json, "limit": args.limit, "busy": args.busy}
+    return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size, repeat=args.repeat,
+                         special_tokens=specials, workers=args.workers, peers=args.peers, force=args.force,
+                         progress=_show_progress(args), **own)
+
+
 def cmd_bench(args) -> int:
     from bpe.lab.bench import all_correct, run_bench
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    report = run_bench(args.variant, args.data, vocab_size, args.repeat, specials, args.workers,
-                       json_out=args.json, limit=args.limit, peers=args.peers, force=args.force,
-                       progress=_show_progress(args), busy=args.busy)
-    return 0 if all_correct(report) else 1
+    return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
 
 def cmd_trace(args) -> int:
@@ -260,14 +274,11 @@ def cmd_report(args) -> int:
     from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, run_report
     from bpe.lab.runinfo import check_publishable
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
+    settings = _bench_settings(args, report=True)
     if args.publish:  # the committed report names the commit that made it: never a -dirty one
         check_publishable("bpe report --publish")
     out_dir = Path(args.out_dir) if args.out_dir else DOCS_DIR if args.publish else DEFAULT_OUT_DIR
-    run_report(args.data, vocab_size, args.v1_vocab_size, args.repeat, specials, args.workers,
-               peers=args.peers, out_dir=out_dir, variants=args.variant,
-               reduced_vocab_size=args.reduced_vocab_size, force=args.force, progress=_show_progress(args),
-               scaling=not args.no_scaling)
+    run_report(settings, out_dir=out_dir)
     return 0
 
 

@@ -2,13 +2,13 @@
 
 import json
 
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.cli import main
 
 
 def test_bench_json_has_every_figure(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    report = run_bench("v1,v2", "tinystories-sample", 300, 2, ["<|endoftext|>"], 2, json_out=str(out))
+    report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, ["<|endoftext|>"], 2, json_out=str(out)))
     saved = json.loads(out.read_text())
     assert saved["settings"]["corpus_bytes"] == 3794 and saved["settings"]["num_merges"] == 43
     assert saved["machine"]["cpu_count"] >= 1 and saved["machine"]["python"]

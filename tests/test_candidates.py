@@ -12,7 +12,7 @@ import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.diagnose import Evidence, diagnose
 from bpe.training.merge_loop import run_merges
@@ -26,7 +26,7 @@ EOT = ["<|endoftext|>"]
 
 
 def bench(variants, data="corpus-en", vocab_size=300, **kwargs):
-    return run_bench(variants, data, vocab_size, 1, EOT, 1, **kwargs)
+    return run_bench(BenchSettings(variants, data, vocab_size, 1, EOT, 1, **kwargs))
 
 
 def test_variant_entries_name_files_functions_and_ladder_steps():
@@ -191,7 +191,8 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     from bpe.lab.report import run_report
 
     entries = [str(CANDIDATES / "smaller_tie.py"), str(CANDIDATES / "correct.py"), str(CANDIDATES / "raises.py")]
-    text = run_report("tinystories-sample", 300, 280, 1, EOT, 1, out_dir=tmp_path, variants=entries).read_text()
+    text = run_report(BenchSettings(entries, "tinystories-sample", 300, 1, EOT, 1, v1_vocab_size=280),
+                      out_dir=tmp_path).read_text()
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
     assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
     assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only

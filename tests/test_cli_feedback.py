@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from bpe.cli import main
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.peers import peers_table
 from conftest import REPO_ROOT
 
@@ -29,7 +29,7 @@ def test_an_empty_file_says_training_stopped_early(tmp_path, capsys):
     assert "stopped early: 0 of 243 merges: the text is empty (no pair to merge)" in out
     assert "longest tokens" not in out  # no blank list of learned tokens
     assert "nothing saved: give --out DIR" in out
-    report = run_bench("v2", str(empty), 500, 1, EOT, 1)
+    report = run_bench(BenchSettings("v2", str(empty), 500, 1, EOT, 1))
     assert "stopped early, 0 of 243 merges" in report["variants"]["v2"]["notes"][0]
     assert "elapsed at merge" not in capsys.readouterr().out  # no "merge 0:" checkpoint
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.diagnose import Evidence, diagnose
 from bpe.training.pretokenize import count_text
@@ -22,7 +22,7 @@ EOT = ["<|endoftext|>"]
 
 def test_bench_names_each_cause(capsys):
     entries = ",".join(str(CANDIDATES / f"{name}.py") for name in ("unweighted_pairs", "fixed_offset_chunks"))
-    report = run_bench(["v2", entries], "corpus-en", 300, 1, EOT, 1)
+    report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
     out = capsys.readouterr().out
     unweighted = report["verdicts"]["unweighted_pairs"]
     assert unweighted["step"] == 1 and unweighted["cause"] == "word-counts", unweighted

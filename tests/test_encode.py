@@ -182,6 +182,19 @@ def test_interrupted_encoding_leaves_no_output(gpt2_dir, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_data_path_is_checked_once_with_a_progress_bar(trained_dir, tmp_path, monkeypatch, capsys):
+    import bpe.training.pretokenize
+    from bpe.io.encode import run_encode
+
+    checked = []
+    real = bpe.training.pretokenize.check_input_file
+    monkeypatch.setattr(bpe.training.pretokenize, "check_input_file", lambda path: checked.append(path) or real(path))
+    stats = run_encode(trained_dir, "tinystories-sample", tmp_path / "ids.npy", workers=1, progress=True)
+    assert len(checked) == 1 and stats.tokens == len(np.load(tmp_path / "ids.npy"))
+    bar = capsys.readouterr().err  # the bar's total is the file's size, learnt from that one check
+    assert "encoding: 100%" in bar
+
+
 def test_cli_prints_the_figures_and_peers_agree(trained_dir, tmp_path, capsys):
     out = tmp_path / "ids.npy"
     assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out", str(out),

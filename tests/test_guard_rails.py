@@ -64,12 +64,12 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
         return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
 
     monkeypatch.setattr(bench, "estimate_run", estimate)
-    report = bench.run_bench("all", "tinystories-sample", 300, 1, [EOT], 1, out=sys.stdout, budget=60)
+    report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
     assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
     assert list(report["variants"]) == [name for name in VARIANTS if name != "v1"]
     assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
     with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
-        bench.run_bench("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, out=sys.stdout, budget=60)
+        bench.run_bench(bench.BenchSettings("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
 
 
 def test_estimate_command_prints_every_variant(capsys):

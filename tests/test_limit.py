@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.cli import main
 from bpe.training.sizes import parse_size
 from bpe.training.chunking import find_limit_end
@@ -76,7 +76,7 @@ def test_parse_size_errors():
 
 def test_bench_records_the_limit(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    report = run_bench("v2", "gutenberg-sample", 300, 1, [EOT], None, json_out=str(out), limit="100KB")
+    report = run_bench(BenchSettings("v2", "gutenberg-sample", 300, 1, [EOT], None, json_out=str(out), limit="100KB"))
     settings = json.loads(out.read_text())["settings"]
     end = find_limit_end(DEFAULT_CORPUS, 100_000, [EOT])
     assert settings["limit"] == 100_000 and settings["corpus_bytes"] == end

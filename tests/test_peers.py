@@ -4,7 +4,7 @@ import pytest
 
 import bpe.lab.peers
 from bpe import BPEError
-from bpe.lab.bench import run_bench
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.peers import INSTALL_HINT, PEERS, run_peer
 from conftest import TINYSTORIES_SAMPLE
 
@@ -22,7 +22,7 @@ def test_peer_reports_a_result_or_how_to_install(name):
 
 def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
     monkeypatch.setattr(bpe.lab.peers, "find_spec", lambda module: None)
-    report = run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True)
+    report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True))
     printed = capsys.readouterr().out
     for name in PEERS:
         assert report["peers"][name] == {"missing": bpe.lab.peers.missing_message(name)}
@@ -31,7 +31,7 @@ def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
 
 def test_bench_runs_only_the_peers_named(monkeypatch, capsys):
     monkeypatch.setattr(bpe.lab.peers, "find_spec", lambda module: None)
-    report = run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="rustbpe,tokenizers-file")
+    report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="rustbpe,tokenizers-file"))
     assert list(report["peers"]) == ["rustbpe", "tokenizers-file"]
     with pytest.raises(BPEError, match=r"unknown peer 'hf'; peers: tokenizers, tokenizers-file, rustbpe, bpeasy"):
-        run_bench("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf")
+        run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf"))

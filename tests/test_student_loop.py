@@ -6,7 +6,7 @@ import time
 import pytest
 
 from bpe.errors import BPEError
-from bpe.lab.bench import Ticker, run_bench
+from bpe.lab.bench import BenchSettings, Ticker, run_bench
 from conftest import FIXTURES
 
 CANDIDATES = FIXTURES / "candidates"
@@ -14,8 +14,8 @@ EOT = ["<|endoftext|>"]
 
 
 def test_a_candidate_is_estimated_from_its_own_timing(capsys):
-    report = run_bench(["v2", str(CANDIDATES / "correct.py"), str(CANDIDATES / "correct_merger.py")], "corpus-en",
-                       300, 1, EOT, 1)
+    report = run_bench(BenchSettings(["v2", str(CANDIDATES / "correct.py"), str(CANDIDATES / "correct_merger.py")],
+                                     "corpus-en", 300, 1, EOT, 1))
     out = capsys.readouterr().out
     assert "correct ~" in out and "(timed on its first 133,027 bytes)" in out  # the whole small file here
     for name in ("correct", "correct_merger"):
@@ -25,17 +25,17 @@ def test_a_candidate_is_estimated_from_its_own_timing(capsys):
 def test_the_guard_refuses_a_candidate_estimated_past_the_budget():
     with pytest.raises(BPEError, match=r"bench of correct on corpus-en at vocab 300 x 1 repeat\(s\): estimated "
                                        r"correct ~.*\(timed on its first 133,027 bytes\).*pass --force"):
-        run_bench([str(CANDIDATES / "correct.py")], "corpus-en", 300, 1, EOT, 1, budget=1e-6)
+        run_bench(BenchSettings([str(CANDIDATES / "correct.py")], "corpus-en", 300, 1, EOT, 1, budget=1e-6))
 
 
 def test_a_candidate_that_fails_on_the_prefix_is_guarded_as_v1(capsys):
-    report = run_bench([str(CANDIDATES / "raises.py")], "corpus-en", 300, 1, EOT, 1)
+    report = run_bench(BenchSettings([str(CANDIDATES / "raises.py")], "corpus-en", 300, 1, EOT, 1))
     assert "raises ~" in capsys.readouterr().out
     assert report["failed"]["raises"].startswith("raises raised ValueError")
 
 
 def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):
-    run_bench(["v2", str(CANDIDATES / "correct_merger.py")], "corpus-en", 280, 1, EOT, 1, progress=True)
+    run_bench(BenchSettings(["v2", str(CANDIDATES / "correct_merger.py")], "corpus-en", 280, 1, EOT, 1, progress=True))
     err = capfd.readouterr().err
     assert "v2 run 1/1: merging" in err and "correct_merger run 1/1: merging" in err
     assert "timing correct_merger on a prefix of the data to estimate it" in err

@@ -84,3 +84,26 @@ def test_invalid_utf8_names_the_offset(write_corpus):
 def test_empty_file_gives_no_merges(write_corpus):
     vocab, merges = train_bpe(write_corpus(b""), 300, ["<|endoftext|>"])
     assert merges == [] and len(vocab) == 257
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
+@pytest.mark.parametrize("workers, limit", [(1, None), (2, None), (2, "20KB")])
+def test_the_path_is_checked_once(monkeypatch, variant, workers, limit):
+    # train_bpe checks the path where it comes in and passes its end down; no layer below checks again.
+    import bpe.training.parallel
+    import bpe.training.pretokenize
+    import bpe.training.shards
+    import bpe.training.train
+    from conftest import DEFAULT_CORPUS
+
+    checked = []
+    real = bpe.training.pretokenize.check_input_file
+
+    def counting(path):
+        checked.append(path)
+        return real(path)
+
+    for module in (bpe.training.train, bpe.training.parallel, bpe.training.pretokenize, bpe.training.shards):
+        monkeypatch.setattr(module, "check_input_file", counting)
+    _, merges = train_bpe(DEFAULT_CORPUS, 300, ["<|endoftext|>"], variant=variant, workers=workers, limit=limit)
+    assert merges and len(checked) == 1

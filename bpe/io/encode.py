@@ -196,8 +196,13 @@ def numpy_dtype(typecode: str):
 
 def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None, out: str | os.PathLike, *,
                 workers: int | None = None, errors: str = "strict", chunk_bytes: int = CHUNK_BYTES,
-                on_bytes: Callable[[int], None] | None = None) -> EncodeStats:
-    """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``."""
+                on_bytes: Callable[[int], None] | None = None,
+                on_size: Callable[[int], None] | None = None) -> EncodeStats:
+    """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``.
+
+    The path is checked here, once; ``on_size(bytes)`` then hears the file's size (a progress bar's
+    total), and ``on_bytes(n)`` each chunk of ``n`` bytes encoded.
+    """
     from bpe.data.datasets import resolve_data
     from bpe.training.chunking import iter_chunks
     from bpe.training.pool import WorkerPool, default_workers
@@ -211,6 +216,8 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
         raise BPEError(f"workers must be at least 1, got {workers}")
     started, cpu_started = time.perf_counter(), cpu_seconds()  # the tokenizer is loaded: the file's work starts
     size = path.stat().st_size
+    if on_size is not None:
+        on_size(size)
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
     # Cuts are found one at a time as tasks are handed out: not even the list of cuts grows with the file.
     tasks = ((str(tokenizer_dir), str(path), start, end, errors)
@@ -238,15 +245,19 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
     """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
     from tqdm import tqdm
 
-    from bpe.data.datasets import resolve_data
-    from bpe.training.pretokenize import check_input_file
-
-    total = check_input_file(resolve_data(data)).stat().st_size
     show = sys.stderr.isatty() if progress is None else progress
-    with tqdm(total=total, unit="B", unit_scale=True, desc="encoding", disable=not show,
-              file=sys.stderr) as bar:
+    bars = []
+
+    def on_size(total: int) -> None:  # the bar starts once encode_file has checked every input
+        bars.append(tqdm(total=total, unit="B", unit_scale=True, desc="encoding", disable=not show,
+                         file=sys.stderr))
+
+    try:
         stats = encode_file(tokenizer_dir, data, out, workers=workers, errors=errors, chunk_bytes=chunk_bytes,
-                            on_bytes=bar.update)
+                            on_bytes=lambda n: bars[0].update(n), on_size=on_size)
+    finally:
+        for bar in bars:
+            bar.close()
     print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
           f"({stats.bytes_per_token:.2f} bytes/token) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
           f"{stats.workers} worker{'s' if stats.workers != 1 else ''}")

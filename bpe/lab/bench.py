@@ -29,11 +29,12 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 
 from bpe.data.datasets import data_label, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, parse_variants, resolve)
@@ -322,15 +323,46 @@ def _asked_all(spec: str | list[str] | None) -> bool:
     return any(entry.strip() == "all" for s in specs for entry in s.split(","))
 
 
-def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size: int, repeat: int,
-              special_tokens: list[str], workers: int | None, json_out: str | None = None,
-              out=None, limit: int | str | None = None, peers: bool | str = False, force: bool = False,
-              progress: bool = False, budget: float = LONG_RUN_SECONDS, busy: int = 0) -> dict:
-    """Bench the variants; a variant estimated past ``budget`` seconds is skipped with a note in ``all``,
-    refused otherwise, unless ``force``.  ``busy`` processes spin on a core meanwhile (:mod:`bpe.lab.busy`)."""
+@dataclass(frozen=True)
+class BenchSettings:
+    """What one ``bench`` or ``report`` run was asked for, built once (by the CLI) and passed down.
+
+    ``variants``: ``--variant`` entries (see :mod:`bpe.lab.candidates`); ``None`` is the default
+    rung for ``bench`` and the whole ladder for ``report``.  ``vocab_size`` ``None``: the data set's
+    default.  The last three fields are the report's alone.
+    """
+    variants: str | list[str] | None = None
+    data: str | None = None
+    vocab_size: int | None = None
+    repeat: int = 1
+    special_tokens: list[str] = field(default_factory=lambda: list(SPECIAL_TOKENS))
+    workers: int | None = None
+    limit: int | str | None = None
+    peers: bool | str = False
+    force: bool = False
+    progress: bool = False
+    budget: float = LONG_RUN_SECONDS
+    busy: int = 0
+    json_out: str | None = None
+    v1_vocab_size: int = 300
+    reduced_vocab_size: int = 2000
+    scaling: bool = True
+
+
+def run_bench(settings: BenchSettings, out=None) -> dict:
+    """Bench the variants; a variant estimated past ``settings.budget`` seconds is skipped with a note in
+    ``all``, refused otherwise, unless ``force``.  ``busy`` processes spin on a core meanwhile
+    (:mod:`bpe.lab.busy`).  The tables go to ``out`` (default stdout)."""
+    from bpe.data.datasets import default_vocab_size
     from bpe.lab.busy import busy_cores
+    from bpe.training.pretokenize import check_input_file
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
+    s = settings
+    variant_spec, data, repeat, special_tokens, workers = s.variants, s.data, s.repeat, s.special_tokens, s.workers
+    vocab_size = s.vocab_size or default_vocab_size(data)
+    limit, peers, force, progress, budget, busy, json_out = (s.limit, s.peers, s.force, s.progress, s.budget,
+                                                              s.busy, s.json_out)
     out = out or sys.stdout
     check_workers(workers)
     path = resolve_data(data)
@@ -343,6 +375,7 @@ def run_bench(variant_spec: str | list[str] | None, data: str | None, vocab_size
         check_json_path(json_out)
     if peers:
         peer_names(peers)  # an unknown peer name fails now too
+    path = check_input_file(path)  # the one check of the path here: what follows trusts it and its size
     file_bytes = path.stat().st_size
     end = None
     if limit is not None:  # the subset's real end, so the table and JSON show the bytes trained on

@@ -132,7 +132,8 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     """
     from bpe.training.pretokenize import check_input_file, count_text
 
-    path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
+        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
     size = end if end is not None else path.stat().st_size
     with open(path, "rb") as f:
         sample = f.read(min(size, SAMPLE_BYTES))

@@ -30,9 +30,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.defaults import SPECIAL_TOKENS
-from bpe.lab.bench import (candidate_estimate, comparison_rows, format_mb, probe_candidates, run_bench,
-                           spread_text, write_json_atomic)
+from bpe.lab.bench import (BenchSettings, candidate_estimate, comparison_rows, format_mb, probe_candidates,
+                           run_bench, spread_text, write_json_atomic)
 from bpe.lab.candidates import parse_variants
 from bpe.lab.runinfo import machine_info
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
@@ -90,22 +89,20 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
     return tables, notes
 
 
-def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_size: int = 300, repeat: int = 3,
-               special_tokens: list[str] | None = None, workers: int | None = None, peers: bool = False,
-               out_dir: Path = DOCS_DIR, variants: list[str] | None = None, log=None,
-               reduced_vocab_size: int = 2000, force: bool = False, progress: bool = False,
-               scaling: bool = True) -> Path:
+def run_report(settings: BenchSettings, out_dir: Path = DOCS_DIR, log=None) -> Path:
     """Run the benches and write the report files; returns the path of ``report.md``.
 
-    ``variants``: ``--variant`` entries (ladder names, or your own trainer: see :mod:`bpe.lab.candidates`);
-    default the whole ladder, which also runs beside your own trainers when no ladder step is named.
+    ``settings.variants``: ``--variant`` entries (ladder names, or your own trainer: see
+    :mod:`bpe.lab.candidates`); default the whole ladder, which also runs beside your own trainers when
+    no ladder step is named.  ``settings.limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone.
     """
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 
     log = log or sys.stdout
-    special_tokens = list(SPECIAL_TOKENS) if special_tokens is None else special_tokens
-    vocab_size = vocab_size or default_vocab_size(data)
+    data, repeat, special_tokens, workers = settings.data, settings.repeat, settings.special_tokens, settings.workers
+    vocab_size = settings.vocab_size or default_vocab_size(data)
+    variants, peers, force, progress = settings.variants, settings.peers, settings.force, settings.progress
     candidates = parse_variants(list(VARIANTS) if variants is None else variants)
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
@@ -120,15 +117,18 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
         return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(special_tokens)),
                                   workers).seconds
 
-    tables_plan, notes = plan(estimate, [vocab_size, reduced_vocab_size, v1_vocab_size], list(spec), force=force)
+    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size], list(spec),
+                              force=force)
     if not tables_plan:
         raise BPEError("no variant to report on: " + "; ".join(notes))
     print(f"bpe-lab report: {data_label(data)}, tables at vocab "
           f"{', '.join(f'{v:,} ({len(n)} variants)' for v, n in tables_plan)}, repeat {repeat}", file=log)
     tables = []
     for i, (vocab, names) in enumerate(tables_plan):
-        tables.append(run_bench([spec[n] for n in names], data, vocab, repeat, special_tokens, workers, out=log,
-                                peers=peers and i == 0, force=True, progress=progress))
+        table = BenchSettings(variants=[spec[n] for n in names], data=data, vocab_size=vocab, repeat=repeat,
+                              special_tokens=special_tokens, workers=workers, peers=peers and i == 0, force=True,
+                              progress=progress)
+        tables.append(run_bench(table, out=log))
     peer_results = peer_totals(tables[0].get("peers", {}))
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("variants produced different merges; the report would compare different results "
@@ -136,7 +136,7 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     now = datetime.now(timezone.utc)
     result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
               "data": data_label(data), "tables": tables, "peers": peer_results, "notes": notes}
-    if scaling:
+    if settings.scaling:
         ladder = [n for n in tables_plan[0][1] if n in VARIANTS]
         fastest = [spec[n] for n in ladder if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
         result["scaling"] = measure_scaling(data, path, fastest, vocab_size, special_tokens, workers, log, progress)
@@ -145,7 +145,7 @@ def run_report(data: str | None = None, vocab_size: int | None = None, v1_vocab_
     plot_stages(result, out_dir / "report-stages.png")
     plot_merges(result, out_dir / "report-merges.png")
     written = [out_dir / "report-stages.png", out_dir / "report-merges.png"]
-    if scaling:
+    if settings.scaling:
         plot_scaling(result, out_dir / "report-scaling.png")
         written.append(out_dir / "report-scaling.png")
     md = out_dir / "report.md"
@@ -170,15 +170,18 @@ def measure_scaling(data, path: Path, variants: list[str], vocab_size: int, spec
         out["sizes"][variant] = []
         for fraction in (0.25, 0.5, 1.0):
             limit = None if fraction == 1.0 else max(1, int(size * fraction))
-            bench = run_bench(variant, data, vocab_size, 1, special_tokens, workers, out=io.StringIO(), limit=limit,
-                              force=True)
+            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
+                                            special_tokens=special_tokens, workers=workers, limit=limit, force=True),
+                              out=io.StringIO())
             med = bench["variants"][variant]["median"]
             out["sizes"][variant].append([bench["settings"]["corpus_bytes"], med["total"]])
             print(f"scaling: {variant} on {format_size(bench['settings']['corpus_bytes'])}: {med['total']:.2f}s",
                   file=log)
         out["workers"][variant] = []
         for count in worker_counts:
-            bench = run_bench(variant, data, vocab_size, 1, special_tokens, count, out=io.StringIO(), force=True)
+            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
+                                            special_tokens=special_tokens, workers=count, force=True),
+                              out=io.StringIO())
             med = bench["variants"][variant]["median"]
             out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
             print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)

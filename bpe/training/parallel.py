@@ -106,6 +106,15 @@ def _take_part() -> dict[bytes, int]:
 # --- the parent -----------------------------------------------------------------------------------
 
 
+def _checked(path: str | Path, end: int | None) -> tuple[Path, int]:
+    """``(path, bytes to count)``.  A given ``end`` says the caller checked the path (:func:`train_bpe`
+    does, once); without one, as in a direct call, the path is checked here for its one clear error."""
+    if end is not None:
+        return Path(path), end
+    path = check_input_file(path)
+    return path, path.stat().st_size
+
+
 def count_into_parts(
     pool: WorkerPool, path: str | Path, special_tokens: Sequence[str], *, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
@@ -116,8 +125,7 @@ def count_into_parts(
     pre-tokens with ``partition(token, pool.size) == p``.  Returns the number of distinct pre-tokens in
     each part.  ``on_bytes(n)`` is called in the parent as each chunk of ``n`` bytes is counted.
     """
-    path = check_input_file(path)
-    size = path.stat().st_size if end is None else end
+    path, size = _checked(path, end)
     if size == 0 and end is None and has_hidden_content(path):
         raise BPEError(f"{path} reports a size of 0 but has content (a /proc or device file?): the process pool "
                        "needs a regular file; copy it to one first")
@@ -148,12 +156,13 @@ def count_file_parallel(
     other processes leave free (:func:`bpe.training.cores.choose_workers`); a given count is used as is.  Any failure (bad bytes, a worker
     that died, Ctrl-C) terminates the whole pool before the exception leaves this function.
     """
-    path = check_input_file(path)
+    path, size = _checked(path, end)
+    if end is None:  # checked here: the layers below trust it (a size that reads 0 stays open-ended)
+        end = size or None
     chosen = workers is None
     workers = default_workers() if workers is None else workers
     if not isinstance(workers, int) or workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
-    size = path.stat().st_size if end is None else end
     workers = min(workers, plan_chunk_count(size, workers))
     if chosen and workers > 1:
         # No count given: only the cores other processes leave free (a worker on a busy core makes

@@ -316,9 +316,10 @@ def count_file_serial(
     counts are exactly those of the whole text while memory holds one chunk (a few MB), not the file.
     ``end`` (a safe cut from :func:`bpe.training.chunking.find_limit_end`) reads only the first ``end``
     bytes; ``on_bytes(n)`` is called after each chunk of ``n`` bytes.  ``workers`` is accepted and
-    ignored, so every variant's pre-tokenizer has the same signature.
+    ignored, so every variant's pre-tokenizer has the same signature.  The path is checked only when no
+    ``end`` is given: a caller that found the end (:func:`bpe.training.train.train_bpe`) checked it.
     """
-    path = check_input_file(path)
+    path = check_input_file(path) if end is None else Path(path)
     # Each chunk's pre-tokens go straight into the one Counter: no per-chunk Counter to sum.
     total: Counter[bytes] = Counter()
     island_total: Counter[str] = Counter()

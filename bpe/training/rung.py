@@ -8,7 +8,8 @@ A rung module defines
   tests (worker counts, a killed worker, Ctrl-C) run it; ``False`` when it counts in this process;
 * ``count_pretokens(path, special_tokens, *, workers=None, errors="strict", end=None, on_bytes=None)``:
   the pre-token counts of the file (see :data:`COUNT_PRETOKENS_PARAMETERS`).  ``workers`` may be
-  ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``);
+  ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``; ``train_bpe``
+  gives it on every run, with the path already checked, so a counter given an ``end`` trusts both);
   ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns a
   ``Counter[bytes]``, or a handle to counts kept elsewhere (v7 keeps them in its worker processes)
   that its own ``Merger`` accepts and that answers ``len()`` (distinct pre-tokens) and ``total()``

@@ -164,9 +164,11 @@ def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int |
     gathered here and the pool is stopped.  One worker, no fork, or a file too small for two chunks
     is counted as the shared counter counts it, in a ``local`` handle.
     """
-    path = check_input_file(path)
+    if end is None:  # a direct call: check the path here; train_bpe gives it checked, with its end
+        path = check_input_file(path)
+        end = path.stat().st_size or None  # a size that reads 0 (/proc files) stays open-ended
     workers = default_workers() if workers is None else workers
-    size = path.stat().st_size if end is None else end
+    size = end or 0
     # A file whose size reads 0 (/proc files) is counted by the shared counter, and is far too small for shards.
     if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2 or not can_fork():
         return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
@@ -117,11 +116,8 @@ def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     return vocab
 
 
-def _count_with_progress(count, input_path, special_tokens, progress: Progress, **kwargs):
+def _count_with_progress(count, input_path, special_tokens, progress: Progress, total: int, **kwargs):
     """Run the rung's pre-tokenizer, which reports the bytes it counted as it goes (``on_bytes``)."""
-    total = kwargs.get("end")
-    if total is None:
-        total = check_input_file(input_path).stat().st_size
     progress.start_bytes(total)
     return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
 
@@ -162,24 +158,27 @@ def train_bpe(
     check_workers(workers)
     algorithm = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit) if limit is not None else None
+    # The one check of the path: every layer below trusts it, and the end it is given.
+    size = check_input_file(input_path).stat().st_size
     timer = timer if timer is not None else NullTimer()
     progress = make_progress(progress)
     timer.start()
     try:
         with timer.stage("pretokenize"):
-            # `end` is passed only for a subset, so a pre-tokenizer need not know about it otherwise.
-            bounds = {}
+            # A given `end` tells the counter the path is checked.  A size that reads 0 (an empty file,
+            # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
+            end = size or None
             if limit is not None:
-                bounds["end"] = find_limit_end(check_input_file(input_path), limit, special_tokens, errors=errors)
+                end = find_limit_end(input_path, limit, special_tokens, errors=errors)
             pretoken_counts = _count_with_progress(algorithm.count_pretokens, input_path, special_tokens, progress,
-                                                   workers=workers, errors=errors, **bounds)
+                                                   size if end is None else end, workers=workers, errors=errors,
+                                                   end=end)
     finally:
         progress.close()
     try:
         if stats is not None:
-            file_bytes = Path(input_path).stat().st_size
             total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
-            stats.update(file_bytes=file_bytes, bytes_used=bounds.get("end", file_bytes), limit=limit,
+            stats.update(file_bytes=size, bytes_used=size if end is None else end, limit=limit,
                          pretokens=total() if total is not None else sum(pretoken_counts.values()),
                          distinct_pretokens=len(pretoken_counts))
         with timer.stage("pair_count"):
