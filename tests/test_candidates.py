@@ -280,3 +280,11 @@ def test_pool_with_a_module_level_worker_can_pickle_it():
     assert not report["failed"], report["failed"]
     assert report["verdicts"]["pool_counter"] == {"verdict": "identical", "merges": 43}
     assert report["verdicts"]["pool_counter_spawn"] == {"verdict": "identical", "merges": 43}
+
+
+def test_a_bare_counter_runs_on_a_whole_file():
+    """A candidate's ``count_pretokens(path, special_tokens)`` without the rung's keyword arguments still
+    runs: the whole file needs no ``end``, and a counter without ``workers`` decides its own processes."""
+    report = bench(["v2", str(CANDIDATES / "bare_counter.py")])
+    assert not report["failed"], report["failed"]
+    assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43}

@@ -305,20 +305,30 @@ def load_algorithm(candidate_kind: str, spec: str):
 
 
 def _with_on_bytes(count):
-    """A candidate's own pre-tokenizer, taking ``on_bytes`` as a rung's does (bpe/training/rung.py).
+    """A candidate's own pre-tokenizer, taking ``on_bytes`` and ``end`` as a rung's does (bpe/training/rung.py).
 
-    A file written before it knew of progress may leave it out: its bytes are then reported at the end.
+    A file written before it knew of progress may leave ``on_bytes`` out: its bytes are then reported at
+    the end.  One that leaves ``end`` out still runs on a whole file (``train_bpe`` passes the file's
+    size as ``end``); only ``--limit`` needs it.  A counter without ``workers`` decides its own
+    processes; one without ``errors`` is asked only for the default, strict UTF-8.
     """
     if count is None:
         return None
     try:
-        takes_it = "on_bytes" in inspect.signature(count).parameters
+        parameters = inspect.signature(count).parameters
     except (TypeError, ValueError):
-        takes_it = False
-    if takes_it:
+        parameters = {}
+    takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if takes_kwargs or {"workers", "errors", "end", "on_bytes"} <= set(parameters):
         return count
 
     def counted_then_reported(path, special_tokens, *, on_bytes=None, **kwargs):
+        if "end" not in parameters and kwargs.get("end") == Path(path).stat().st_size:
+            del kwargs["end"]  # the whole file: the same as no end
+        if parameters and "workers" not in parameters:
+            kwargs.pop("workers", None)  # a counter without the setting decides its own processes
+        if parameters and "errors" not in parameters and kwargs.get("errors") == "strict":
+            del kwargs["errors"]  # the default: strict UTF-8
         counts = count(path, special_tokens, **kwargs)
         if on_bytes is not None:
             on_bytes(kwargs.get("end") or Path(path).stat().st_size)
