@@ -15,7 +15,8 @@ def test_quick_answers_every_question(tmp_path, monkeypatch, capsys):
     assert answers["stand_ins"] is True
     for name in ("tinystories", "owt"):
         train = answers["train"][name]
-        assert train["seconds"] > 0 and train["peak_rss_mb"] > 0 and train["largest_stage"] in train["stages"]
+        took = train["seconds"]  # recorded, not compared with any bound
+        assert took > 0 and train["peak_rss_mb"] > 0 and train["largest_stage"] in train["stages"]
         lengths = [t["bytes"] for t in train["longest"]]
         assert lengths == sorted(lengths, reverse=True) and lengths[0] > 1
     assert set(answers["compression"]) == {f"{t}_tokenizer_on_{d}" for t in ("tinystories", "owt")
