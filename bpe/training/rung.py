@@ -14,7 +14,7 @@ A rung module defines
   ``Counter[bytes]``, or a handle to counts kept elsewhere (v7 keeps them in its worker processes)
   that its own ``Merger`` accepts and that answers ``len()`` (distinct pre-tokens) and ``total()``
   (all pre-tokens) as a ``Counter`` does; a handle with ``close()`` is closed by ``train_bpe`` when
-  building the ``Merger`` fails;
+  anything fails before its ``Merger`` has taken it over (the build, or reporting the corpus figures);
 * ``Merger``: the merge algorithm (:class:`Merger` below, driven by
   :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
   a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
