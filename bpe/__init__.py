@@ -20,11 +20,12 @@ from bpe.errors import BPEError
 _LAZY = {
     "VARIANTS": "bpe.training.registry", "best_variant": "bpe.training.registry",
     "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.training.timer", "StageTimer": "bpe.training.timer",
+    "Observer": "bpe.training.observer",
     "Tokenizer": "bpe.io.tokenizer", "train_bpe": "bpe.training.train",
 }
 
-__all__ = ["BPEError", "NullTimer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant", "load_tokenizer",
-           "train_bpe"]
+__all__ = ["BPEError", "NullTimer", "Observer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant",
+           "load_tokenizer", "train_bpe"]
 
 
 def __getattr__(name: str):

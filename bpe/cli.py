@@ -116,6 +116,7 @@ def cmd_train(args) -> int:
 def _train(args, path, variant, specials, vocab_size) -> int:
     from bpe.data.datasets import data_label
     from bpe.lab.estimate import refusal, too_long
+    from bpe.training.observer import Observer
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
@@ -129,15 +130,13 @@ def _train(args, path, variant, specials, vocab_size) -> int:
           f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
     if too_long(estimate) and not args.force:
         raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
-    timer = StageTimer()
-    corpus: dict = {}
+    observer = Observer(timer=StageTimer(), progress=_show_progress(args))
     started = time.perf_counter()
-    vocab, merges = train_bpe(path, vocab_size, specials, variant=variant,
-                              workers=args.workers, timer=timer, progress=_show_progress(args), errors=args.errors,
-                              limit=args.limit, stats=corpus)
+    vocab, merges = train_bpe(path, vocab_size, specials, variant=variant, workers=args.workers, errors=args.errors,
+                              limit=args.limit, observer=observer)
     elapsed = time.perf_counter() - started
-    written = _save_outputs(args, variant, path, vocab, merges, timer, corpus)  # saved before anything is printed
-    _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed)
+    written = _save_outputs(args, variant, path, vocab, merges, observer)  # saved before anything is printed
+    _print_training_summary(args, variant, path, vocab, merges, observer, elapsed)
     if written:
         print("wrote " + ", ".join(str(p) for p in written))
     else:
@@ -145,18 +144,19 @@ def _train(args, path, variant, specials, vocab_size) -> int:
     return 0
 
 
-def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, elapsed) -> None:
+def _print_training_summary(args, variant, path, vocab, merges, observer, elapsed) -> None:
     from bpe.data.datasets import data_label
     from bpe.io.outputs import token_report
     from bpe.training.sizes import format_size
 
-    subset = f" (first {corpus['bytes_used']:,} of {corpus['file_bytes']:,} bytes)" if args.limit else ""
+    timer, corpus = observer.timer, observer.corpus
+    subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if args.limit else ""
     print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
           f"vocab {len(vocab):,}, {elapsed:.2f}s")
     from bpe.training.train import stopped_early
 
     asked = args.vocab_size - 256 - len(_special_tokens(args))
-    stopped = stopped_early(len(merges), asked, corpus.get("bytes_used"))
+    stopped = stopped_early(len(merges), asked, corpus.bytes_used)
     if stopped:
         print(stopped)
     for name, seconds in timer.as_dict()["stages"].items():
@@ -169,8 +169,10 @@ def _print_training_summary(args, variant, path, vocab, merges, timer, corpus, e
             print(line)
 
 
-def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
+def _save_outputs(args, variant, path, vocab, merges, observer) -> list:
     """With --out: save the tokenizer and train.json; the paths written (none without --out)."""
+    from dataclasses import asdict
+
     from bpe.data.datasets import data_label
     from bpe.io.outputs import save_tokenizer
     from bpe.lab.runinfo import machine_info
@@ -182,9 +184,10 @@ def _save_outputs(args, variant, path, vocab, merges, timer, corpus) -> list:
         "settings": {"variant": variant, "data": data_label(args.data),
                      "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
                      "workers": args.workers, "limit": args.limit, "errors": args.errors},
-        "corpus": corpus,
+        "corpus": asdict(observer.corpus),
+        "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
         "result": {"merges": len(merges), "vocab_size": len(vocab)},
-        "timings": timer.as_dict(),
+        "timings": observer.timer.as_dict(),
         "machine": machine_info(),
     }
     return save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)

@@ -2,8 +2,9 @@
 
 import json
 
-from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.bench import BenchSettings, run_bench, run_once
 from bpe.cli import main
+from conftest import CORPUS_EN
 
 
 def test_bench_json_has_every_figure(tmp_path, capsys):
@@ -23,6 +24,14 @@ def test_bench_json_has_every_figure(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "comparison" in printed and "median" in printed
     assert report["variants"]["v2"]["median"]["merges_sha256"] == report["variants"]["v1"]["median"]["merges_sha256"]
+
+
+def test_a_run_records_its_mergers_summary_beside_the_timings():
+    # v7's Merger.summary() gives gathered_at (None: its shards never came back); v2 has no summary.
+    v7 = run_once(CORPUS_EN, "v7", 300, ["<|endoftext|>"], 2)
+    v2 = run_once(CORPUS_EN, "v2", 300, ["<|endoftext|>"], 2)
+    assert "gathered_at" in v7 and "gathered_at" not in v2
+    assert v7["merges_sha256"] == v2["merges_sha256"] and set(v7) - set(v2) == {"gathered_at"}
 
 
 def test_cli_reports_bad_input_without_traceback(capsys):

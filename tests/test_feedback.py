@@ -9,6 +9,7 @@ import pytest
 from bpe import best_variant, defaults, train_bpe
 from bpe.cli import main
 from bpe.data.datasets import DATASETS, default_vocab_size
+from bpe.training.observer import Observer
 from bpe.training.progress import Progress, wants_progress
 
 from conftest import CORPUS_EN, DEFAULT_CORPUS
@@ -34,7 +35,8 @@ class Recording(Progress):
 @pytest.mark.parametrize("variant", ["v2", "v6"])
 def test_progress_hears_every_byte_then_every_merge(variant):
     progress = Recording()
-    _, merges = train_bpe(CORPUS_EN, 300, ["<|endoftext|>"], variant=variant, progress=progress, workers=2)
+    _, merges = train_bpe(CORPUS_EN, 300, ["<|endoftext|>"], variant=variant, workers=2,
+                          observer=Observer(progress=progress))
     kinds = [kind for kind, _ in progress.events]
     assert kinds[0] == "start_bytes" and progress.events[0][1] == CORPUS_EN.stat().st_size
     assert sum(n for kind, n in progress.events if kind == "bytes") == CORPUS_EN.stat().st_size

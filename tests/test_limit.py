@@ -11,6 +11,7 @@ from bpe.lab.bench import BenchSettings, run_bench
 from bpe.cli import main
 from bpe.training.sizes import parse_size
 from bpe.training.chunking import find_limit_end
+from bpe.training.observer import Observer
 from bpe.training.parallel import count_file_parallel
 from bpe.training.pretokenize import count_file_serial, count_text
 from conftest import DEFAULT_CORPUS
@@ -61,10 +62,10 @@ def test_serial_and_parallel_count_exactly_the_subset(limit):
 def test_every_variant_trains_on_the_same_subset(write_corpus, variant):
     end = find_limit_end(DEFAULT_CORPUS, 60_000, [EOT])
     subset = write_corpus(DEFAULT_CORPUS.read_bytes()[:end])
-    stats = {}
-    assert train_bpe(DEFAULT_CORPUS, 400, [EOT], variant=variant, limit="60KB", stats=stats) == \
+    observer = Observer()
+    assert train_bpe(DEFAULT_CORPUS, 400, [EOT], variant=variant, limit="60KB", observer=observer) == \
         train_bpe(subset, 400, [EOT], variant="v2")
-    assert stats["bytes_used"] == end and stats["file_bytes"] == DEFAULT_CORPUS.stat().st_size
+    assert observer.corpus.bytes_used == end and observer.corpus.file_bytes == DEFAULT_CORPUS.stat().st_size
 
 
 def test_parse_size_errors():

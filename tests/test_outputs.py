@@ -89,6 +89,7 @@ def test_cli_writes_all_files(trained):
     assert info["settings"]["limit"] == "400KB" and info["settings"]["variant"] == "v2"
     assert 400_000 <= info["corpus"]["bytes_used"] < 420_000 < info["corpus"]["file_bytes"]
     assert info["result"] == {"merges": 1000 - 257, "vocab_size": 1000}
+    assert info["merger"] == {}  # v2's Merger has no summary()
     assert info["special_tokens"] == [EOT] and info["timings"]["stages"]["pretokenize"] > 0
 
 

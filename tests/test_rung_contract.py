@@ -11,6 +11,7 @@ import types
 import pytest
 
 from bpe import train_bpe
+from bpe.training.observer import Observer
 from bpe.training.progress import Progress
 from bpe.training.registry import VARIANTS, best_variant
 from bpe.training.rung import check_rung, pooled
@@ -48,5 +49,5 @@ class Bytes(Progress):
 def test_every_pooled_rung_shows_byte_progress_while_counting(name):
     """The bar moves while counting (one event per chunk counted), not once at the end."""
     progress = Bytes()
-    train_bpe(DEFAULT_CORPUS, 260, ["<|endoftext|>"], variant=name, workers=2, progress=progress)
+    train_bpe(DEFAULT_CORPUS, 260, ["<|endoftext|>"], variant=name, workers=2, observer=Observer(progress=progress))
     assert len(progress.seen) > 1 and sum(progress.seen) == DEFAULT_CORPUS.stat().st_size, progress.seen

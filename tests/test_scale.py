@@ -23,11 +23,11 @@ TARGET_BYTES = 200 * 1000 * 1000
 
 MEASURE = """
 import json, sys
-from bpe import StageTimer, train_bpe
+from bpe import Observer, StageTimer, train_bpe
 name = sys.argv[2]
-timer = StageTimer()
-vocab, merges = train_bpe(sys.argv[1], 1000, ["<|endoftext|>"], variant=name, workers=2, timer=timer)
-print(json.dumps({"variant": name, "merges": len(merges), "peak_rss": timer.peak_rss}))
+observer = Observer(timer=StageTimer())
+vocab, merges = train_bpe(sys.argv[1], 1000, ["<|endoftext|>"], variant=name, workers=2, observer=observer)
+print(json.dumps({"variant": name, "merges": len(merges), "peak_rss": observer.timer.peak_rss}))
 """
 
 

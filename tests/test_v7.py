@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
 from bpe.training import shards
+from bpe.training.observer import Observer
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
@@ -41,12 +42,12 @@ def no_process_left():
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_reference_merges_with_shard_processes(shard_processes, workers):
-    stats = {}
-    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v7", workers=workers, stats=stats)
+    observer = Observer()
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v7", workers=workers, observer=observer)
     assert merges == reference_merges()
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
-    assert (stats["distinct_pretokens"], stats["pretokens"]) == (len(counts), counts.total())
-    assert "gathered_at" in stats  # the merge its shards came back to this process at, or None
+    assert (observer.corpus.distinct_pretokens, observer.corpus.pretokens) == (len(counts), counts.total())
+    assert "gathered_at" in observer.summary  # the merge its shards came back to this process at, or None
     assert no_process_left()
 
 

@@ -268,6 +268,10 @@ class Merger(V6Merger):
             shards.close()
         super().close()
 
+    def summary(self) -> dict:
+        """What the run's observer hears after the merges: the merge after which the shards came here."""
+        return {"gathered_at": self.gathered_at}
+
     def merge(self, pair: Pair) -> None:
         if self._shards is None:
             return super().merge(pair)

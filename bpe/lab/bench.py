@@ -74,6 +74,7 @@ def _progress_stream():
 
 def _train_merger(settings: dict) -> dict:
     """A ladder variant or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
+    from bpe.training.observer import Observer
     from bpe.training.progress import BarProgress
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
@@ -82,21 +83,17 @@ def _train_merger(settings: dict) -> dict:
     if settings.get("counts_out") and getattr(algorithm, "own_counter", False):
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
-    timer = StageTimer()
     stream = _progress_stream()
     progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
-
-    stats: dict = {}
+    observer = Observer(timer=StageTimer(), progress=progress)
 
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
-                         workers=settings["workers"], timer=timer, limit=settings.get("limit"), progress=progress,
-                         stats=stats)
+                         workers=settings["workers"], limit=settings.get("limit"), observer=observer)
 
     _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
-    result = timer.as_dict()
-    if "gathered_at" in stats:  # v7: the merge after which its shards came back to one process
-        result["gathered_at"] = stats["gathered_at"]
+    # The merger's own facts (v7: gathered_at, where its shards came back) beside the timings, which win a clash.
+    result = {**observer.summary, **observer.timer.as_dict()}
     return _with_merges(result, merges, settings)
 
 

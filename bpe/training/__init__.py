@@ -1,6 +1,8 @@
 """The training path: everything ``train_bpe`` runs, and nothing else.
 
-* ``train``: ``train_bpe`` itself, the checks on its arguments, and the variant it runs;
+* ``train``: ``train_bpe`` itself, in four phases (check the arguments, count, merge, the vocab);
+  ``observer``: what a run reports beyond ``(vocab, merges)`` (timer, progress, corpus figures, the
+  merger's summary), in the one object the harness passes in;
 * ``registry``: the variants by name, found in ``variants/`` (installed as ``bpe.variants``);
 * ``pretokenize``: the GPT-2 pattern, the special-token split, the fast counter and the serial
   file counter (v1, v2);

@@ -1,7 +1,7 @@
 """What training shows while it runs: bytes pre-tokenized, then merges made.
 
-:func:`bpe.training.train.train_bpe` reports to a :class:`Progress` (``progress=True`` gives
-:class:`BarProgress`, two tqdm bars on stderr); the CLI turns it on by default when stderr is a
+:func:`bpe.training.train.train_bpe` reports to the :class:`Progress` its observer holds
+(:mod:`bpe.training.observer`; ``Observer(progress=True)`` gives :class:`BarProgress`, two tqdm bars on stderr); the CLI turns it on by default when stderr is a
 terminal and off with ``--quiet`` or when output goes to a file or a pipe.  Algorithms never call
 it: the pre-tokenizer reports bytes through its ``on_bytes`` callback and the merge loop reports
 merges, so a variant file holds nothing but its algorithm.

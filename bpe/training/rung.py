@@ -14,11 +14,12 @@ A rung module defines
   ``Counter[bytes]``, or a handle to counts kept elsewhere (v7 keeps them in its worker processes)
   that its own ``Merger`` accepts and that answers ``len()`` (distinct pre-tokens) and ``total()``
   (all pre-tokens) as a ``Counter`` does; a handle with ``close()`` is closed by ``train_bpe`` when
-  building the ``Merger`` fails;
+  anything fails before its ``Merger`` has taken it over (the build, or reporting the corpus figures);
 * ``Merger``: the merge algorithm (:class:`Merger` below, driven by
   :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
   a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
-  one).
+  one).  Besides its two methods it may define ``close()``, ``summary()`` and ``trace_state()``, each
+  optional (see :class:`Merger`).
 
 :func:`check_rung` lists what a module leaves out; ``tests/test_rung_contract.py`` runs it on every
 registered rung, so a rung missing a part fails a test rather than being skipped by one.
@@ -47,9 +48,15 @@ COUNT_PRETOKENS_PARAMETERS = (
 class Merger(Protocol):
     """A rung's merge algorithm: one method per timed stage.
 
-    ``close()`` is optional: :func:`~bpe.training.merge_loop.run_merges` calls it once when the merges
-    end, also on an error or Ctrl-C (v6 undoes ``gc.freeze()``, v7 stops its processes).  So is
-    ``trace_state()``, for ``bpe trace`` only (see :mod:`bpe.lab.trace`).
+    Three methods are optional, each called only if the Merger defines it:
+
+    * ``close()``: :func:`~bpe.training.merge_loop.run_merges` calls it once when the merges end, also
+      on an error or Ctrl-C (v6 undoes ``gc.freeze()``, v7 stops its processes);
+    * ``summary() -> dict``: plain JSON-able facts about its run, which ``train_bpe`` calls once after
+      the merges (after ``close()``) and hands to the run's observer untouched
+      (:mod:`bpe.training.observer`; the bench records them beside the run's timings, so a key should
+      not be one of theirs).  v7: ``{"gathered_at": the merge its shards came back at, or None}``;
+    * ``trace_state()``: for ``bpe trace`` only (see :mod:`bpe.lab.trace`).
     """
 
     def __init__(self, pretoken_counts: Mapping[bytes, int]) -> None: ...  # pair_count stage

@@ -1,4 +1,12 @@
-"""``train_bpe``: the CS336 interface, shared by every variant.
+"""``train_bpe``: the CS336 interface, shared by every variant, in four phases.
+
+1. check the arguments, all of them, before a byte is read (:func:`check_arguments`);
+2. count the pre-tokens with the rung's ``count_pretokens`` (:func:`count_corpus`);
+3. merge with the rung's ``Merger`` (:func:`make_merges`);
+4. return the vocab (bytes, special tokens, one id per merge: :func:`build_vocab`) and the merges.
+
+What a run reports beyond ``(vocab, merges)`` (stage times, progress, the corpus figures, the
+merger's own summary) goes to the :class:`~bpe.training.observer.Observer` the caller passes in.
 
 >>> vocab, merges = train_bpe("tests/fixtures/corpus.en", 260, ["<|endoftext|>"], variant="v2")
 >>> len(vocab), merges[0]
@@ -8,6 +16,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from os import PathLike
 
 from bpe.training.sizes import parse_size
@@ -15,9 +25,8 @@ from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import check_input_file
-from bpe.training.progress import Progress, make_progress
+from bpe.training.observer import Corpus, Observer
 from bpe.training.registry import get_variant
-from bpe.training.timer import NullTimer
 
 Vocab = dict[int, bytes]
 
@@ -116,10 +125,101 @@ def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     return vocab
 
 
-def _count_with_progress(count, input_path, special_tokens, progress: Progress, total: int, **kwargs):
-    """Run the rung's pre-tokenizer, which reports the bytes it counted as it goes (``on_bytes``)."""
-    progress.start_bytes(total)
-    return count(input_path, special_tokens, on_bytes=progress.on_bytes, **kwargs)
+@dataclass(frozen=True)
+class Arguments:
+    """``train_bpe``'s arguments once checked (phase 1): what the other phases read."""
+
+    path: str | PathLike
+    file_bytes: int
+    special_tokens: list[str]
+    num_merges: int
+    rung: object  # the variant module, or any object with its ``count_pretokens`` and ``Merger``
+    workers: int | None
+    errors: str
+    limit: int | None  # bytes
+
+
+def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit) -> Arguments:
+    """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
+    (apart from the file's size)."""
+    if not isinstance(input_path, (str, PathLike)):
+        raise BPEError(f"input_path must be a file path, got {input_path!r}")
+    special_tokens = check_special_tokens(special_tokens)
+    num_merges = check_vocab_size(vocab_size, special_tokens)
+    if errors not in ("strict", "replace"):
+        raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    check_workers(workers)
+    rung = variant if hasattr(variant, "Merger") else get_variant(variant)
+    limit = parse_size(limit) if limit is not None else None
+    # The one check of the path: every layer below trusts it, and the end it is given.
+    file_bytes = check_input_file(input_path).stat().st_size
+    return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit)
+
+
+def count_corpus(arguments: Arguments, observer: Observer):
+    """Phase 2: the rung's ``count_pretokens`` over the text, timed as ``pretokenize``, telling the
+    progress of the bytes as it counts them; then the observer hears the :class:`Corpus` figures.
+
+    Returns what ``count_pretokens`` does: a ``Counter``, or a handle to counts kept elsewhere (v7).
+    """
+    timer, progress = observer.timer, observer.progress
+    path, special_tokens, errors = arguments.path, arguments.special_tokens, arguments.errors
+    timer.start()
+    try:
+        with timer.stage("pretokenize"):
+            # A given `end` tells the counter the path is checked.  A size that reads 0 (an empty file,
+            # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
+            end = arguments.file_bytes or None
+            if arguments.limit is not None:
+                end = find_limit_end(path, arguments.limit, special_tokens, errors=errors)
+            progress.start_bytes(arguments.file_bytes if end is None else end)
+            pretoken_counts = arguments.rung.count_pretokens(path, special_tokens, workers=arguments.workers,
+                                                             errors=errors, end=end, on_bytes=progress.on_bytes)
+    finally:
+        progress.close()
+    with closed_on_error(pretoken_counts):
+        observer.on_corpus(corpus_figures(pretoken_counts, arguments.file_bytes, end, arguments.limit))
+    return pretoken_counts
+
+
+def corpus_figures(pretoken_counts, file_bytes: int, end: int | None, limit: int | None) -> Corpus:
+    total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
+    return Corpus(file_bytes=file_bytes, bytes_used=file_bytes if end is None else end, limit=limit,
+                  pretokens=total() if total is not None else sum(pretoken_counts.values()),
+                  distinct_pretokens=len(pretoken_counts))
+
+
+@contextmanager
+def closed_on_error(pretoken_counts):
+    """Counts that are a handle to counts kept elsewhere (v7: in worker processes) are released if
+    what runs inside fails before a ``Merger`` has taken them over."""
+    try:
+        yield
+    except BaseException:
+        close = getattr(pretoken_counts, "close", None)
+        if close is not None:
+            close()
+        raise
+
+
+def make_merges(arguments: Arguments, pretoken_counts, observer: Observer) -> list[Pair]:
+    """Phase 3: the rung's ``Merger`` built over the counts (``pair_count``), then up to ``num_merges``
+    merges (:func:`~bpe.training.merge_loop.run_merges`: ``select`` and ``update``).
+
+    Then the observer hears the Merger's ``summary()``, untouched; like ``close()`` it is optional.
+    """
+    timer = observer.timer
+    with closed_on_error(pretoken_counts), timer.stage("pair_count"):
+        merger = arguments.rung.Merger(pretoken_counts)
+    merges = run_merges(merger, arguments.num_merges, timer, progress=observer.progress)
+    timer.finish()
+    summary = getattr(merger, "summary", None)
+    if summary is not None:
+        facts = summary()
+        if not isinstance(facts, dict):
+            raise BPEError(f"{type(merger).__name__}.summary() must return a dict, got {type(facts).__name__}")
+        observer.on_summary(facts)
+    return merges
 
 
 def train_bpe(
@@ -129,11 +229,9 @@ def train_bpe(
     *,
     variant=None,
     workers: int | None = None,
-    timer=None,
-    progress=False,
     errors: str = "strict",
     limit: int | str | None = None,
-    stats: dict | None = None,
+    observer: Observer | None = None,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -141,57 +239,19 @@ def train_bpe(
     in the vocab; ``merges`` lists the merged pairs in the order they were made and may be shorter
     than ``vocab_size`` asks for if the corpus runs out of pairs.  ``variant`` picks the algorithm
     (default: the fastest; or any object with a variant module's ``count_pretokens`` and ``Merger``,
-    as the lab passes a candidate's); all variants return identical results.  ``timer`` receives stage
-    timings (see :mod:`bpe.training.timer`); ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
+    as the lab passes a candidate's); all variants return identical results.  ``workers``: the
+    processes of a parallel variant.  ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
-    extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every variant
-    sees exactly the same bytes.  ``stats``, if given, is filled with corpus figures (bytes used,
-    pre-token counts) and, for a merger that gathers its shards (v7), ``gathered_at``.  ``progress``
-    (``True`` for bars on stderr, or a :class:`bpe.training.progress.Progress`) hears of the bytes pre-tokenized and the merges made.
+    extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every
+    variant sees exactly the same bytes.  ``observer`` (:class:`bpe.training.observer.Observer`) hears
+    what the run reports beyond the result: stage times, progress, the corpus figures, the merger's summary.
     """
-    if not isinstance(input_path, (str, PathLike)):
-        raise BPEError(f"input_path must be a file path, got {input_path!r}")
-    special_tokens = check_special_tokens(special_tokens)
-    num_merges = check_vocab_size(vocab_size, special_tokens)
-    if errors not in ("strict", "replace"):
-        raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    check_workers(workers)
-    algorithm = variant if hasattr(variant, "Merger") else get_variant(variant)
-    limit = parse_size(limit) if limit is not None else None
-    # The one check of the path: every layer below trusts it, and the end it is given.
-    size = check_input_file(input_path).stat().st_size
-    timer = timer if timer is not None else NullTimer()
-    progress = make_progress(progress)
-    timer.start()
-    try:
-        with timer.stage("pretokenize"):
-            # A given `end` tells the counter the path is checked.  A size that reads 0 (an empty file,
-            # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
-            end = size or None
-            if limit is not None:
-                end = find_limit_end(input_path, limit, special_tokens, errors=errors)
-            pretoken_counts = _count_with_progress(algorithm.count_pretokens, input_path, special_tokens, progress,
-                                                   size if end is None else end, workers=workers, errors=errors,
-                                                   end=end)
-    finally:
-        progress.close()
-    try:
-        if stats is not None:
-            total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
-            stats.update(file_bytes=size, bytes_used=size if end is None else end, limit=limit,
-                         pretokens=total() if total is not None else sum(pretoken_counts.values()),
-                         distinct_pretokens=len(pretoken_counts))
-        with timer.stage("pair_count"):
-            merger = algorithm.Merger(pretoken_counts)
-    except BaseException:
-        # The counts may be a handle to counts kept elsewhere (v7: in worker processes) that no
-        # Merger took over: release them.
-        close = getattr(pretoken_counts, "close", None)
-        if close is not None:
-            close()
-        raise
-    merges = run_merges(merger, num_merges, timer, progress=progress)
-    timer.finish()
-    if stats is not None and hasattr(merger, "gathered_at"):  # v7: where its shards came back (None: never)
-        stats["gathered_at"] = merger.gathered_at
-    return build_vocab(special_tokens, merges), merges
+    # 1. Check the arguments, all of them, before a byte is read.
+    arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit)
+    observer = observer if observer is not None else Observer()
+    # 2. Count the pre-tokens.
+    pretoken_counts = count_corpus(arguments, observer)
+    # 3. Merge.
+    merges = make_merges(arguments, pretoken_counts, observer)
+    # 4. The vocab and the merges.
+    return build_vocab(arguments.special_tokens, merges), merges
