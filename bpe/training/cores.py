@@ -49,8 +49,9 @@ def _read_proc_stat() -> tuple[int, int] | None:
 
 def measure_busy_cores(*, sample_seconds: float = SAMPLE_SECONDS,
                        read_stat: Callable[[], tuple[int, int] | None] = _read_proc_stat,
-               sleep: Callable[[float], None] = time.sleep, cpu_count: int | None = None,
-               loadavg: Callable[[], tuple[float, float, float]] | None = getattr(os, "getloadavg", None)) -> float | None:
+                       sleep: Callable[[float], None] = time.sleep, cpu_count: int | None = None,
+                       loadavg: Callable[[], tuple[float, float, float]] | None = getattr(os, "getloadavg", None),
+                       ) -> float | None:
     """How many cores other processes keep busy now (a float), or None where it cannot be told.
 
     ``read_stat``, ``sleep``, ``loadavg`` and ``cpu_count`` are injectable for tests.
