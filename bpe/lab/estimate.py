@@ -227,6 +227,33 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
 
 
+def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
+                  workers: int | None = None, limit: str | int | None = None,
+                  assume_bytes: int | None = None) -> list[Estimate]:
+    """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
+    given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
+    from bpe.training.pretokenize import check_input_file
+    from bpe.training.sizes import parse_size
+    from bpe.training.train import check_special_tokens, check_vocab_size
+
+    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
+    # --limit's real end is the next document boundary after it: close enough for an estimate
+    end = min(parse_size(limit), size) if limit is not None else size
+    shape = corpus_shape(path, special_tokens, end, assume_bytes)
+    return [estimate_run(v, shape, merges, workers) for v in variants]
+
+
+def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
+    """Refuse, with :func:`refusal`'s :class:`~bpe.errors.BPEError`, a run estimated past
+    :data:`LONG_RUN_SECONDS` unless ``force`` (``--force``) is given."""
+    from bpe.errors import BPEError
+
+    slow = too_long(estimates)
+    if slow and not force:
+        raise BPEError(refusal(slow, what))
+
+
 def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:
     return [e for e in estimates if e.seconds > limit]
 
