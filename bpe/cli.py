@@ -1,4 +1,5 @@
-"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, data.
+"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, encode, figures,
+reproduce, handout, data.  Each ``cmd_*`` hands its arguments to the module that does the work.
 
 Every training command takes the shared defaults of :mod:`bpe.defaults` (the data set's vocab,
 ``<|endoftext|>``), prints them in its first line with a cost estimate (:mod:`bpe.lab.estimate`),
@@ -59,7 +60,6 @@ def _special_tokens(args) -> list[str]:
 def _vocab_size(args) -> int:
     """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
     from bpe.data.datasets import default_vocab_size
-
     from bpe.training.sizes import parse_count
 
     if args.vocab_size is None:
@@ -163,8 +163,7 @@ def cmd_estimate(args) -> int:
 def cmd_merge_cost(args) -> int:
     from bpe.lab.merge_cost import run_merge_cost
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    run_merge_cost(args.candidates, args.data, vocab_size, specials, args.repeat, args.workers,
+    run_merge_cost(args.candidates, args.data, _vocab_size(args), _special_tokens(args), args.repeat, args.workers,
                    count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
     return 0
 
@@ -448,33 +447,30 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     try:
         return args.func(args)
-    except BPEError as exc:
+    except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
         if args.debug:
             raise
-        print(f"bpe: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        if args.debug:
-            raise
-        from bpe.errors import Terminated
+        line, status = _failure(exc)
+        print(line, file=sys.stderr)
+        return status
 
-        if isinstance(exc, Terminated):
-            print(f"bpe: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-            return 128 + exc.signum
-        print("bpe: interrupted", file=sys.stderr)
-        return 130
-    except MemoryError:
-        if args.debug:
-            raise
-        print("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
-              "variant that needs less (python -m bpe estimate shows each one's peak)", file=sys.stderr)
-        return 2
-    except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
-        if args.debug:
-            raise
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"bpe: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
+
+def _failure(exc: BaseException) -> tuple[str, int]:
+    """The one line and the exit status of a run that ``exc`` ended."""
+    from bpe.errors import Terminated
+
+    if isinstance(exc, BPEError):
+        return f"bpe: error: {exc}", 2
+    if isinstance(exc, Terminated):
+        return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return "bpe: interrupted", 130
+    if isinstance(exc, MemoryError):
+        return ("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
+                "variant that needs less (python -m bpe estimate shows each one's peak)", 2)
+    # OSError: the environment failed us mid-run (disk full, file vanished): still one line
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"bpe: error: {exc.strerror or exc}{where}", 2
 
 
 if __name__ == "__main__":

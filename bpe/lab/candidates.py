@@ -1,4 +1,4 @@
-"""What the lab can run: a ladder variant, or your own trainer (a *candidate*), named on the command line.
+"""What ``--variant`` names, a *candidate*: a rung of the ladder, or your own trainer.
 
 ``bpe bench --variant`` and ``bpe report --variant`` take a comma list, and the flag may be repeated::
 

@@ -1,10 +1,11 @@
-"""``bpe estimate``: every named variant's estimated time and peak memory on some data, without training.
+"""``bpe estimate``: each candidate's estimated time and peak memory on some data, without training.
 
-A ladder variant's figures come from the cost model (:mod:`bpe.lab.estimate`); your own trainer (a
-candidate, :mod:`bpe.lab.candidates`) has no model, so it is timed on a prefix of the data and scaled
-up (:func:`bpe.lab.bench.estimate_candidates`).  ``--size 2.1GB`` asks about a bigger corpus that goes
-on like the data given.  The table marks each run that would need ``--force``; ``--json`` also writes
-the figures, which are a model's and not a timing: the same code and data give the same file anywhere.
+A rung's figures come from the cost model (:mod:`bpe.lab.estimate`); your own trainer (a candidate
+that is not a rung, :mod:`bpe.lab.candidates`) has no model, so it is timed on a prefix of the data
+and scaled up (:func:`bpe.lab.bench.estimate_candidates`).  ``--size 2.1GB`` asks about a bigger
+corpus that goes on like the data given.  The table marks each run that would need ``--force``;
+``--json`` also writes the figures, which are a model's and not a timing: the same code and data give
+the same file anywhere.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from bpe.training.sizes import format_size, parse_size
 def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
                  workers: int | None = None, limit: str | None = None, size: str | None = None,
                  json_out: str | None = None, out=None) -> list:
-    """Print the estimates of ``variants`` (a ``--variant`` comma list; default every rung); return them."""
+    """Print the estimate of each candidate ``variants`` names (a ``--variant`` comma list; default every
+    rung); return them."""
     out = out or sys.stdout
     path = resolve_data(data)
     candidates = parse_variants(variants or "all")
