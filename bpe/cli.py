@@ -1,4 +1,5 @@
-"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, data.
+"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, encode, figures,
+reproduce, handout, data.  Each ``cmd_*`` hands its arguments to the module that does the work.
 
 Every training command takes the shared defaults of :mod:`bpe.defaults` (the data set's vocab,
 ``<|endoftext|>``), prints them in its first line with a cost estimate (:mod:`bpe.lab.estimate`),
@@ -18,7 +19,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 from bpe import defaults
 from bpe.errors import BPEError
@@ -60,7 +60,6 @@ def _special_tokens(args) -> list[str]:
 def _vocab_size(args) -> int:
     """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
     from bpe.data.datasets import default_vocab_size
-
     from bpe.training.sizes import parse_count
 
     if args.vocab_size is None:
@@ -75,170 +74,24 @@ def _show_progress(args) -> bool:
     return args.progress or wants_progress(args.quiet)
 
 
-def _estimates(path, variants: list[str], vocab_size: int, special_tokens: list[str], workers, limit,
-               assume_bytes: int | None = None):
-    """Each variant's cost estimate for this run (:mod:`bpe.lab.estimate`)."""
-    from bpe.lab.estimate import corpus_shape, estimate_run
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.sizes import parse_size
-    from bpe.training.train import check_special_tokens, check_vocab_size
-
-    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
-    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
-    # --limit's real end is the next document boundary after it: close enough for an estimate
-    end = min(parse_size(limit), size) if limit is not None else size
-    shape = corpus_shape(path, special_tokens, end, assume_bytes)
-    return [estimate_run(v, shape, merges, workers) for v in variants]
-
-
 def cmd_train(args) -> int:
-    from bpe.data.datasets import resolve_data
-    from bpe.training.registry import best_variant, get_variant
+    from bpe.lab.train_command import TrainSettings, run_train
 
-    from bpe.training.train import check_workers
-
-    check_workers(args.workers)
-    path = resolve_data(args.data)
-    variant = args.variant or best_variant()
-    get_variant(variant)
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    if args.format and args.out is None:
-        raise BPEError("--format needs --out DIR (where to write the exported files)")
-    if args.out is not None:  # fail now, not after training
-        from bpe.io.outputs import OutputLock, check_output_dir
-
-        check_output_dir(args.out)
-        with OutputLock(args.out):  # held until saved: a second run into the same --out fails at once
-            return _train(args, path, variant, specials, vocab_size)
-    return _train(args, path, variant, specials, vocab_size)
-
-
-def _train(args, path, variant, specials, vocab_size) -> int:
-    from bpe.data.datasets import data_label
-    from bpe.lab.estimate import refusal, too_long
-    from bpe.training.observer import Observer
-    from bpe.training.timer import StageTimer
-    from bpe.training.train import train_bpe
-
-    from bpe.training.sizes import parse_size
-
-    estimate = _estimates(path, [variant], vocab_size, specials, args.workers, args.limit)
-    size = path.stat().st_size
-    subset = (f"the first ~{min(parse_size(args.limit), size):,} of {size:,} bytes, --limit {args.limit}"
-              if args.limit is not None else f"{size:,} bytes")
-    print(f"bpe-lab train: {variant} on {data_label(args.data)} ({subset}), "
-          f"vocab {vocab_size:,}, special {specials}; estimate {estimate[0].describe()}")
-    if too_long(estimate) and not args.force:
-        raise BPEError(refusal(estimate, f"training {variant} on {data_label(args.data)} at vocab {vocab_size:,}"))
-    observer = Observer(timer=StageTimer(), progress=_show_progress(args))
-    started = time.perf_counter()
-    vocab, merges = train_bpe(path, vocab_size, specials, variant=variant, workers=args.workers, errors=args.errors,
-                              limit=args.limit, observer=observer)
-    elapsed = time.perf_counter() - started
-    written = _save_outputs(args, variant, path, vocab, merges, observer)  # saved before anything is printed
-    _print_training_summary(args, variant, path, vocab, merges, observer, elapsed)
-    if written:
-        print("wrote " + ", ".join(str(p) for p in written))
-    else:
-        print("nothing saved: give --out DIR to write the tokenizer (vocab.json, merges.txt)")
+    run_train(TrainSettings(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers,
+                            args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
+                            _show_progress(args)))
     return 0
-
-
-def _print_training_summary(args, variant, path, vocab, merges, observer, elapsed) -> None:
-    from bpe.data.datasets import data_label
-    from bpe.io.outputs import token_report
-    from bpe.training.sizes import format_size
-
-    timer, corpus = observer.timer, observer.corpus
-    subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if args.limit else ""
-    print(f"trained {variant} on {data_label(args.data)}{subset}: {len(merges):,} merges, "
-          f"vocab {len(vocab):,}, {elapsed:.2f}s")
-    from bpe.training.train import stopped_early
-
-    asked = args.vocab_size - 256 - len(_special_tokens(args))
-    stopped = stopped_early(len(merges), asked, corpus.bytes_used)
-    if stopped:
-        print(stopped)
-    for name, seconds in timer.as_dict()["stages"].items():
-        print(f"  {name:<12} {seconds:8.3f}s")
-    peak = timer.peak_rss
-    workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
-    print(f"peak memory: {format_size(peak['self'])} (training process){workers}")
-    if merges:  # no merge, no learned token to show
-        for line in token_report(vocab, _special_tokens(args)):
-            print(line)
-
-
-def _save_outputs(args, variant, path, vocab, merges, observer) -> list:
-    """With --out: save the tokenizer and train.json; the paths written (none without --out)."""
-    from dataclasses import asdict
-
-    from bpe.data.datasets import data_label
-    from bpe.io.outputs import save_tokenizer
-    from bpe.lab.runinfo import machine_info
-
-    if args.out is None:
-        return []
-    specials = _special_tokens(args)
-    info = {
-        "settings": {"variant": variant, "data": data_label(args.data),
-                     "path": str(path), "vocab_size": args.vocab_size, "special_tokens": specials,
-                     "workers": args.workers, "limit": args.limit, "errors": args.errors},
-        "corpus": asdict(observer.corpus),
-        "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
-        "result": {"merges": len(merges), "vocab_size": len(vocab)},
-        "timings": observer.timer.as_dict(),
-        "machine": machine_info(),
-    }
-    return save_tokenizer(args.out, vocab, merges, specials, formats=args.format or (), train_info=info)
 
 
 def cmd_data(args) -> int:
-    """``data list``: every data set, its file, size, presence.  ``data get NAME``: download it."""
-    from bpe.training.sizes import format_size
-    from bpe.data.download import dataset_rows, fetch_dataset
+    """``data list``: every data set, its file, size, presence.  ``data get NAME``: download or generate it."""
+    from bpe.data.download import get_dataset, print_datasets
+    from bpe.training.progress import wants_progress
 
     if args.data_command == "get":
-        from bpe.data.datasets import generated_request
-        from bpe.training.progress import wants_progress
-
-        generated = generated_request(args.name)
-        if generated is not None:
-            return _get_generated(args, *generated)
-        if args.size is not None:
-            raise BPEError(f"--size is for generated data sets (webtext-synth); {args.name!r} is downloaded whole")
-        from bpe.errors import signals_as_interrupt
-
-        with signals_as_interrupt():  # SIGTERM: what is half-written goes (a download's .part stays, to resume)
-            path = fetch_dataset(args.name, progress=wants_progress(args.quiet))
-        print(f"{args.name}: {path} ({format_size(path.stat().st_size)})")
-        return 0
-    print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description")
-    for dataset, present, size in dataset_rows():
-        shown = format_size(size) if present else "-"
-        print(f"{dataset.name:<20}{'yes' if present else 'no':<9}{shown:>10}  {str(dataset.path):<50} "
-              f"{dataset.description}")
-    return 0
-
-
-def _get_generated(args, dataset, size: int) -> int:
-    """``data get webtext-synth --size 20MB``: generate the file unless it is there, print its statistics."""
-    from bpe.data.datasets import ensure_generated, generated_file
-    from bpe.data.webtext import cached_statistics
-    from bpe.training.progress import wants_progress
-    from bpe.training.sizes import parse_size
-
-    if args.size is not None:
-        size = parse_size(args.size)
-    if generated_file(dataset.name, size).exists():
-        print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
-              file=sys.stderr, flush=True)
-    path = ensure_generated(dataset, size, progress=wants_progress(args.quiet))
-    stats, _ = cached_statistics(path, log=sys.stderr)
-    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents "
-          f"({stats['bytes'] / max(stats['documents'], 1):,.0f} bytes each), "
-          f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
-          f"{stats['non_ascii_share']:.2%} of bytes non-ASCII")
+        get_dataset(args.name, args.size, progress=wants_progress(args.quiet))
+    else:
+        print_datasets()
     return 0
 
 
@@ -286,86 +139,31 @@ def cmd_report(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from pathlib import Path
-
-    from bpe.lab.profiling import DEFAULT_OUT_DIR, PROFILES_DIR, clean_files, run_profile, summarize
-    from bpe.lab.runinfo import check_publishable
+    from bpe.lab.profiling import clean_files, run_profile, summarize_file
 
     if args.clean:
         for cleaned in clean_files(args.clean):
             print(f"cleaned {cleaned}")
-        return 0
-    if args.summarize is not None:
-        import json
-
-        source = Path(args.summarize)
-        if not source.is_file():
-            raise BPEError(f"no such profile: {source}")
-        print(summarize(json.loads(source.read_text()), args.top), end="")
-        return 0
-    if args.variant is None:
-        raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    if args.publish:  # a committed profile names the commit that made it: never a -dirty one
-        check_publishable("bpe profile --publish")
-    out_dir = Path(args.out_dir) if args.out_dir else PROFILES_DIR if args.publish else DEFAULT_OUT_DIR
-    run_profile(args.variant, args.data, vocab_size, specials, args.workers, out_dir, args.top, force=args.force,
-                progress=_show_progress(args))
+    elif args.summarize is not None:
+        print(summarize_file(args.summarize, args.top), end="")
+    else:
+        run_profile(args.variant, args.data, _vocab_size(args), _special_tokens(args), args.workers, args.out_dir,
+                    args.top, publish=args.publish, force=args.force, progress=_show_progress(args))
     return 0
 
 
 def cmd_estimate(args) -> int:
-    from bpe.data.datasets import data_label, resolve_data
-    from bpe.lab.candidates import parse_variants
-    from bpe.lab.estimate import LONG_RUN_SECONDS, format_duration
-    from bpe.training.sizes import format_size, parse_size
+    from bpe.lab.estimate_command import run_estimate
 
-    path = resolve_data(args.data)
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    candidates = parse_variants(args.variant or "all")
-    variants = [c.spec for c in candidates if c.is_variant]
-    assumed = parse_size(args.size) if args.size else None
-    estimates = _estimates(path, variants, vocab_size, specials, args.workers, args.limit, assumed)
-    own = [c for c in candidates if not c.is_variant]
-    if own:  # your own trainer: timed on a prefix of the data, then scaled (bpe/lab/estimate.py)
-        from bpe.lab.bench import estimate_candidates
-        from bpe.lab.estimate import corpus_shape
-        from bpe.training.train import check_vocab_size
-
-        end = min(parse_size(args.limit), path.stat().st_size) if args.limit is not None else None
-        shape = corpus_shape(path, specials, end, assumed)
-        found = estimate_candidates(own, path, specials, shape, check_vocab_size(vocab_size, specials), args.workers,
-                                    end, log=sys.stderr)
-        by_label = {e.variant: e for e in estimates}
-        estimates = [by_label.get(c.spec) or found[c.label] for c in candidates]
-    corpus = (f"{format_size(assumed)} of text like {data_label(args.data)}" if assumed else
-              f"{data_label(args.data)} ({path.stat().st_size:,} bytes)")
-    print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {specials}, "
-          f"workers {args.workers or os.cpu_count()}")
-    print(f"{'variant':<10}{'time':>12}{'peak memory':>14}")
-    for e in estimates:
-        note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
-        print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}")
-    if args.json:
-        from pathlib import Path
-
-        from bpe.lab.bench import check_json_path, write_json_atomic
-
-        # The estimate is a model, not a timing: the same code and data give the same file on any machine.
-        write_json_atomic(check_json_path(args.json), {
-            "corpus": corpus, "vocab_size": vocab_size, "workers": args.workers,
-            "variants": {e.variant: {"seconds": e.seconds, "peak_bytes": e.peak_bytes,
-                                     "time": format_duration(e.seconds), "memory": format_size(int(e.peak_bytes))}
-                         for e in estimates}})
-        print(f"wrote {Path(args.json)}")
+    run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
+                 args.size, args.json)
     return 0
 
 
 def cmd_merge_cost(args) -> int:
     from bpe.lab.merge_cost import run_merge_cost
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    run_merge_cost(args.candidates, args.data, vocab_size, specials, args.repeat, args.workers,
+    run_merge_cost(args.candidates, args.data, _vocab_size(args), _special_tokens(args), args.repeat, args.workers,
                    count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
     return 0
 
@@ -385,30 +183,9 @@ def cmd_encode(args) -> int:
 
 def cmd_figures(args) -> int:
     """``figures``: check every quoted figure against its result file; ``--update`` rewrites them."""
-    from pathlib import Path
+    from bpe.lab.figures import run_figures
 
-    from bpe.lab import figures
-
-    paths = [Path(p) for p in args.pages] if args.pages else figures.pages()
-    for path in paths:
-        if not path.is_file():
-            raise BPEError(f"no such page: {path}")
-    if args.update:
-        problems: list[str] = []
-        changed = figures.update(paths, problems=problems)
-        for path in changed:
-            print(f"updated {path}")
-        for problem in problems:
-            print(problem)
-        print(f"{figures.count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
-              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""))
-        return 1 if problems else 0
-    problems = figures.check(paths)
-    for problem in problems:
-        print(problem)
-    print(f"{figures.count(paths)} figures on {len(paths)} pages; "
-          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"))
-    return 1 if problems else 0
+    return run_figures(args.pages, args.update)
 
 
 def cmd_reproduce(args) -> int:
@@ -439,18 +216,9 @@ def _add_reproduce_parser(sub) -> None:
 
 
 def cmd_handout(args) -> int:
-    from pathlib import Path
+    from bpe.lab.handout import run_handout
 
-    from bpe.lab.handout import DEFAULT_OUT, PUBLISHED_OUT, run_handout
-    from bpe.lab.runinfo import check_publishable
-
-    if args.publish:
-        if args.quick or args.tinystories or args.owt:
-            raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
-        check_publishable("python -m bpe handout --publish")
-    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
-    run_handout(args.tinystories or "tinystories-synth-50MB", args.owt or "webtext-synth-20MB", out,
-                quick=args.quick, workers=args.workers)
+    run_handout(args.tinystories, args.owt, args.out, quick=args.quick, workers=args.workers, publish=args.publish)
     return 0
 
 
@@ -679,33 +447,30 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     try:
         return args.func(args)
-    except BPEError as exc:
+    except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
         if args.debug:
             raise
-        print(f"bpe: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        if args.debug:
-            raise
-        from bpe.errors import Terminated
+        line, status = _failure(exc)
+        print(line, file=sys.stderr)
+        return status
 
-        if isinstance(exc, Terminated):
-            print(f"bpe: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-            return 128 + exc.signum
-        print("bpe: interrupted", file=sys.stderr)
-        return 130
-    except MemoryError:
-        if args.debug:
-            raise
-        print("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
-              "variant that needs less (python -m bpe estimate shows each one's peak)", file=sys.stderr)
-        return 2
-    except OSError as exc:  # the environment failed us mid-run (disk full, file vanished): still one line
-        if args.debug:
-            raise
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"bpe: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
+
+def _failure(exc: BaseException) -> tuple[str, int]:
+    """The one line and the exit status of a run that ``exc`` ended."""
+    from bpe.errors import Terminated
+
+    if isinstance(exc, BPEError):
+        return f"bpe: error: {exc}", 2
+    if isinstance(exc, Terminated):
+        return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return "bpe: interrupted", 130
+    if isinstance(exc, MemoryError):
+        return ("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
+                "variant that needs less (python -m bpe estimate shows each one's peak)", 2)
+    # OSError: the environment failed us mid-run (disk full, file vanished): still one line
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"bpe: error: {exc.strerror or exc}{where}", 2
 
 
 if __name__ == "__main__":

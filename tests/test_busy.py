@@ -5,21 +5,21 @@ import os
 import pytest
 
 from bpe import BPEError
-from bpe.lab.busy import busy_cores
+from bpe.lab.busy import spin_on_cores
 from conftest import live_processes
 
 
 def test_spinners_run_for_the_block_and_are_gone_after():
-    with busy_cores(2) as pids:
+    with spin_on_cores(2) as pids:
         assert len(pids) == 2 and set(pids) <= set(live_processes(parent=os.getpid()))
     assert live_processes(parent=os.getpid()) == []
-    with busy_cores(0) as pids:
+    with spin_on_cores(0) as pids:
         assert pids == []
 
 
 def test_spinners_are_gone_after_an_error_too():
     with pytest.raises(KeyboardInterrupt):
-        with busy_cores(1):
+        with spin_on_cores(1):
             raise KeyboardInterrupt
     assert live_processes(parent=os.getpid()) == []
 
@@ -27,5 +27,5 @@ def test_spinners_are_gone_after_an_error_too():
 @pytest.mark.parametrize("count", [-1, 1.5, True])
 def test_a_bad_count_is_named(count):
     with pytest.raises(BPEError, match="--busy must be 0 or more processes"):
-        with busy_cores(count):
+        with spin_on_cores(count):
             pass

@@ -106,11 +106,29 @@ def test_a_long_profile_says_it_is_alive():
     assert out.strip() == "done" and len(beats) >= 2 and beats == sorted(beats)
 
 
+def test_unpublished_profiles_and_reports_go_where_git_ignores_them():
+    """Trying a profile or a report never dirties the tree: without --publish they land in an ignored folder."""
+    import shutil
+    import subprocess
+
+    from bpe.lab import profiling, report
+    from bpe.lab.publish import resolve_out
+
+    if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
+        pytest.skip("needs a git checkout")
+    places = [(profiling.PROFILES_DIR, profiling.DEFAULT_OUT_DIR), (report.DOCS_DIR, report.DEFAULT_OUT_DIR)]
+    for committed, default in places:
+        where = resolve_out(False, None, committed, default, "unused")
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(where / "v2-x-300.json")], cwd=REPO_ROOT)
+        assert ignored.returncode == 0, f"{where} is not ignored by git"
+        tracked = subprocess.run(["git", "check-ignore", "-q", str(committed / "v2-x-300.json")], cwd=REPO_ROOT)
+        assert tracked.returncode == 1, f"{committed} is ignored by git"
+
+
 def test_committed_profiles_and_reports_only_from_a_clean_tree(monkeypatch, capsys):
     from bpe.cli import main
-    from bpe.lab import profiling, report, runinfo
+    from bpe.lab import runinfo
 
-    assert profiling.DEFAULT_OUT_DIR.parent.name == "out" and report.DEFAULT_OUT_DIR.parent.name == "out"
     monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
     assert main(["profile", "--variant", "v2", "--publish"]) == 2
     assert "uncommitted changes (abc1234-dirty)" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 * ``datasets``: names -> paths (``gutenberg-sample``, ``tinystories``, ``webtext-synth-20MB``, ...),
   shipped files found in a checkout or a wheel;
-* ``download``: resumable downloads into ``data/``, never a truncated file;
+* ``download``: ``bpe data list`` and ``get``; resumable downloads into ``data/``, never a truncated file;
 * ``gutenberg``: the recipe that builds ``gutenberg-books`` from its 21 books;
 * ``webtext``: the generator of the web-like ``webtext-synth``;
 * ``tinystories``: the generator of the TinyStories-like ``tinystories-synth``.

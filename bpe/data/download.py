@@ -1,6 +1,8 @@
 """Downloading the CS336 data sets into ``data/``: progress bar, resume, never a truncated file.
 
-``python -m bpe data get NAME`` (or ``make data DATA=NAME``) calls :func:`fetch_dataset`:
+``python -m bpe data list`` is :func:`print_datasets`; ``python -m bpe data get NAME`` (or ``make data
+DATA=NAME``) is :func:`get_dataset`, which makes a generated data set and downloads any other with
+:func:`fetch_dataset`:
 
 1. the bytes go to ``data/<remote name>.part``; if that file is already there (an earlier run was
    interrupted) the request asks for the rest with an HTTP ``Range`` header.  A server that answers
@@ -208,11 +210,52 @@ def _build_books(final: Path, sources: Path, base_url: str | None, progress: boo
     return final
 
 
-def dataset_rows() -> list[tuple[Dataset, bool, int | None]]:
-    """(data set, present?, size in bytes if present) for ``data list``."""
-    rows = []
+def print_datasets(out=None) -> None:
+    """``data list``: every data set's name, whether it is present, its size, path and description."""
+    from bpe.training.sizes import format_size
+
+    out = out or sys.stdout
+    print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description", file=out)
     for dataset in DATASETS.values():
         present = dataset.path.is_file()  # a generated one: its default size
-        rows.append((dataset, present, dataset.path.stat().st_size if present else None))
-    return rows
+        shown = format_size(dataset.path.stat().st_size) if present else "-"
+        print(f"{dataset.name:<20}{'yes' if present else 'no':<9}{shown:>10}  {str(dataset.path):<50} "
+              f"{dataset.description}", file=out)
 
+
+def get_dataset(name: str, size: str | None = None, *, progress: bool = True, out=None) -> Path:
+    """``data get NAME``: download a data set, or generate one (``webtext-synth``, ``--size 20MB``)."""
+    from bpe.data.datasets import generated_request
+    from bpe.errors import signals_as_interrupt
+    from bpe.training.sizes import format_size
+
+    out = out or sys.stdout
+    generated = generated_request(name)
+    if generated is not None:
+        return _get_generated(*generated, size, progress=progress, out=out)
+    if size is not None:
+        raise BPEError(f"--size is for generated data sets (webtext-synth); {name!r} is downloaded whole")
+    with signals_as_interrupt():  # SIGTERM: what is half-written goes (a download's .part stays, to resume)
+        path = fetch_dataset(name, progress=progress)
+    print(f"{name}: {path} ({format_size(path.stat().st_size)})", file=out)
+    return path
+
+
+def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: bool, out) -> Path:
+    """Generate the file unless it is there, then print its statistics."""
+    from bpe.data.datasets import ensure_generated, generated_file
+    from bpe.data.webtext import cached_statistics
+    from bpe.training.sizes import parse_size
+
+    if asked is not None:
+        size = parse_size(asked)
+    if generated_file(dataset.name, size).exists():
+        print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
+              file=sys.stderr, flush=True)
+    path = ensure_generated(dataset, size, progress=progress)
+    stats, _ = cached_statistics(path, log=sys.stderr)
+    print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents "
+          f"({stats['bytes'] / max(stats['documents'], 1):,.0f} bytes each), "
+          f"{stats['distinct_pretokens']:,} distinct pre-tokens ({stats['distinct_pretokens_per_mb']:,.0f} per MB), "
+          f"{stats['non_ascii_share']:.2%} of bytes non-ASCII", file=out)
+    return path

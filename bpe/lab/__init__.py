@@ -11,7 +11,9 @@
   kind of text; ``reproduce``: each step of the articles measured on the ladder; ``handout``: the
   CS336 handout's tokenizer questions answered in one run; ``figures``: every quoted figure checked
   against its committed result file;
+* ``train_command``: ``bpe train``, the run with its files and summary; ``estimate_command``: ``bpe
+  estimate``'s table;
 * ``busy``: ``bench --busy``, processes spinning on cores meanwhile; ``fresh_process``: running a
   timed job in a child; ``runinfo``: machine, commit and merges
-  digest recorded beside every figure.
+  digest recorded beside every figure; ``publish``: ``out/`` or, with ``--publish``, the committed file.
 """

@@ -351,7 +351,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     ``all``, refused otherwise, unless ``force``.  ``busy`` processes spin on a core meanwhile
     (:mod:`bpe.lab.busy`).  The tables go to ``out`` (default stdout)."""
     from bpe.data.datasets import default_vocab_size
-    from bpe.lab.busy import busy_cores
+    from bpe.lab.busy import spin_on_cores
     from bpe.training.pretokenize import check_input_file
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
@@ -406,7 +406,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
     merge_lists: dict[str, list] = {}
     own_counts: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, busy_cores(busy):
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(busy):
         subset = None
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = Path(tmp) / path.name  # a function takes a file, not a limit: give it exactly those bytes

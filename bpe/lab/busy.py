@@ -28,7 +28,7 @@ while os.getppid() == parent:
 
 
 @contextmanager
-def busy_cores(count: int) -> Iterator[list[int]]:
+def spin_on_cores(count: int) -> Iterator[list[int]]:
     """Run the block with ``count`` spinning processes; their pids."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise BPEError(f"--busy must be 0 or more processes, got {count!r}")

@@ -1,4 +1,4 @@
-"""What the lab can run: a ladder variant, or your own trainer (a *candidate*), named on the command line.
+"""What ``--variant`` names, a *candidate*: a rung of the ladder, or your own trainer.
 
 ``bpe bench --variant`` and ``bpe report --variant`` take a comma list, and the flag may be repeated::
 
@@ -290,11 +290,20 @@ def load_function(spec: str):
 
 
 def load_algorithm(candidate_kind: str, spec: str):
-    """A variant module, or a namespace with a candidate file's ``Merger`` and pre-tokenizer (in the child)."""
+    """The one loader of a merge algorithm: a variant's module (``candidate_kind`` ``variant``), or a
+    namespace with the ``Merger`` and pre-tokenizer of the Python file ``spec`` names.
+
+    A missing file, one without ``Merger``, or one whose import raises, is :class:`CandidateFailed`.
+    """
     if candidate_kind == "variant":
         return VARIANTS[spec]
     from bpe.training.parallel import count_file_parallel
 
+    if not Path(spec).is_file():
+        raise CandidateFailed(f"no variant or file named {spec!r}; variants: {', '.join(VARIANTS)}")
+    if Path(spec).suffix != ".py":
+        raise CandidateFailed(f"{spec} is not a Python file; a candidate is a variant name "
+                              f"({', '.join(VARIANTS)}) or a .py file")
     module = call_candidate(f"importing {Path(spec).name}", load_file_module, spec)
     merger = getattr(module, "Merger", None)
     if merger is None:

@@ -21,7 +21,7 @@ to tell a minute from an hour, not to predict to the percent:
 * v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
   pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
   never pass ``L``, so a scan never costs more than v1's recount;
-* v5-v7 (and any variant not listed, such as a candidate file) pop a heap: a small cost per merge;
+* v5-v7 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge;
   v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
   credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
 * every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
@@ -29,7 +29,7 @@ to tell a minute from an hour, not to predict to the percent:
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
 
-Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
+Your own trainer (a candidate that is not a rung, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
 a prefix of the data (:class:`Probe`, made by :func:`bpe.lab.bench.probe_candidate`) and
 :func:`estimate_from_probe` scales that up, the fixed part with the bytes and the per-merge part
 with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer is not let
@@ -164,7 +164,7 @@ class Estimate:
     merges: int
     seconds: float
     peak_bytes: float
-    basis: str = ""  # how a candidate's estimate was made (empty for a ladder variant's model)
+    basis: str = ""  # how your own trainer's estimate was made (empty for a rung's model)
 
     def describe(self) -> str:
         basis = f" ({self.basis})" if self.basis else ""
@@ -173,7 +173,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Probe:
-    """A candidate timed on a prefix of the data: what it cost there, and the prefix's size and ``L``."""
+    """Your own trainer timed on a prefix of the data: what it cost there, and the prefix's size and ``L``."""
 
     bytes: int
     distinct_length: float
@@ -183,7 +183,7 @@ class Probe:
 
 
 def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: int) -> Estimate:
-    """A candidate's estimate: its probe scaled to ``shape`` (fixed part with the bytes, merges with ``L``).
+    """Your own trainer's estimate: its probe scaled to ``shape`` (fixed part with the bytes, merges with ``L``).
 
     >>> probe = Probe(bytes=100_000, distinct_length=10_000, fixed_seconds=0.1, per_merge_seconds=0.01,
     ...               peak_bytes=BASE_MEMORY + 5e6)
@@ -225,6 +225,33 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     # pre-tokens, not the file size.
     memory = BASE_MEMORY + model.bytes_per_l * length
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
+
+
+def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
+                  workers: int | None = None, limit: str | int | None = None,
+                  assume_bytes: int | None = None) -> list[Estimate]:
+    """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
+    given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
+    from bpe.training.pretokenize import check_input_file
+    from bpe.training.sizes import parse_size
+    from bpe.training.train import check_special_tokens, check_vocab_size
+
+    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
+    # --limit's real end is the next document boundary after it: close enough for an estimate
+    end = min(parse_size(limit), size) if limit is not None else size
+    shape = corpus_shape(path, special_tokens, end, assume_bytes)
+    return [estimate_run(v, shape, merges, workers) for v in variants]
+
+
+def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
+    """Refuse, with :func:`refusal`'s :class:`~bpe.errors.BPEError`, a run estimated past
+    :data:`LONG_RUN_SECONDS` unless ``force`` (``--force``) is given."""
+    from bpe.errors import BPEError
+
+    slow = too_long(estimates)
+    if slow and not force:
+        raise BPEError(refusal(slow, what))
 
 
 def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,3 +227,32 @@ def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None
 
 def count(paths: list[Path]) -> int:
     return sum(len(parse(page)) for page in paths)
+
+
+def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None) -> int:
+    """``bpe figures [PAGE ...] [--update]``: check (or rewrite) the figures of ``names`` (default
+    :func:`pages`), print one line per problem and a total; the exit status (1: something is stale or
+    missing)."""
+    out = out or sys.stdout
+    paths = [Path(p) for p in names] if names else pages()
+    for path in paths:
+        if not path.is_file():
+            raise BPEError(f"no such page: {path}")
+    if rewrite:
+        problems: list[str] = []
+        changed = update(paths, problems=problems)
+        for path in changed:
+            print(f"updated {path}", file=out)
+        for problem in problems:
+            print(problem, file=out)
+        print(f"{count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
+              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""),
+              file=out)
+        return 1 if problems else 0
+    problems = check(paths)
+    for problem in problems:
+        print(problem, file=out)
+    print(f"{count(paths)} figures on {len(paths)} pages; "
+          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"),
+          file=out)
+    return 1 if problems else 0

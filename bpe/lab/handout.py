@@ -31,6 +31,8 @@ from bpe.data.datasets import REPO_ROOT
 
 DEFAULT_OUT = REPO_ROOT / "out" / "handout-answers.json"
 PUBLISHED_OUT = REPO_ROOT / "docs" / "handout-answers.json"
+#: The stand-ins trained on unless ``--tinystories`` / ``--owt`` name other data.
+STAND_INS = {"tinystories": "tinystories-synth-50MB", "owt": "webtext-synth-20MB"}
 PILE_BYTES = 825e9  # the handout's figure for the Pile
 SAMPLE_SEED = 0
 SPECIAL = "<|endoftext|>"
@@ -93,16 +95,21 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
             "longest": longest_tokens(vocab, [SPECIAL]), "_vocab": vocab, "_merges": merges, "_path": path}
 
 
-def run_handout(tinystories: str = "tinystories-synth-50MB", owt: str = "webtext-synth-20MB",
-                out: Path | None = DEFAULT_OUT, quick: bool = False, workers: int | None = None, log=None) -> dict:
+def run_handout(tinystories: str | None = None, owt: str | None = None, out: str | Path | None = None,
+                quick: bool = False, workers: int | None = None, log=None, *, publish: bool = False) -> dict:
+    """Answer the handout's questions, print them and write them to ``out`` (default ``out/``; with
+    ``publish``, the committed file, which takes the stand-ins and the full sizes only)."""
     from bpe.io.tokenizer import Tokenizer
     from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.publish import resolve_out
     from bpe.lab.runinfo import machine_info
 
     log = log or sys.stdout
-    if out is not None:
-        check_json_path(out)
+    if publish and (quick or tinystories or owt):
+        raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
+    out = check_json_path(resolve_out(publish, out, PUBLISHED_OUT, DEFAULT_OUT, "python -m bpe handout --publish"))
     machine = machine_info()
+    tinystories, owt = tinystories or STAND_INS["tinystories"], owt or STAND_INS["owt"]
     if quick:
         tinystories, owt = "tinystories-synth-300KB", "webtext-synth-300KB"
     sizes = {"tinystories": 600 if quick else 10_000, "owt": 800 if quick else 32_000}
@@ -137,7 +144,6 @@ def run_handout(tinystories: str = "tinystories-synth-50MB", owt: str = "webtext
         print(f"  {name}: {e['bytes_per_token']:.2f} bytes per token", file=log)
     print(f"  throughput {throughput / 1e6:.2f} MB/s in one process: the 825 GB Pile in "
           f"{result['throughput']['pile_days']:.1f} days", file=log)
-    if out is not None:
-        write_json_atomic(Path(out), result)
-        print(f"wrote {out}", file=log)
+    write_json_atomic(out, result)
+    print(f"wrote {out}", file=log)
     return result

@@ -38,7 +38,7 @@ from bpe.lab.runinfo import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
-from bpe.lab.candidates import load_file_module
+from bpe.lab.candidates import CandidateFailed, load_algorithm
 from bpe.lab.fresh_process import child_result, run_json_child, write_result
 from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
@@ -50,22 +50,12 @@ _INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def load_merger(candidate: str):
-    """The ``Merger`` class of a variant name (``v6``) or of a Python file that defines one."""
-    if candidate in VARIANTS:
-        return VARIANTS[candidate].Merger
-    path = Path(candidate)
-    if not path.is_file():
-        raise BPEError(f"no variant or file named {candidate!r}; variants: {', '.join(VARIANTS)}")
+    """The ``Merger`` class of a variant name (``v6``) or of a Python file that defines one
+    (:func:`~bpe.lab.candidates.load_algorithm` loads it); what is wrong with it, as one line."""
     try:
-        module = load_file_module(path)
-    except BPEError:
-        raise
-    except Exception as exc:  # the candidate's own bug: name it in one line, not as our traceback
-        raise BPEError(f"cannot load {candidate}: {type(exc).__name__}: {exc}") from None
-    merger = getattr(module, "Merger", None)
-    if merger is None:
-        raise BPEError(f"{candidate} defines no Merger class")
-    return merger
+        return load_algorithm("variant" if candidate in VARIANTS else "merger", candidate).Merger
+    except CandidateFailed as exc:
+        raise BPEError(str(exc)) from None
 
 
 def child_main() -> None:

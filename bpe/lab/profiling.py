@@ -37,7 +37,7 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_run, format_duration, refusal
+from bpe.lab.estimate import check_affordable, estimate_file, format_duration
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 #: Where ``bpe profile`` writes unless told to rewrite the committed profiles (``--publish``).
@@ -217,24 +217,37 @@ def summarize(profile: dict, top: int = 10) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_profile(variant: str, data: str | None, vocab_size: int, special_tokens: list[str],
-                workers: int | None = None, out_dir: Path = PROFILES_DIR, top: int = 10, *, force: bool = False,
-                progress: bool = False, out=None) -> tuple[Path, Path]:
+def summarize_file(json_file: str | Path, top: int = 10) -> str:
+    """``profile --summarize FILE.json``: the markdown summary of a saved profile."""
+    source = Path(json_file)
+    if not source.is_file():
+        raise BPEError(f"no such profile: {source}")
+    return summarize(json.loads(source.read_text()), top)
+
+
+def run_profile(variant: str | None, data: str | None, vocab_size: int, special_tokens: list[str],
+                workers: int | None = None, out_dir: str | Path | None = None, top: int = 10, *,
+                publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
+    """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
+    committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
+    from bpe.lab.publish import resolve_out
     from bpe.lab.runinfo import RESULT_DIRS, git_commit
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
 
+    if variant is None:
+        raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     get_variant(variant)
     check_special_tokens(special_tokens)
     check_vocab_size(vocab_size, special_tokens)
+    # a committed profile names the commit that made it: never a -dirty one
+    out_dir = resolve_out(publish, out_dir, PROFILES_DIR, DEFAULT_OUT_DIR, "bpe profile --publish")
     path = resolve_data(data)
     out = out or sys.stdout
-    shape = corpus_shape(path, special_tokens)
-    estimate = estimate_run(variant, shape, vocab_size - 256 - len(special_tokens), workers)
+    estimate, = estimate_file(path, [variant], vocab_size, special_tokens, workers)
     print(f"bpe-lab profile: {variant} on {data_label(data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "
           f"special {special_tokens}; estimate without scalene {estimate.describe()}", file=out, flush=True)
-    if estimate.seconds > LONG_RUN_SECONDS and not force:
-        raise BPEError(refusal([estimate], f"profiling {variant} on {data_label(data)} at vocab {vocab_size:,}"))
+    check_affordable([estimate], f"profiling {variant} on {data_label(data)} at vocab {vocab_size:,}", force)
     stem = profile_stem(variant, data, vocab_size)
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,

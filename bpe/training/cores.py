@@ -47,15 +47,17 @@ def _read_proc_stat() -> tuple[int, int] | None:
     return total - idle, total
 
 
-def busy_cores(*, sample_seconds: float = SAMPLE_SECONDS, read_stat: Callable[[], tuple[int, int] | None] = _read_proc_stat,
-               sleep: Callable[[float], None] = time.sleep, cpu_count: int | None = None,
-               loadavg: Callable[[], tuple[float, float, float]] | None = getattr(os, "getloadavg", None)) -> float | None:
+def measure_busy_cores(*, sample_seconds: float = SAMPLE_SECONDS,
+                       read_stat: Callable[[], tuple[int, int] | None] = _read_proc_stat,
+                       sleep: Callable[[float], None] = time.sleep, cpu_count: int | None = None,
+                       loadavg: Callable[[], tuple[float, float, float]] | None = getattr(os, "getloadavg", None),
+                       ) -> float | None:
     """How many cores other processes keep busy now (a float), or None where it cannot be told.
 
     ``read_stat``, ``sleep``, ``loadavg`` and ``cpu_count`` are injectable for tests.
 
     >>> samples = iter([(100, 1000), (150, 1100)])  # half of the jiffies in the window were busy
-    >>> busy_cores(read_stat=lambda: next(samples), sleep=lambda s: None, cpu_count=2)
+    >>> measure_busy_cores(read_stat=lambda: next(samples), sleep=lambda s: None, cpu_count=2)
     1.0
     """
     cpu_count = cpu_count or os.cpu_count() or 1
@@ -74,7 +76,7 @@ def busy_cores(*, sample_seconds: float = SAMPLE_SECONDS, read_stat: Callable[[]
 
 
 def choose_workers(requested: int | None = None, *, cpu_count: int | None = None,
-                   busy: Callable[[], float | None] = busy_cores) -> int:
+                   busy: Callable[[], float | None] = measure_busy_cores) -> int:
     """``requested`` when given; else the cores not kept busy by other processes (at least 1).
 
     >>> choose_workers(3), choose_workers(None, cpu_count=2, busy=lambda: 0.97), choose_workers(None, cpu_count=4, busy=lambda: 0.1)

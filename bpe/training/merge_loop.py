@@ -2,9 +2,9 @@
 
 A rung's merge algorithm (its ``Merger``, see :mod:`bpe.training.rung`) has three parts, one per timed stage::
 
-    algorithm = Merger(pretoken_counts)     # pair_count: build words, pair counts, indexes
-    pair = algorithm.select_best_pair()     # select: the most frequent pair, ties -> larger bytes
-    algorithm.merge(pair)                   # update: rewrite words, keep counts up to date
+    merger = Merger(pretoken_counts)        # pair_count: build words, pair counts, indexes
+    pair = merger.select_best_pair()        # select: the most frequent pair, ties -> larger bytes
+    merger.merge(pair)                      # update: rewrite words, keep counts up to date
 
 :func:`run_merges` drives it, so timing, progress bars and early stopping live here once and the
 variant files hold nothing but the algorithm.
@@ -46,7 +46,7 @@ def merge_word(word: Word, pair: Pair) -> Word:
     return tuple(out)
 
 
-def run_merges(algorithm: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:
+def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:
     """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
     ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.
@@ -64,17 +64,17 @@ def run_merges(algorithm: "bpe.training.rung.Merger", num_merges: int, timer, pr
     try:
         for _ in range(num_merges):
             with select:
-                pair = algorithm.select_best_pair()
+                pair = merger.select_best_pair()
             if pair is None:
                 break
             with update:
-                algorithm.merge(pair)
+                merger.merge(pair)
             merges.append(pair)
             timer.merge_done(len(merges))
             on_merge()
     finally:
         progress.close()
-        close = getattr(algorithm, "close", None)  # optional: undo process-wide tuning (v6's gc.freeze)
+        close = getattr(merger, "close", None)  # optional: undo process-wide tuning (v6's gc.freeze)
         if close is not None:
             close()
     return merges
