@@ -56,10 +56,10 @@ from operator import add
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel
+from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
-count_pretokens = count_file_parallel
+count_pretokens = count_file_parallel_fast
 POOLED = True
 
 #: A token is one character, chr(id), so ids stop at sys.maxunicode.
