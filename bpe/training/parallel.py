@@ -153,13 +153,8 @@ def count_into_parts(
 
 
 def count_file_parallel(
-    path: str | Path,
-    special_tokens: Sequence[str],
-    *,
-    workers: int | None = None,
-    errors: str = "strict",
-    end: int | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
 ) -> Counter[bytes]:
     """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes
     with the plain counter (v3-v5).
@@ -175,13 +170,8 @@ def count_file_parallel(
 
 
 def count_file_parallel_fast(
-    path: str | Path,
-    special_tokens: Sequence[str],
-    *,
-    workers: int | None = None,
-    errors: str = "strict",
-    end: int | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
 ) -> Counter[bytes]:
     """:func:`count_file_parallel` with the fast pre-tokenizer (v6, v7): each worker counts its chunks with
     :func:`~bpe.training.pretokenize_fast.count_text_fast`, and one worker or a tiny file is counted
