@@ -17,8 +17,9 @@ import regex
 import bpe.training.chunking as chunking
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.chunking import WHITESPACE, find_chunk_boundaries, find_limit_end, iter_chunks
-from bpe.training.parallel import count_chunk, count_file_parallel
+from bpe.training.parallel import count_chunk, count_file_parallel, count_file_parallel_fast
 from bpe.training.pretokenize import count_file_serial, count_text
+from bpe.training.pretokenize_fast import count_file_serial_fast
 from conftest import CORPUS_EN
 
 EOT = "<|endoftext|>"
@@ -138,23 +139,25 @@ def test_iter_chunks_covers_the_file_in_order(write_corpus, chunk_bytes):
     assert chunked(path, [EOT], [0] + [stop for _, stop in ranges]) == whole(path, [EOT])
 
 
-def test_serial_counter_streams_in_chunks(write_corpus):
+@pytest.mark.parametrize("count_file", [count_file_serial, count_file_serial_fast])
+def test_serial_counter_streams_in_chunks(write_corpus, count_file):
     path = write_corpus(("some text, then more.\n" + EOT) * 20_000)  # 700 KB
     seen = []
     reads = CountingReads()
     with mock.patch.object(chunking, "STREAM_CHUNK_BYTES", 64 * 1024), \
             mock.patch("bpe.training.pretokenize.open", reads.open, create=True):
-        counts = count_file_serial(path, [EOT], on_bytes=seen.append)
+        counts = count_file(path, [EOT], on_bytes=seen.append)
     assert counts == whole(path, [EOT])
     assert len(seen) > 8 and sum(seen) == path.stat().st_size
     assert max(seen) < 100 * 1024  # it never held more than about one chunk of the file
     assert reads.bytes == path.stat().st_size
 
 
-def test_on_bytes_in_the_pool(write_corpus):
+@pytest.mark.parametrize("count_file", [count_file_parallel, count_file_parallel_fast])
+def test_on_bytes_in_the_pool(write_corpus, count_file):
     path = write_corpus(("some text, then more.\n" + EOT) * 20_000)
     seen = []
-    assert count_file_parallel(path, [EOT], workers=2, on_bytes=seen.append) == whole(path, [EOT])
+    assert count_file(path, [EOT], workers=2, on_bytes=seen.append) == whole(path, [EOT])
     assert len(seen) > 2 and sum(seen) == path.stat().st_size
 
 
@@ -167,8 +170,8 @@ def test_file_whose_size_reads_zero_is_read_as_a_stream():
     path = STABLE_PROC_FILE
     expected = count_text(path.read_bytes().decode("utf-8"), [EOT])
     assert expected
-    assert count_file_serial(path, [EOT]) == expected
-    assert count_file_parallel(path, [EOT], workers=2) == expected
+    for count_file in (count_file_serial, count_file_serial_fast, count_file_parallel, count_file_parallel_fast):
+        assert count_file(path, [EOT], workers=2) == expected, count_file.__name__
     merges = train_bpe(path, 270, [EOT], variant="v1")[1]
     assert len(merges) == 270 - 257
     for name in VARIANTS:

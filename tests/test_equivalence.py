@@ -1,8 +1,8 @@
-"""Every variant gives exactly v1's merges, and the chunked pre-tokenizer exactly the serial counts,
-on generated corpora (hypothesis).
+"""Every variant gives exactly v1's merges, and every chunked or faster counter (the plain and the fast
+pre-tokenizer, serial and pooled) exactly the plain counts, on generated corpora (hypothesis).
 
 Per CI run (``make test``): 500 corpora through every variant in this process (``workers=1``: no
-pool start-up cost), 500 through the chunked counter with chunks forced down to a few bytes so cuts
+pool start-up cost), 500 through the chunked counters with chunks forced down to a few bytes so cuts
 land everywhere, and a smaller batch through the real process pool.  ``make fuzz`` multiplies every
 count by ``BPE_FUZZ_SCALE`` (default there: 20).
 """
@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 import bpe.training.chunking as chunking
 from bpe import VARIANTS, train_bpe
 from bpe.training.chunking import find_chunk_boundaries
-from bpe.training.parallel import count_chunk, count_file_parallel
+from bpe.training.parallel import count_chunk, count_file_parallel, count_file_parallel_fast
 from bpe.training.pretokenize import count_file_serial, count_text
+from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
 
 SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
 SPECIAL = "<|endoftext|>"
@@ -75,11 +76,13 @@ def test_chunked_counts_match_serial(tmp_path_factory, data, specials, chunks, s
     expected = count_text(data.decode("utf-8", errors="replace"), specials)
     with tiny_chunks(chunks, scan_block):
         bounds = find_chunk_boundaries(path, specials, chunks, errors="replace")
-        counted = Counter()
-        for start, end in zip(bounds[:-1], bounds[1:]):
-            counted.update(count_chunk(str(path), start, end, specials, "replace"))
-        assert counted == expected, bounds
-        assert count_file_serial(path, specials, errors="replace") == expected  # streamed in tiny chunks
+        for counter in (count_text, count_text_fast):
+            counted = Counter()
+            for start, end in zip(bounds[:-1], bounds[1:]):
+                counted.update(count_chunk(str(path), start, end, specials, "replace", counter))
+            assert counted == expected, (counter.__name__, bounds)
+        for count_file in (count_file_serial, count_file_serial_fast):  # streamed in tiny chunks
+            assert count_file(path, specials, errors="replace") == expected, count_file.__name__
 
 
 @settings(max_examples=30 * SCALE, **RELAXED)
@@ -88,7 +91,9 @@ def test_pool_matches_v1(tmp_path_factory, pool_variant_names, text, specials, e
     path = write(tmp_path_factory.mktemp("pool"), text.encode("utf-8", errors="surrogatepass"))
     vocab_size = 256 + len(specials) + extra_merges
     with tiny_chunks(8, 4):
-        assert count_file_parallel(path, specials, workers=2) == count_file_serial(path, specials)
+        expected_counts = count_file_serial(path, specials)  # the plain reference
+        assert count_file_parallel(path, specials, workers=2) == expected_counts
+        assert count_file_parallel_fast(path, specials, workers=2) == expected_counts
         expected = train_bpe(path, vocab_size, specials, variant="v1")
         for name in pool_variant_names:
             assert train_bpe(path, vocab_size, specials, variant=name, workers=2) == expected, name

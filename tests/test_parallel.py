@@ -1,5 +1,5 @@
-"""The chunked, pooled pre-tokenizer counts exactly what the serial one counts; the parallel reduce leaves
-disjoint shards; a worker killed at any stage is one clear error."""
+"""The chunked, pooled pre-tokenizers (plain, v3-v5; fast, v6-v7) count exactly what the plain serial one
+counts; the parallel reduce leaves disjoint shards; a worker killed at any stage is one clear error."""
 
 import os
 from unittest import mock
@@ -9,18 +9,21 @@ import pytest
 import bpe.training.chunking as chunking
 from bpe import BPEError
 from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
-from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts, partition
+from bpe.training.parallel import PART_KEY, count_file_parallel, count_file_parallel_fast, count_into_parts, partition
 from bpe.training.pool import KILL_MID_ANSWER_ENV, WorkerPool, worker_state
-from bpe.training.pretokenize import count_file_serial
+from bpe.training.pretokenize import count_file_serial, count_text
+from bpe.training.pretokenize_fast import count_text_fast
 from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
 
 SPECIAL = ["<|endoftext|>"]
+POOLED_COUNTERS = [count_file_parallel, count_file_parallel_fast]
 
 
+@pytest.mark.parametrize("count_file", POOLED_COUNTERS)
 @pytest.mark.parametrize("path", [CORPUS_EN, DEFAULT_CORPUS])
 @pytest.mark.parametrize("workers", [1, 2])
-def test_parallel_counts_equal_serial(path, workers):
-    assert count_file_parallel(path, SPECIAL, workers=workers) == count_file_serial(path, SPECIAL)
+def test_parallel_counts_equal_serial(path, workers, count_file):
+    assert count_file(path, SPECIAL, workers=workers) == count_file_serial(path, SPECIAL)
 
 
 def test_boundaries_sit_at_special_tokens(write_corpus):
@@ -52,22 +55,24 @@ def test_invalid_utf8_in_a_worker_names_the_file_offset(write_corpus):
         count_file_parallel(path, SPECIAL, workers=2)
 
 
+@pytest.mark.parametrize("count_file", POOLED_COUNTERS)
 @pytest.mark.parametrize("workers", [1, 2, 3])
-def test_partitioned_reduce_equals_serial_with_tiny_chunks(workers):
+def test_partitioned_reduce_equals_serial_with_tiny_chunks(workers, count_file):
     # chunks of a few KB: every worker counts many chunks and holds many pre-tokens of every part
     with mock.patch.multiple(chunking, MIN_CHUNK_BYTES=2048, CHUNKS_PER_WORKER=20):
-        assert count_file_parallel(CORPUS_EN, SPECIAL, workers=workers) == count_file_serial(CORPUS_EN, SPECIAL)
+        assert count_file(CORPUS_EN, SPECIAL, workers=workers) == count_file_serial(CORPUS_EN, SPECIAL)
 
 
 def part_in_worker():
     return dict(worker_state()[PART_KEY])
 
 
-def test_count_into_parts_leaves_disjoint_parts_in_the_workers():
+@pytest.mark.parametrize("counter", [count_text, count_text_fast])
+def test_count_into_parts_leaves_disjoint_parts_in_the_workers(counter):
     expected = count_file_serial(CORPUS_EN, SPECIAL)
     seen = []
     with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 4096), WorkerPool(3, source=str(CORPUS_EN)) as pool:
-        sizes = count_into_parts(pool, CORPUS_EN, SPECIAL, on_bytes=seen.append)
+        sizes = count_into_parts(pool, CORPUS_EN, SPECIAL, on_bytes=seen.append, counter=counter)
         shards = pool.broadcast(part_in_worker)
     assert sum(seen) == CORPUS_EN.stat().st_size
     assert sizes == [len(shard) for shard in shards] and all(sizes)

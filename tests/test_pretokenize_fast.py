@@ -1,22 +1,23 @@
-"""The fast shared pre-tokenizer (ASCII twin pattern + islands) cuts and counts exactly what the plain one does."""
+"""The fast pre-tokenizer (ASCII twin pattern + islands, v6 and v7) cuts and counts exactly what the plain one does."""
 
 import itertools
 import random
+from unittest import mock
 
 import pytest
 import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import bpe.training.pretokenize as pretokenize
-from bpe.training.pretokenize import (
+import bpe.training.pretokenize_fast as pretokenize_fast
+from bpe.training.parallel import count_file_parallel_fast
+from bpe.training.pretokenize import GPT2_REGEX, count_file_serial, count_text
+from bpe.training.pretokenize_fast import (
     ASCII_TWIN_BYTES_REGEX,
     ASCII_TWIN_REGEX,
-    GPT2_REGEX,
     ascii_parts_and_islands,
-    count_file_serial,
-    count_text,
-    count_text_plain,
+    count_file_serial_fast,
+    count_text_fast,
     split_pretokens,
 )
 from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
@@ -27,7 +28,7 @@ ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0
 
 def assert_exact(text, special_tokens=SPECIAL):
     """Counts, the in-order split and the island cut all agree with the plain GPT-2 pattern."""
-    assert count_text(text, special_tokens) == count_text_plain(text, special_tokens), repr(text[:200])
+    assert count_text_fast(text, special_tokens) == count_text(text, special_tokens), repr(text[:200])
     assert split_pretokens(text) == GPT2_REGEX.findall(text), repr(text[:200])
 
 
@@ -43,15 +44,15 @@ def test_ascii_twin_equals_gpt2_on_every_ascii_context():
 def test_whitespace_set_is_the_patterns_whitespace():
     # The islands' exact cuts need GPT-2's \s exactly: every code point checked against `regex`.
     spaces = set(regex.findall(r"\s", ALL_CODE_POINTS))
-    assert pretokenize._WHITESPACE_SET == spaces
+    assert pretokenize_fast._WHITESPACE_SET == spaces
     assert {"\x1c", "\x1d", "\x1e", "\x1f"}.isdisjoint(spaces)  # str.isspace and re's \s take these
 
 
 def test_every_code_point():
     # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes.
-    assert count_text(ALL_CODE_POINTS, SPECIAL) == count_text_plain(ALL_CODE_POINTS, SPECIAL)
+    assert count_text_fast(ALL_CODE_POINTS, SPECIAL) == count_text(ALL_CODE_POINTS, SPECIAL)
     spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x" for i in range(0, len(ALL_CODE_POINTS), 3))
-    assert count_text(spaced, SPECIAL) == count_text_plain(spaced, SPECIAL)
+    assert count_text_fast(spaced, SPECIAL) == count_text(spaced, SPECIAL)
 
 
 def test_former_stand_in_marks_and_control_characters():
@@ -61,14 +62,14 @@ def test_former_stand_in_marks_and_control_characters():
 
 def test_special_token_holding_non_ascii():
     text = "a\u2014b<\u2014>c \u201cd\u201d<\u2014>e caf\u00e9 <\u2014> x"
-    assert count_text(text, ["<\u2014>"]) == count_text_plain(text, ["<\u2014>"])
-    assert count_text(text, ["<\u2014>", "<|endoftext|>", "b<"]) == count_text_plain(text, ["<\u2014>", "<|endoftext|>", "b<"])
+    assert count_text_fast(text, ["<\u2014>"]) == count_text(text, ["<\u2014>"])
+    assert count_text_fast(text, ["<\u2014>", "<|endoftext|>", "b<"]) == count_text(text, ["<\u2014>", "<|endoftext|>", "b<"])
 
 
 def test_fixture_corpora():
     for path in (CORPUS_EN, TINYSTORIES_SAMPLE, DEFAULT_CORPUS):
         text = path.read_text(encoding="utf-8")
-        assert count_text(text, SPECIAL) == count_text_plain(text, SPECIAL), path.name
+        assert count_text_fast(text, SPECIAL) == count_text(text, SPECIAL), path.name
 
 
 # Characters chosen for the cuts: ASCII of every class, contraction letters, non-ASCII whitespace (\u00a0,
@@ -107,7 +108,7 @@ def test_non_ascii_at_every_position_of_a_line(insert):
         for text in texts:
             assert split_pretokens(text) == GPT2_REGEX.findall(text), repr(text)
         joined = "\n".join(texts)
-        assert count_text(joined, SPECIAL) == count_text_plain(joined, SPECIAL)
+        assert count_text_fast(joined, SPECIAL) == count_text(joined, SPECIAL)
 
 
 def _sample(rng, alphabet, words):
@@ -136,7 +137,7 @@ def test_scripts_and_mixtures():
 @pytest.mark.parametrize("probe", [1, 2, 10**9])
 def test_dense_text_gives_up_cutting_with_the_same_counts(monkeypatch, probe):
     # Whether the cutting gives up early, late or never, the counts and pre-tokens are the same.
-    monkeypatch.setattr(pretokenize, "ISLAND_PROBE", probe)
+    monkeypatch.setattr(pretokenize_fast, "ISLAND_PROBE", probe)
     rng = random.Random(probe)
     text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'", 200) for _ in range(20))
     assert_exact(text)
@@ -163,23 +164,28 @@ def test_file_counts_across_chunks(tmp_path, monkeypatch):
     text = "<|endoftext|>".join(_sample(rng, "abc\u00e9\u4e2d \u00a0'", 300) for _ in range(30))
     path = tmp_path / "mixed.txt"
     path.write_text(text, encoding="utf-8")
-    assert count_file_serial(path, SPECIAL) == count_text_plain(text, SPECIAL)
+    expected = count_text(text, SPECIAL)
+    assert count_file_serial_fast(path, SPECIAL) == expected
+    assert count_file_serial(path, SPECIAL) == expected  # the plain streaming counter, across the same cuts
+    with mock.patch.multiple("bpe.training.chunking", MIN_CHUNK_BYTES=4096, CHUNKS_PER_WORKER=4):
+        for workers in (1, 2):  # one worker: count_file_serial_fast; two: count_text_fast in the pool
+            assert count_file_parallel_fast(path, SPECIAL, workers=workers) == expected, workers
 
 
 def test_a_pre_token_from_both_paths_lands_on_one_key():
     # "\n\n" ends an island in the first document and an ASCII part in the second: the island's count
     # (str, encoded at the end) and the twin's (bytes) must be summed on the one key.
     text = "\u201chi\u201d\n\n<|endoftext|>ok hi\n\n"
-    counts = count_text(text, SPECIAL)
-    assert counts == count_text_plain(text, SPECIAL)
+    counts = count_text_fast(text, SPECIAL)
+    assert counts == count_text(text, SPECIAL)
     assert counts[b"\n\n"] == 2
 
 
 def test_only_the_island_takes_the_slow_path(monkeypatch):
     # One accented word in a 400 KB piece: only that word goes to the Unicode regex, not its line or piece.
     text = "plain ascii line, number 1.\n" * 7000 + "a café au lait\n" + "more ascii text\n  \n" * 7000
-    expected = count_text_plain(text, ["<|endoftext|>"])
-    real = pretokenize.GPT2_REGEX
+    expected = count_text(text, ["<|endoftext|>"])
+    real = pretokenize_fast.GPT2_REGEX
     slow = []
 
     class Spy:
@@ -187,6 +193,6 @@ def test_only_the_island_takes_the_slow_path(monkeypatch):
             slow.append(piece)
             return real.findall(piece)
 
-    monkeypatch.setattr(pretokenize, "GPT2_REGEX", Spy())
-    assert count_text(text, ["<|endoftext|>"]) == expected
+    monkeypatch.setattr(pretokenize_fast, "GPT2_REGEX", Spy())
+    assert count_text_fast(text, ["<|endoftext|>"]) == expected
     assert slow == [" café"]

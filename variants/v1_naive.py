@@ -1,8 +1,10 @@
 """v1 — naive: recount every pair after every merge, take ``max()``, rewrite every word.
 
 The idea: the algorithm itself, written as directly as the CS336 handout states it.  The
-pre-tokens and their counts come from the shared serial pre-tokenizer; each distinct pre-token is a
-*word* of single-byte tokens with a count.  Every merge step then
+pre-tokens and their counts come from the plain serial counter (``count_file_serial`` in
+``bpe/training/pretokenize.py``: split on the special tokens, ``findall`` of the GPT-2 pattern, a
+``Counter``, one chunk of the file at a time); each distinct pre-token is a *word* of single-byte
+tokens with a count.  Every merge step then
 
 1. counts every adjacent pair in every word, weighted by the word's count,
 2. picks the most frequent pair (ties: the larger ``(bytes, bytes)`` tuple), and

@@ -6,8 +6,9 @@ index maps each pair to the ids of the words it occurs in.  Merging pair p then 
 count), rewrites the word, and adds all of its new pairs.
 
 What it leaves out: the subtract-everything/add-everything update also touches pairs the merge did
-not change (v4 touches only the neighbours of merged positions); the pre-tokenizer is still serial
-(v3); selection is still a ``max()`` over every live pair, O(P) per merge (v5).
+not change (v4 touches only the neighbours of merged positions); the pre-tokenizer is still v1's
+plain serial counter (``count_file_serial``; v3 runs it in processes); selection is still a
+``max()`` over every live pair, O(P) per merge (v5).
 
 Complexity: build O(L); per merge O(P) to select plus O(sum of lengths of the affected words).
 Affected words are usually a tiny fraction of all words, so ``update`` collapses; ``select`` is now

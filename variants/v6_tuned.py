@@ -31,7 +31,10 @@ faster:
   gone); pairs below a floor wait outside the heap until the best count comes down to them;
 * one token id per distinct byte string: v1's tokens *are* bytes, so should two merges ever produce
   the same bytes (``(a, bc)`` and ``(ab, c)``) they must be one token here too;
-* the build with the garbage collector off, then ``gc.freeze()`` until ``close()``.
+* the build with the garbage collector off, then ``gc.freeze()`` until ``close()``;
+* **the fast pre-tokenizer** (``bpe/training/pretokenize_fast.py``): v3's pool counts with an ASCII
+  twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around non-ASCII
+  characters take ``regex`` (``count_file_parallel_fast``); the counts are the plain counter's.
 
 What it leaves out: a token is one character, so at most 1,114,112 tokens (``MAX_TOKENS``, a clear
 error beyond); compiled code of any kind.
@@ -56,10 +59,10 @@ from operator import add
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel
+from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
-count_pretokens = count_file_parallel
+count_pretokens = count_file_parallel_fast
 POOLED = True
 
 #: A token is one character, chr(id), so ids stop at sys.maxunicode.

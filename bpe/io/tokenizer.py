@@ -16,9 +16,9 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
 * **BPE on a miss works on ids, only on the pairs present**: a list of the ranks of the word's adjacent
   pairs, the lowest found by ``min`` in C, and a merge re-ranks only its two neighbours.  Distinct
   pre-tokens are short (a few bytes), so this beats a heap or linked list per word.
-* **The shared fast pre-tokenizer**, :func:`bpe.training.pretokenize.split_pretokens`: ASCII text is cut
-  by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around non-ASCII
-  characters by the Unicode pattern; the pre-tokens are exactly the pattern's, in order.
+* **The fast pre-tokenizer** (v6's), :func:`bpe.training.pretokenize_fast.split_pretokens`: ASCII
+  text is cut by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around
+  non-ASCII characters by the Unicode pattern; the pre-tokens are exactly the pattern's, in order.
 
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])
@@ -38,7 +38,8 @@ import regex
 
 from bpe.errors import BPEError
 from bpe.io.formats import load_merges, load_vocab
-from bpe.training.pretokenize import special_token_regex, split_pretokens
+from bpe.training.pretokenize import special_token_regex
+from bpe.training.pretokenize_fast import split_pretokens
 
 #: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/chunking.py for
 #: why no pre-token spans it).

@@ -1,13 +1,14 @@
-"""How the shared pre-tokenizer compares with the plain regex, per kind of text.
+"""How the fast pre-tokenizer compares with the plain regex, per kind of text.
 
-The shared pre-tokenizer (:mod:`bpe.training.pretokenize`: the ASCII twin, stand-ins, islands) must
-never lose to the plain thing it replaces.  This measures both on one sample of each kind of text, in
-one run, best of ``--repeat``, and writes the seconds and ratios to a JSON file that docs/v3.md quotes:
+The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`: the ASCII twin, islands; v6 and v7) must
+never lose to the plain definition it replaces.  This measures both on one sample of each kind of
+text, in one run, best of ``--repeat``, and writes the seconds and ratios to a JSON file that
+docs/v6.md quotes:
 
 * **plain**: read the file, decode it, split on ``<|endoftext|>`` and count ``regex.findall`` of the
-  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_text_plain` on the whole text);
-* **shared**: the pretokenize stage of v3-v7 with one worker
-  (:func:`~bpe.training.parallel.count_file_parallel`, which streams the file in chunks).
+  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_text`, the counter of v1-v5, on the whole text);
+* **fast**: the pretokenize stage of v6 and v7 with one worker
+  (:func:`~bpe.training.parallel.count_file_parallel_fast`, which streams the file in chunks).
 
 Both must give the same counts; the run checks it and stops with an error if they differ.
 
@@ -175,28 +176,28 @@ def make_sample(kind: str, documents: Callable[[], Iterator[str]], size: int) ->
 
 
 def count_plain(path: Path):
-    from bpe.training.pretokenize import count_text_plain
+    from bpe.training.pretokenize import count_text
 
-    return count_text_plain(path.read_bytes().decode("utf-8"), [SEPARATOR])
+    return count_text(path.read_bytes().decode("utf-8"), [SEPARATOR])
 
 
-def count_shared(path: Path):
-    from bpe.training.parallel import count_file_parallel
+def count_fast(path: Path):
+    from bpe.training.parallel import count_file_parallel_fast
 
-    return count_file_parallel(path, [SEPARATOR], workers=1)
+    return count_file_parallel_fast(path, [SEPARATOR], workers=1)
 
 
 def measure(path: Path, repeat: int) -> dict:
     """Best-of-``repeat`` seconds of both counters on ``path``, alternating, and their ratio."""
-    best = {"plain": float("inf"), "shared": float("inf")}
+    best = {"plain": float("inf"), "fast": float("inf")}
     for run in range(repeat):
         results = {}
-        for name, count in (("plain", count_plain), ("shared", count_shared)):
+        for name, count in (("plain", count_plain), ("fast", count_fast)):
             start = time.perf_counter()
             results[name] = count(path)
             best[name] = min(best[name], time.perf_counter() - start)
-        if run == 0 and results["plain"] != results["shared"]:
-            raise BPEError(f"{path}: the shared pre-tokenizer's counts differ from the plain pattern's")
+        if run == 0 and results["plain"] != results["fast"]:
+            raise BPEError(f"{path}: the fast pre-tokenizer's counts differ from the plain pattern's")
         del results
     text = path.read_text(encoding="utf-8")
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
@@ -205,8 +206,8 @@ def measure(path: Path, repeat: int) -> dict:
         "bytes": path.stat().st_size,
         "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
         "plain_s": round(best["plain"], 4),
-        "shared_s": round(best["shared"], 4),
-        "ratio": round(best["shared"] / best["plain"], 4),
+        "fast_s": round(best["fast"], 4),
+        "ratio": round(best["fast"] / best["plain"], 4),
     }
 
 
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             figures = measure(make_sample(kind, sources[kind], size), args.repeat)
             result["kinds"][kind] = figures
-            print(f"{kind:>10}: plain {figures['plain_s']:.3f} s, shared {figures['shared_s']:.3f} s, "
+            print(f"{kind:>10}: plain {figures['plain_s']:.3f} s, fast {figures['fast_s']:.3f} s, "
                   f"ratio {figures['ratio']:.2f}x ({figures['non_ascii_chars_pct']} % non-ASCII)", flush=True)
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,10 +4,12 @@
   ``observer``: what a run reports beyond ``(vocab, merges)`` (timer, progress, corpus figures, the
   merger's summary), in the one object the harness passes in;
 * ``registry``: the variants by name, found in ``variants/`` (installed as ``bpe.variants``);
-* ``pretokenize``: the GPT-2 pattern, the special-token split, the fast counter and the serial
-  file counter (v1, v2);
+* ``pretokenize``: the plain definition: the GPT-2 pattern, the special-token split, the plain
+  counter and the serial file counter (v1, v2; v3-v5 run the same counter in the pool);
+  ``pretokenize_fast``: the fast pre-tokenizer with the same counts (v6, v7, encoding);
 * ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
-* ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on);
+* ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on;
+  the plain counter for v3-v5, the fast one for v6 and v7);
 * ``pool``: the one process pool every parallel step uses, with its hardening (signals, parent
   death, reaping, the test-only fault hooks); ``cores``: the cores other processes leave free, which
   the counting pool's default size follows;

@@ -1,8 +1,12 @@
 """Parallel pre-tokenization: count the file's chunks in a worker pool, then reduce the counts in parallel.
 
-Used by v3 and every later variant (``variants/v3_parallel_pretokenize.py`` makes the switch).  Where the
-file is cut is :mod:`bpe.training.chunking`; how processes are started, watched and torn down is
-:mod:`bpe.training.pool`.  This module is the map and the reduce:
+v3's one idea (``variants/v3_parallel_pretokenize.py`` makes the switch): the plain counter of v1 and
+v2, :func:`~bpe.training.pretokenize.count_text`, run on the file's chunks in processes
+(:func:`count_file_parallel`; v4 and v5 keep it).  v6 and v7 run the same pool with the fast
+pre-tokenizer (:func:`count_file_parallel_fast`, :mod:`bpe.training.pretokenize_fast`): the text
+counter is a parameter of the functions below, handed to the workers by reference, so the pool is
+written once.  Where the file is cut is :mod:`bpe.training.chunking`; how processes are started,
+watched and torn down is :mod:`bpe.training.pool`.  This module is the map and the reduce:
 
 1. **map**: each idle worker takes the next chunk (about 8 per worker, so none idles at the end),
    reads its own byte range, counts the pre-tokens and adds them to a running ``Counter`` that stays
@@ -40,6 +44,11 @@ from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, pla
 from bpe.training.cores import choose_workers
 from bpe.training.pool import WorkerPool, default_workers, worker_state
 from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_text, decode_utf8
+from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
+
+#: A text counter: ``(text, special_tokens) -> Counter[bytes]``, a module-level function (it is sent to
+#: the workers by reference).
+TextCounter = Callable[[str, Sequence[str]], Counter]
 
 #: The key of a worker's part in :func:`~bpe.training.pool.worker_state` after :func:`count_into_parts`:
 #: a ``Counter[bytes]`` of the pre-tokens whose :func:`partition` is that worker's index.
@@ -54,19 +63,21 @@ def partition(token: bytes, parts: int) -> int:
     return zlib.crc32(token) % parts
 
 
-def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], errors: str) -> Counter[bytes]:
-    """Read bytes ``[start, end)`` of ``path`` and count their pre-tokens."""
+def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], errors: str,
+                counter: TextCounter = count_text) -> Counter[bytes]:
+    """Read bytes ``[start, end)`` of ``path`` and count their pre-tokens with ``counter``."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return count_text(decode_utf8(data, offset=start, errors=errors, source=path), special_tokens)
+    return counter(decode_utf8(data, offset=start, errors=errors, source=path), special_tokens)
 
 
 # --- what the workers run ------------------------------------------------------------------------
 
 
-def _count_chunk_into_state(run: tuple, path: str, start: int, end: int, special_tokens, errors) -> int:
-    counts = count_chunk(path, start, end, special_tokens, errors)
+def _count_chunk_into_state(run: tuple, counter: TextCounter, path: str, start: int, end: int, special_tokens,
+                            errors) -> int:
+    counts = count_chunk(path, start, end, special_tokens, errors, counter)
     state = worker_state()
     running = state.get(_RUNNING_KEY)
     if running is None or running[0] != run:  # this worker's first chunk of this file
@@ -117,9 +128,10 @@ def _checked(path: str | Path, end: int | None) -> tuple[Path, int]:
 
 def count_into_parts(
     pool: WorkerPool, path: str | Path, special_tokens: Sequence[str], *, errors: str = "strict",
-    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None, counter: TextCounter = count_text,
 ) -> list[int]:
-    """Count the file (or its first ``end`` bytes) in ``pool`` and leave part ``p`` in worker ``p``.
+    """Count the file (or its first ``end`` bytes) in ``pool`` with ``counter`` and leave part ``p`` in
+    worker ``p``.
 
     Afterwards ``worker_state()[PART_KEY]`` in worker ``p`` is the ``Counter[bytes]`` of exactly the
     pre-tokens with ``partition(token, pool.size) == p``.  Returns the number of distinct pre-tokens in
@@ -131,7 +143,7 @@ def count_into_parts(
                        "needs a regular file; copy it to one first")
     boundaries = find_chunk_boundaries(path, special_tokens, plan_chunk_count(size, pool.size), end=end, errors=errors)
     run = (os.getpid(), next(_runs))  # tells this count's running Counter from an earlier one's
-    chunks = [(run, str(path), start, stop, list(special_tokens), errors)
+    chunks = [(run, counter, str(path), start, stop, list(special_tokens), errors)
               for start, stop in zip(boundaries[:-1], boundaries[1:])]
     for _, n_bytes in pool.imap_unordered(_count_chunk_into_state, chunks):
         if on_bytes is not None:
@@ -141,21 +153,39 @@ def count_into_parts(
 
 
 def count_file_parallel(
-    path: str | Path,
-    special_tokens: Sequence[str],
-    *,
-    workers: int | None = None,
-    errors: str = "strict",
-    end: int | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
 ) -> Counter[bytes]:
-    """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes.
+    """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes
+    with the plain counter (v3-v5).
 
     One worker, or a file too small for two chunks, is counted in this process instead (the serial
-    streaming counter: the same counts without the process hop).  ``workers=None`` takes the cores that
-    other processes leave free (:func:`bpe.training.cores.choose_workers`); a given count is used as is.  Any failure (bad bytes, a worker
-    that died, Ctrl-C) terminates the whole pool before the exception leaves this function.
+    streaming counter of v1 and v2: the same counts without the process hop).  ``workers=None`` takes
+    the cores that other processes leave free (:func:`bpe.training.cores.choose_workers`); a given
+    count is used as is.  Any failure (bad bytes, a worker that died, Ctrl-C) terminates the whole pool
+    before the exception leaves this function.
     """
+    return _count_file(count_text, count_file_serial, path, special_tokens, workers=workers, errors=errors,
+                       end=end, on_bytes=on_bytes)
+
+
+def count_file_parallel_fast(
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+) -> Counter[bytes]:
+    """:func:`count_file_parallel` with the fast pre-tokenizer (v6, v7): each worker counts its chunks with
+    :func:`~bpe.training.pretokenize_fast.count_text_fast`, and one worker or a tiny file is counted
+    in this process by :func:`~bpe.training.pretokenize_fast.count_file_serial_fast`.  The same counts.
+    """
+    return _count_file(count_text_fast, count_file_serial_fast, path, special_tokens, workers=workers,
+                       errors=errors, end=end, on_bytes=on_bytes)
+
+
+def _count_file(counter: TextCounter, count_serially: Callable[..., Counter], path: str | Path,
+                special_tokens: Sequence[str], *, workers: int | None, errors: str, end: int | None,
+                on_bytes: Callable[[int], None] | None) -> Counter[bytes]:
+    """The pool (``counter`` in each worker), or ``count_serially`` in this process when one worker or
+    one chunk would do."""
     path, size = _checked(path, end)
     if end is None:  # checked here: the layers below trust it (a size that reads 0 stays open-ended)
         end = size or None
@@ -169,9 +199,9 @@ def count_file_parallel(
         # the pool slower than fewer workers); sampled only when a pool would start.
         workers = min(workers, choose_workers(None))
     if workers == 1 or size == 0:  # size 0 includes files that only look empty, like /proc/cpuinfo
-        return count_file_serial(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
+        return count_serially(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:
-        count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
+        count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes, counter=counter)
         total: Counter[bytes] = Counter()
         for part in pool.broadcast(_take_part):
             dict.update(total, part)  # disjoint parts: a C-level join, not Counter's Python-level sum

@@ -5,7 +5,8 @@ among the shards and how their answers are added up.  This module holds what mov
 between processes, on top of :mod:`bpe.training.pool`:
 
 * :func:`count_into_shard_pool`: count the file in the pool that will hold the shards, leaving part
-  ``p`` of the pre-token counts in worker ``p`` (:func:`~bpe.training.parallel.count_into_parts`);
+  ``p`` of the pre-token counts in worker ``p`` (:func:`~bpe.training.parallel.count_into_parts`, with
+  v6's fast pre-tokenizer, :mod:`bpe.training.pretokenize_fast`);
   the counts come back as a :class:`ShardedCounts` handle, never through the parent;
 * :class:`ShardProcesses`: the shard processes of one ``Merger``: build a shard in each worker, send
   each merge over a channel of its own and read the answers, fetch every shard's state back (the
@@ -35,9 +36,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from bpe.errors import BPEError
 from bpe.training.chunking import plan_chunk_count
-from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts
+from bpe.training.parallel import PART_KEY, count_file_parallel_fast, count_into_parts
 from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
 from bpe.training.pretokenize import check_input_file
+from bpe.training.pretokenize_fast import count_text_fast
 
 # --- what the workers run (module-level, so they pickle by reference); the shard lives in the worker's
 # state between tasks.
@@ -162,20 +164,22 @@ def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int |
 
     ``worth_shards(distinct pre-tokens)`` says whether shard processes pay; if not, the parts are
     gathered here and the pool is stopped.  One worker, no fork, or a file too small for two chunks
-    is counted as the shared counter counts it, in a ``local`` handle.
+    is counted as v6 counts it (:func:`~bpe.training.parallel.count_file_parallel_fast`), in a
+    ``local`` handle.
     """
     if end is None:  # a direct call: check the path here; train_bpe gives it checked, with its end
         path = check_input_file(path)
         end = path.stat().st_size or None  # a size that reads 0 (/proc files) stays open-ended
     workers = default_workers() if workers is None else workers
     size = end or 0
-    # A file whose size reads 0 (/proc files) is counted by the shared counter, and is far too small for shards.
+    # A file whose size reads 0 (/proc files) is counted as v6 counts it, and is far too small for shards.
     if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2 or not can_fork():
-        return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
-                                                       end=end, on_bytes=on_bytes))
+        return ShardedCounts(local=count_file_parallel_fast(path, special_tokens, workers=workers, errors=errors,
+                                                            end=end, on_bytes=on_bytes))
     pool, channels = open_shard_pool(workers, str(path))
     try:
-        distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes))
+        distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes,
+                                        counter=count_text_fast))
         if worth_shards(distinct):
             return ShardedCounts(pool, channels=channels)
         counts: dict[bytes, int] = {}

@@ -1,0 +1,233 @@
+"""The fast pre-tokenizer: the plain counter's exact counts, about twice as fast on mostly-ASCII text.
+
+Used by v6 and v7 (through :func:`bpe.training.parallel.count_file_parallel_fast`) and by encoding
+(:func:`split_pretokens`, for :mod:`bpe.io.tokenizer`); v1-v5 count with the plain definition,
+:func:`bpe.training.pretokenize.count_text`, which every counter here is tested equal to.  Two facts
+make it work (docs/v6.md, "The fast pre-tokenizer", walks through them):
+
+* **an ASCII twin** of the GPT-2 pattern (:data:`ASCII_TWIN_REGEX`): on ASCII text the pattern's
+  classes are small and exact, and the stdlib ``re`` engine runs the twin about twice as fast as
+  ``regex`` runs the Unicode pattern; it runs on the text's bytes, so its pre-tokens come out as the
+  ``bytes`` the counts are keyed by;
+* **islands** (:func:`ascii_parts_and_islands`): text that is not all ASCII is cut at *exact cuts*
+  (places where no pre-token can continue) into ASCII parts, for the twin, and the few words around
+  each non-ASCII character, for the Unicode pattern.  The non-ASCII characters are found by the C
+  ASCII encoder calling a codec error handler of this module's own.
+
+>>> count_text_fast("low low<|endoftext|>caf\u00e9", ["<|endoftext|>"])
+Counter({b'low': 1, b' low': 1, b'caf\\xc3\\xa9': 1})
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from itertools import chain, zip_longest
+from pathlib import Path
+
+from bpe.training.chunking import WHITESPACE
+from bpe.training.pretokenize import GPT2_REGEX, add_counts, read_texts, split_on_special_tokens
+
+# --- The fast path: an ASCII twin of the GPT-2 pattern, run by the stdlib ``re`` engine ---------------
+#
+# On ASCII text the GPT-2 classes are small and exact: \p{L} = [A-Za-z], \p{N} = [0-9], and ``regex``'s
+# \s = [\t\n\x0b\x0c\r ] (not \x1c-\x1f, which ``re``'s \s would take: hence the explicit class).
+# ``re`` runs this twin about 2x faster than ``regex`` runs the Unicode pattern.
+_ASCII_SPACE = "\t\n\x0b\x0c\r "
+ASCII_TWIN_REGEX = re.compile(
+    rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_ASCII_SPACE}A-Za-z0-9]+"""
+    rf"""|[{_ASCII_SPACE}]+(?![^{_ASCII_SPACE}])|[{_ASCII_SPACE}]+"""
+)
+#: The twin on ``bytes``: counting runs it on the UTF-8 of ASCII text, so its pre-tokens come out as the
+#: ``bytes`` the counts are keyed by, with no encoding step per distinct pre-token.
+ASCII_TWIN_BYTES_REGEX = re.compile(ASCII_TWIN_REGEX.pattern.encode("ascii"))
+
+# --- Islands: only the words around a non-ASCII character take the Unicode pattern ------------------
+#
+# A position ``c`` is an *exact cut* when the character before it is not whitespace and the character at
+# it is (both as the GPT-2 pattern's ``\s`` sees them).  Every alternative that holds a non-space
+# character holds whitespace only as its first character, so the pre-token holding ``text[c - 1]`` ends
+# at ``c``; the pattern never looks behind, so the pre-tokens from ``c`` on depend on ``text[c:]`` alone;
+# and ``text[:c]`` ends in a non-space, so its whitespace runs see the same lookahead as in the whole
+# text.  Hence the pre-tokens of a text are those of its pieces between exact cuts, concatenated.  A
+# non-ASCII piece is cut at exact cuts (a space after a non-space) into ASCII parts, for the twin, and
+# *islands*: the few words around each non-ASCII character, for the Unicode pattern.  docs/v6.md
+# ("Exact cuts") walks through the cases.
+_WHITESPACE_SET = frozenset(WHITESPACE)
+_ISLANDS = "bpe-pretokenize-islands"  # the codec error handler that finds the islands
+#: Cutting islands gives up (the rest takes the Unicode pattern whole) once it has met ISLAND_PROBE
+#: non-ASCII stretches yet kept fewer than ISLAND_MIN_GAP ASCII characters per stretch for the twin: on
+#: Cyrillic, Greek, CJK or accent-dense text, each cut costs more than the twin saves.  The tally runs
+#: over one call of the counter (a chunk), so a chunk of such text stops cutting after its first pieces.
+ISLAND_PROBE = 32
+ISLAND_MIN_GAP = 48
+_island_state = threading.local()
+
+
+def _island_handler(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """Called by ``str.encode("ascii", _ISLANDS)`` at each non-ASCII stretch: records its island.
+
+    The island runs from the exact cut before the stretch to the first exact cut after it, and the
+    encoder resumes there, so a word with three accents costs one call.  What the encoder writes is
+    thrown away: the ASCII scan in C is the fast way to find the non-ASCII characters.
+    """
+    text, state = exc.object, _island_state
+    spans = state.spans
+    lo = spans[-1][1] if spans else 0
+    state.calls += 1
+    if state.calls >= ISLAND_PROBE and state.kept < ISLAND_MIN_GAP * state.calls:
+        stop = len(text)  # not worth cutting: one island to the end
+        if spans and spans[-1][1] == lo:
+            spans[-1][1] = stop
+        else:
+            spans.append([lo, stop])
+        return "", stop
+    start = text.rfind(" ", lo, exc.start)
+    while start > lo and text[start - 1] in _WHITESPACE_SET:  # back to the first of a run of spaces
+        start -= 1
+    start = max(start, lo)
+    stop = text.find(" ", exc.end)
+    while stop != -1 and text[stop - 1] in _WHITESPACE_SET:  # a space after a space is no exact cut
+        stop = text.find(" ", stop + 1)
+    if stop == -1:
+        stop = len(text)
+    if spans and start == lo:
+        spans[-1][1] = stop  # touches the previous island: one island
+    else:
+        spans.append([start, stop])
+        state.kept += start - lo
+    return "", stop
+
+
+codecs.register_error(_ISLANDS, _island_handler)
+
+
+def _start_tally() -> None:
+    _island_state.calls = _island_state.kept = 0
+
+
+def _cut(text: str) -> list[str]:
+    """:func:`ascii_parts_and_islands` on a non-ASCII ``text``, keeping the running tally."""
+    _island_state.spans = spans = []
+    text.encode("ascii", _ISLANDS)
+    parts, done = [], 0
+    for start, stop in spans:
+        parts += (text[done:start], text[start:stop])
+        done = stop
+    parts.append(text[done:])
+    return parts
+
+
+def ascii_parts_and_islands(text: str) -> list[str]:
+    """``text`` cut at exact cuts into ``[ascii, island, ascii, ..., island, ascii]`` (parts may be empty).
+
+    Every even part is ASCII, every odd part holds a non-ASCII character (or, on text dense with them,
+    runs to the end), and the pre-tokens of ``text`` are those of its parts in order.  Parts of one
+    kind may also be joined: each part but the first starts with whitespace or is empty, and each but
+    the last ends in a non-space, so the joins are exact cuts too.
+
+    >>> ascii_parts_and_islands("a plain caf\u00e9 au lait, and more")
+    ['a plain', ' caf\u00e9', ' au lait, and more']
+    """
+    if text.isascii():
+        return [text]
+    _start_tally()
+    return _cut(text)
+
+
+def split_pretokens(text: str) -> list[str]:
+    """The GPT-2 pre-tokens of ``text`` in order: ``GPT2_REGEX.findall(text)``, cut the fast way.
+
+    No special-token handling (split on them first).  ASCII text is cut by the twin; other text is cut
+    into ASCII parts and islands (:func:`ascii_parts_and_islands`) and each takes its pattern.  This is
+    the entry point for encoding, where the order of the pre-tokens matters.
+
+    >>> split_pretokens("don't stop, caf\u00e9 42x")
+    ['don', "'t", ' stop', ',', ' caf\u00e9', ' 42', 'x']
+    """
+    if text.isascii():
+        return ASCII_TWIN_REGEX.findall(text)
+    parts = ascii_parts_and_islands(text)
+    if len(parts) == 3 and not parts[0] and not parts[2]:
+        return GPT2_REGEX.findall(text)
+    # each part's pre-tokens, ASCII and island alternating, flattened in C
+    pairs = zip_longest(map(ASCII_TWIN_REGEX.findall, parts[0::2]), map(GPT2_REGEX.findall, parts[1::2]), fillvalue=())
+    return list(chain.from_iterable(chain.from_iterable(pairs)))
+
+
+def _pieces(text: str, special_tokens: Sequence[str]) -> list[str]:
+    """:func:`split_on_special_tokens`, with ``str.split`` (C, no regex) for the common single token."""
+    if len(set(special_tokens)) == 1 and special_tokens[0]:
+        return text.split(special_tokens[0])
+    return split_on_special_tokens(text, special_tokens)
+
+
+def _dense() -> bool:
+    """Whether the tally says this text is not worth cutting into islands (see :data:`ISLAND_PROBE`)."""
+    state = _island_state
+    return state.calls >= ISLAND_PROBE and state.kept < ISLAND_MIN_GAP * state.calls
+
+
+def _count_into(counts: Counter[bytes], island_counts: Counter[str], text: str, special_tokens: Sequence[str]) -> None:
+    """Add the counts of ``text``'s pre-tokens to ``counts`` (ASCII parts) and ``island_counts`` (islands).
+
+    The islands' pre-tokens stay ``str`` so that the caller encodes each distinct one once, at the end
+    (:func:`_joined`), however many chunks it counts (:func:`count_file_serial_fast`).
+    """
+    ascii_text, islands = [], []
+    _start_tally()
+    for piece in _pieces(text, special_tokens):
+        if piece.isascii():
+            ascii_text.append(piece)
+        elif _dense():
+            islands.append(piece)  # no cutting: the whole piece takes the Unicode pattern
+        else:
+            parts = _cut(piece)
+            # each kind joined: exact (see ascii_parts_and_islands), and one findall call per piece
+            ascii_text.append("".join(parts[0::2]))
+            islands.append("".join(parts[1::2]))
+    # ASCII text: the twin on its bytes (a copy in C), counted in C by Counter's update
+    counts.update(chain.from_iterable(map(ASCII_TWIN_BYTES_REGEX.findall, map(str.encode, ascii_text))))
+    del ascii_text
+    island_counts.update(chain.from_iterable(map(GPT2_REGEX.findall, islands)))
+
+
+def _joined(counts: Counter[bytes], island_counts: Counter[str]) -> Counter[bytes]:
+    """The two counts of :func:`_count_into` as one ``Counter[bytes]`` (both are used up)."""
+    encoded: Counter[bytes] = Counter()
+    # each distinct pre-token encoded once, in C; dict.update builds the one dict (Counter(dict(...)) two)
+    dict.update(encoded, zip(map(str.encode, island_counts), island_counts.values()))
+    island_counts.clear()
+    small, large = sorted((counts, encoded), key=len)
+    add_counts(large, small)  # the cost is the smaller one's size
+    return large
+
+
+def count_text_fast(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
+    """Counts of every GPT-2 pre-token of ``text`` (UTF-8 encoded), special tokens split out.
+
+    Equal to :func:`bpe.training.pretokenize.count_text` (tested on every code point and generated
+    text) and faster: ASCII stretches take the twin pattern (:data:`ASCII_TWIN_REGEX`), and only the
+    words around non-ASCII characters take the Unicode one (:func:`ascii_parts_and_islands`).
+    """
+    counts: Counter[bytes] = Counter()
+    island_counts: Counter[str] = Counter()
+    _count_into(counts, island_counts, text, special_tokens)
+    return _joined(counts, island_counts)
+
+
+def count_file_serial_fast(
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+) -> Counter[bytes]:
+    """:func:`bpe.training.pretokenize.count_file_serial` with the fast counter: the file counted in this
+    process, one safely cut chunk at a time, into one count for all its chunks.  ``workers`` is ignored.
+    """
+    total: Counter[bytes] = Counter()
+    island_total: Counter[str] = Counter()
+    for text in read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes):
+        _count_into(total, island_total, text, special_tokens)
+    return _joined(total, island_total)
