@@ -179,11 +179,11 @@ def ablation_table(regime: dict, ideas: dict[str, str]) -> str:
     lines = [f"\n{regime['label']}: {regime['corpus_bytes']:,} bytes, vocab {regime['vocab_size']:,} "
              f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'x v6': the "
              f"row's total time over v6's ('~': the two rows' runs overlap)",
-             f"{'row':<{width}}{'pretokenize':>20}{'merge phase':>20}{'total':>20}{'x v6':>9}  identical merges"]
+             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'x v6':>9}  identical merges"]
     for row, entry in regime["rows"].items():
         against = entry["vs_v6"]["total"]
         ratio = f"{against['ratio']:.2f}x" + ("~" if against["clear"] is False else " ")
-        lines.append(f"{row:<{width}}{_spread(entry['pretokenize']):>20}{_spread(entry['merge_phase']):>20}"
-                     f"{_spread(entry['total']):>20}{ratio:>9}  {'yes' if entry['identical'] else 'NO'}")
+        lines.append(f"{row:<{width}}{_spread(entry['pretokenize']):>22}{_spread(entry['merge_phase']):>22}"
+                     f"{_spread(entry['total']):>22}{ratio:>9}  {'yes' if entry['identical'] else 'NO'}")
     lines += [f"  {row}: {ideas[row]}" for row in regime["rows"]]
     return "\n".join(lines)

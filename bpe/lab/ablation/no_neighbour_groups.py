@@ -1,10 +1,11 @@
 """v6 without the diff grouped by neighbour: every rewritten word diffs its own pairs.
 
-The plain fine-grained diff (v4's idea, on v6's words as strings): each word that holds the pair is
-merged with ``str.replace``, and its pairs before and after are diffed (v6's ``diff_word``, which v6
-itself keeps for the rare words with several occurrences).  A word with one occurrence then costs two
-passes over its pairs and a dict update per changed pair, where v6 files it under its two neighbour
-tokens and sums each neighbour's counts once per merge.  Everything else is v6's.
+The plain alternative: each rewritten word's change is worked out on its own, as v4 does, here by
+v6's ``diff_word``: the word is merged with ``str.replace`` and its pair multisets before and after
+are diffed (what v6 itself does for the rare words with several occurrences).  A word with one
+occurrence then costs two passes over its pairs and a dict update per changed pair, where v6 files
+it under its two neighbour tokens and sums each neighbour's counts once per merge.  Everything else
+is v6's.
 """
 
 from __future__ import annotations
