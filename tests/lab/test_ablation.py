@@ -123,3 +123,10 @@ def test_data_and_vocab_sizes_pair_up():
         ablation.pair_regimes(["a", "b"], ["300", "400", "500"])
     with pytest.raises(BPEError, match="--vocab-size without --data"):
         ablation.pair_regimes(None, ["300"])
+
+
+def test_a_missing_data_set_fails_before_any_run(tmp_path):
+    with pytest.raises(BPEError, match="no data set or file named"):
+        ablation.run_ablation([str(CORPUS_EN), str(tmp_path / "missing.txt")], [300], repeat=1,
+                              json_out=str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()

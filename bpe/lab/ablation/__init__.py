@@ -79,8 +79,10 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
                  workers: int | None = None, limit: str | None = None, json_out: str | None = None,
                  special_tokens: Sequence[str] | None = None, log=None) -> dict:
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
+    from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
     from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.training.pretokenize import check_input_file
     from bpe.lab.runinfo import machine_info
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
@@ -94,6 +96,8 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
     if json_out:
         check_json_path(json_out)  # fail now, not after the runs
+    for regime_data, _ in regimes:  # a missing data set fails now too
+        check_input_file(resolve_data(regime_data))
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs
     result = {
