@@ -20,7 +20,7 @@ LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures
+.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -40,6 +40,7 @@ help:
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
+	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
@@ -100,6 +101,14 @@ report: $(VENV)/.installed
 # (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
+
+# v6 without each of its techniques, beside v5 and v6 (docs/v6.md, "What each technique buys"): rewrites
+# docs/v6-ablation.json, then `make figures`. Gutenberg-like text at vocab 10,000 (GUTENBERG: the data set
+# or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
+GUTENBERG ?= gutenberg-books
+ablation: $(VENV)/.installed
+	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
+		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
 
 figures: $(VENV)/.installed
 	$(PY) -m bpe figures --update

@@ -234,6 +234,28 @@ def _add_handout_parser(sub) -> None:
     h.set_defaults(func=cmd_handout)
 
 
+def cmd_ablation(args) -> int:
+    from bpe.lab.ablation import run_ablation
+
+    run_ablation(args.data, args.vocab_size, args.repeat, args.workers, args.limit, args.json)
+    return 0
+
+
+def _add_ablation_parser(sub) -> None:
+    ab = sub.add_parser("ablation", help="v6 without each of its techniques in turn, beside v5 and v6 "
+                                         "(docs/v6.md; bpe/lab/ablation/)")
+    ab.add_argument("--data", action="append", default=None,
+                    help="data set name or file path; repeat for several regimes, each with its --vocab-size "
+                         "(default: gutenberg-books at 10,000 and webtext-synth-20MB at 32,000)")
+    ab.add_argument("--vocab-size", action="append", default=None, metavar="N",
+                    help="one per --data, or one for all (default: each data set's own)")
+    ab.add_argument("--repeat", type=int, default=3, help="runs per row, the rows taking turns (default 3)")
+    ab.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    ab.add_argument("--limit", default=None, metavar="SIZE", help="train on the first SIZE bytes of each data set")
+    ab.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+    ab.set_defaults(func=cmd_ablation)
+
+
 def _add_figures_parser(sub) -> None:
     fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
     fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
@@ -369,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
     _add_figures_parser(sub)
+    _add_ablation_parser(sub)
     _add_reproduce_parser(sub)
     _add_handout_parser(sub)
 

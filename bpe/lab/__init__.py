@@ -8,7 +8,8 @@
 * ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone,
   seconds and instructions; ``trace``: one merge at a time; ``estimate``: a run's time and memory
   before it starts, and ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast pre-tokenizer against the plain regex, per
-  kind of text; ``reproduce``: each step of the articles measured on the ladder; ``handout``: the
+  kind of text; ``reproduce``: each step of the articles measured on the ladder; ``ablation`` (a
+  package): v6 without each of its techniques in turn; ``handout``: the
   CS336 handout's tokenizer questions answered in one run; ``figures``: every quoted figure checked
   against its committed result file;
 * ``train_command``: ``bpe train``, the run with its files and summary; ``estimate_command``: ``bpe

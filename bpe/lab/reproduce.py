@@ -166,7 +166,6 @@ def summarize_runs(runs: list[dict]) -> dict:
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.lab.bench import run_once
     from bpe.training.chunking import find_limit_end
     from bpe.training.sizes import parse_size
 
@@ -178,14 +177,7 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
     corpus_bytes = find_limit_end(path, limit, special_tokens) if limit else path.stat().st_size
     print(f"[{run.name}] {run.data}{f' (first {run.limit})' if run.limit else ''}, vocab {run.vocab_size:,}: "
           f"{', '.join(run.variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
-    runs: dict[str, list[dict]] = {v: [] for v in run.variants}
-    for i in range(repeat):
-        for variant in run.variants:
-            result = run_once(path, variant, run.vocab_size, special_tokens, workers, limit)
-            result.pop("merge_list", None)
-            runs[variant].append(result)
-            print(f"  [{run.name}] run {i + 1}/{repeat} {variant}: total {result['total']:.2f} s, "
-                  f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
+    runs = interleaved_runs(run.name, path, run.variants, run.vocab_size, special_tokens, workers, limit, repeat, log)
     digests = {v: rs[0]["merges_sha256"] for v, rs in runs.items()}
     if len(set(digests.values())) != 1:
         raise BPEError(f"[{run.name}] the rungs gave different merges: {digests}")
@@ -193,11 +185,35 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
         "data": run.data, "path": shown_path(path), "corpus_bytes": corpus_bytes, "limit": run.limit,
         "vocab_size": run.vocab_size, "num_merges": runs[run.variants[0]][0]["merges"], "note": run.note,
         "repeat": repeat, "merges_sha256": next(iter(digests.values())),
-        "variants": {v: {"runs": [_slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
+        "variants": {v: {"runs": [slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
     }
 
 
-def _slim(run: dict) -> dict:
+def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_tokens: list[str], workers: int | None,
+                     limit: int | None, repeat: int, log) -> dict[str, list[dict]]:
+    """``repeat`` fresh-process runs of each candidate (:func:`bpe.lab.bench.run_once`), taking turns
+    (``a b a b``), by the candidate's label.  A candidate is what ``--variant`` names
+    (:mod:`bpe.lab.candidates`): a rung, or a file defining ``Merger``; a run that fails is a
+    :class:`BPEError` naming it."""
+    from bpe.lab.bench import run_once
+    from bpe.lab.candidates import resolve
+
+    candidates = [resolve(spec) for spec in specs]
+    runs: dict[str, list[dict]] = {c.label: [] for c in candidates}
+    for i in range(repeat):
+        for candidate in candidates:
+            result = run_once(path, candidate, vocab_size, special_tokens, workers, limit)
+            if "failed" in result:
+                raise BPEError(f"[{name}] {result['failed']}")
+            result.pop("merge_list", None)
+            runs[candidate.label].append(result)
+            print(f"  [{name}] run {i + 1}/{repeat} {candidate.label}: total {result['total']:.2f} s, "
+                  f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
+    return runs
+
+
+def slim(run: dict) -> dict:
+    """What a result file keeps of one run: its seconds and peak memory."""
     return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
             "peak_rss": run["peak_rss"]}
 
