@@ -1,18 +1,25 @@
-"""Small things a user meets: early stops said, nothing saved said, sizes read, bad values refused in one line,
-tables aligned, make's lines readable."""
+"""The command line (bpe/cli.py): the header every command prints, the train summary (early stops, nothing
+saved, peak memory, longest tokens), sizes read with units, bad values and contradictions refused in one line,
+out of memory said, results saved when the reader of stdout leaves."""
 
-import re
-import shutil
+import os
 import subprocess
+import sys
 
 import pytest
 
+from bpe import best_variant
 from bpe.cli import main
 from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.peers import peers_table
-from conftest import REPO_ROOT
+from conftest import DEFAULT_CORPUS, REPO_ROOT
 
 EOT = ["<|endoftext|>"]
+
+
+def _no_training(monkeypatch):
+    calls = []
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
+    return calls
 
 
 def one_line_error(capsys, argv, message):
@@ -60,27 +67,51 @@ def test_bad_values_are_one_line(argv, message, capsys):
     one_line_error(capsys, argv, message)
 
 
-def test_peers_table_columns_line_up():
-    table = peers_table({"rustbpe": {"total": 1.2, "merges": 9743, "peak_rss": 5e7},
-                         "tokenizers-file": {"total": 12.25, "merges": 9743, "peak_rss": 1.5e8}},
-                        {"v6": {"median": {"total": 3.0}}})
-    rows = table.splitlines()[2:]
-    assert len({row.index("s ") for row in rows}) == 1 and len({row.index(" merges") for row in rows}) == 1
-    assert len({row.index(" MB") for row in rows}) == 1
+def test_results_are_saved_when_the_reader_of_stdout_leaves(tmp_path):
+    out = tmp_path / "tok"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", "train", "--data", "corpus-en", "--vocab-size", "300",
+                             "--out", str(out)], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    proc.stdout.readline()  # `| head -1`: read the first line, then go away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err
+    assert (out / "vocab.json").is_file() and (out / "merges.txt").is_file()
 
 
-def test_exercise_1_asks_for_the_methods_it_leaves():
-    text = (REPO_ROOT / "exercises" / "start_v1.py").read_text()
-    assert text.count("raise NotImplementedError") == 2 and "Write the two methods left" in text
+def test_no_special_with_special_is_a_contradiction(monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    assert main(["train", "--data", "corpus-en", "--no-special", "--special", "<s>"]) == 2
+    assert "--no-special and --special '<s>' contradict each other" in capsys.readouterr().err
+    assert calls == []
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_make_echoes_one_line_per_command():
-    bench = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "bench", "VARIANT=v2"],
-                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=60).stdout
-    echoed = [line for line in bench.splitlines() if line.startswith("echo")]
-    assert echoed == ["echo '.venv/bin/python -m bpe bench --variant v2 --data gutenberg-sample --repeat 3'"]
-    venv = subprocess.run(["make", "-n", "-B", "--no-print-directory", ".venv/.installed"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=60).stdout
-    assert "first run: creating .venv and installing bpe-lab with its dev extras" in venv
-    assert re.search(r"pip install .*-e '\.\[dev\]'", venv) and "--quiet" not in venv
+def test_memory_exhausted_says_what_to_do(monkeypatch, capsys):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("bpe.training.train.train_bpe", exhausted)
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bpe: error: out of memory; train on less (--limit")
+
+
+def test_every_header_shows_the_vocab_and_special_tokens(monkeypatch, capsys):
+    monkeypatch.setattr("bpe.lab.bench.run_once", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["bench", "--data", "corpus-en", "--repeat", "1"]) == 130  # stop after the header
+    assert "vocab 10,000 (9,743 merges), special ['<|endoftext|>']" in capsys.readouterr().out
+    assert main(["train", "--data", "corpus-en", "--no-special", "--vocab-size", "300"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"bpe-lab train: {best_variant()} on corpus-en (133,027 bytes), vocab 300, special []; estimate {best_variant()} ~")
+
+
+def test_train_prints_peak_memory_and_longest_words(capsys):
+    assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "10000", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "peak memory: " in out and " MB (training process)" in out
+    longest = next(line for line in out.splitlines() if line.startswith("longest tokens: "))
+    assert "'" + " " * 44 + "' (44 bytes" in longest  # indentation in the books: whitespace only
+    worded = next(line for line in out.splitlines() if line.startswith("longest tokens that are not only whitespace"))
+    assert "' disappointment' (15 bytes" in worded

@@ -55,9 +55,20 @@ def test_sigterm_during_generation_leaves_no_temporary_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_a_failed_books_download_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
+def test_bench_on_a_missing_data_set_names_the_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("BPE_DATA_URL", "http://127.0.0.1:9/nothing")  # nothing listens on the discard port
-    assert main(["data", "get", "gutenberg-books"]) == 2
-    assert capsys.readouterr().err.startswith("bpe: error: cannot reach 127.0.0.1:9")
-    assert not (tmp_path / "gutenberg-books-src").exists()
+    assert main(["bench", "--data", "tinystories"]) == 2
+    assert "fetch it with: make data DATA=tinystories   (or: python -m bpe data get tinystories)" in \
+        capsys.readouterr().err
+
+
+def test_cli_reports_bad_input_without_traceback(capsys):
+    assert main(["bench", "--data", "no-such-corpus"]) == 2
+    err = capsys.readouterr().err
+    assert "no data set or file named 'no-such-corpus'" in err and "Traceback" not in err
+
+
+def test_missing_download_says_how_to_get_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    assert main(["train", "--data", "tinystories", "--vocab-size", "300"]) == 2
+    assert "make data DATA=tinystories" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from bpe import BPEError
+from bpe.cli import main
 from bpe.data.datasets import DATASETS, resolve_data
 from bpe.data.download import fetch_dataset
 
@@ -272,3 +273,25 @@ def test_a_download_that_cannot_fit_is_refused_before_writing(server, tmp_path, 
     with pytest.raises(BPEError, match=r"downloading TinyStoriesV2-GPT4-valid.txt needs .* has only 1.0 KB free"):
         fetch_dataset("tinystories-valid", progress=False)
     assert list((tmp_path / "data").iterdir()) == []  # not even a .part
+
+
+def test_data_list_shows_every_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    (tmp_path / "TinyStoriesV2-GPT4-valid.txt").write_bytes(b"x" * 2500)
+    assert main(["data", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert list(rows) == ["gutenberg-sample", "corpus-en", "tinystories-sample", "gutenberg-books", "tinystories",
+                          "tinystories-valid", "owt", "owt-valid",
+                          "webtext-synth", "tinystories-synth"]
+    assert rows["tinystories-valid"][1:5] == ["yes", "2.5", "KB", str(tmp_path / "TinyStoriesV2-GPT4-valid.txt")]
+    assert rows["owt"][1:4] == ["no", "-", str(tmp_path / "owt_train.txt")]
+    assert rows["corpus-en"][1] == "yes"
+
+
+def test_a_failed_books_download_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("BPE_DATA_URL", "http://127.0.0.1:9/nothing")  # nothing listens on the discard port
+    assert main(["data", "get", "gutenberg-books"]) == 2
+    assert capsys.readouterr().err.startswith("bpe: error: cannot reach 127.0.0.1:9")
+    assert not (tmp_path / "gutenberg-books-src").exists()

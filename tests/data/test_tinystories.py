@@ -8,7 +8,7 @@ from bpe.data.datasets import default_vocab_size, resolve_data
 from bpe.data.tinystories import SEPARATOR, generate
 from bpe.training.pretokenize import count_file_serial
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tinystories_sample.txt"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "tinystories_sample.txt"
 
 #: sha256 of the first 50,000 bytes' worth of stories of seed 0.  It changes only when the generator
 #: changes on purpose: then every published tinystories-synth figure is stale too.

@@ -18,7 +18,7 @@ import tokenizers
 
 from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
-from bpe.io.outputs import save_tokenizer, token_report
+from bpe.io.outputs import OutputLock, save_tokenizer, token_report
 from bpe.training.pretokenize import GPT2_PATTERN
 from conftest import CORPUS_EN, DEFAULT_CORPUS, FIXTURES, REPO_ROOT, reference_merges, reference_vocab
 
@@ -234,3 +234,94 @@ def test_ctrl_c_during_training_leaves_no_output(tmp_path):
 def test_format_without_out_is_an_error(capsys):
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--format", "hf"]) == 2
     assert "--format needs --out DIR" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def small_result():
+    return train_bpe(CORPUS_EN, 300, [EOT], variant="v6")
+
+
+def _no_training(monkeypatch):
+    calls = []
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
+    return calls
+
+
+def test_retrain_leaves_one_consistent_tokenizer(tmp_path, capsys):
+    out = tmp_path / "tok"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out), "--format", "hf",
+                 "--format", "tiktoken"]) == 0
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "280", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "train.json", "vocab.json"]
+    assert json.loads((out / "train.json").read_text())["settings"]["vocab_size"] == 280
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"]  # no temporary directory left
+
+
+def test_directory_in_the_way_fails_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    out = tmp_path / "tok"
+    (out / "merges.txt").mkdir(parents=True)
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
+    assert "holds merges.txt/, which is not a saved tokenizer's file" in capsys.readouterr().err
+    assert calls == [] and [p.name for p in out.iterdir()] == ["merges.txt"]
+
+
+def test_a_directory_with_other_files_is_never_replaced(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(tmp_path)]) == 2
+    assert "holds notes.txt" in capsys.readouterr().err
+    assert calls == [] and (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_concurrent_run_into_the_same_out_fails_at_once(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    out = tmp_path / "tok"
+    with OutputLock(out):
+        # another process: the same lock through a fresh interpreter
+        proc = subprocess.run([sys.executable, "-m", "bpe", "train", "--data", "corpus-en", "--vocab-size", "300",
+                               "--out", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert f"another bpe run is writing {out}" in proc.stderr and "Traceback" not in proc.stderr
+    assert calls == [] and not out.exists()
+
+
+_KILLED_BETWEEN_RENAMES = """
+import os, signal, sys
+from bpe import train_bpe
+from bpe.io import outputs
+vocab, merges = train_bpe(sys.argv[1], int(sys.argv[3]), ["<|endoftext|>"], variant="v6")
+real_rename = os.rename
+def rename_then_signal(src, dst):
+    real_rename(src, dst)
+    os.kill(os.getpid(), getattr(signal, sys.argv[4]))  # the worst moment: between the two renames
+outputs.os.rename = rename_then_signal
+outputs.save_tokenizer(sys.argv[2], vocab, merges, ["<|endoftext|>"])
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, signame, small_result):
+    out = tmp_path / "tok"
+    vocab, merges = small_result
+    save_tokenizer(out, vocab, merges, [EOT], formats=["hf"])  # the old tokenizer, with an export
+    proc = subprocess.run([sys.executable, "-c", _KILLED_BETWEEN_RENAMES, str(CORPUS_EN), str(out), "280", signame],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0  # the signal did end it
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["merges.txt", "train.json", "vocab.json"]  # the new set whole: no old tokenizer.json
+    assert len((out / "merges.txt").read_text().splitlines()) == 280 - 257
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
+    save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"], leftovers
+
+
+def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch, small_result):
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("bpe.io.outputs.os.fsync", full)
+    out = tmp_path / "tok"
+    with pytest.raises(BPEError, match=f"cannot write {out / 'vocab.json'}: No space left on device"):
+        save_tokenizer(out, *small_result, [EOT])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]

@@ -11,7 +11,7 @@ import tiktoken
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bpe import Tokenizer
+from bpe import BPEError, Tokenizer
 from bpe.io.byte_unicode import decode_token
 from bpe.io.formats import load_merges
 from bpe.training.pretokenize import GPT2_PATTERN
@@ -149,3 +149,10 @@ def _small_tokenizer() -> Tokenizer:
     raw = json.loads((FIXTURES / "gpt2_vocab.json").read_text(encoding="utf-8"))
     vocab = {token_id: decode_token(token) for token, token_id in raw.items()}
     return Tokenizer(vocab, load_merges(FIXTURES / "gpt2_merges.txt"), ["<|e|>", "<|e|><|d|>"])
+
+
+def test_decode_of_an_unknown_id_is_one_line():
+    tokenizer = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    assert tokenizer.decode(iter([104, 105])) == "hi"
+    with pytest.raises(BPEError, match=r"cannot decode token id 999999: the vocab has ids 0 to 255"):
+        tokenizer.decode([104, 999999])

@@ -5,20 +5,16 @@ that breaks ties the wrong way, a ``train_bpe`` that does not split the special 
 that raise, print or return the wrong shape.
 """
 
+import io
 import json
-import os
+import time
 
 import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.bench import BenchSettings, Ticker, run_bench
 from bpe.lab.candidates import parse_variants
-from bpe.lab.diagnose import Evidence, diagnose
-from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_text
-from bpe.training.registry import VARIANTS
-from bpe.training.timer import NullTimer
 from conftest import FIXTURES
 
 CANDIDATES = FIXTURES / "candidates"
@@ -132,125 +128,6 @@ def report_merges(data, vocab_size):
     return train_bpe(resolve_data(data), vocab_size, EOT, variant="v2")[1]
 
 
-def evidence_for(counts, text="", special_tokens=()):
-    return Evidence(lambda: counts, lambda: text, list(special_tokens))
-
-
-def test_overlapping_occurrences_are_diagnosed():
-    counts = {b"aaaa": 5, b"abab": 6, b"xy": 1}
-    reference = run_merges(VARIANTS["v1"].Merger(counts), 3, NullTimer())
-    assert reference[0] == (b"a", b"a")  # 3 x 5 = 15 overlapping occurrences against 12 of (a, b)
-    mine = [(b"a", b"b")] + reference[1:]  # counting aaaa's pairs without overlap gives (a, a) 10 only
-    verdict = diagnose(mine, reference, evidence_for(counts), "mine", "v1")
-    assert verdict["step"] == 1 and verdict["cause"] == "overlap", verdict
-    assert verdict["reference_count"] == 15 and verdict["candidate_count"] == 12
-    assert "counted without overlaps, (b'a', b'a') has 10" in verdict["explanation"]
-
-
-def test_a_pair_across_a_pretoken_boundary_is_a_pretokenization_difference():
-    text = "end. The end. The"
-    counts = count_text(text, [])
-    reference = run_merges(VARIANTS["v1"].Merger(counts), 2, NullTimer())
-    verdict = diagnose([(b".", b" ")] + reference[1:], reference, evidence_for(counts, text), "mine")
-    assert verdict["cause"] == "pretokenization" and verdict["candidate_count"] == 0
-    assert "the GPT-2 pattern splits it as '.' | ' The'" in verdict["explanation"]
-
-
-def test_own_pretokenizer_without_the_special_split_is_named():
-    text = "low low<|endoftext|>lower<|endoftext|>low"
-    counts = count_text(text, EOT)
-    reference = run_merges(VARIANTS["v1"].Merger(counts), 4, NullTimer())
-    theirs = count_text(text, [])
-    mine = run_merges(VARIANTS["v1"].Merger(theirs), 4, NullTimer())
-    verdict = diagnose(mine, reference, evidence_for(counts, text, EOT), "mine", candidate_counts=theirs)
-    assert verdict["cause"] == "special-tokens"
-    other = {**counts, b" low": 7}
-    verdict = diagnose(mine, reference, evidence_for(counts, text, EOT), "mine", candidate_counts=other)
-    assert verdict["cause"] == "pretokenization"
-    assert "the pre-token b' low' is counted 7 times by mine's pre-tokenizer, 1 by the GPT-2 pattern" in \
-        verdict["explanation"]
-
-
-def test_shorter_or_longer_merge_lists():
-    counts = {b"abc": 2}
-    reference = run_merges(VARIANTS["v1"].Merger(counts), 5, NullTimer())
-    short = diagnose(reference[:1], reference, evidence_for(counts), "mine")
-    assert short["step"] == 2 and short["candidate_pair"] is None and "it stopped while pairs were left" in \
-        short["explanation"]
-    assert diagnose(reference, reference, evidence_for(counts)) == {"verdict": "identical", "merges": 2}
-
-
-def test_merge_cost_still_rejects_a_file_without_merger():
-    from bpe.lab.merge_cost import load_merger
-
-    with pytest.raises(BPEError, match="defines no Merger class"):
-        load_merger(str(CANDIDATES / "correct.py"))
-
-
-def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
-    from bpe.lab.report import run_report
-
-    entries = [str(CANDIDATES / "smaller_tie.py"), str(CANDIDATES / "correct.py"), str(CANDIDATES / "raises.py")]
-    text = run_report(BenchSettings(entries, "tinystories-sample", 300, 1, EOT, 1, v1_vocab_size=280),
-                      out_dir=tmp_path).read_text()
-    rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
-    assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
-    assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only
-    assert "- **correct**: identical (43 merges)." in text
-    assert "- **smaller_tie**: differs at merge " in text and "tie broken the wrong way" in text
-    assert "- **raises**: failed: raises raised ValueError: pair counts went negative (raises.py line 5)." in text
-    saved = json.loads((tmp_path / "report-bench.json").read_text())
-    assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
-    for png in ("report-stages.png", "report-merges.png"):
-        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
-
-
-def test_the_ladder_checks_run_on_a_candidate_file():
-    import subprocess
-    import sys
-
-    from conftest import REPO_ROOT
-
-    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "smaller_tie.py"))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_own_trainer.py",
-                           "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert "4 failed" in proc.stdout, proc.stdout[-2000:]
-    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
-            "tie broken the wrong way" in proc.stdout)
-
-
-def test_the_v1_starting_file_runs_and_is_reported_not_implemented(capsys):
-    from conftest import REPO_ROOT
-
-    start = REPO_ROOT / "exercises" / "start_v1.py"
-    assert main(["bench", "--variant", f"v2,{start}", "--data", "corpus-en", "--vocab-size", "270",
-                 "--repeat", "1"]) == 1
-    out = capsys.readouterr().out
-    assert "FAILED: start_v1 raised NotImplementedError: select_best_pair is yours to write" in out
-    assert "start_v1    not checked: it failed (above)" in out
-
-
-def test_lab_page_example_output_is_current(capsys):
-    import re
-    import shlex
-
-    from conftest import REPO_ROOT
-
-    page = (REPO_ROOT / "docs" / "lab.md").read_text()
-    command, shown = re.search(r"```text\n\$ python -m bpe (bench --variant v6,tests/fixtures/candidates/[^\n]*)\n"
-                               r"(.*?)\n```", page, re.S).groups()
-    assert main(shlex.split(command)) == 1
-    out = capsys.readouterr().out.splitlines()
-    for block in shown.split("...\n"):
-        lines = [line for line in block.splitlines() if line]
-        if not lines:
-            continue
-        start = out.index(lines[0])
-        assert out[start:start + len(lines)] == lines
-    assert "tests/test_own_trainer.py" in page and "(exercises.md)" in page
-    assert "(exercises.md)" in (REPO_ROOT / "docs" / "index.md").read_text()
-
-
 def test_class_based_trainer_runs_like_any_candidate(monkeypatch, capsys):
     """``FILE.py:CLASS`` and ``module:CLASS``: ``CLASS().train(input_path, vocab_size, special_tokens)``."""
     monkeypatch.setenv("PYTHONPATH", str(CANDIDATES))
@@ -288,3 +165,52 @@ def test_a_bare_counter_runs_on_a_whole_file():
     report = bench(["v2", str(CANDIDATES / "bare_counter.py")])
     assert not report["failed"], report["failed"]
     assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43}
+
+
+def test_a_candidate_is_estimated_from_its_own_timing(capsys):
+    report = run_bench(BenchSettings(["v2", str(CANDIDATES / "correct.py"), str(CANDIDATES / "correct_merger.py")],
+                                     "corpus-en", 300, 1, EOT, 1))
+    out = capsys.readouterr().out
+    assert "correct ~" in out and "(timed on its first 133,027 bytes)" in out  # the whole small file here
+    for name in ("correct", "correct_merger"):
+        predicted = report["estimates"][name]["seconds"]  # the model's prediction, not a measured time
+        assert predicted > 0
+
+
+def test_the_guard_refuses_a_candidate_estimated_past_the_budget():
+    with pytest.raises(BPEError, match=r"bench of correct on corpus-en at vocab 300 x 1 repeat\(s\): estimated "
+                                       r"correct ~.*\(timed on its first 133,027 bytes\).*pass --force"):
+        run_bench(BenchSettings([str(CANDIDATES / "correct.py")], "corpus-en", 300, 1, EOT, 1, budget=1e-6))
+
+
+def test_a_candidate_that_fails_on_the_prefix_is_guarded_as_v1(capsys):
+    report = run_bench(BenchSettings([str(CANDIDATES / "raises.py")], "corpus-en", 300, 1, EOT, 1))
+    assert "raises ~" in capsys.readouterr().out
+    assert report["failed"]["raises"].startswith("raises raised ValueError")
+
+
+def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):
+    run_bench(BenchSettings(["v2", str(CANDIDATES / "correct_merger.py")], "corpus-en", 280, 1, EOT, 1, progress=True))
+    err = capfd.readouterr().err
+    assert "v2 run 1/1: merging" in err and "correct_merger run 1/1: merging" in err
+    assert "timing correct_merger on a prefix of the data to estimate it" in err
+
+
+def test_a_function_candidate_shows_its_elapsed_time():
+    stream = io.StringIO()
+    ticker = Ticker(stream, "mine run 1/3: ", time.perf_counter())
+    ticker.INTERVAL = 0.01
+    with ticker:
+        time.sleep(0.1)
+    assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
+
+
+def test_estimate_times_a_candidate_too(capsys):
+    from bpe.cli import main
+
+    assert main(["estimate", "--data", "corpus-en", "--vocab-size", "300", "--variant",
+                 f"v2,{CANDIDATES / 'correct.py'}"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split()[0] for line in captured.out.splitlines()[2:]]
+    assert rows == ["v2", "correct"]
+    assert "timing correct on a prefix of the data to estimate it" in captured.err

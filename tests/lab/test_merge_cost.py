@@ -8,9 +8,10 @@ import pytest
 from bpe import BPEError
 from bpe.cli import main
 from bpe.lab.merge_cost import load_merger, run_merge_cost
-from conftest import CORPUS_EN, REPO_ROOT
+from conftest import CORPUS_EN, FIXTURES, REPO_ROOT
 
 SPECIAL = ["<|endoftext|>"]
+CANDIDATES = FIXTURES / "candidates"
 
 
 def test_variants_and_a_candidate_file_agree(tmp_path):
@@ -52,3 +53,16 @@ def test_instructions_are_counted():
     results = run_merge_cost(["v6"], str(CORPUS_EN), 300, SPECIAL, repeat=1, workers=1, count_instructions=True,
                              out=io.StringIO())
     assert results["v6"]["instructions"] > 10**7
+
+
+def test_merge_cost_on_a_text_file_is_one_line(capsys):
+    assert main(["merge-cost", str(REPO_ROOT / "README.md")]) == 2
+    err = capsys.readouterr().err
+    assert "README.md is not a Python file; a candidate is a variant name" in err and "Traceback" not in err
+
+
+def test_merge_cost_still_rejects_a_file_without_merger():
+    from bpe.lab.merge_cost import load_merger
+
+    with pytest.raises(BPEError, match="defines no Merger class"):
+        load_merger(str(CANDIDATES / "correct.py"))

@@ -5,7 +5,7 @@ import pytest
 import bpe.lab.peers
 from bpe import BPEError
 from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.peers import INSTALL_HINT, PEERS, run_peer
+from bpe.lab.peers import INSTALL_HINT, PEERS, peers_table, run_peer
 from conftest import TINYSTORIES_SAMPLE
 
 
@@ -35,3 +35,12 @@ def test_bench_runs_only_the_peers_named(monkeypatch, capsys):
     assert list(report["peers"]) == ["rustbpe", "tokenizers-file"]
     with pytest.raises(BPEError, match=r"unknown peer 'hf'; peers: tokenizers, tokenizers-file, rustbpe, bpeasy"):
         run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf"))
+
+
+def test_peers_table_columns_line_up():
+    table = peers_table({"rustbpe": {"total": 1.2, "merges": 9743, "peak_rss": 5e7},
+                         "tokenizers-file": {"total": 12.25, "merges": 9743, "peak_rss": 1.5e8}},
+                        {"v6": {"median": {"total": 3.0}}})
+    rows = table.splitlines()[2:]
+    assert len({row.index("s ") for row in rows}) == 1 and len({row.index(" merges") for row in rows}) == 1
+    assert len({row.index(" MB") for row in rows}) == 1

@@ -7,8 +7,11 @@ from bpe import VARIANTS
 from bpe.cli import main
 from bpe.lab.bench import BenchSettings
 from bpe.lab.report import plan, run_report
+from conftest import FIXTURES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CANDIDATES = FIXTURES / "candidates"
+EOT = ["<|endoftext|>"]
 
 
 def test_report_on_tiny_corpus(tmp_path, capsys):
@@ -77,3 +80,21 @@ def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsy
 def test_cli_report_bad_data(capsys):
     assert main(["report", "--data", "no-such-corpus"]) == 2
     assert "no data set or file named 'no-such-corpus'" in capsys.readouterr().err
+
+
+def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
+    from bpe.lab.report import run_report
+
+    entries = [str(CANDIDATES / "smaller_tie.py"), str(CANDIDATES / "correct.py"), str(CANDIDATES / "raises.py")]
+    text = run_report(BenchSettings(entries, "tinystories-sample", 300, 1, EOT, 1, v1_vocab_size=280),
+                      out_dir=tmp_path).read_text()
+    rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
+    assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
+    assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only
+    assert "- **correct**: identical (43 merges)." in text
+    assert "- **smaller_tie**: differs at merge " in text and "tie broken the wrong way" in text
+    assert "- **raises**: failed: raises raised ValueError: pair counts went negative (raises.py line 5)." in text
+    saved = json.loads((tmp_path / "report-bench.json").read_text())
+    assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
+    for png in ("report-stages.png", "report-merges.png"):
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"

@@ -2,8 +2,8 @@
 
 ::
 
-    BPE_CANDIDATE=exercises/start_v1.py .venv/bin/python -m pytest -q tests/test_own_trainer.py
-    BPE_CANDIDATE=mine.py,mine_v2.py:train_bpe .venv/bin/python -m pytest -q tests/test_own_trainer.py
+    BPE_CANDIDATE=exercises/start_v1.py .venv/bin/python -m pytest -q tests/student/test_own_trainer.py
+    BPE_CANDIDATE=mine.py,mine_v2.py:train_bpe .venv/bin/python -m pytest -q tests/student/test_own_trainer.py
 
 Each entry is what ``bpe bench --variant`` takes (a file defining ``Merger`` or ``train_bpe``,
 ``file.py:function``, ``module:function``, or ``file.py:Class`` for ``Class().train``).  A failure

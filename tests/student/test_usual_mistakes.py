@@ -71,10 +71,24 @@ def test_merging_from_the_right_is_an_overlap_on_counts_alone():
 
 
 def test_own_trainer_run_names_overlaps():
-    """What a student runs: BPE_CANDIDATE=... pytest tests/test_own_trainer.py -k overlaps."""
+    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k overlaps."""
     env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "right_to_left.py"))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_own_trainer.py",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
                           "-k", "overlaps"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout[-2000:]
     assert "likely cause: overlapping occurrences merged from the right" in run.stdout
     assert "pre-tokenization difference" not in run.stdout
+
+
+def test_the_ladder_checks_run_on_a_candidate_file():
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "smaller_tie.py"))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
+                           "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert "4 failed" in proc.stdout, proc.stdout[-2000:]
+    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
+            "tie broken the wrong way" in proc.stdout)

@@ -19,7 +19,7 @@ from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.chunking import WHITESPACE, find_chunk_boundaries, find_limit_end, iter_chunks
 from bpe.training.parallel import count_chunk, count_file_parallel
 from bpe.training.pretokenize import count_file_serial, count_text
-from conftest import CORPUS_EN
+from conftest import CORPUS_EN, DEFAULT_CORPUS
 
 EOT = "<|endoftext|>"
 
@@ -175,3 +175,53 @@ def test_file_whose_size_reads_zero_is_read_as_a_stream():
         assert train_bpe(path, 270, [EOT], variant=name, workers=2)[1] == merges, name
     with pytest.raises(BPEError, match="reports a size of 0 but has content"):
         find_limit_end(path, 100, [EOT])
+
+
+def test_cut_is_at_the_next_special_token_start():
+    data = DEFAULT_CORPUS.read_bytes()
+    for limit in (1, 50_000, 123_457, 1_000_000):
+        end = find_limit_end(DEFAULT_CORPUS, limit, [EOT])
+        assert end >= limit and data[end:].startswith(EOT.encode())
+        assert EOT.encode() not in data[limit:end]  # the first one at or after the limit
+
+
+def test_without_special_tokens_the_cut_is_a_safe_newline(write_corpus):
+    path = write_corpus("alpha beta\n  gamma\ndelta epsilon\nzeta")
+    data = path.read_bytes()
+    end = find_limit_end(path, 12, [])
+    assert data[end - 1 : end + 1] == b"a\n" and end == data.index(b"\ndelta")
+
+
+def test_cut_inside_a_special_token_goes_forward_to_the_next_safe_cut(write_corpus):
+    path = write_corpus("aaaa<|x|><|y|>bbbb<|y|>cc")
+    # byte 9 is the start of "<|y|>", but "<|x|><|y|>" is one (longer) special token starting at 4: the
+    # end is the next "<|y|>", never before the limit (a cut is never moved back)
+    assert find_limit_end(path, 6, ["<|y|>", "<|x|><|y|>"]) == 18
+    # a limit in a run of a self-overlapping special token ends after the run, at or after the limit
+    path = write_corpus("b " + "a" * 1001 + " c d")
+    for limit in (3, 500, 1002):
+        assert find_limit_end(path, limit, ["aa"]) == 1003
+
+
+def test_limit_past_the_end_is_the_whole_file(write_corpus):
+    path = write_corpus("tiny<|endoftext|>file")
+    assert find_limit_end(path, 10**9, [EOT]) == path.stat().st_size
+
+
+def test_chunk_cut_inside_a_longer_special_token_after_multibyte_text(tmp_path):
+    # Regression: the cut was moved out of "<|x|><|y|>" using offsets of a window decoded from the
+    # middle of a 2-byte character, landing 2 bytes into the special token.
+    from bpe.training.chunking import find_chunk_boundaries
+    from bpe.training.parallel import count_chunk
+
+    specials = ["<|x|><|y|>", "<|y|>"]
+    path = tmp_path / "c.txt"
+    for prefix in range(12):
+        data = ("é" * prefix + "ab<|x|><|y|>" + "cd" * 11).encode()
+        path.write_bytes(data)
+        for num_chunks in range(2, 8):
+            bounds = find_chunk_boundaries(path, specials, num_chunks)
+            counts = Counter()
+            for start, end in zip(bounds, bounds[1:]):
+                counts.update(count_chunk(str(path), start, end, specials, "strict"))
+            assert counts == count_file_serial(path, specials), (prefix, num_chunks, bounds)

@@ -8,13 +8,14 @@ import pytest
 
 import bpe.training.chunking as chunking
 from bpe import BPEError
-from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
+from bpe.training.chunking import find_chunk_boundaries, find_limit_end, plan_chunk_count
 from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts, partition
 from bpe.training.pool import KILL_MID_ANSWER_ENV, WorkerPool, worker_state
-from bpe.training.pretokenize import count_file_serial
+from bpe.training.pretokenize import count_file_serial, count_text
 from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
 
 SPECIAL = ["<|endoftext|>"]
+EOT = "<|endoftext|>"
 
 
 @pytest.mark.parametrize("path", [CORPUS_EN, DEFAULT_CORPUS])
@@ -89,3 +90,11 @@ def test_worker_killed_half_way_through_an_answer(write_corpus, monkeypatch, sta
     with pytest.raises(BPEError, match=r"^a pre-tokenization worker died \(killed by SIGKILL\) while counting "):
         count_file_parallel(path, SPECIAL, workers=2)
     assert live_processes(parent=os.getpid()) == []
+
+
+@pytest.mark.parametrize("limit", [10_000, 300_000])
+def test_serial_and_parallel_count_exactly_the_subset(limit):
+    end = find_limit_end(DEFAULT_CORPUS, limit, [EOT])
+    expected = count_text(DEFAULT_CORPUS.read_bytes()[:end].decode("utf-8"), [EOT])
+    assert count_file_serial(DEFAULT_CORPUS, [EOT], end=end) == expected
+    assert count_file_parallel(DEFAULT_CORPUS, [EOT], workers=2, end=end) == expected

@@ -1,10 +1,14 @@
-"""train_bpe semantics: special tokens, vocab layout, early stop, bytes taken exactly, clear errors."""
+"""train_bpe semantics (bpe/training/train.py): special tokens, vocab layout, early stop, bytes taken exactly,
+--limit's subset on every variant, the path checked once, clear errors."""
 
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.training.chunking import find_limit_end
+from conftest import DEFAULT_CORPUS
 
 ALL_VARIANTS = list(VARIANTS)
+EOT = "<|endoftext|>"
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
@@ -107,3 +111,13 @@ def test_the_path_is_checked_once(monkeypatch, variant, workers, limit):
         monkeypatch.setattr(module, "check_input_file", counting)
     _, merges = train_bpe(DEFAULT_CORPUS, 300, ["<|endoftext|>"], variant=variant, workers=workers, limit=limit)
     assert merges and len(checked) == 1
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_trains_on_the_same_subset(write_corpus, variant):
+    end = find_limit_end(DEFAULT_CORPUS, 60_000, [EOT])
+    subset = write_corpus(DEFAULT_CORPUS.read_bytes()[:end])
+    stats = {}
+    assert train_bpe(DEFAULT_CORPUS, 400, [EOT], variant=variant, limit="60KB", stats=stats) == \
+        train_bpe(subset, 400, [EOT], variant="v2")
+    assert stats["bytes_used"] == end and stats["file_bytes"] == DEFAULT_CORPUS.stat().st_size
