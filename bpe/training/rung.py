@@ -20,7 +20,7 @@ A rung module defines
   a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
   one).
 
-:func:`check_rung` lists what a module leaves out; ``tests/test_rung_contract.py`` runs it on every
+:func:`check_rung` lists what a module leaves out; ``tests/ladder/test_rung_contract.py`` runs it on every
 registered rung, so a rung missing a part fails a test rather than being skipped by one.
 """
 

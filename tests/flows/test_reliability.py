@@ -1,6 +1,6 @@
 """Reliability: bad input gets a defined result or one clear error; faults never leave orphans or hangs.
 
-Inputs already covered in test_training.py (missing path, directory, vocab too small, empty and
+Inputs already covered in training/test_train.py (missing path, directory, vocab too small, empty and
 duplicate special tokens, invalid UTF-8 with the default variant) are extended here to every variant,
 to the pooled pre-tokenizer and to the command line.  Subprocess timeouts below only guard against a
 hang; nothing asserts a duration.
