@@ -1,5 +1,6 @@
-"""Getting data says what it does: a file already there, statistics kept beside it, no bar in a log,
-nothing written that cannot fit, nothing left behind by a signal or a failed download."""
+"""Data set names (bpe/data/datasets.py): a missing one says how to get it; a generated one says what it does:
+a file already there, statistics kept beside it, no bar in a log, nothing written that cannot fit, nothing left
+behind by a signal."""
 
 import os
 import signal

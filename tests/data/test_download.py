@@ -1,4 +1,5 @@
-"""The downloader against a real HTTP server on 127.0.0.1: plain and gzip, resume, restart, 404, offline."""
+"""The downloader against a real HTTP server on 127.0.0.1: plain and gzip, resume, restart, 404, offline; the
+gutenberg-books recipe; `bpe data list`."""
 
 from __future__ import annotations
 

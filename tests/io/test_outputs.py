@@ -1,5 +1,6 @@
-"""Saved tokenizers: exact round-trip, tiktoken and Hugging Face exports loaded by the real libraries,
-the CLI's --out (checked before training, atomic, nothing partial left), and the token report."""
+"""Saved tokenizers (bpe/io/outputs.py): exact round-trip, tiktoken and Hugging Face exports loaded by the real
+libraries, the token report, and --out: checked before training, replaced as one unit (a re-train, a signal
+between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""bpe.Tokenizer against a real tiktoken.Encoding built from the same GPT-2 ranks (CS336 §2.6 tests)."""
+"""bpe.Tokenizer against a real tiktoken.Encoding built from the same GPT-2 ranks (CS336 §2.6 tests);
+an unknown id is one clear error."""
 
 from __future__ import annotations
 

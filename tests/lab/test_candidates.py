@@ -1,4 +1,5 @@
-"""Your own trainer in the bench: run beside the ladder, checked against the reference, mistakes diagnosed.
+"""Your own trainer in the bench (bpe/lab/candidates.py): run beside the ladder, checked against the reference,
+mistakes diagnosed, estimated from its own timing on a prefix and guarded, shown alive while it runs.
 
 The candidates are small files in tests/fixtures/candidates/: a correct naive ``train_bpe``, a Merger
 that breaks ties the wrong way, a ``train_bpe`` that does not split the special tokens, and ones
@@ -114,7 +115,7 @@ def test_all_identical_exits_0(capsys):
     assert "correct     identical (23 merges)" in capsys.readouterr().out
 
 
-# --- the diagnosis on its own: small counts, chosen mistakes ---------------------------------------
+# --- helpers of the verdicts above (the diagnosis on its own: test_diagnose.py) ----------------------
 
 
 def repr_pair(pair):
@@ -165,6 +166,9 @@ def test_a_bare_counter_runs_on_a_whole_file():
     report = bench(["v2", str(CANDIDATES / "bare_counter.py")])
     assert not report["failed"], report["failed"]
     assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43}
+
+
+# --- what a student meets: an estimate that guards the candidate, a run that shows it is alive -------
 
 
 def test_a_candidate_is_estimated_from_its_own_timing(capsys):

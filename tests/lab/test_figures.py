@@ -1,4 +1,5 @@
-"""Figure markers: every figure a page quotes equals its committed result file (bpe/lab/figures.py)."""
+"""Figure markers (bpe/lab/figures.py): a stale figure is named, --update rewrites only the shown text, broken
+markers are problems, not crashes.  That the pages' figures are current: docs/test_pages.py."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""`bpe merge-cost`: candidates compared on the same counts, merges checked equal, clear errors."""
+"""`bpe merge-cost` (bpe/lab/merge_cost.py): candidates compared on the same counts, merges checked equal, clear
+errors."""
 
 import io
 import shutil

@@ -1,4 +1,5 @@
-"""The peer runner (bpe.lab.peers): each peer either reports a real result or says how to install it."""
+"""The peer runner (bpe.lab.peers): each peer either reports a real result or says how to install it; the peers'
+table lines up."""
 
 import pytest
 

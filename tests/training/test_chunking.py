@@ -1,6 +1,7 @@
 """The chunker: every cut is safe (the pieces count exactly what the whole counts), files without special
 tokens are still cut (CRLF, CJK, trailing spaces, one long line), planning stays linear on runs of a
-self-overlapping special token, and the streaming serial counter gives the same counts.
+self-overlapping special token, the streaming serial counter gives the same counts, and --limit ends at a
+document boundary (``find_limit_end``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The chunked, pooled pre-tokenizer counts exactly what the serial one counts; the parallel reduce leaves
-disjoint shards; a worker killed at any stage is one clear error."""
+"""The chunked, pooled pre-tokenizer counts exactly what the serial one counts (also on a --limit subset); the
+parallel reduce leaves disjoint shards; a worker killed at any stage is one clear error."""
 
 import os
 from unittest import mock
