@@ -11,7 +11,7 @@ into the assignment's environment with ``pip install -e /path/to/bpe-lab``)::
         from bpe.cs336 import get_tokenizer
         return get_tokenizer(vocab, merges, special_tokens)
 
-The signatures are the assignment's; ``tests/test_cs336_adapter.py`` calls them the way its
+The signatures are the assignment's; ``tests/test_cs336.py`` calls them the way its
 ``test_train_bpe.py`` and ``test_tokenizer.py`` do.  ``Tokenizer.from_files(vocab_path,
 merges_path, special_tokens)`` reads GPT-2 style ``vocab.json``/``merges.txt`` (the assignment's
 fixtures and ``bpe train --out``).

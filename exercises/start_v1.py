@@ -15,7 +15,7 @@ a merge replaces occurrences left to right without overlap (``aaa`` -> ``aa a``)
 Check it (it reports "not implemented" until you write the methods, then the first wrong merge)::
 
     python -m bpe bench --variant v1,exercises/start_v1.py --data corpus-en --vocab-size 500 --repeat 1
-    BPE_CANDIDATE=exercises/start_v1.py python -m pytest -q tests/test_own_trainer.py
+    BPE_CANDIDATE=exercises/start_v1.py python -m pytest -q tests/student/test_own_trainer.py
 
 Copy this file before you start (``cp exercises/start_v1.py mine_v1.py``) and run the commands on the copy.
 """

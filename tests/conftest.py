@@ -1,6 +1,7 @@
 """Shared test helpers: fixture paths, the CS336 reference merges decoded to bytes, small tricky corpora.
 
-Test modules import them as ``from conftest import ...`` (pytest puts ``tests/`` on the path).
+Test modules in every folder import them as ``from conftest import ...`` (``tests/`` is on the path:
+pyproject.toml's ``pythonpath``).
 """
 
 from __future__ import annotations

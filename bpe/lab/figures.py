@@ -16,7 +16,7 @@ than a number is shown as it is, and FORMAT then has to be left out; a JSON ``nu
 ``never``.
 
 ``python -m bpe figures`` checks that every shown text equals its formatted value (one line per stale
-figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/test_figures.py``
+figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/docs/test_pages.py``
 runs the check on every page, so regenerating a report without updating the pages fails a test.
 
 Left out: figures inside code blocks are checked like any other (the marker is plain text); a figure

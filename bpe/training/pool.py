@@ -14,7 +14,7 @@ worker is idle (waiting for a task), and always reads a worker's answer before s
 else; so there is at most one message in flight per worker, in one direction.  Big payloads are fine:
 the pipe streams them while the other side reads.
 
-Guarantees (``tests/test_pool.py``):
+Guarantees (``tests/training/test_pool.py``):
 
 * a task that raises sends back one line; the parent raises :class:`~bpe.errors.BPEError` (a
   ``BPEError`` raised in the worker, e.g. invalid UTF-8 with its file offset, comes back as is);

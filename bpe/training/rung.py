@@ -21,7 +21,7 @@ A rung module defines
   one).  Besides its two methods it may define ``close()``, ``summary()`` and ``trace_state()``, each
   optional (see :class:`Merger`).
 
-:func:`check_rung` lists what a module leaves out; ``tests/test_rung_contract.py`` runs it on every
+:func:`check_rung` lists what a module leaves out; ``tests/ladder/test_rung_contract.py`` runs it on every
 registered rung, so a rung missing a part fails a test rather than being skipped by one.
 """
 

@@ -1,0 +1,75 @@
+"""Data set names (bpe/data/datasets.py): a missing one says how to get it; a generated one says what it does:
+a file already there, statistics kept beside it, no bar in a log, nothing written that cannot fit, nothing left
+behind by a signal."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from bpe.cli import main
+from conftest import REPO_ROOT
+
+
+def test_too_big_is_refused_in_one_line_before_writing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    assert main(["data", "get", "webtext-synth", "--size", "999TB"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bpe: error: generating webtext-synth-999TB.txt needs 999") and err.count("\n") == 1
+    assert "free" in err and list(tmp_path.iterdir()) == []
+
+
+def test_a_second_get_says_the_file_is_there_and_reads_its_statistics(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    assert main(["data", "get", "webtext-synth", "--size", "200KB"]) == 0
+    first = capsys.readouterr()
+    assert "generating" in first.err and "computing the statistics of webtext-synth-200KB.txt" in first.err
+    assert "\r" not in first.err and "%|" not in first.err  # stderr is not a terminal here: no bar
+    assert (tmp_path / "webtext-synth-200KB.stats.json").is_file()
+
+    import bpe.data.webtext as webtext
+
+    def measured_again(*args, **kwargs):
+        raise AssertionError("the statistics were computed again")
+
+    monkeypatch.setattr(webtext, "file_statistics", measured_again)
+    assert main(["data", "get", "webtext-synth", "--size", "200KB"]) == 0
+    second = capsys.readouterr()
+    assert "webtext-synth-200KB.txt is already there" in second.err
+    assert second.out == first.out  # the same statistics, read from beside the file
+
+
+def test_sigterm_during_generation_leaves_no_temporary_file(tmp_path):
+    env = dict(os.environ, BPE_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", "data", "get", "webtext-synth", "--size", "500MB"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tmp = tmp_path / "webtext-synth-500MB.txt.tmp"
+    deadline = time.monotonic() + 120
+    while not tmp.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert tmp.exists(), "the generation never started writing"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and "bpe: terminated (SIGTERM)" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_bench_on_a_missing_data_set_names_the_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    assert main(["bench", "--data", "tinystories"]) == 2
+    assert "fetch it with: make data DATA=tinystories   (or: python -m bpe data get tinystories)" in \
+        capsys.readouterr().err
+
+
+def test_cli_reports_bad_input_without_traceback(capsys):
+    assert main(["bench", "--data", "no-such-corpus"]) == 2
+    err = capsys.readouterr().err
+    assert "no data set or file named 'no-such-corpus'" in err and "Traceback" not in err
+
+
+def test_missing_download_says_how_to_get_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    assert main(["train", "--data", "tinystories", "--vocab-size", "300"]) == 2
+    assert "make data DATA=tinystories" in capsys.readouterr().err

@@ -1,0 +1,104 @@
+"""The pages are current: every embedded `bpe trace` output is re-run and compared, every quoted figure
+equals its committed result file, the committed estimates are the model's output, the lab page's example is
+current, and every variant has a page linked from the index."""
+
+import json
+import re
+import shlex
+
+import pytest
+
+from bpe.cli import main
+from bpe.lab import figures
+from conftest import REPO_ROOT
+
+DOCS = REPO_ROOT / "docs"
+BLOCK = re.compile(r"```text\n\$ python -m bpe (trace [^\n]*)\n(.*?)\n```", re.S)
+
+
+def embedded_traces():
+    found = []
+    for page in sorted(DOCS.glob("*.md")):
+        for command, output in BLOCK.findall(page.read_text()):
+            found.append(pytest.param(command, output, id=f"{page.name}: {command}"))
+    return found
+
+
+def test_pages_v1_v2_embed_traces():
+    pages = {p.values[0] for p in embedded_traces()}
+    assert any("--variant v1" in c for c in pages) and any("--variant v2" in c for c in pages)
+
+
+@pytest.mark.parametrize("command,output", embedded_traces())
+def test_embedded_trace_is_current(command, output, capsys):
+    assert main(shlex.split(command)) == 0
+    assert capsys.readouterr().out.rstrip("\n") == output
+
+
+def test_every_variant_has_a_page_linked_from_the_index():
+    from bpe import VARIANTS
+
+    index = (DOCS / "index.md").read_text()
+    for name in VARIANTS:
+        assert (DOCS / f"{name}.md").exists() and f"({name}.md)" in index
+
+
+def test_pages_v3_to_v5_embed_what_their_step_adds():
+    commands = {p.values[0]: p.values[1] for p in embedded_traces()}
+    v4 = [out for cmd, out in commands.items() if "--variant v4" in cmd]
+    assert any("      fine-grained diff: a a -3, aa aa +1 (x3)" in out for out in v4)  # the overlapping case
+    v5 = [out for cmd, out in commands.items() if "--variant v5" in cmd]
+    assert any("  stale heap pops skipped: 2 " in out for out in v5)
+    assert any("--variant v3" in cmd for cmd in commands)
+
+
+def test_lab_page_example_output_is_current(capsys):
+    import re
+    import shlex
+
+    from conftest import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "lab.md").read_text()
+    command, shown = re.search(r"```text\n\$ python -m bpe (bench --variant v6,tests/fixtures/candidates/[^\n]*)\n"
+                               r"(.*?)\n```", page, re.S).groups()
+    assert main(shlex.split(command)) == 1
+    out = capsys.readouterr().out.splitlines()
+    for block in shown.split("...\n"):
+        lines = [line for line in block.splitlines() if line]
+        if not lines:
+            continue
+        start = out.index(lines[0])
+        assert out[start:start + len(lines)] == lines
+    assert "tests/student/test_own_trainer.py" in page and "(exercises.md)" in page
+    assert "(exercises.md)" in (REPO_ROOT / "docs" / "index.md").read_text()
+
+
+def test_every_quoted_figure_matches_its_result_file():
+    problems = figures.check(figures.pages())
+    assert problems == [], "stale figures (python -m bpe figures --update):\n" + "\n".join(problems)
+
+
+def test_the_pages_quote_figures():
+    # The check above passes trivially if no page has a marker; the converted pages must keep theirs.
+    assert figures.count(figures.pages()) >= 20
+
+
+@pytest.mark.parametrize("args, committed", [
+    (["--size", "2.2GB", "--vocab-size", "10000"], "docs/estimates-tinystories-size.json"),
+    (["--size", "11.9GB", "--vocab-size", "32000"], "docs/estimates-owt-size.json"),
+    # Any size of the generator gives the same estimate (the model reads the first 2 MB, a prefix).
+    (["--data", "webtext-synth-2MB", "--size", "11.9GB", "--vocab-size", "32000"], "docs/estimates-owt-size-web.json"),
+])
+def test_committed_estimates_are_the_models_current_output(args, committed, tmp_path, monkeypatch, capsys):
+    # The index quotes these files; the model is deterministic, so a changed model must re-make them
+    # (the command is on docs/index.md), and then `python -m bpe figures --update` the page.
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    out = tmp_path / "estimates.json"
+    assert main(["estimate", *args, "--workers", "4", "--json", str(out)]) == 0
+    now = json.loads(out.read_text())["variants"]
+    then = json.loads((figures.REPO_ROOT / committed).read_text())["variants"]
+    assert {v: e["time"] + " " + e["memory"] for v, e in now.items()} == \
+           {v: e["time"] + " " + e["memory"] for v, e in then.items()}, f"re-make {committed}"
+    for variant, estimate in now.items():
+        modelled, committed_model = estimate["seconds"], then[variant]["seconds"]  # predictions, not timings
+        assert modelled == pytest.approx(committed_model, rel=1e-9)

@@ -1,0 +1,329 @@
+"""Saved tokenizers (bpe/io/outputs.py): exact round-trip, tiktoken and Hugging Face exports loaded by the real
+libraries, the token report, and --out: checked before training, replaced as one unit (a re-train, a signal
+between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tiktoken
+import tokenizers
+
+from bpe import BPEError, load_tokenizer, train_bpe
+from bpe.cli import main
+from bpe.io.outputs import OutputLock, save_tokenizer, token_report
+from bpe.training.pretokenize import GPT2_PATTERN
+from conftest import CORPUS_EN, DEFAULT_CORPUS, FIXTURES, REPO_ROOT, reference_merges, reference_vocab
+
+EOT = "<|endoftext|>"
+
+
+def vocab_from(specials, merges):
+    from bpe.training.train import build_vocab
+
+    return build_vocab(specials, merges)
+
+
+def test_round_trip_of_bytes_that_need_escaping(tmp_path):
+    merges = [(b" ", b" "), (b"\n", b"\n"), (b"\x00", b"\x00"), (b"\x80", b"\xff"), (b"\xe4", b"\xbd"),
+              (b"\xe4\xbd", b"\xa0"), (b" ", b"\xe4\xbd\xa0"), (b"\xf0\x9f", b"\x99\x82"), (b"a", b"\t"),
+              (b"\"", b"\\"), (b"\r", b"\x7f")]
+    merges = [(a, b) for a, b in merges]
+    specials = [EOT, "<|é\u00a0|>"]
+    vocab = vocab_from(specials, merges)
+    save_tokenizer(tmp_path, vocab, merges, specials)
+    loaded = load_tokenizer(tmp_path)
+    assert loaded.vocab == vocab and loaded.merges == merges and loaded.special_tokens == specials
+    # the GPT-2 form has no raw space/newline/NUL: one merge per line, two fields
+    lines = (tmp_path / "merges.txt").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(merges) and all(len(line.split(" ")) == 2 for line in lines)
+    assert lines[0] == "Ġ Ġ" and lines[1] == "Ċ Ċ"
+
+
+def test_round_trip_keeps_two_ids_with_the_same_bytes(tmp_path):
+    merges = [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"a", b"bc")]  # "abc" made twice
+    vocab = vocab_from([], merges)
+    save_tokenizer(tmp_path, vocab, merges, [])
+    assert load_tokenizer(tmp_path).vocab == vocab
+
+
+def test_reference_training_saved_and_loaded(tmp_path):
+    vocab, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v2")
+    save_tokenizer(tmp_path, vocab, merges, [EOT])
+    loaded = load_tokenizer(tmp_path)
+    assert loaded.merges == reference_merges()
+    assert set(loaded.vocab.values()) == set(reference_vocab().values())
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(BPEError, match=r"no saved tokenizer in .*: vocab\.json is missing"):
+        load_tokenizer(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tokenizer trained on the first ~400 KB of the default corpus, saved in every format."""
+    out = tmp_path_factory.mktemp("tok")
+    assert main(["train", "--variant", "v2", "--data", str(DEFAULT_CORPUS), "--vocab-size", "1000",
+                 "--limit", "400KB", "--out", str(out), "--format", "tiktoken", "--format", "hf"]) == 0
+    return out
+
+
+def held_out_text() -> str:
+    # Beyond the 400 KB the tokenizer saw, plus text of another kind with multi-byte characters.
+    data = DEFAULT_CORPUS.read_bytes()[-30_000:].decode("utf-8", errors="ignore")
+    return data + (FIXTURES / "german.txt").read_text(encoding="utf-8") + "\n你好，世界 🙂 " + EOT + " end"
+
+
+def test_cli_writes_all_files(trained):
+    names = sorted(p.name for p in trained.iterdir())
+    assert names == ["merges.txt", "tokenizer.json", "tokenizer.tiktoken", "train.json", "vocab.json"]
+    info = json.loads((trained / "train.json").read_text())
+    assert info["settings"]["limit"] == "400KB" and info["settings"]["variant"] == "v2"
+    assert 400_000 <= info["corpus"]["bytes_used"] < 420_000 < info["corpus"]["file_bytes"]
+    assert info["result"] == {"merges": 1000 - 257, "vocab_size": 1000}
+    assert info["merger"] == {}  # v2's Merger has no summary()
+    assert info["special_tokens"] == [EOT] and info["timings"]["stages"]["pretokenize"] > 0
+
+
+def test_saved_files_equal_the_training_result(trained):
+    vocab, merges = train_bpe(DEFAULT_CORPUS, 1000, [EOT], variant="v2", limit="400KB")
+    tok = load_tokenizer(trained)
+    assert tok.vocab == vocab and tok.merges == merges
+
+
+def test_tiktoken_loads_the_export(trained):
+    from tiktoken.load import load_tiktoken_bpe
+
+    ours = load_tokenizer(trained)
+    ranks = load_tiktoken_bpe(str(trained / "tokenizer.tiktoken"))
+    assert len(ranks) == 999 and ranks[b" "] == 32
+    enc = tiktoken.Encoding("bpe-lab", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={EOT: 256})
+    text = held_out_text()
+    ids = enc.encode(text, allowed_special="all")
+    assert enc.decode(ids) == text
+    assert ids == ours.encode(text)
+
+
+def test_hf_tokenizers_loads_the_export(trained):
+    ours = load_tokenizer(trained)
+    hf = tokenizers.Tokenizer.from_file(str(trained / "tokenizer.json"))
+    assert hf.get_vocab_size() == 1000
+    text = held_out_text()
+    ids = hf.encode(text).ids
+    assert hf.decode(ids, skip_special_tokens=False) == text
+    assert ids == ours.encode(text)
+
+
+def test_tiktoken_file_format(trained):
+    first = (trained / "tokenizer.tiktoken").read_text().splitlines()[0]
+    assert first == f"{base64.b64encode(bytes([0])).decode()} 0"
+
+
+def test_token_report_counts_tokens_that_are_not_utf8(write_corpus):
+    path = write_corpus(("你好世界 " * 50 + "héllo " * 30) + EOT)
+    vocab, merges = train_bpe(path, 270, [EOT], variant="v2")
+    lines = token_report(vocab, [EOT])
+    invalid = sum(1 for t in list(vocab.values())[257:] if not _valid(t))
+    assert invalid > 0
+    assert lines[1] == f"learned tokens that are not valid UTF-8 on their own: {invalid} of {len(merges)}"
+    longest = max(list(vocab.values())[257:], key=len)
+    assert lines[0].startswith(f"longest tokens: {longest.decode('utf-8', errors='replace')!r} ({len(longest)} bytes")
+
+
+def _valid(token: bytes) -> bool:
+    try:
+        token.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def test_output_dir_that_is_a_file_fails_before_training(tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    calls = []
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(blocker / "sub")]) == 2
+    assert f"cannot create output directory {blocker / 'sub'}: {blocker} is a file" in capsys.readouterr().err
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(blocker)]) == 2
+    assert f"--out {blocker} exists and is not a directory" in capsys.readouterr().err
+    assert calls == []
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A directory nobody can create files in: chmod 500 for a normal user; for root, read-only /sys."""
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        yield locked
+        locked.chmod(0o700)
+        return
+    sysfs = Path("/sys")
+    if not sysfs.is_dir() or os.access(sysfs, os.W_OK) and _can_create_in(sysfs):
+        pytest.skip("no directory that root cannot write to")
+    yield sysfs
+
+
+def _can_create_in(directory: Path) -> bool:
+    try:
+        (directory / ".bpe-probe").touch()
+    except OSError:
+        return False
+    (directory / ".bpe-probe").unlink()
+    return True
+
+
+def test_output_dir_not_writable_fails_before_training(unwritable_dir, capsys, monkeypatch):
+    calls = []
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
+    out = unwritable_dir / "bpe-out"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
+    assert f"bpe: error: output directory {out} is not writable ({unwritable_dir}: " in capsys.readouterr().err
+    assert calls == []
+
+
+def test_error_during_training_leaves_no_output(tmp_path, write_corpus, capsys):
+    bad = write_corpus(b"good text\n\xff\xfe bad bytes")
+    out = tmp_path / "out"
+    assert main(["train", "--data", str(bad), "--vocab-size", "300", "--out", str(out)]) == 2
+    assert "invalid UTF-8 at byte offset 10" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_error_while_writing_leaves_no_partial_file(tmp_path, monkeypatch):
+    import bpe.io.outputs as outputs
+
+    vocab, merges = train_bpe(CORPUS_EN, 300, [EOT], variant="v2")
+
+    def broken(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs, "hf_tokenizer_json", broken)
+    with pytest.raises(OSError):
+        save_tokenizer(tmp_path, vocab, merges, [EOT], formats=["hf"])
+    assert list(tmp_path.iterdir()) == []  # vocab.json etc. were only temporary, and removed
+
+
+def test_ctrl_c_during_training_leaves_no_output(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bpe", "train", "--variant", "v1", "--data", str(DEFAULT_CORPUS),
+         "--vocab-size", "5000", "--progress", "--force", "--out", str(out)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # wait until the merge loop runs (its "merging" progress bar appears), then interrupt
+    deadline = time.monotonic() + 120
+    buffer = ""
+    while "merging" not in buffer and time.monotonic() < deadline:
+        buffer += proc.stderr.read(1)
+    assert "merging" in buffer
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "bpe: interrupted" in err
+    assert not out.exists()
+
+
+def test_format_without_out_is_an_error(capsys):
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--format", "hf"]) == 2
+    assert "--format needs --out DIR" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def small_result():
+    return train_bpe(CORPUS_EN, 300, [EOT], variant="v6")
+
+
+def _no_training(monkeypatch):
+    calls = []
+    monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
+    return calls
+
+
+def test_retrain_leaves_one_consistent_tokenizer(tmp_path, capsys):
+    out = tmp_path / "tok"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out), "--format", "hf",
+                 "--format", "tiktoken"]) == 0
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "280", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "train.json", "vocab.json"]
+    assert json.loads((out / "train.json").read_text())["settings"]["vocab_size"] == 280
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"]  # no temporary directory left
+
+
+def test_directory_in_the_way_fails_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    out = tmp_path / "tok"
+    (out / "merges.txt").mkdir(parents=True)
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
+    assert "holds merges.txt/, which is not a saved tokenizer's file" in capsys.readouterr().err
+    assert calls == [] and [p.name for p in out.iterdir()] == ["merges.txt"]
+
+
+def test_a_directory_with_other_files_is_never_replaced(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(tmp_path)]) == 2
+    assert "holds notes.txt" in capsys.readouterr().err
+    assert calls == [] and (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_concurrent_run_into_the_same_out_fails_at_once(tmp_path, monkeypatch, capsys):
+    calls = _no_training(monkeypatch)
+    out = tmp_path / "tok"
+    with OutputLock(out):
+        # another process: the same lock through a fresh interpreter
+        proc = subprocess.run([sys.executable, "-m", "bpe", "train", "--data", "corpus-en", "--vocab-size", "300",
+                               "--out", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert f"another bpe run is writing {out}" in proc.stderr and "Traceback" not in proc.stderr
+    assert calls == [] and not out.exists()
+
+
+_KILLED_BETWEEN_RENAMES = """
+import os, signal, sys
+from bpe import train_bpe
+from bpe.io import outputs
+vocab, merges = train_bpe(sys.argv[1], int(sys.argv[3]), ["<|endoftext|>"], variant="v6")
+real_rename = os.rename
+def rename_then_signal(src, dst):
+    real_rename(src, dst)
+    os.kill(os.getpid(), getattr(signal, sys.argv[4]))  # the worst moment: between the two renames
+outputs.os.rename = rename_then_signal
+outputs.save_tokenizer(sys.argv[2], vocab, merges, ["<|endoftext|>"])
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, signame, small_result):
+    out = tmp_path / "tok"
+    vocab, merges = small_result
+    save_tokenizer(out, vocab, merges, [EOT], formats=["hf"])  # the old tokenizer, with an export
+    proc = subprocess.run([sys.executable, "-c", _KILLED_BETWEEN_RENAMES, str(CORPUS_EN), str(out), "280", signame],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0  # the signal did end it
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["merges.txt", "train.json", "vocab.json"]  # the new set whole: no old tokenizer.json
+    assert len((out / "merges.txt").read_text().splitlines()) == 280 - 257
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
+    save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"], leftovers
+
+
+def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch, small_result):
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("bpe.io.outputs.os.fsync", full)
+    out = tmp_path / "tok"
+    with pytest.raises(BPEError, match=f"cannot write {out / 'vocab.json'}: No space left on device"):
+        save_tokenizer(out, *small_result, [EOT])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]

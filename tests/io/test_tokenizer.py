@@ -1,0 +1,159 @@
+"""bpe.Tokenizer against a real tiktoken.Encoding built from the same GPT-2 ranks (CS336 §2.6 tests);
+an unknown id is one clear error."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from bpe import BPEError, Tokenizer
+from bpe.io.byte_unicode import decode_token
+from bpe.io.formats import load_merges
+from bpe.training.pretokenize import GPT2_PATTERN
+from conftest import DEFAULT_CORPUS, FIXTURES
+
+EOT = "<|endoftext|>"
+FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
+         "special_token_trailing_newlines.txt", "tinystories_sample.txt"]
+
+
+@pytest.fixture(scope="module")
+def gpt2_vocab() -> dict[int, bytes]:
+    raw = json.loads((FIXTURES / "gpt2_vocab.json").read_text(encoding="utf-8"))
+    return {token_id: decode_token(token) for token, token_id in raw.items()}
+
+
+@pytest.fixture(scope="module")
+def gpt2_merges():
+    return load_merges(FIXTURES / "gpt2_merges.txt")
+
+
+@pytest.fixture(scope="module")
+def reference(gpt2_vocab) -> tiktoken.Encoding:
+    """GPT-2 as tiktoken has it: ranks = GPT-2 ids, built offline from the CS336 copy of the files."""
+    ranks = {token: token_id for token_id, token in gpt2_vocab.items() if token != EOT.encode()}
+    return tiktoken.Encoding("gpt2-offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={EOT: 50256})
+
+
+@pytest.fixture(scope="module")
+def tokenizer(gpt2_vocab, gpt2_merges) -> Tokenizer:
+    return Tokenizer(gpt2_vocab, gpt2_merges, [EOT])
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_same_ids_as_tiktoken(tokenizer, reference, name):
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    ids = tokenizer.encode(text)
+    assert ids == reference.encode(text, allowed_special={EOT})
+    assert tokenizer.decode(ids) == text
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_encode_iterable_equals_encode(tokenizer, name):
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    with open(FIXTURES / name, encoding="utf-8", newline="") as f:
+        assert list(tokenizer.encode_iterable(f)) == tokenizer.encode(text)
+
+
+def test_encode_iterable_streams_in_bounded_pieces(tokenizer, reference, monkeypatch):
+    # A small buffer forces many cuts; the ids must not change, and the buffer must stay small.
+    import bpe.io.tokenizer as module
+
+    monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 64)
+    story = (FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8")
+    text = (story + "\n\n  x'll \n" + EOT + EOT) * 30
+    encoded = []
+    seen = []
+    original = tokenizer.encode
+
+    def spy(piece):
+        seen.append(len(piece))
+        return original(piece)
+
+    monkeypatch.setattr(tokenizer, "encode", spy)
+    for token_id in tokenizer.encode_iterable(io.StringIO(text)):
+        encoded.append(token_id)
+    assert encoded == reference.encode(text, allowed_special={EOT})
+    assert len(seen) > 30 and max(seen) < 2 * len(story)
+
+
+def test_unicode_round_trip(tokenizer):
+    text = "Héllo wörld! 你好，世界 🙂🙃 ünïcödé\n\tEnd<|endoftext|>𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \x00 \u200b"
+    ids = tokenizer.encode(text)
+    assert tokenizer.decode(ids) == text
+
+
+def test_overlapping_special_tokens_longest_first(gpt2_vocab, gpt2_merges):
+    double = EOT + EOT
+    tok = Tokenizer(gpt2_vocab, gpt2_merges, [EOT, double])
+    ids = tok.encode(f"Hello, how {double} are you?{EOT}")
+    double_id = tok.token_ids[double.encode()]
+    assert ids.count(double_id) == 1 and ids.count(50256) == 1
+    assert tok.decode(ids) == f"Hello, how {double} are you?{EOT}"
+
+
+def test_without_special_tokens_the_text_is_ordinary(tokenizer, gpt2_vocab, gpt2_merges, reference):
+    plain = Tokenizer(gpt2_vocab, gpt2_merges)
+    text = "a<|endoftext|>b"
+    assert plain.encode(text) == reference.encode_ordinary(text)
+    assert 50256 not in plain.encode(text)
+
+
+def test_decode_of_a_partial_character_uses_replacement(tokenizer):
+    ids = tokenizer.encode("🙂")
+    assert len(ids) > 1 and tokenizer.decode(ids[:1]) == "\ufffd"
+
+
+def test_from_files_reads_the_gpt2_files(tokenizer, reference):
+    tok = Tokenizer.from_files(FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt", [EOT])
+    text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
+    assert tok.encode(text) == reference.encode(text)
+
+
+def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, reference):
+    text = DEFAULT_CORPUS.read_text(encoding="utf-8")  # 2.3 MB of books, documents joined by <|endoftext|>
+    ids = tokenizer.encode(text)
+    assert ids == reference.encode(text, allowed_special={EOT})
+    with open(DEFAULT_CORPUS, encoding="utf-8", newline="") as f:  # streamed: many 64K-char cuts
+        assert list(tokenizer.encode_iterable(f)) == ids
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(st.sampled_from(["a", "b", "ll", "'", " ", "  ", "\n", "\n\n", "\t", "é", "🙂", "1",
+                                        "<|e|>", "<|e|><|d|>", "<|", "|>", "x.", "!\n"]), max_size=60),
+       cuts=st.lists(st.integers(0, 200), max_size=8))
+@example(pieces=["a", "\n", "\n", " ", "b"] + ["a"] * 12, cuts=[])  # a cut between "\n\n" changes ids
+@example(pieces=["<|e|>", "<|e|><|d|>", "a"] * 5, cuts=[5, 6, 15])  # never cut inside "<|e|><|d|>"
+def test_encode_iterable_equals_encode_on_generated_text(monkeypatch, pieces, cuts):
+    import bpe.io.tokenizer as module
+
+    monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 4)
+    text = "".join(pieces)
+    tok = _small_tokenizer()
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert list(tok.encode_iterable(chunks)) == tok.encode(text)
+    assert tok.decode(tok.encode(text)) == text
+
+
+@functools.lru_cache(maxsize=None)
+def _small_tokenizer() -> Tokenizer:
+    # GPT-2's merges, so that a wrong cut (e.g. " \n" split in two) changes the ids; two overlapping
+    # special tokens that GPT-2 does not have (they are added at the end of the vocab).
+    raw = json.loads((FIXTURES / "gpt2_vocab.json").read_text(encoding="utf-8"))
+    vocab = {token_id: decode_token(token) for token, token_id in raw.items()}
+    return Tokenizer(vocab, load_merges(FIXTURES / "gpt2_merges.txt"), ["<|e|>", "<|e|><|d|>"])
+
+
+def test_decode_of_an_unknown_id_is_one_line():
+    tokenizer = Tokenizer({i: bytes([i]) for i in range(256)}, [])
+    assert tokenizer.decode(iter([104, 105])) == "hi"
+    with pytest.raises(BPEError, match=r"cannot decode token id 999999: the vocab has ids 0 to 255"):
+        tokenizer.decode([104, 999999])

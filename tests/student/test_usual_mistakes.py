@@ -1,0 +1,94 @@
+"""Each usual mistake, as a fixture candidate, gets a diagnosis that names its cause (bench and test_own_trainer).
+
+The candidates are in tests/fixtures/candidates/: pair counts not weighted by the pre-token counts,
+merges scanned from the right, and a pre-tokenizer that cuts the text at fixed offsets (mid-word),
+whose merges can still match the reference's at a small vocab.
+"""
+
+import os
+import subprocess
+import sys
+
+from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.candidates import parse_variants
+from bpe.lab.diagnose import Evidence, diagnose
+from bpe.training.pretokenize import count_text
+from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT
+from test_own_trainer import failure, text_evidence, train
+
+CANDIDATES = FIXTURES / "candidates"
+EOT = ["<|endoftext|>"]
+
+
+def test_bench_names_each_cause(capsys):
+    entries = ",".join(str(CANDIDATES / f"{name}.py") for name in ("unweighted_pairs", "fixed_offset_chunks"))
+    report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
+    out = capsys.readouterr().out
+    unweighted = report["verdicts"]["unweighted_pairs"]
+    assert unweighted["step"] == 1 and unweighted["cause"] == "word-counts", unweighted
+    assert "after a merge" not in unweighted["explanation"] and "drifted" not in unweighted["explanation"]
+    assert "not weighted by the pre-token counts" in out
+
+    # Its merges at vocab 300 are the reference's; its pre-token counts are not, and that is named first.
+    chunks = report["verdicts"]["fixed_offset_chunks"]
+    assert chunks["merges"] == 43 and chunks["step"] is None
+    assert chunks["verdict"] == "differs" and chunks["cause"] == "pretokenization", chunks
+    sys.path.insert(0, str(CANDIDATES))
+    try:
+        from fixed_offset_chunks import count_pretokens as cut_counts
+    finally:
+        sys.path.remove(str(CANDIDATES))
+    mine, theirs = cut_counts(str(CORPUS_EN), EOT), count_text(CORPUS_EN.read_text(encoding="utf-8"), EOT)
+    first = next(t for t in theirs if mine.get(t, 0) != theirs[t])
+    assert f"the pre-token {first!r} is counted {mine.get(first, 0):,} times" in chunks["explanation"]
+    assert f"{theirs[first]:,} by the GPT-2 pattern" in chunks["explanation"]
+    assert "fixed_offset_chunks  DIFFERS in its pre-token counts" in out
+    assert not __import__("bpe.lab.bench", fromlist=["all_correct"]).all_correct(report)  # exit status 1
+
+
+def test_own_trainer_passes_the_candidates_counts():
+    """A chunker that cuts mid-word: the pre-tokenization, not a tie (the counts reach the diagnosis)."""
+    candidate, = parse_variants(str(CANDIDATES / "fixed_offset_chunks.py"))
+    _, merges, counts = train(candidate, CORPUS_EN, 500)
+    _, reference, _ = train(parse_variants("v2")[0], CORPUS_EN, 500)
+    message = failure(merges, reference, text_evidence(CORPUS_EN), candidate.label, counts)
+    assert message is not None and "a pre-tokenization difference: the pre-token" in message
+    assert "tie" not in message
+
+
+def test_merging_from_the_right_is_an_overlap_on_counts_alone():
+    candidate, = parse_variants(str(CANDIDATES / "right_to_left.py"))
+    from bpe.lab.candidates import load_algorithm
+    from bpe.training.merge_loop import run_merges
+    from bpe.training.registry import VARIANTS
+    from bpe.training.timer import NullTimer
+
+    merges = run_merges(load_algorithm(candidate.kind, candidate.spec).Merger(OVERLAPS), 100, NullTimer())
+    reference = run_merges(VARIANTS["v1"].Merger(OVERLAPS), 100, NullTimer())
+    verdict = diagnose(merges, reference, Evidence(lambda: OVERLAPS, lambda: "", []), candidate.label)
+    assert verdict["cause"] == "overlap" and "merged from the right" in verdict["explanation"], verdict
+    assert verdict["candidate_pair"] == "(b'a', b'aa')"
+
+
+def test_own_trainer_run_names_overlaps():
+    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k overlaps."""
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "right_to_left.py"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
+                          "-k", "overlaps"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "likely cause: overlapping occurrences merged from the right" in run.stdout
+    assert "pre-tokenization difference" not in run.stdout
+
+
+def test_the_ladder_checks_run_on_a_candidate_file():
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "smaller_tie.py"))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
+                           "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert "4 failed" in proc.stdout, proc.stdout[-2000:]
+    assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
+            "tie broken the wrong way" in proc.stdout)
