@@ -15,15 +15,13 @@ Why a merge channel beside the pool's own pipe: a merge is a round trip with eve
 thousands of times, and the pool's task protocol (a task number, the function by reference, a wait
 on every pipe and process sentinel) is made for fewer, larger tasks (docs/v7.md, "The merge
 channel").  So while merging each shard process runs one long pool task, :func:`_serve_merges`,
-that reads merges from its own pipe.  The pipes must exist before the workers fork so that each
-inherits them: they are handed over in the module global ``_CHANNELS``, set just before the pool
-starts and cleared just after.  Without fork there are no shard processes (v7 is then v6, in one
-process).  The pool still starts, watches and stops the processes: a shard that dies or raises
-closes its pipe, and the parent then raises the pool's one-line error for that worker.
-
-What it leaves out: a worker of the counting pool that holds no shard (worker 0, whose part goes to
-the parent) is not stopped early: it sleeps on its pipe, using no CPU, until the pool is stopped;
-stopping one worker of a pool would be a pool operation used nowhere else.
+that reads merges from its own channel (the pool's ``channels=True``: only that worker holds the other
+end).  Without fork there are no shard processes (v7 is then v6, in one process).  The pool still
+starts, watches and stops the processes: a shard that dies or raises closes its channel, and the
+parent then raises the pool's one-line error for that worker, naming the phase (counting, building
+shards, merging, gathering shards).  The worker of the counting pool that holds no shard (worker 0,
+whose part goes to the parent) is retired once its part is taken: no idle process is left to die
+unseen while the others merge.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from bpe.errors import BPEError
 from bpe.training.chunking import plan_chunk_count
 from bpe.training.parallel import PART_KEY, count_file_parallel, count_into_parts
-from bpe.training.pool import WorkerPool, default_workers, spin_then_recv, worker_state
+from bpe.training.pool import CHANNEL_KEY, WorkerPool, default_workers, spin_then_recv, worker_state
 from bpe.training.pretokenize import check_input_file
 
 # --- what the workers run (module-level, so they pickle by reference); the shard lives in the worker's
@@ -65,28 +63,21 @@ def _build_shard(make_shard: Callable, more: dict[bytes, int]):
     return shard.initial_pair_counts
 
 
-def _serve_merges(worker: int) -> None:
+def _serve_merges() -> None:
     """Task: answer merges over this worker's own channel until told to stop.
 
     Each answer is ``(the shard's answer, CPU seconds it took)``: the parent compares the work with
     the wall time of the round trip (v7's ``GatherWhenStalled``).
     """
-    conn = None
+    conn = worker_state()[CHANNEL_KEY]
     try:
-        for other, (parent_end, shard_end) in enumerate(_CHANNELS):  # forked copies: keep only our own end
-            parent_end.close()
-            if other == worker:
-                conn = shard_end
-            else:
-                shard_end.close()
         merge, cpu = worker_state()["shard"].merge, time.thread_time
         while (message := spin_then_recv(conn)) is not None:
             started = cpu()
             answer = merge(*message)
             conn.send((answer, cpu() - started))
     except BaseException:  # the parent must see EOF, then it reads the error from the pool
-        if conn is not None:
-            conn.close()
+        conn.close()
         raise
 
 
@@ -97,35 +88,13 @@ def _shard_state():
 
 # --- the parent ------------------------------------------------------------------------------------
 
-#: The merge channels of the shard pool being started: one duplex pipe per worker, made *before* the
-#: pool forks so that every worker inherits them (see open_shard_pool).
-_CHANNELS: list = []
-
-
 def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def open_shard_pool(workers: int, source: str | None = None):
-    """A :class:`~bpe.training.pool.WorkerPool` for shards and one merge channel per worker."""
-    global _CHANNELS
-    _CHANNELS = [multiprocessing.Pipe(duplex=True) for _ in range(workers)]
-    try:
-        pool = WorkerPool(workers, what="merge shard", doing="merging", source=source)
-    except BaseException:
-        close_channels(_CHANNELS)
-        _CHANNELS = []
-        raise
-    channels, _CHANNELS = _CHANNELS, []
-    for _, shard_end in channels:
-        shard_end.close()  # the workers hold these now
-    return pool, [parent_end for parent_end, _ in channels]
-
-
-def close_channels(channels) -> None:
-    for ends in channels:
-        for conn in (ends if isinstance(ends, tuple) else (ends,)):
-            conn.close()
+def open_shard_pool(workers: int, source: str | None = None, doing: str = "counting") -> WorkerPool:
+    """A :class:`~bpe.training.pool.WorkerPool` for shards, with a merge channel per worker."""
+    return WorkerPool(workers, what="shard", doing=doing, source=source, channels=True)
 
 
 class ShardedCounts:
@@ -135,8 +104,8 @@ class ShardedCounts:
     ``len()`` and ``total()`` answer as a ``Counter`` would.
     """
 
-    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None, channels=None):
-        self.pool, self.local, self.channels = pool, local, channels
+    def __init__(self, pool=None, local: Mapping[bytes, int] | None = None):
+        self.pool, self.local = pool, local
         if pool is not None:
             self._totals = pool.broadcast(_part_totals)
         else:
@@ -152,7 +121,6 @@ class ShardedCounts:
         """Stop the workers holding the counts (if no merger took them over)."""
         if self.pool is not None:
             self.pool.terminate()
-            close_channels(self.channels or [])
 
 
 def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int | None, errors: str,
@@ -173,20 +141,18 @@ def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int |
     if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2 or not can_fork():
         return ShardedCounts(local=count_file_parallel(path, special_tokens, workers=workers, errors=errors,
                                                        end=end, on_bytes=on_bytes))
-    pool, channels = open_shard_pool(workers, str(path))
+    pool = open_shard_pool(workers, str(path))
     try:
         distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes))
         if worth_shards(distinct):
-            return ShardedCounts(pool, channels=channels)
+            return ShardedCounts(pool)
         counts: dict[bytes, int] = {}
         for part in pool.broadcast(_take_part):
             counts.update(part)  # disjoint parts: a C-level join
     except BaseException:
         pool.terminate()
-        close_channels(channels)
         raise
     pool.close()
-    close_channels(channels)
     return ShardedCounts(local=counts)
 
 
@@ -194,12 +160,13 @@ class ShardProcesses:
     """The shard processes of one merger: build, merge over the channels, bring the state back, stop.
 
     ``remote`` are the pool workers that hold a shard, in order; a worker of the counting pool whose
-    part went to the parent (worker 0) holds none.
+    part went to the parent (worker 0) holds none, and is retired.
     """
 
-    def __init__(self, pool: WorkerPool, channels: list, remote: list[int]):
-        self.pool, self._all_channels, self.remote = pool, channels, remote
-        self.channels = [channels[worker] for worker in remote]
+    def __init__(self, pool: WorkerPool, remote: list[int]):
+        self.pool, self.remote = pool, remote
+        self.channels = [pool.channels[worker] for worker in remote]
+        pool.doing = "building shards"
         self._serving = False
 
     @classmethod
@@ -207,16 +174,17 @@ class ShardProcesses:
         """``processes`` fresh shard processes (None without fork: the caller merges in one process)."""
         if not can_fork():
             return None
-        pool, channels = open_shard_pool(processes)
-        return cls(pool, channels, list(range(processes)))
+        return cls(open_shard_pool(processes, doing="building shards"), list(range(processes)))
 
     @classmethod
     def from_counts(cls, counts: ShardedCounts) -> tuple["ShardProcesses", dict[bytes, int]]:
         """Take over the pool holding ``counts``: worker 0's part comes here, the others hold shards."""
-        self = cls(counts.pool, counts.channels, list(range(1, counts.pool.size)))
+        self = cls(counts.pool, list(range(1, counts.pool.size)))
         try:
             self.pool.submit(0, _take_part)
-            return self, self.pool.result(0)
+            part = self.pool.result(0)
+            self.pool.retire(0)
+            return self, part
         except BaseException:
             self.close()
             raise
@@ -234,8 +202,9 @@ class ShardProcesses:
     def send(self, message) -> None:
         """Send a merge to every shard process (the first starts their merge tasks)."""
         if not self._serving:  # until the first merge the workers answer pool tasks (build, trace)
+            self.pool.doing = "merging"
             for worker in self.remote:
-                self.pool.submit(worker, _serve_merges, worker)
+                self.pool.submit(worker, _serve_merges)
             self._serving = True
         for i, conn in enumerate(self.channels):
             try:
@@ -254,6 +223,7 @@ class ShardProcesses:
     def states(self) -> list[tuple]:
         """Each shard process's ``(words, word_counts, pair_to_words)``."""
         self._stop_serving()
+        self.pool.doing = "gathering shards"
         for worker in self.remote:
             self.pool.submit(worker, _shard_state)
         return [self.pool.result(worker) for worker in self.remote]
@@ -261,13 +231,15 @@ class ShardProcesses:
     def close(self) -> None:
         """Stop every process at once: their state is not needed any more, no orderly goodbye."""
         self.pool.terminate()
-        close_channels(self._all_channels or [])
 
     def _stop_serving(self) -> None:
         """End the merge tasks, so that the pool takes tasks again."""
         if self._serving:
-            for conn in self.channels:
-                conn.send(None)
+            for i, conn in enumerate(self.channels):
+                try:
+                    conn.send(None)
+                except OSError:  # the shard died or failed since its last answer
+                    self._failed(i)
             for worker in self.remote:
                 self.pool.result(worker)
             self._serving = False
