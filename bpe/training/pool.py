@@ -26,7 +26,7 @@ Guarantees (``tests/test_pool.py``):
   on Linux, die with the parent even if it is killed with SIGKILL.
 
 A worker may also get a *channel*: a pipe of its own beside the task pipe, for a long task that talks
-with the parent many times (v7's merges: :func:`spin_then_recv`).  Each channel is made just before its
+with the parent many times (v7's merges: :mod:`bpe.training.shards`).  Each channel is made just before its
 worker forks, and every worker closes the parent's ends it inherits, so only its worker holds the other
 end: a worker's death is EOF on its channel too, at once.
 
@@ -418,39 +418,3 @@ class WorkerPool:
         self.terminate()
         raise error
 
-
-# --- a fast path for one long task that talks over its own pipe (v7's merge channels) -------------
-
-#: The longest a process waiting for the other end of a channel (v7's merges) polls it before it
-#: sleeps.  The other end usually answers within a fraction of a millisecond, and waking a sleeping
-#: process costs a scheduler round trip per message (docs/v7.md, "Waiting without sleeping"): polling
-#: trades that for CPU time, which is only worth it while a core is free for each end.
-SPIN_SECONDS = 0.002
-
-_spin = [SPIN_SECONDS]  # this process's current poll budget (see spin_then_recv)
-
-
-def spin_then_recv(conn):
-    """``conn.recv()``, after polling for up to the current budget so as not to sleep.
-
-    The budget adapts: an answer that came while polling keeps it (up to ``SPIN_SECONDS``); a poll that
-    ran out halves it, since the time was spent on a core the other end (or another program) may have
-    needed.  A sleep that turned out shorter than ``SPIN_SECONDS`` doubles it back.  On an idle machine
-    nearly every answer comes while polling; with the cores taken, the budget falls towards zero.
-    """
-    if conn.poll():
-        return conn.recv()
-    budget = _spin[0]
-    start = time.perf_counter()
-    deadline = start + budget
-    while not conn.poll():
-        if time.perf_counter() >= deadline:
-            break
-    else:
-        return conn.recv()
-    message = conn.recv()  # sleep until it comes
-    if time.perf_counter() - start < SPIN_SECONDS:  # polling a little longer would have caught it
-        _spin[0] = min(SPIN_SECONDS, max(2 * budget, 1e-5))
-    else:
-        _spin[0] = budget / 2 if budget > 1e-5 else 0.0
-    return message

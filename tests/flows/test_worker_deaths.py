@@ -20,8 +20,8 @@ import pytest
 
 from bpe import BPEError, train_bpe
 from bpe.training import pool as pool_module
+from bpe.training import shard_policy
 from bpe.training.progress import Progress
-from bpe.variants import v7_sharded
 from conftest import CORPUS_EN, HANG_GUARD_SECONDS, live_processes, pooled_variants, reference_merges
 
 EOT = "<|endoftext|>"
@@ -54,7 +54,7 @@ def pools(monkeypatch):
         made.append(self)
 
     monkeypatch.setattr(pool_module.WorkerPool, "__init__", record)
-    monkeypatch.setattr(v7_sharded, "MIN_WORDS_PER_SHARD", 1)
+    monkeypatch.setattr(shard_policy, "MIN_WORDS_PER_SHARD", 1)
     return made
 
 
