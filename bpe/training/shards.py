@@ -24,6 +24,10 @@ parent then raises the pool's one-line error for that worker, naming the phase (
 shards, merging, gathering shards).  The worker of the counting pool that holds no shard (worker 0,
 whose part goes to the parent) is retired once its part is taken: no idle process is left to die
 unseen while the others merge.
+
+On the channel, each end polls before it sleeps (:func:`spin_then_recv`: waking a sleeping process
+costs more than most merges), and the pairs to forget travel packed into one string
+(:func:`pack_pairs`: one object to pickle per message, not one per pair).
 """
 
 from __future__ import annotations
