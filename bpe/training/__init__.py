@@ -15,7 +15,8 @@
   the counting pool's default size follows;
 * ``merge_loop``: the interface every merge algorithm implements and the loop that drives it;
   ``rung``: what a rung defines, checked on every rung; ``shards``: v7's shard processes (the
-  words kept in workers, the channels, the gather);
+  words kept in workers, the channels, the gather); ``shard_policy``: v7's tuning (how many shards,
+  the parent's share, when the shards come home);
 * ``timer``: the stage timer the harness injects; ``progress``: the progress display (bytes, then
   merges); ``sizes``: ``50MB``-style sizes for ``--limit`` and ``--size``.
 

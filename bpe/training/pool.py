@@ -25,6 +25,11 @@ Guarantees (``tests/training/test_pool.py``):
 * workers ignore SIGINT (a terminal sends it to the whole process group: only the parent reacts) and,
   on Linux, die with the parent even if it is killed with SIGKILL.
 
+A worker may also get a *channel*: a pipe of its own beside the task pipe, for a long task that talks
+with the parent many times (v7's merges: :mod:`bpe.training.shards`).  Each channel is made just before its
+worker forks, and every worker closes the parent's ends it inherits, so only its worker holds the other
+end: a worker's death is EOF on its channel too, at once.
+
 Test-only fault injection, read by the workers from the environment: see :data:`KILL_ON_TASK_ENV`,
 :data:`KILL_MID_ANSWER_ENV` and :data:`STALL_MID_ANSWER_ENV`.
 """
@@ -64,6 +69,9 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 _state: dict = {}  # the running worker's state (see worker_state)
+
+#: The key of a worker's own end of its channel in :func:`worker_state` (pools made with ``channels=True``).
+CHANNEL_KEY = "channel"
 
 
 def worker_state() -> dict:
@@ -116,8 +124,8 @@ def _env_number(name: str) -> int | None:
     return int(value) if value and value.lstrip("-").isdigit() else None
 
 
-def _worker_main(conn, inherited, parent_pid: int) -> None:
-    for other in inherited:  # forked copies of the parent's ends of earlier workers' pipes
+def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
+    for other in inherited:  # forked copies of the parent's ends of its own and earlier workers' pipes
         other.close()
     _die_with_parent(parent_pid)
     # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
@@ -126,7 +134,7 @@ def _worker_main(conn, inherited, parent_pid: int) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     global _state
-    _state = {}  # a forked worker would otherwise start with a copy of the parent's
+    _state = {} if channel is None else {CHANNEL_KEY: channel}  # not a copy of the parent's
     kill_on_task, kill_mid_answer = _env_number(KILL_ON_TASK_ENV), _env_number(KILL_MID_ANSWER_ENV)
     stall_mid_answer = _env_number(STALL_MID_ANSWER_ENV)
     while True:
@@ -172,17 +180,21 @@ class WorkerPool:
     ([3, 3], [(0, 8), (1, 9)])
 
     ``what``, ``doing`` and ``source`` only shape error messages: "a pre-tokenization worker died
-    (killed by SIGKILL) while counting FILE; ...".
+    (killed by SIGKILL) while counting FILE; ...".  ``doing`` may be changed as the owner moves from one
+    phase to the next.  ``channels=True`` gives each worker a channel: ``channels[i]`` here, the
+    other end in worker ``i``'s :func:`worker_state` (``CHANNEL_KEY``).
     """
 
     def __init__(self, workers: int, *, what: str = "pre-tokenization", source: str | None = None,
-                 doing: str = "counting"):
+                 doing: str = "counting", channels: bool = False):
         if not isinstance(workers, int) or workers < 1:
             raise BPEError(f"workers must be at least 1, got {workers}")
         self.size = workers
-        self._what, self._source, self._doing = what, source, doing
+        self.doing = doing
+        self._what, self._source = what, source
         self._processes: list = []
         self._conns: list = []
+        self.channels: list = []
         self._busy: list[bool] = []
         self._tasks_sent = 0
         self._closed = False
@@ -193,14 +205,20 @@ class WorkerPool:
             with sigint_held():  # no worker may see a Ctrl-C before it ignores SIGINT
                 for _ in range(workers):
                     parent_end, child_end = ctx.Pipe(duplex=True)
-                    inherited = list(self._conns) + [parent_end] if forking else []
-                    process = ctx.Process(target=_worker_main, args=(child_end, inherited, os.getpid()),
+                    ours, theirs = ctx.Pipe(duplex=True) if channels else (None, None)
+                    mine = [parent_end] + ([ours] if channels else [])
+                    inherited = self._conns + self.channels + mine if forking else []
+                    process = ctx.Process(target=_worker_main, args=(child_end, inherited, os.getpid(), theirs),
                                           daemon=True, name="bpe-worker")
                     process.start()
-                    # Only the worker may hold its end: then the worker's death is EOF on ours.
-                    child_end.close()
+                    # Only the worker may hold its ends: then the worker's death is EOF on ours.
+                    for end in (child_end, theirs):
+                        if end is not None:
+                            end.close()
                     self._processes.append(process)
                     self._conns.append(parent_end)
+                    if channels:
+                        self.channels.append(ours)
                     self._busy.append(False)
         except BaseException:
             self.terminate()
@@ -219,8 +237,8 @@ class WorkerPool:
 
     def submit(self, worker: int, fn: Callable, *args) -> None:
         """Send one task to worker ``worker``, which must be idle: it will run ``fn(*args)``."""
-        if self._closed:
-            raise RuntimeError("the worker pool is closed")
+        if self._closed or self._conns[worker].closed:
+            raise RuntimeError("the worker pool is closed" if self._closed else f"worker {worker} was retired")
         if self._busy[worker]:
             raise RuntimeError(f"worker {worker} is busy: read its result first")
         try:
@@ -296,6 +314,25 @@ class WorkerPool:
                     pass
             self._reap(within=CLOSE_WAIT_SECONDS)
 
+    def retire(self, worker: int) -> None:
+        """Stop idle worker ``worker`` for good while the others go on: a worker with nothing left to do
+        is then no process to watch (or to be killed unseen) and no memory held."""
+        if self._busy[worker]:
+            raise RuntimeError(f"worker {worker} is busy: read its result first")
+        with sigint_held():
+            try:
+                self._conns[worker].send(None)
+            except OSError:
+                pass
+            process = self._processes[worker]
+            process.join(CLOSE_WAIT_SECONDS)
+            if process.exitcode is None:
+                process.kill()
+                process.join(TERMINATE_WAIT_SECONDS)
+            self._conns[worker].close()
+            if self.channels:
+                self.channels[worker].close()
+
     def terminate(self) -> None:
         """SIGTERM every worker, SIGKILL those still alive after a short wait, reap all; never blocks
         for long, and SIGINT is held back meanwhile so a second Ctrl-C cannot break the clean-up."""
@@ -321,7 +358,7 @@ class WorkerPool:
                 except OSError:
                     pass
                 process.join(TERMINATE_WAIT_SECONDS)
-        for conn in self._conns:
+        for conn in self._conns + self.channels:
             conn.close()
         self._busy = [False] * len(self._busy)
 
@@ -354,10 +391,13 @@ class WorkerPool:
         if ok:
             return value
         self._fail(value if isinstance(value, BPEError) else BPEError(
-            f"a {self._what} worker failed{self._on_source()}: {value}"))
+            f"a {self._what} worker failed{self._while()}: {value}"))
 
-    def _on_source(self) -> str:
-        return f" while {self._doing} {self._source}" if self._source else ""
+    def _while(self) -> str:
+        """" while counting FILE": the phase, and the file if known."""
+        if not self.doing:
+            return ""
+        return f" while {self.doing} {self._source}" if self._source else f" while {self.doing}"
 
     def _death(self, worker: int) -> BPEError:
         process = self._processes[worker]
@@ -371,46 +411,10 @@ class WorkerPool:
                 how = f" (killed by signal {-code})"
         elif code:
             how = f" (exit status {code})"
-        return BPEError(f"a {self._what} worker died{how}{self._on_source()}; it may have been killed or run "
+        return BPEError(f"a {self._what} worker died{how}{self._while()}; it may have been killed or run "
                         "out of memory (try fewer --workers)")
 
     def _fail(self, error: BPEError):
         self.terminate()
         raise error
 
-
-# --- a fast path for one long task that talks over its own pipe (v7's merge channels) -------------
-
-#: The longest a process waiting for the other end of a channel (v7's merges) polls it before it
-#: sleeps.  The other end usually answers within a fraction of a millisecond, and waking a sleeping
-#: process costs a scheduler round trip per message (docs/v7.md, "Waiting without sleeping"): polling
-#: trades that for CPU time, which is only worth it while a core is free for each end.
-SPIN_SECONDS = 0.002
-
-_spin = [SPIN_SECONDS]  # this process's current poll budget (see spin_then_recv)
-
-
-def spin_then_recv(conn):
-    """``conn.recv()``, after polling for up to the current budget so as not to sleep.
-
-    The budget adapts: an answer that came while polling keeps it (up to ``SPIN_SECONDS``); a poll that
-    ran out halves it, since the time was spent on a core the other end (or another program) may have
-    needed.  A sleep that turned out shorter than ``SPIN_SECONDS`` doubles it back.  On an idle machine
-    nearly every answer comes while polling; with the cores taken, the budget falls towards zero.
-    """
-    if conn.poll():
-        return conn.recv()
-    budget = _spin[0]
-    start = time.perf_counter()
-    deadline = start + budget
-    while not conn.poll():
-        if time.perf_counter() >= deadline:
-            break
-    else:
-        return conn.recv()
-    message = conn.recv()  # sleep until it comes
-    if time.perf_counter() - start < SPIN_SECONDS:  # polling a little longer would have caught it
-        _spin[0] = min(SPIN_SECONDS, max(2 * budget, 1e-5))
-    else:
-        _spin[0] = budget / 2 if budget > 1e-5 else 0.0
-    return message

@@ -9,15 +9,16 @@ timeouts below only guard against a hang, nothing asserts a duration.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import textwrap
 
 import pytest
 
 from bpe import BPEError
-from bpe.training.pool import (KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
+from bpe.training.pool import (CHANNEL_KEY, KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
                                worker_state)
-from conftest import child_env, interrupt, live_processes
+from conftest import HANG_GUARD_SECONDS, child_env, interrupt, live_processes
 
 def add_to_state(x):
     state = worker_state()
@@ -91,6 +92,41 @@ def test_killed_worker_is_one_clear_error_and_no_process_left(monkeypatch, hook,
                                        r"f.txt; it may have been killed or run out of memory \(try fewer --workers\)$"):
         with WorkerPool(2, source="f.txt") as pool:
             list(pool.imap_unordered(big_answer, [(1 << 20,)] * 8))
+    assert live_processes(parent=os.getpid()) == []
+
+
+def echo_over_channel():
+    conn = worker_state()[CHANNEL_KEY]
+    conn.send(conn.recv())
+
+
+@pytest.mark.parametrize("worker", [0, 1, 2])
+def test_a_channel_is_held_by_its_worker_alone(worker):
+    with WorkerPool(3, channels=True) as pool:
+        pool.submit(worker, echo_over_channel)
+        pool.channels[worker].send("hello")
+        assert pool.channels[worker].recv() == "hello" and pool.result(worker) is None
+        # killed, the worker closes the channel's only other end: EOF at once, whichever workers forked around it
+        os.kill(pool._processes[worker].pid, signal.SIGKILL)
+        assert pool.channels[worker].poll(HANG_GUARD_SECONDS)  # the timeout only guards against a hang
+        with pytest.raises(EOFError):
+            pool.channels[worker].recv()
+        pool.doing = "merging"  # the owner names its phase in the pool's error
+        with pytest.raises(BPEError, match=r"^a pre-tokenization worker died \(killed by SIGKILL\) while merging; "):
+            pool.submit(worker, echo, 1)
+            pool.result(worker)
+    assert live_processes(parent=os.getpid()) == []
+
+
+def test_a_retired_worker_is_gone_and_the_others_go_on():
+    with WorkerPool(3) as pool:
+        pids = [pid for _, pid in pool.broadcast(add_to_state, 1)]
+        pool.retire(0)
+        assert sorted(live_processes(parent=os.getpid())) == sorted(pids[1:])
+        pool.submit(1, add_to_state, 2)
+        assert pool.result(1) == (3, pids[1])
+        with pytest.raises(RuntimeError, match="worker 0 was retired"):
+            pool.submit(0, echo, 1)
     assert live_processes(parent=os.getpid()) == []
 
 

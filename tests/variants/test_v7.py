@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
-from bpe.training import shards
+from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
@@ -27,13 +27,14 @@ from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_proces
                       v1_merges_and_words)
 from bpe.variants import v7_sharded
 from bpe.variants.v6_tuned import count_pairs, pairs_of
-from bpe.variants.v7_sharded import GatherWhenStalled, Merger, Shard, ShardedCounts, split_counts
+from bpe.training.shard_policy import GatherWhenStalled, StallWatch
+from bpe.variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
 
 
 @pytest.fixture
 def shard_processes(monkeypatch):
     """Shard processes even for a handful of words."""
-    monkeypatch.setattr(v7_sharded, "MIN_WORDS_PER_SHARD", 1)
+    monkeypatch.setattr(shard_policy, "MIN_WORDS_PER_SHARD", 1)
 
 
 def no_process_left():
@@ -144,17 +145,17 @@ def test_a_failing_merge_stops_every_shard(shard_processes, monkeypatch):
 
 def test_a_shard_killed_while_counting_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch):
     monkeypatch.setenv(KILL_ON_TASK_ENV, "1")
-    with pytest.raises(BPEError, match=r"worker died \(killed by SIGKILL\)"):
+    with pytest.raises(BPEError, match=r"^a shard worker died \(killed by SIGKILL\) while counting \S*corpus\.en; "):
         train_bpe(CORPUS_EN, 400, ["<|endoftext|>"], variant="v7", workers=2)
     assert no_process_left()
 
 
-@pytest.mark.parametrize("task", [0, 1], ids=["while building", "while merging"])
-def test_a_killed_shard_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch, task):
+@pytest.mark.parametrize("task, phase", [(0, "building shards"), (1, "merging")])
+def test_a_killed_shard_is_one_clear_error_and_no_process_left(shard_processes, monkeypatch, task, phase):
     # Pool tasks of Merger(counter, workers=2), one shard process beside the parent's: build (0), serve merges (1).
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     monkeypatch.setenv(KILL_ON_TASK_ENV, str(task))
-    with pytest.raises(BPEError, match=r"a merge shard worker died \(killed by SIGKILL\)"):
+    with pytest.raises(BPEError, match=rf"^a shard worker died \(killed by SIGKILL\) while {phase}; "):
         run_merges(Merger(counts, workers=2), 100, NullTimer())
     assert no_process_left()
 
@@ -168,10 +169,10 @@ def test_counts_left_in_workers_are_released_if_the_merger_is_never_built(shard_
 
 CTRL_C_CALLER = """
 import sys
-from bpe.variants import v7_sharded
+from bpe.training import shard_policy
 from bpe.cli import main
-v7_sharded.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
-v7_sharded.STALL_RATIO = float("inf")  # and they stay until the end (see GatherWhenStalled)
+shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+shard_policy.STALL_RATIO = float("inf")  # and they stay until the end (see GatherWhenStalled)
 sys.exit(main(["train", "--variant", "v7", "--data", sys.argv[1], "--workers", "2", "--vocab-size", "60000",
                "--force", "--quiet"]))
 """
@@ -214,6 +215,7 @@ def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
     merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
     merges = run_merges(merger, 243, NullTimer())
     assert merger.gathered_at == at and merger._shards is None
+    assert merger.summary() == {"gathered_at": at}  # what the run hands its observer
     assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
     assert no_process_left()
 
@@ -235,12 +237,13 @@ def test_a_gathered_merger_is_v6s_state(shard_processes, counts, at):
 def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_processes):
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     # wall time per merge against the parent's CPU time (the shard's own, real, is a few microseconds)
-    stalled = Merger(counts, workers=2, clock=fake_clock(10.0), cpu_clock=fake_clock(1.0),
-                     gather_when=GatherWhenStalled(window=4))
-    busy = Merger(counts, workers=2, clock=fake_clock(1.0), cpu_clock=fake_clock(2.0),
-                  gather_when=GatherWhenStalled(window=4))
+    stalled = Merger(counts, workers=2, gather_when=StallWatch(GatherWhenStalled(window=4), clock=fake_clock(10.0),
+                                                               cpu_clock=fake_clock(1.0)))
+    busy = Merger(counts, workers=2, gather_when=StallWatch(GatherWhenStalled(window=4), clock=fake_clock(1.0),
+                                                            cpu_clock=fake_clock(2.0)))
     assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
     assert stalled.gathered_at == 8 and busy.gathered_at is None  # two stalled windows of 4
+    assert busy.summary() == {"gathered_at": None}
     assert no_process_left()
 
 
@@ -266,6 +269,6 @@ def test_a_shard_killed_while_gathering_is_one_clear_error_and_no_process_left(s
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     monkeypatch.setenv(KILL_ON_TASK_ENV, "2")
     merger = Merger(counts, workers=2, gather_when=lambda k, wall, cpu: k == 3)
-    with pytest.raises(BPEError, match=r"a merge shard worker died \(killed by SIGKILL\)"):
+    with pytest.raises(BPEError, match=r"^a shard worker died \(killed by SIGKILL\) while gathering shards; "):
         run_merges(merger, 100, NullTimer())
     assert no_process_left()
