@@ -1,4 +1,4 @@
-"""The bench harness reports every stage for every variant and checks the variants agree."""
+"""The bench harness reports every stage for every candidate and checks the rungs agree."""
 
 import json
 

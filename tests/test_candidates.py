@@ -188,10 +188,10 @@ def test_merge_cost_still_rejects_a_file_without_merger():
 
 
 def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
-    from bpe.lab.report import run_report
+    from bpe.lab.report import ReportSettings, run_report
 
     entries = [str(CANDIDATES / "smaller_tie.py"), str(CANDIDATES / "correct.py"), str(CANDIDATES / "raises.py")]
-    text = run_report(BenchSettings(entries, "tinystories-sample", 300, 1, EOT, 1, v1_vocab_size=280),
+    text = run_report(BenchSettings(entries, "tinystories-sample", 300, 1, EOT, 1), ReportSettings(v1_vocab_size=280),
                       out_dir=tmp_path).read_text()
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
     assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them

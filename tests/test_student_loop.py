@@ -6,7 +6,8 @@ import time
 import pytest
 
 from bpe.errors import BPEError
-from bpe.lab.bench import BenchSettings, Ticker, run_bench
+from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.timed_run import Ticker
 from conftest import FIXTURES
 
 CANDIDATES = FIXTURES / "candidates"

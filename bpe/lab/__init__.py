@@ -1,7 +1,10 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-* ``bench``: stage tables, one fresh process per repeat; ``report``: every variant on the same data,
-  written to ``docs/report.md`` with plots;
+* ``bench``: ``run_bench``, each candidate timed stage by stage; ``timed_run``: one run in a fresh
+  process; ``probes``: each candidate's estimate before it runs; ``tables``: the printed tables;
+  ``spread``: runs summarized and the one rule for comparing them; ``correctness``: every run's
+  merges against the reference's; ``publish``: where a run writes; ``report``: every rung on the
+  same data, written to ``docs/report.md`` with plots;
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function);
   ``diagnose``: where a trainer's merges part from the reference, and the likely cause;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;

@@ -66,7 +66,7 @@ def longest_tokens(vocab: dict[int, bytes], special: list[str], n: int = 3) -> l
 def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None, log) -> dict:
     """Train the default variant in a fresh process (bench's harness): time, memory, merges."""
     from bpe.data.datasets import resolve_data, shown_path
-    from bpe.lab.bench import run_once
+    from bpe.lab.timed_run import run_once
     from bpe.lab.diagnose import decode_merges
     from bpe.training.registry import best_variant
     from bpe.training.sizes import parse_size
@@ -96,7 +96,7 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
 def run_handout(tinystories: str = "tinystories-synth-50MB", owt: str = "webtext-synth-20MB",
                 out: Path | None = DEFAULT_OUT, quick: bool = False, workers: int | None = None, log=None) -> dict:
     from bpe.io.tokenizer import Tokenizer
-    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.publish import check_json_path, write_json_atomic
     from bpe.lab.runinfo import machine_info
 
     log = log or sys.stdout

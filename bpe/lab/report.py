@@ -27,13 +27,17 @@ listed with the install command instead of a time.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.lab.bench import (BenchSettings, candidate_estimate, comparison_rows, format_mb, probe_candidates,
-                           run_bench, spread_text, write_json_atomic)
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
+from bpe.lab.probes import candidate_estimate, probe_candidates
+from bpe.lab.publish import write_json_atomic
 from bpe.lab.runinfo import machine_info
+from bpe.lab.spread import WITHIN_SPREAD
+from bpe.lab.tables import comparison_rows, format_mb
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -89,100 +93,103 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
     return tables, notes
 
 
-def run_report(settings: BenchSettings, out_dir: Path = DOCS_DIR, log=None) -> Path:
+@dataclass(frozen=True)
+class ReportSettings:
+    """The report's own settings, beside the :class:`BenchSettings` of its benches.
+
+    ``reduced_vocab_size`` and ``v1_vocab_size``: the second and third tables' vocabs, for candidates
+    estimated past :data:`RUN_BUDGET_SECONDS` at the main one; ``scaling``: also time the fastest rungs
+    against corpus size and workers (``report-scaling.png``).
+    """
+    reduced_vocab_size: int = 2000
+    v1_vocab_size: int = 300
+    scaling: bool = True
+
+
+def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
+               log=None) -> Path:
     """Run the benches and write the report files; returns the path of ``report.md``.
 
-    ``settings.variants``: ``--variant`` entries (ladder names, or your own trainer: see
-    :mod:`bpe.lab.candidates`); default the whole ladder, which also runs beside your own trainers when
-    no ladder step is named.  ``settings.limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone.
+    ``bench.variants``: ``--variant`` entries (rungs, or your own trainer: see :mod:`bpe.lab.candidates`);
+    default the whole ladder, which also runs beside your own trainers when no rung is named.  Of
+    ``bench``, the report uses what names the data, the candidates and the runs; ``limit``, ``budget``,
+    ``busy`` and ``json_out`` are the bench's alone (each table is a bench at one vocab, forced).
     """
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 
     log = log or sys.stdout
-    data, repeat, special_tokens, workers = settings.data, settings.repeat, settings.special_tokens, settings.workers
-    vocab_size = settings.vocab_size or default_vocab_size(data)
-    variants, peers, force, progress = settings.variants, settings.peers, settings.force, settings.progress
-    candidates = parse_variants(list(VARIANTS) if variants is None else variants)
+    vocab_size = bench.vocab_size or default_vocab_size(bench.data)
+    candidates = parse_variants(list(VARIANTS) if bench.variants is None else bench.variants)
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
-    spec = {c.label: c.spec for c in candidates}
-    path = resolve_data(data)
-    shape = corpus_shape(path, special_tokens)
-
-    probes = probe_candidates(candidates, path, special_tokens, workers, log=log)  # your own: timed on a prefix
     by_label = {c.label: c for c in candidates}
+    path = resolve_data(bench.data)
+    shape = corpus_shape(path, bench.special_tokens)
+    probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
     def estimate(label: str, vocab: int) -> float:
-        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(special_tokens)),
-                                  workers).seconds
+        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(bench.special_tokens)),
+                                  bench.workers).seconds
 
-    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size], list(spec),
-                              force=force)
+    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size],
+                              list(by_label), force=bench.force)
     if not tables_plan:
-        raise BPEError("no variant to report on: " + "; ".join(notes))
-    print(f"bpe-lab report: {data_label(data)}, tables at vocab "
-          f"{', '.join(f'{v:,} ({len(n)} variants)' for v, n in tables_plan)}, repeat {repeat}", file=log)
-    tables = []
-    for i, (vocab, names) in enumerate(tables_plan):
-        table = BenchSettings(variants=[spec[n] for n in names], data=data, vocab_size=vocab, repeat=repeat,
-                              special_tokens=special_tokens, workers=workers, peers=peers and i == 0, force=True,
-                              progress=progress)
-        tables.append(run_bench(table, out=log))
-    peer_results = peer_totals(tables[0].get("peers", {}))
+        raise BPEError("no candidate to report on: " + "; ".join(notes))
+    print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
+          f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}", file=log)
+    table = replace(bench, limit=None, busy=0, json_out=None, force=True)
+    tables = [run_bench(replace(table, variants=[by_label[n].spec for n in names], vocab_size=vocab,
+                                peers=bench.peers and i == 0), out=log)
+              for i, (vocab, names) in enumerate(tables_plan)]
     if any(not t["merges_identical"] for t in tables):
-        raise BPEError("variants produced different merges; the report would compare different results "
+        raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
-    now = datetime.now(timezone.utc)
-    result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(data), "tables": tables, "peers": peer_results, "notes": notes}
+    result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
+              "data": data_label(bench.data), "tables": tables, "peers": peer_totals(tables[0].get("peers", {})),
+              "notes": notes}
+    plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
-        ladder = [n for n in tables_plan[0][1] if n in VARIANTS]
-        fastest = [spec[n] for n in ladder if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
-        result["scaling"] = measure_scaling(data, path, fastest, vocab_size, special_tokens, workers, log, progress)
+        rungs = [n for n in tables_plan[0][1] if n in VARIANTS]
+        fastest = [by_label[n].spec for n in rungs if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+        result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),
+                                            path, fastest, log)
+        plots["report-scaling.png"] = plot_scaling
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
-    plot_stages(result, out_dir / "report-stages.png")
-    plot_merges(result, out_dir / "report-merges.png")
-    written = [out_dir / "report-stages.png", out_dir / "report-merges.png"]
-    if settings.scaling:
-        plot_scaling(result, out_dir / "report-scaling.png")
-        written.append(out_dir / "report-scaling.png")
+    for name, plot in plots.items():
+        plot(result, out_dir / name)
     md = out_dir / "report.md"
     write_text_atomic(md, render_markdown(result))
-    print(f"\nwrote {md}, " + ", ".join(str(p) for p in written), file=log)
+    print(f"\nwrote {md}, " + ", ".join(str(out_dir / name) for name in plots), file=log)
     return md
 
 
-def measure_scaling(data, path: Path, variants: list[str], vocab_size: int, special_tokens: list[str],
-                    workers: int | None, log, progress: bool) -> dict:
-    """Each variant's median time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
+def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
+    """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
     import io
     import os
 
     from bpe.training.sizes import format_size
 
     size = path.stat().st_size
-    max_workers = workers or os.cpu_count() or 1
+    max_workers = bench.workers or os.cpu_count() or 1
     worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))
-    out: dict = {"sizes": {}, "workers": {}, "vocab_size": vocab_size, "worker_counts": worker_counts}
+    out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
+
+    def median(variant: str, **changes) -> tuple[dict, dict]:
+        run = run_bench(replace(bench, variants=variant, progress=False, **changes), out=io.StringIO())
+        return run["settings"], run["variants"][variant]["median"]
+
     for variant in variants:
         out["sizes"][variant] = []
         for fraction in (0.25, 0.5, 1.0):
-            limit = None if fraction == 1.0 else max(1, int(size * fraction))
-            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
-                                            special_tokens=special_tokens, workers=workers, limit=limit, force=True),
-                              out=io.StringIO())
-            med = bench["variants"][variant]["median"]
-            out["sizes"][variant].append([bench["settings"]["corpus_bytes"], med["total"]])
-            print(f"scaling: {variant} on {format_size(bench['settings']['corpus_bytes'])}: {med['total']:.2f}s",
-                  file=log)
+            ran, med = median(variant, limit=None if fraction == 1.0 else max(1, int(size * fraction)))
+            out["sizes"][variant].append([ran["corpus_bytes"], med["total"]])
+            print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med['total']:.2f}s", file=log)
         out["workers"][variant] = []
         for count in worker_counts:
-            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
-                                            special_tokens=special_tokens, workers=count, force=True),
-                              out=io.StringIO())
-            med = bench["variants"][variant]["median"]
+            _, med = median(variant, workers=count)
             out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
             print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)
     return out
@@ -198,11 +205,10 @@ def table_rows(bench: dict) -> list[str]:
     rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, med, vs_prev, vs_first in comparison_rows(bench):
+    for name, med, spread, vs_prev, vs_first in comparison_rows(bench):
         st = med["stages"] or {}
         cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
-        spread = spread_text(bench["variants"][name]) or "-"
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread} s | "
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread or '-'} s | "
                     f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
 
@@ -264,8 +270,8 @@ def render_markdown(result: dict) -> str:
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
             "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
-            "**vs** the table's first variant are ratios of median total time (higher is faster), or *within "
-            "spread* when the two variants' runs overlap, so that the difference is no gain of either.", "",
+            "**vs** the table's first variant are ratios of median total time (higher is faster), or "
+            f"*{WITHIN_SPREAD}* when the two variants' runs overlap, so that the difference is no gain of either.", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
     if "scaling" in result:

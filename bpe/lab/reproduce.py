@@ -14,7 +14,8 @@ A step that cannot run at the article's vocab in a few minutes (v1's recount, v2
 web text) runs at a reduced vocab or size, and the result says so.  For every step it records the
 per-run seconds of the compared stage, the ratio of the medians, the ratio's range over the runs
 (slowest against fastest), and whether the gain stands clear of the spread: a step whose two sets
-of runs overlap is reported as "inside the spread", never as a ratio.
+of runs overlap is reported as "within spread", never as a ratio (the rule of :mod:`bpe.lab.spread`,
+the bench's and the report's too).
 
 The result is ``docs/articles-bench.json`` (``--out``); ``docs/articles.md`` quotes it through
 figure markers (:mod:`bpe.lab.figures`).  ``--quick`` runs the same plan on tiny inputs (seconds; for
@@ -27,15 +28,14 @@ with ``bench --variant FILE.py:CLASS``).
 
 from __future__ import annotations
 
-import statistics
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.errors import BPEError
-
 from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
+from bpe.lab.spread import compare, seconds, summarize_runs
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -124,49 +124,10 @@ STEPS = [
 ]
 
 
-def stage_seconds(run: dict, stage: str) -> float:
-    if stage in ("total", "merge_phase"):
-        return run[stage]
-    return run["stages"][stage]
-
-
-def compare(before: list[float], after: list[float]) -> dict:
-    """The ratio of the medians, its range over the runs, and whether the gain stands clear.
-
-    Clear means the two sets of runs do not overlap: every run of one is faster than every run of
-    the other.  Otherwise the step's gain (or loss) is inside the run-to-run spread.
-
-    >>> compare([10.0, 11.0, 12.0], [2.0, 2.5, 3.0])["verdict"]
-    '4.40x'
-    >>> compare([1.0, 1.2, 0.9], [1.1, 0.95, 1.0])["verdict"]
-    'inside the spread'
-    >>> compare([3.0], [1.0])["verdict"]
-    '3.00x (one run: no spread)'
-    """
-    ratio = statistics.median(before) / statistics.median(after)
-    low, high = min(before) / max(after), max(before) / min(after)
-    if len(before) < 2 or len(after) < 2:
-        return {"ratio": ratio, "low": low, "high": high, "clear": None,
-                "verdict": f"{ratio:.2f}x (one run: no spread)"}
-    clear = min(before) > max(after) or max(before) < min(after)
-    return {"ratio": ratio, "low": low, "high": high, "clear": clear,
-            "verdict": f"{ratio:.2f}x" if clear else "inside the spread"}
-
-
-def summarize_runs(runs: list[dict]) -> dict:
-    """Median, min and max of every figure the steps compare."""
-    figures = ["total", "merge_phase", "pretokenize", "pair_count", "select", "update"]
-    out = {}
-    for figure in figures:
-        values = [stage_seconds(r, figure) for r in runs]
-        out[figure] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
-    return out
-
-
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.lab.bench import run_once
+    from bpe.lab.timed_run import run_once
     from bpe.training.chunking import find_limit_end
     from bpe.training.sizes import parse_size
 
@@ -206,7 +167,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.publish import check_json_path, write_json_atomic
     from bpe.lab.runinfo import machine_info
 
     log = log or sys.stdout
@@ -229,8 +190,8 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         if step.run_set not in sets:
             continue
         variants = sets[step.run_set]["variants"]
-        before = [stage_seconds(r, step.stage) for r in variants[step.before]["runs"]]
-        after = [stage_seconds(r, step.stage) for r in variants[step.after]["runs"]]
+        before = [seconds(r, step.stage) for r in variants[step.before]["runs"]]
+        after = [seconds(r, step.stage) for r in variants[step.after]["runs"]]
         steps.append({"step": step.name, "set": step.run_set, "before": step.before, "after": step.after,
                       "stage": step.stage, **compare(before, after)})
     result = {
@@ -257,6 +218,8 @@ def step_table(result: dict) -> str:
         label = f"{s['before']} -> {s['after']} {s['stage']} [{s['set']}]"
         spread = f"{s['low']:.2f}x-{s['high']:.2f}x"
         lines.append(f"{label:<50}{s['ratio']:>10.2f}x   {spread:<16}  {s['verdict']}")
+    if any(s["clear"] is None for s in result["steps"].values()):
+        lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)
 
 
