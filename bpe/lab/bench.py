@@ -1,22 +1,14 @@
 """The bench harness: train one or more candidates on the same data and print the stage tables.
 
 A *candidate* is what ``--variant`` names: a *rung* of the ladder (``v1`` ... ``v7``, ``all``) or
-your own trainer (``--variant v6,path/to/mine.py``; see :mod:`bpe.lab.candidates`).  Each repeat runs
-in a fresh Python process (:mod:`bpe.lab.timed_run`) so that peak memory is that run's alone and no
-run inherits another's heap.  The figures are the :class:`bpe.training.timer.StageTimer` stages:
-
-* **pretokenize**: read + split on special tokens + GPT-2 regex + count (serial or pooled);
-* **pair count**: build the candidate's structures (words, initial pair counts, index, heap);
-* **select** / **update**: summed over all merges;
-* **merge phase**: pair count + select + update;
-* **peak RSS**: the training process, and the largest pool worker.
-
-A ``Merger`` file gets every stage, a CS336 ``train_bpe`` function its total and peak memory; a
-candidate that raises, exits or returns the wrong shape is one ``FAILED`` line.  Ratios between
-candidates mean something only within one run of this harness (same machine, same moment), and
-only outside the run-to-run spread (:mod:`bpe.lab.spread`).  Before the runs, every candidate is
-estimated (:mod:`bpe.lab.probes`) and a run past the budget refused; after the tables, every run's
-merges are checked against the reference merges of the same data (:mod:`bpe.lab.correctness`).
+your own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total; see
+:mod:`bpe.lab.candidates`).  Each repeat runs in a fresh process (:mod:`bpe.lab.timed_run`).  The
+stages: **pretokenize** (read, split on special tokens, GPT-2 regex, count), **pair count** (the
+candidate's structures), **select** and **update** (summed over the merges), **merge phase** (the
+last three), **peak RSS** (the training process, and the largest pool worker).  Ratios mean
+something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.spread`).  Every
+candidate is estimated first (:mod:`bpe.lab.probes`), every run's merges checked after
+(:mod:`bpe.lab.correctness`); a candidate that fails is one ``FAILED`` line.
 """
 
 from __future__ import annotations
@@ -175,8 +167,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         result["peers"] = run_peers(path, vocab_size, s.special_tokens, s.workers, s.repeat, peer_names(s.peers))
         print(peers_table(result["peers"], result["variants"]), file=out)
     if s.json_out:
-        write_json_atomic(Path(s.json_out), result)
-        print(f"\nwrote {s.json_out}", file=out)
+        write_json_atomic(s.json_out, result, log=out)
     return result
 
 

@@ -1,10 +1,6 @@
-"""After the bench's runs: every run's merges against the reference merges of the same data.
-
-The reference is the fastest rung's merges (every rung gives v1's merges, which the tests hold):
-from this very bench when it ran a rung, else computed once and cached under ``data/``
-(:func:`reference_merges`).  A run that differs is explained from its first diverging merge
-(:mod:`bpe.lab.diagnose`), one verdict per run (:func:`check_correctness`); the bench's exit
-status says whether all were identical (:func:`all_correct`).
+"""After the bench's runs: every run's merges against the reference merges of the same data (the
+fastest rung's, from this bench or cached under ``data/``), a difference explained from its first
+diverging merge (:mod:`bpe.lab.diagnose`).
 """
 
 from __future__ import annotations

@@ -138,6 +138,5 @@ def run_handout(tinystories: str = "tinystories-synth-50MB", owt: str = "webtext
     print(f"  throughput {throughput / 1e6:.2f} MB/s in one process: the 825 GB Pile in "
           f"{result['throughput']['pile_days']:.1f} days", file=log)
     if out is not None:
-        write_json_atomic(Path(out), result)
-        print(f"wrote {out}", file=log)
+        write_json_atomic(out, result, log=log)
     return result

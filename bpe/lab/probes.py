@@ -1,11 +1,6 @@
-"""Every candidate's estimate before the bench runs it: a rung's from its cost model, your own
-trainer's from a probe.
-
-The cost model (:mod:`bpe.lab.estimate`) knows each rung; it cannot know a student's trainer.  So
-that trainer is timed first on a prefix of the data (:func:`probe_candidate`, about
-:data:`PROBE_BYTES` bytes, :data:`PROBE_MERGES` merges) and the probe scaled to the whole run
-(:func:`bpe.lab.estimate.estimate_from_probe`).  The bench guards its runs with these estimates, and
-``bpe estimate`` and the report print and plan with them.
+"""Every candidate's estimate before it runs: a rung's from the cost model (:mod:`bpe.lab.estimate`),
+your own trainer's, which the model cannot know, from a probe: the trainer timed on a prefix of the
+data (:func:`probe_candidate`) and scaled up.  The bench, the report and ``bpe estimate`` use them.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Where a lab run writes its result: ``out/`` by default, the committed file only when asked.
-
-A run's figures belong to the machine and moment that made them; the committed ones (``docs/``,
-``profiles/``) are quoted by the pages, so a run rewrites them only with ``--publish``, and never
-from a tree with uncommitted changes: their provenance line would name a commit that is not the
-code that ran (:func:`bpe.lab.runinfo.check_publishable`).  Every command with ``--publish`` (bench's
-report, profile, reproduce, handout) asks :func:`output_path`; a JSON result is checked writable
-before the run (:func:`check_json_path`) and written whole or not at all (:func:`write_json_atomic`).
+"""Where a lab run writes: ``out/`` by default; the committed file the pages quote only with
+``--publish``, and never from a tree with uncommitted changes (:func:`output_path`, for every command
+with ``--publish``).  A JSON result is checked writable before the run and written whole.
 """
 
 from __future__ import annotations
@@ -44,7 +39,10 @@ def check_json_path(json_out: str | os.PathLike) -> Path:
     return path
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
+def write_json_atomic(path: Path, data: dict, log=None) -> None:
+    """``data`` as indented JSON, written whole or not at all; ``wrote PATH`` on ``log`` when given."""
     from bpe.io.outputs import write_text_atomic
 
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    write_text_atomic(Path(path), json.dumps(data, indent=2) + "\n")
+    if log is not None:
+        print(f"\nwrote {path}", file=log)

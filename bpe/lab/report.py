@@ -1,27 +1,17 @@
-"""``make report`` / ``python -m bpe report``: every variant on the same data, as an article-style report.
+"""``make report`` / ``python -m bpe report``: every rung on the same data, as an article-style report.
 
-It runs the bench harness (:func:`bpe.lab.bench.run_bench`: each repeat a fresh process, medians) for
-every registered variant and writes, into ``docs/`` by default:
+It runs the bench (:func:`bpe.lab.bench.run_bench`) for every rung and writes ``report.md`` (a table
+per vocab: each stage, peak memory, the speed-up against the previous rung and v1), the plots
+``report-stages.png`` (a stacked bar per rung), ``report-merges.png`` (elapsed time and the cost of
+each 100 merges against merges done: flat is a constant cost per merge, rising the ``max()`` scan
+over a growing pair table), ``report-scaling.png`` (the fastest rungs against corpus size and
+workers) and ``report-bench.json`` (every figure they came from).  Each name has one colour in
+every plot (:func:`colour`).
 
-* ``report.md``: the machine, the settings, and a table per vocab size with total, pre-tokenize,
-  merge phase, select, update, peak memory, and the speed-up against the previous variant and v1;
-* ``report-stages.png``: one stacked bar per variant (pre-tokenize, pair count, select, update);
-* ``report-merges.png``: per table, elapsed time against merges done (checkpoints every 100 merges,
-  finer on small runs) and the cost of each 100 merges against merges done: a flat cost line is a
-  constant cost per merge (v5, v6), a rising one the ``max()`` scan over a growing pair table;
-* ``report-scaling.png``: the fastest variants' time against corpus size (the data's first quarter,
-  half and whole, via ``--limit``) and against the number of pre-tokenization workers;
-* ``report-bench.json``: every figure the plots and tables came from.
-
-Every variant has one colour in every plot (:func:`colour`), peers too.  A variant whose estimated
-run (:mod:`bpe.lab.estimate`) is past :data:`RUN_BUDGET_SECONDS` at the main vocab runs instead at
-``reduced_vocab_size`` in a second table, beside every other variant at that vocab, so its ratios
-are measured, not extrapolated; v1 usually needs the third, smallest vocab.  A variant past the
-budget at every vocab is left out with a note; ``force`` runs every variant at the main vocab.
-
-With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.lab.peers`)
-train on the same data at the main vocab in the same bench run; a peer that is not installed is
-listed with the install command instead of a time.
+A candidate estimated past :data:`RUN_BUDGET_SECONDS` at the main vocab runs at a smaller one in a
+second table, beside every other candidate at that vocab, so that its ratios are measured, not
+extrapolated (:func:`plan`).  With ``peers`` the peers (:mod:`bpe.lab.peers`) run beside the first
+table; one not installed is listed with its install command.
 """
 
 from __future__ import annotations
@@ -289,6 +279,13 @@ def _pyplot():
     return plt
 
 
+def _save(fig, out: Path, title: str) -> None:
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    _pyplot().close(fig)
+
+
 #: One colour per name in every plot: the variants in ladder order, then the peers.
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
             "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
@@ -342,10 +339,7 @@ def plot_stages(result: dict, out: Path) -> None:
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"Time per stage (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(fig, out, f"Time per stage (make report, {result['generated']})")
 
 
 def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
@@ -403,10 +397,7 @@ def plot_merges(result: dict, out: Path) -> None:
         cost_ax.set_ylabel("ms per 100 merges")
         _log_if_wide(cost_ax, costs)
         cost_ax.legend(fontsize=8)
-    fig.suptitle(f"Time against merges (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(fig, out, f"Time against merges (make report, {result['generated']})")
 
 
 def plot_scaling(result: dict, out: Path) -> None:
@@ -433,7 +424,4 @@ def plot_scaling(result: dict, out: Path) -> None:
     workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
     workers_ax.set_title(f"time against workers ({result['machine']['cpu_count']} CPUs)", fontsize=10)
     workers_ax.legend(fontsize=7, loc="upper left", ncol=2)
-    fig.suptitle(f"Scaling (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(fig, out, f"Scaling (make report, {result['generated']})")

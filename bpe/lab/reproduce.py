@@ -11,15 +11,10 @@ make the same step, interleaved (``a b a b a b``: a slow spell of a shared machi
 * the first part of the real ``tinystories`` and ``owt`` files when they are in ``data/``.
 
 A step that cannot run at the article's vocab in a few minutes (v1's recount, v2-v4's ``max()`` on
-web text) runs at a reduced vocab or size, and the result says so.  For every step it records the
-per-run seconds of the compared stage, the ratio of the medians, the ratio's range over the runs
-(slowest against fastest), and whether the gain stands clear of the spread: a step whose two sets
-of runs overlap is reported as "within spread", never as a ratio (the rule of :mod:`bpe.lab.spread`,
-the bench's and the report's too).
-
-The result is ``docs/articles-bench.json`` (``--out``); ``docs/articles.md`` quotes it through
-figure markers (:mod:`bpe.lab.figures`).  ``--quick`` runs the same plan on tiny inputs (seconds; for
-tests: its ratios mean nothing).
+web text) runs at a reduced vocab or size, and the result says so.  Every step is compared by the
+rule of :mod:`bpe.lab.spread`: the ratio of the medians, or "within spread" when the runs overlap.
+The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``.  ``--quick`` runs the
+same plan on tiny inputs (seconds; for tests: its ratios mean nothing).
 
 Left out: the articles' C++, Cython and OpenMP steps (the ladder is pure Python; the page compares
 their ratios with the nearest rung), and the articles' own trainers (time them beside the rungs
@@ -206,8 +201,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     }
     print(step_table(result), file=log)
     if out is not None:
-        write_json_atomic(Path(out), result)
-        print(f"\nwrote {out}", file=log)
+        write_json_atomic(out, result, log=log)
     return result
 
 

@@ -1,11 +1,6 @@
-"""Repeated runs, summarized, and the one rule for comparing two sets of them.
-
-A figure measured over several runs is its median with the range (min to max) around it
-(:func:`summary`).  A ratio between two candidates is the ratio of their medians, and it is printed
-as a ratio only when their runs stand clear of each other: when the ranges overlap, the difference
-is inside the run-to-run noise, and the verdict is :data:`WITHIN_SPREAD`, never a number
-(:func:`compare`).  The bench's comparison table, the report's tables and ``reproduce``'s steps all
-use this rule, in these words.
+"""Repeated runs summarized (a figure's median and its min-max: :func:`summary`), and the one rule,
+used by the bench, the report and ``reproduce``, for comparing two sets of runs (:func:`compare`): the
+ratio of the medians, unless the runs overlap, when it is :data:`WITHIN_SPREAD`, never a number.
 """
 
 from __future__ import annotations

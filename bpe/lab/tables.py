@@ -1,9 +1,5 @@
-"""The bench's printed tables: its header, one table per candidate, and the comparison of them all.
-
-Every figure is a :class:`bpe.training.timer.StageTimer` stage (a function candidate has only its
-total and peak memory: ``-`` elsewhere).  The comparison's ratios follow the one rule of
-:mod:`bpe.lab.spread`; the report's markdown table (:mod:`bpe.lab.report`) reads the same rows.
-"""
+"""The bench's printed tables: its header, one table per candidate, and their comparison (whose rows
+the report's markdown reads too; ratios by the rule of :mod:`bpe.lab.spread`)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""One timed run of a candidate, in a fresh Python process: the parent's call and the child's side.
-
-:func:`run_once` starts a child (:mod:`bpe.lab.fresh_process`) so that the run's peak memory is its
-own and no run inherits another's heap; the child (:func:`child_main`) trains the candidate and
-hands back its :class:`bpe.training.timer.StageTimer` figures and a digest of its merges:
-
-* a ladder rung or a ``Merger`` candidate goes through ``train_bpe``: every stage timed
-  (:func:`_train_merger`);
-* a CS336 ``train_bpe`` function is timed as a whole, its return value checked (:func:`_train_function`).
-
-A candidate that raises, exits or returns the wrong shape comes back as ``{"failed": one line}``;
-a rung's failure is the harness's own fault or bad input, a :class:`BPEError`.  The bench, the
-probes, ``reproduce`` and the handout all time their runs here.
+"""One timed run of a candidate in a fresh Python process (its peak memory its own): the parent's
+:func:`run_once` and the child's :func:`child_main`.  A rung or a ``Merger`` goes through ``train_bpe``,
+every stage timed; a CS336 ``train_bpe`` function is timed as a whole and its return value checked.
+The bench, the probes, ``reproduce`` and the handout all time their runs here.
 """
 
 from __future__ import annotations
