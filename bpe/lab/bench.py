@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import statistics
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from bpe.lab.peers import peers_table
 from bpe.lab.probes import estimate_candidates
 from bpe.lab.publish import check_json_path, write_json_atomic
 from bpe.lab.runinfo import machine_info
-from bpe.lab.spread import median_run
+from bpe.lab.spread import median_run, summary
 from bpe.lab.tables import candidate_table, comparison_table, header
 from bpe.lab.timed_run import run_once, write_prefix
 
@@ -79,7 +78,9 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     """
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.busy import busy_cores
+    from bpe.training.chunking import find_limit_end
     from bpe.training.pretokenize import check_input_file
+    from bpe.training.sizes import parse_size
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers, stopped_early
 
     # 1. Check everything the runs will trust, before the first of them.
@@ -96,7 +97,8 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     if s.peers:
         peer_names(s.peers)  # an unknown peer name fails now too
     path = check_input_file(resolve_data(s.data))  # the one check of the path: what follows trusts it
-    limit, end = _limit_end(path, s.limit, s.special_tokens)
+    limit = parse_size(s.limit) if s.limit is not None else None
+    end = find_limit_end(path, limit, s.special_tokens) if limit is not None else None  # at a document's end
     corpus_bytes = end if end is not None else path.stat().st_size
 
     # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
@@ -171,18 +173,6 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     return result
 
 
-def _limit_end(path: Path, limit: int | str | None, special_tokens: list[str]) -> tuple[int | None, int | None]:
-    """``(limit in bytes, the subset's real end)``: the end at a document boundary, so that the tables
-    and the JSON show the bytes trained on; ``(None, None)`` for the whole file."""
-    if limit is None:
-        return None, None
-    from bpe.training.chunking import find_limit_end
-    from bpe.training.sizes import parse_size
-
-    limit = parse_size(limit)
-    return limit, find_limit_end(path, limit, special_tokens)
-
-
 def _repeats(s: BenchSettings, candidate: Candidate, path: Path, vocab_size: int, limit: int | None,
              counts_out: Path | None, failed: dict, out) -> list[dict] | None:
     """``s.repeat`` runs of one candidate (the first keeps its merges and, for a ``Merger``, its own
@@ -240,6 +230,6 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
         if not runs:
             results[name] = run
             continue
-        results[name] = {"total": statistics.median(r["total"] for r in runs), "merges": runs[0]["merges"],
-                         "peak_rss": statistics.median(r["peak_rss"] for r in runs), "runs": runs}
+        results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
+                         "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
     return results

@@ -50,21 +50,24 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
                       "merges_sha256": merges_digest(reference)}
 
 
-def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
-    """One line for an identical run; for a divergence, the step, both pairs and counts, and the cause."""
-    if verdict["verdict"] == "identical":
-        return f"  {name:<{width}}identical ({verdict['merges']:,} merges)"
-    v, indent = verdict, " " * (width + 2)
+def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
+    """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
+    true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
+    if v["verdict"] == "identical":
+        return f"identical ({v['merges']:,} merges)", ""
+    why = ("likely cause: " if v["cause"] else "") + v["explanation"]
     if v["step"] is None:  # the merges agree, its own pre-token counts do not
-        return (f"  {name:<{width}}DIFFERS in its pre-token counts\n"
-                + indent + ("likely cause: " if v["cause"] else "") + v["explanation"])
-    head = f"  {name:<{width}}DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
+        return "DIFFERS in its pre-token counts", why
+    what = f"DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
     if v["candidate_pair"] is None or v["reference_pair"] is None:
-        return head + v["explanation"]
-    lines = [head + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
-                    f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"]
-    lines.append(indent + ("likely cause: " if v["cause"] else "") + v["explanation"])
-    return "\n".join(lines)
+        return what + v["explanation"], ""
+    return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
+                   f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"), why
+
+
+def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
+    what, why = verdict_parts(name, verdict, reference_name)
+    return f"  {name:<{width}}{what}" + (f"\n{' ' * (width + 2)}{why}" if why else "")
 
 
 def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
+from bpe.lab.correctness import verdict_parts
 from bpe.lab.probes import candidate_estimate, probe_candidates
 from bpe.lab.publish import write_json_atomic
 from bpe.lab.runinfo import machine_info
@@ -85,12 +86,9 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """The report's own settings, beside the :class:`BenchSettings` of its benches.
-
-    ``reduced_vocab_size`` and ``v1_vocab_size``: the second and third tables' vocabs, for candidates
-    estimated past :data:`RUN_BUDGET_SECONDS` at the main one; ``scaling``: also time the fastest rungs
-    against corpus size and workers (``report-scaling.png``).
-    """
+    """The report's own settings, beside the :class:`BenchSettings` of its benches: the second and third
+    tables' vocabs (for candidates too slow at the main one: :func:`plan`), and whether to time the
+    fastest rungs against corpus size and workers (``report-scaling.png``)."""
     reduced_vocab_size: int = 2000
     v1_vocab_size: int = 300
     scaling: bool = True
@@ -98,13 +96,11 @@ class ReportSettings:
 
 def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
                log=None) -> Path:
-    """Run the benches and write the report files; returns the path of ``report.md``.
+    """Run the benches and write the report files into ``out_dir``; returns the path of ``report.md``.
 
-    ``bench.variants``: ``--variant`` entries (rungs, or your own trainer: see :mod:`bpe.lab.candidates`);
-    default the whole ladder, which also runs beside your own trainers when no rung is named.  Of
-    ``bench``, the report uses what names the data, the candidates and the runs; ``limit``, ``budget``,
-    ``busy`` and ``json_out`` are the bench's alone (each table is a bench at one vocab, forced).
-    """
+    ``bench.variants`` ``None``: the whole ladder, which also runs beside your own trainers when no rung
+    is named.  ``limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone: each table is a
+    forced bench at one vocab."""
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 
@@ -214,15 +210,9 @@ def correctness_lines(bench: dict) -> list[str]:
         return []
     reference = bench.get("reference", {}).get("name", "the reference")
     out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
-    for name, v in verdicts.items():
-        if v["verdict"] == "identical":
-            out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
-        else:
-            both = v["candidate_pair"] and v["reference_pair"]
-            chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
-                     f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
-            where = f"at merge {v['step']:,}" if v["step"] is not None else "in its pre-token counts"
-            out.append(f"- **{name}**: differs {where}: {chose}{v['explanation']}.")
+    for name, verdict in verdicts.items():
+        what, why = verdict_parts(name, verdict, reference)
+        out.append(f"- **{name}**: {what.replace('DIFFERS', 'differs', 1)}{'; ' + why if why else ''}.")
     out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
     return out + [""]
 

@@ -149,13 +149,9 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
         "data": run.data, "path": shown_path(path), "corpus_bytes": corpus_bytes, "limit": run.limit,
         "vocab_size": run.vocab_size, "num_merges": runs[run.variants[0]][0]["merges"], "note": run.note,
         "repeat": repeat, "merges_sha256": next(iter(digests.values())),
-        "variants": {v: {"runs": [_slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
+        "variants": {v: {"runs": [{k: r[k] for k in ("total", "merge_phase", "stages", "peak_rss")} for r in rs],
+                         **summarize_runs(rs)} for v, rs in runs.items()},
     }
-
-
-def _slim(run: dict) -> dict:
-    return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
-            "peak_rss": run["peak_rss"]}
 
 
 def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: int | None = None,
