@@ -86,6 +86,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     # 1. Check everything the runs will trust, before the first of them.
     s, out = settings, out or sys.stdout
     check_workers(s.workers)
+    path = resolve_data(s.data)
     check_special_tokens(s.special_tokens)
     vocab_size = s.vocab_size or default_vocab_size(s.data)
     num_merges = check_vocab_size(vocab_size, s.special_tokens)
@@ -96,7 +97,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         check_json_path(s.json_out)
     if s.peers:
         peer_names(s.peers)  # an unknown peer name fails now too
-    path = check_input_file(resolve_data(s.data))  # the one check of the path: what follows trusts it
+    path = check_input_file(path)  # the one check of the path: what follows trusts it and its size
     limit = parse_size(s.limit) if s.limit is not None else None
     end = find_limit_end(path, limit, s.special_tokens) if limit is not None else None  # at a document's end
     corpus_bytes = end if end is not None else path.stat().st_size

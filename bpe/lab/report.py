@@ -40,16 +40,16 @@ DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
-#: A variant run estimated longer than this moves to the next, smaller vocab's table.
+#: A candidate estimated longer than this per run moves to the next, smaller vocab's table.
 RUN_BUDGET_SECONDS = 30
 
 
 def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = RUN_BUDGET_SECONDS,
          force: bool = False) -> tuple[list[tuple[int, list[str]]], list[str]]:
-    """``([(vocab, variants), ...], notes)``: the tables to run, largest vocab first.
+    """``([(vocab, candidates), ...], notes)``: the tables to run, largest vocab first.
 
-    ``estimate(variant, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
-    variant that did not fit a larger one; each table holds every variant that fits it.
+    ``estimate(candidate, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
+    candidate that did not fit a larger one; each table holds every candidate that fits it.
 
     >>> cost = {"v1": 100.0, "v2": 10.0, "v5": 1.0}
     >>> plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
@@ -276,13 +276,13 @@ def _save(fig, out: Path, title: str) -> None:
     _pyplot().close(fig)
 
 
-#: One colour per name in every plot: the variants in ladder order, then the peers.
+#: One colour per name in every plot: the rungs in ladder order, then the peers.
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
             "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
 
 def colour(name: str) -> str:
-    """The colour of a variant (by its place in the ladder) or a peer (after the variants), the same everywhere."""
+    """The colour of a rung (by its place in the ladder), a peer (after the rungs) or your own trainer."""
     from bpe.lab.peers import PEERS
 
     names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
@@ -298,7 +298,7 @@ def _log_if_wide(ax, values, axis: str = "y", ratio: float = 30.0) -> None:
 
 
 def plot_stages(result: dict, out: Path) -> None:
-    """One stacked bar per variant per table (the tick label in the variant's colour); peers beside the first."""
+    """One stacked bar per candidate per table (the tick label in its colour); peers beside the first."""
     plt = _pyplot()
     tables = result["tables"]
     fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
