@@ -70,6 +70,7 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
     from bpe.lab.diagnose import decode_merges
     from bpe.training.registry import best_variant
     from bpe.training.sizes import parse_size
+    from bpe.training.train import build_vocab
 
     path = resolve_data(data)
     variant = best_variant()
@@ -77,10 +78,7 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
     run = run_once(path, variant, vocab_size, [SPECIAL], workers, parse_size(limit) if limit else None,
                    want_merges=True)
     merges = decode_merges(run.pop("merge_list"))
-    vocab = {i: bytes([i]) for i in range(256)}
-    vocab[256] = SPECIAL.encode()
-    for a, b in merges:
-        vocab[len(vocab)] = a + b
+    vocab = build_vocab([SPECIAL], merges)
     stages = run["stages"]
     slowest = max(stages, key=stages.get)
     print(f"  {run['total']:.1f} s, peak {run['peak_rss']['self'] / 1e6:.0f} MB; the largest stage: {slowest}",

@@ -171,30 +171,19 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     specials = [SPECIAL_TOKEN]
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
-    sets = {}
-    for run in plan:
-        result = run_set(run, repeat, workers, specials, log)
-        if result is not None:
-            sets[run.name] = result
-    steps = []
-    for step in STEPS:
-        if step.run_set not in sets:
-            continue
-        variants = sets[step.run_set]["variants"]
-        before = [seconds(r, step.stage) for r in variants[step.before]["runs"]]
-        after = [seconds(r, step.stage) for r in variants[step.after]["runs"]]
-        steps.append({"step": step.name, "set": step.run_set, "before": step.before, "after": step.after,
-                      "stage": step.stage, **compare(before, after)})
-    result = {
-        "generated": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine,
-        "mode": "quick" if quick else "full",
-        "command": "python -m bpe reproduce" + (" --quick" if quick else "") + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
-        "workers": workers,
-        "sets": sets,
-        "steps": {f"{s['set']}:{s['before']}-{s['after']}:{s['stage']}": s for s in steps},
-        "article": ARTICLE_FIGURES,
-    }
+    sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
+    steps = {}
+    for step in (step for step in STEPS if step.run_set in sets):
+        runs = sets[step.run_set]["variants"]
+        before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
+        steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
+            "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
+            **compare(before, after)}
+    command = "python -m bpe reproduce" + (" --quick" if quick else "")
+    result = {"generated": started.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine,
+              "mode": "quick" if quick else "full",
+              "command": command + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
+              "workers": workers, "sets": sets, "steps": steps, "article": ARTICLE_FIGURES}
     print(step_table(result), file=log)
     if out is not None:
         write_json_atomic(out, result, log=log)
