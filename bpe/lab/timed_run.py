@@ -10,7 +10,9 @@ import json
 import os
 import pickle
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -93,7 +95,7 @@ def _train_function(settings: dict) -> dict:
     label, specials = settings["label"], list(settings["special_tokens"])
     fn = load_function(settings["spec"])
     started = time.perf_counter()
-    with Ticker(_progress_stream(), settings.get("run_label") or f"{label}: ", started):
+    with ticking(_progress_stream(), settings.get("run_label") or f"{label}: ", started):
         returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
     total = time.perf_counter() - started
     peak_rss = peak_rss_bytes()
@@ -104,35 +106,29 @@ def _train_function(settings: dict) -> dict:
     return _with_merges(result, merges, settings)
 
 
-class Ticker:
-    """While a function candidate runs (it reports no merges): its elapsed time on the terminal every second."""
+@contextmanager
+def ticking(stream, label: str, started: float, interval: float = 1.0):
+    """While a function candidate runs (it reports no merges): its elapsed time on ``stream`` every ``interval`` s."""
+    if stream is None:
+        yield
+        return
+    done = threading.Event()
 
-    INTERVAL = 1.0
+    def tick() -> None:
+        while not done.wait(interval):
+            elapsed = time.perf_counter() - started
+            stream.write(f"\r{label}running, {elapsed:.0f} s (a train_bpe function reports no merges)")
+            stream.flush()
 
-    def __init__(self, stream, label: str, started: float) -> None:
-        import threading
-
-        self.stream, self.label, self.started = stream, label, started
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._tick, daemon=True)
-
-    def _tick(self) -> None:
-        while not self.done.wait(self.INTERVAL):
-            elapsed = time.perf_counter() - self.started
-            self.stream.write(f"\r{self.label}running, {elapsed:.0f} s (a train_bpe function reports no merges)")
-            self.stream.flush()
-
-    def __enter__(self):
-        if self.stream is not None:
-            self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.stream is not None:
-            self.done.set()
-            self.thread.join()
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        stream.write("\r\033[K")
+        stream.flush()
 
 
 def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
