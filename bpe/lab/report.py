@@ -290,11 +290,15 @@ def colour(name: str) -> str:
     return _PALETTE[index % len(_PALETTE)]
 
 
-def _log_if_wide(ax, values, axis: str = "y", ratio: float = 30.0) -> None:
-    """Log scale when the positive values span more than ``ratio``: v2's minutes beside v6's second."""
+def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
+    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
+    (v2's minutes beside v6's second)."""
+    ax.set_title(title, fontsize=10)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     positive = [v for v in values if v > 0]
     if positive and max(positive) / min(positive) > ratio:
-        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+        ax.set_yscale("log")
+    ax.legend(**{"fontsize": 8, **legend})
 
 
 def plot_stages(result: dict, out: Path) -> None:
@@ -324,8 +328,7 @@ def plot_stages(result: dict, out: Path) -> None:
                     labels.append(name)
         for tick, name in zip(ax.get_xticklabels(), labels):
             tick.set_color(colour(name))
-        s = bench["settings"]
-        ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}", fontsize=10)
+        ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
@@ -376,17 +379,10 @@ def plot_merges(result: dict, out: Path) -> None:
                     elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
                                        label=f"{name} (total)")
                     elapsed.append(value)
-        s = bench["settings"]
-        elapsed_ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}: elapsed", fontsize=10)
-        elapsed_ax.set_xlabel("merges done")
-        elapsed_ax.set_ylabel("seconds since start (median)")
-        _log_if_wide(elapsed_ax, elapsed)
-        elapsed_ax.legend(fontsize=8)
-        cost_ax.set_title("cost of each 100 merges (flat = constant cost per merge)", fontsize=10)
-        cost_ax.set_xlabel("merges done")
-        cost_ax.set_ylabel("ms per 100 merges")
-        _log_if_wide(cost_ax, costs)
-        cost_ax.legend(fontsize=8)
+        _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
+               "seconds since start (median)", elapsed)
+        _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
+               "ms per 100 merges", costs)
     _save(fig, out, f"Time against merges (make report, {result['generated']})")
 
 
@@ -397,21 +393,17 @@ def plot_scaling(result: dict, out: Path) -> None:
     fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
     for name, points in scaling["sizes"].items():
         size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
-    size_ax.set_xlabel("corpus size (MB, first part of the data via --limit)")
-    size_ax.set_ylabel("total seconds")
     size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
     size_ax.set_xlim(left=0)
-    size_ax.set_title(f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size", fontsize=10)
-    size_ax.legend(fontsize=8)
+    _label(size_ax, f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size",
+           "corpus size (MB, first part of the data via --limit)", "total seconds")
     for name, points in scaling["workers"].items():
         workers_ax.plot([w for w, _, _ in points], [t for _, t, _ in points], marker="o", color=colour(name),
                         label=f"{name} total")
         workers_ax.plot([w for w, _, _ in points], [p for _, _, p in points], marker="s", linestyle="--",
                         color=colour(name), label=f"{name} pre-tokenize")
-    workers_ax.set_xlabel("pre-tokenization workers")
     workers_ax.set_xticks(scaling["worker_counts"])
-    workers_ax.set_ylabel("seconds")
     workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
-    workers_ax.set_title(f"time against workers ({result['machine']['cpu_count']} CPUs)", fontsize=10)
-    workers_ax.legend(fontsize=7, loc="upper left", ncol=2)
+    _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
+           "seconds", fontsize=7, loc="upper left", ncol=2)
     _save(fig, out, f"Scaling (make report, {result['generated']})")
