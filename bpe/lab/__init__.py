@@ -2,19 +2,16 @@
 
 * ``bench``: ``run_bench``, each candidate timed stage by stage; ``timed_run``: one run in a fresh
   process; ``probes``: each candidate's estimate before it runs; ``tables``: the printed tables;
-  ``spread``: runs summarized and the one rule for comparing them; ``correctness``: every run's
+  ``spread``: runs summarized, and the one rule for comparing them; ``correctness``: every run's
   merges against the reference's; ``publish``: where a run writes; ``report``: every rung on the
-  same data, written to ``docs/report.md`` with plots;
-* ``candidates``: what ``--variant`` names (a rung, or your own file or function);
-  ``diagnose``: where a trainer's merges part from the reference, and the likely cause;
+  same data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
+* ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where
+  a trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
-* ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone,
-  seconds and instructions; ``trace``: one merge at a time; ``estimate``: a run's time and memory
-  before it starts, and ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the shared pre-tokenizer against the plain regex, per
-  kind of text; ``reproduce``: each step of the articles measured on the ladder; ``handout``: the
-  CS336 handout's tokenizer questions answered in one run; ``figures``: every quoted figure checked
-  against its committed result file;
-* ``busy``: ``bench --busy``, processes spinning on cores meanwhile; ``fresh_process``: running a
-  timed job in a child; ``runinfo``: machine, commit and merges
-  digest recorded beside every figure.
+  ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone;
+* ``estimate``: a run's time and memory before it starts; ``calibrate``: its constants' timed runs;
+  ``pretokenize_ratio``: the shared pre-tokenizer against the plain regex, per kind of text;
+  ``handout``: the CS336 handout's tokenizer questions; ``figures``: every quoted figure checked
+  against its committed result file; ``busy``: ``bench --busy``, processes spinning meanwhile;
+  ``fresh_process``: a timed job in a child; ``runinfo``: machine, commit and merges digest.
 """

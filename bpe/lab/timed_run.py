@@ -7,7 +7,6 @@ The bench, the probes, ``reproduce`` and the handout all time their runs here.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import sys
 import threading
@@ -20,7 +19,7 @@ from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, resolve)
 from bpe.lab.diagnose import encode_merges
-from bpe.lab.fresh_process import PROGRESS_FD_ENV, child_result, run_json_child, write_result
+from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.runinfo import merges_digest
 
 _CHILD_CODE = "from bpe.lab.timed_run import child_main; child_main()"
@@ -38,17 +37,6 @@ def child_main() -> None:
     write_result(result)
 
 
-def _progress_stream():
-    """In the child: the parent's terminal for progress (see :func:`run_once`), else ``None``."""
-    fd = os.environ.get(PROGRESS_FD_ENV)
-    if not fd:
-        return None
-    try:
-        return os.fdopen(int(fd), "w", buffering=1, closefd=False)
-    except (OSError, ValueError):
-        return None
-
-
 def _train_merger(settings: dict) -> dict:
     """A rung or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
     from bpe.training.progress import BarProgress
@@ -60,7 +48,7 @@ def _train_merger(settings: dict) -> dict:
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
     timer = StageTimer()
-    stream = _progress_stream()
+    stream = progress_stream()
     progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
 
     stats: dict = {}
@@ -95,7 +83,7 @@ def _train_function(settings: dict) -> dict:
     label, specials = settings["label"], list(settings["special_tokens"])
     fn = load_function(settings["spec"])
     started = time.perf_counter()
-    with ticking(_progress_stream(), settings.get("run_label") or f"{label}: ", started):
+    with ticking(progress_stream(), settings.get("run_label") or f"{label}: ", started):
         returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
     total = time.perf_counter() - started
     peak_rss = peak_rss_bytes()
@@ -158,15 +146,6 @@ def _printed_note(stdout: str) -> str:
             "printing is inside the timed run")
 
 
-def terminal_fd(stream=None) -> int | None:
-    """The file descriptor of ``stream`` (stderr) when it is one the child can write progress to."""
-    stream = stream or sys.stderr
-    try:
-        return stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
 def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
              workers: int | None, limit: int | None = None, want_merges: bool = False,
              counts_out: str | None = None, progress: bool = False, run_label: str = "") -> dict:
@@ -181,7 +160,7 @@ def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_to
     settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
                 "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label}
-    run = run_json_child(_CHILD_CODE, settings, progress_fd=terminal_fd() if progress else None)
+    run = run_json_child(_CHILD_CODE, settings, progress=progress)
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")
         if "error" in result:
