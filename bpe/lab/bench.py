@@ -40,17 +40,15 @@ from bpe.lab.timed_run import run_once, write_prefix
 class BenchSettings:
     """What one bench is asked for: built once (by the CLI, the report, or any caller) and passed down.
 
-    * ``variants``: ``--variant`` entries, a comma string or a list: rungs (``v6``, ``all``) and/or your
-      own trainers (a ``.py`` file, ``FILE.py:CLASS``, ``module:function``); ``None``: the best rung.
-    * ``data``: a data set name or a file (``None``: the default data set); ``vocab_size`` ``None``: the
-      data set's default; ``special_tokens``: as for ``train_bpe``; ``workers`` ``None``: the CPU count.
-    * ``repeat``: runs per candidate, each in a fresh process; the tables show every run and the median.
-    * ``limit``: train on the data's first bytes only (``"5MB"`` or a number, cut at a document boundary).
-    * ``peers``: also time the peers (``True`` or ``"all"``, or a comma list of :data:`bpe.lab.peers.PEERS`).
-    * ``force``: run a candidate estimated past ``budget`` seconds (all its repeats); without it such a
-      run is refused, or skipped with a note when ``variants`` asked for ``all``.
-    * ``progress``: each run shows its bytes and merges on stderr.  ``busy``: processes spinning on a
-      core meanwhile (:mod:`bpe.lab.busy`).  ``json_out``: the whole result is also written there.
+    ``variants``: ``--variant`` entries, a comma string or a list: rungs (``v6``, ``all``) and/or your
+    own trainers (a ``.py`` file, ``FILE.py:CLASS``, ``module:function``); ``None``: the best rung.
+    ``data`` ``None``: the default data set; ``vocab_size`` ``None``: the data set's; ``workers``
+    ``None``: the CPU count.  ``repeat``: runs per candidate, each in a fresh process.  ``limit``: the
+    data's first bytes only (``"5MB"``, cut at a document's end).  ``peers``: ``True``/``"all"`` or a
+    comma list of :data:`bpe.lab.peers.PEERS`.  ``force``: run a candidate estimated past ``budget``
+    seconds (all its repeats), else refused (skipped with a note under ``all``).  ``progress``: each
+    run's bytes and merges on stderr.  ``busy``: processes spinning on a core meanwhile.  ``json_out``:
+    the whole result is also written there.
     """
     variants: str | list[str] | None = None
     data: str | None = None
@@ -122,8 +120,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
 
     # 3. Run each candidate ``repeat`` times, each run in a fresh process; print its table.
-    merge_lists: dict[str, list] = {}
-    own_counts: dict[str, dict] = {}
+    merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
     with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, busy_cores(s.busy):
         subset = None  # a function takes a file, not a limit: give it exactly those bytes
         if end is not None and any(c.kind == "function" for c in candidates):

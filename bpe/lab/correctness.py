@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.publish import write_json_atomic
 from bpe.lab.runinfo import merges_digest
 from bpe.training.registry import best_variant
 
@@ -92,7 +93,5 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
           flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    from bpe.io.outputs import write_text_atomic
-
-    write_text_atomic(cache, json.dumps(encode_merges(merges)))
+    write_json_atomic(cache, encode_merges(merges))
     return best, merges, f"computed now, cached in {cache}"

@@ -16,11 +16,7 @@ def output_path(given: str | os.PathLike | None, default: Path, published: Path,
                 command: str) -> Path:
     """``given`` when named (``--out``), else ``published`` with ``--publish``, else ``default``
     (under ``out/``, not tracked).  ``--publish`` from a tree with uncommitted changes is refused,
-    naming ``command``.
-
-    >>> output_path(None, Path("out/r.json"), Path("docs/r.json"), False, "bpe x --publish").as_posix()
-    'out/r.json'
-    """
+    naming ``command`` (tests/lab/test_publish.py)."""
     from bpe.lab.runinfo import check_publishable
 
     if publish:

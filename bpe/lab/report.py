@@ -132,8 +132,9 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
         raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
     result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(bench.data), "tables": tables, "peers": peer_totals(tables[0].get("peers", {})),
-              "notes": notes}
+              "data": data_label(bench.data), "tables": tables, "notes": notes,
+              "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
+                        for name, r in tables[0].get("peers", {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
         rungs = [n for n in tables_plan[0][1] if n in VARIANTS]
@@ -181,11 +182,6 @@ def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) 
     return out
 
 
-def peer_totals(peers: dict) -> dict:
-    """``{peer: median seconds, or the reason it has no time}`` from the bench's peer results."""
-    return {name: r["total"] if "total" in r else (r.get("missing") or r.get("error")) for name, r in peers.items()}
-
-
 def table_rows(bench: dict) -> list[str]:
     first_name = next(iter(bench["variants"]))
     rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
@@ -193,14 +189,11 @@ def table_rows(bench: dict) -> list[str]:
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, med, spread, vs_prev, vs_first in comparison_rows(bench):
         st = med["stages"] or {}
-        cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        cells = ["-" if v is None else f"{v:.3f} s"
+                 for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
         rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread or '-'} s | "
                     f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
-
-
-def _cell(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds:.3f} s"
 
 
 def correctness_lines(bench: dict) -> list[str]:
