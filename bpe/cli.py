@@ -95,24 +95,20 @@ def cmd_data(args) -> int:
     return 0
 
 
-def _bench_settings(args, report: bool = False):
-    """The one :class:`~bpe.lab.bench.BenchSettings` of a ``bench`` (or, with ``report``, a ``report``)
-    command line: checked and defaulted here, then passed down untouched."""
+def _bench_settings(args):
+    """The one :class:`~bpe.lab.bench.BenchSettings` of a ``bench`` or ``report`` command line: checked
+    and defaulted here, then passed down untouched (``report`` has no ``--busy`` or ``--json``)."""
     from bpe.lab.bench import BenchSettings
 
-    specials, vocab_size = _special_tokens(args), _vocab_size(args)
-    if report:
-        own = {"v1_vocab_size": args.v1_vocab_size, "reduced_vocab_size": args.reduced_vocab_size,
-               "scaling": not args.no_scaling}
-    else:
-        own = {"json_out": args.json, "limit": args.limit, "busy": args.busy}
-    return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size, repeat=args.repeat,
-                         special_tokens=specials, workers=args.workers, peers=args.peers, force=args.force,
-                         progress=_show_progress(args), **own)
+    return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
+                         special_tokens=_special_tokens(args), workers=args.workers, peers=args.peers,
+                         force=args.force, progress=_show_progress(args), limit=getattr(args, "limit", None),
+                         busy=getattr(args, "busy", 0), json_out=getattr(args, "json", None))
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.bench import all_correct, run_bench
+    from bpe.lab.bench import run_bench
+    from bpe.lab.correctness import all_correct
 
     return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
@@ -125,16 +121,15 @@ def cmd_trace(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from pathlib import Path
+    from bpe.lab.publish import output_path
+    from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report
 
-    from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, run_report
-    from bpe.lab.runinfo import check_publishable
-
-    settings = _bench_settings(args, report=True)
-    if args.publish:  # the committed report names the commit that made it: never a -dirty one
-        check_publishable("bpe report --publish")
-    out_dir = Path(args.out_dir) if args.out_dir else DOCS_DIR if args.publish else DEFAULT_OUT_DIR
-    run_report(settings, out_dir=out_dir)
+    bench = _bench_settings(args)
+    own = ReportSettings(reduced_vocab_size=args.reduced_vocab_size, v1_vocab_size=args.v1_vocab_size,
+                         scaling=not args.no_scaling)
+    # the committed report names the commit that made it: never a -dirty one
+    run_report(bench, own, out_dir=output_path(args.out_dir, DEFAULT_OUT_DIR, DOCS_DIR, args.publish,
+                                               "bpe report --publish"))
     return 0
 
 
@@ -189,16 +184,12 @@ def cmd_figures(args) -> int:
 
 
 def cmd_reproduce(args) -> int:
-    from pathlib import Path
-
+    from bpe.lab.publish import output_path
     from bpe.lab.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
-    from bpe.lab.runinfo import check_publishable
 
-    if args.publish:
-        if args.quick or args.repeat:
-            raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
-        check_publishable("python -m bpe reproduce --publish")
-    out = Path(args.out) if args.out else PUBLISHED_OUT if args.publish else DEFAULT_OUT
+    if args.publish and (args.quick or args.repeat):
+        raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
+    out = output_path(args.out, DEFAULT_OUT, PUBLISHED_OUT, args.publish, "python -m bpe reproduce --publish")
     run_reproduce(out, quick=args.quick, repeat=args.repeat, workers=args.workers)
     return 0
 

@@ -139,7 +139,7 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
 
 def _write(out: Path, points: list[dict]) -> None:
     """After every point, so an interrupted calibration keeps what it measured."""
-    from bpe.lab.bench import write_json_atomic
+    from bpe.lab.publish import write_json_atomic
 
     write_json_atomic(out, {"about": "CPU seconds of one-worker training runs (measured) beside the cost model "
                                      "(estimated, bpe/lab/estimate.py); made by python -m bpe.lab.calibrate",

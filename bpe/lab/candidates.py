@@ -17,7 +17,7 @@
 A ``Merger`` candidate is pre-tokenized by the project's pooled counter (or by its own
 ``count_pretokens``, when the file defines one, as a variant module does) and gets every stage
 timing.  A function candidate is timed as a whole: ``fn(input_path, vocab_size, special_tokens) ->
-(vocab, merges)``.  Either runs in a fresh process like every bench run (see :mod:`bpe.lab.bench`).
+(vocab, merges)``.  Either runs in a fresh process like every bench run (see :mod:`bpe.lab.timed_run`).
 
 A file is looked at without running it (its syntax tree says whether it defines ``Merger`` or
 ``train_bpe``), so the candidate's own code runs only in the child, where its errors and prints

@@ -29,8 +29,8 @@ to tell a minute from an hour, not to predict to the percent:
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
 
-Your own trainer (a candidate that is not a rung, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
-a prefix of the data (:class:`Probe`, made by :func:`bpe.lab.bench.probe_candidate`) and
+Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
+a prefix of the data (:class:`Probe`, made by :func:`bpe.lab.probes.probe_candidate`) and
 :func:`estimate_from_probe` scales that up, the fixed part with the bytes and the per-merge part
 with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer is not let
 through as fast, and a fast one stays fast (its per-merge time is tiny to begin with).

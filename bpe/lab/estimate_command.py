@@ -33,7 +33,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     estimates = estimate_file(path, ladder, vocab_size, special_tokens, workers, limit, assumed)
     own = [c for c in candidates if not c.is_variant]
     if own:  # your own trainer: timed on a prefix of the data, then scaled
-        from bpe.lab.bench import estimate_candidates
+        from bpe.lab.probes import estimate_candidates
         from bpe.training.train import check_vocab_size
 
         end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
@@ -51,7 +51,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
         note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}", file=out)
     if json_out:
-        from bpe.lab.bench import check_json_path, write_json_atomic
+        from bpe.lab.publish import check_json_path, write_json_atomic
 
         write_json_atomic(check_json_path(json_out), {
             "corpus": corpus, "vocab_size": vocab_size, "workers": workers,

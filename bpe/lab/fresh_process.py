@@ -44,20 +44,19 @@ def write_result(result: dict) -> None:
 PROGRESS_FD_ENV = "BPE_LAB_PROGRESS_FD"
 
 
-def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress_fd: int | None = None,
+def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress: bool = False,
                    **extra_env: str) -> ChildRun:
     """``python -c code`` with the repo importable and ``settings`` as JSON on stdin.
 
     ``prefix`` runs the child under another program (``bpe merge-cost --instructions``: valgrind).
-    ``progress_fd`` (the parent's stderr, when it is a terminal) is passed on to the child, named by
-    ``$BPE_LAB_PROGRESS_FD``: the child's own stderr is captured for its errors, so its progress
-    goes there instead.
+    With ``progress``, this process's stderr is passed on to the child (:func:`progress_stream`):
+    the child's own stderr is captured for its errors, so its progress goes there instead.
     """
-    if progress_fd is not None:  # a copy under another number: the child's own fd 2 is the captured pipe
-        try:
-            progress_fd = os.dup(progress_fd)
-        except OSError:
-            progress_fd = None
+    progress_fd = None
+    try:  # a copy under another number: the child's own fd 2 is the captured pipe
+        progress_fd = os.dup(sys.stderr.fileno()) if progress else None
+    except (AttributeError, OSError, ValueError):  # no file behind stderr (captured in a test)
+        pass
     if progress_fd is not None:
         extra_env[PROGRESS_FD_ENV] = str(progress_fd)
     try:
@@ -83,6 +82,15 @@ def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: in
             except ValueError:  # cut short (the child was killed while writing)
                 result = None
     return ChildRun(proc.returncode, proc.stdout, proc.stderr, result)
+
+
+def progress_stream():
+    """In the child: the parent's stderr for progress (``run_json_child(progress=True)``), else ``None``."""
+    fd = os.environ.get(PROGRESS_FD_ENV)
+    try:
+        return os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
+    except (OSError, ValueError):
+        return None
 
 
 def child_result(run: ChildRun, what: str) -> dict:

@@ -68,10 +68,11 @@ def longest_tokens(vocab: dict[int, bytes], special: list[str], n: int = 3) -> l
 def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None, log) -> dict:
     """Train the default variant in a fresh process (bench's harness): time, memory, merges."""
     from bpe.data.datasets import resolve_data, shown_path
-    from bpe.lab.bench import run_once
+    from bpe.lab.timed_run import run_once
     from bpe.lab.diagnose import decode_merges
     from bpe.training.registry import best_variant
     from bpe.training.sizes import parse_size
+    from bpe.training.train import build_vocab
 
     path = resolve_data(data)
     variant = best_variant()
@@ -79,10 +80,7 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
     run = run_once(path, variant, vocab_size, [SPECIAL], workers, parse_size(limit) if limit else None,
                    want_merges=True)
     merges = decode_merges(run.pop("merge_list"))
-    vocab = {i: bytes([i]) for i in range(256)}
-    vocab[256] = SPECIAL.encode()
-    for a, b in merges:
-        vocab[len(vocab)] = a + b
+    vocab = build_vocab([SPECIAL], merges)
     stages = run["stages"]
     slowest = max(stages, key=stages.get)
     print(f"  {run['total']:.1f} s, peak {run['peak_rss']['self'] / 1e6:.0f} MB; the largest stage: {slowest}",
@@ -100,14 +98,13 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
     """Answer the handout's questions, print them and write them to ``out`` (default ``out/``; with
     ``publish``, the committed file, which takes the stand-ins and the full sizes only)."""
     from bpe.io.tokenizer import Tokenizer
-    from bpe.lab.bench import check_json_path, write_json_atomic
-    from bpe.lab.publish import resolve_out
+    from bpe.lab.publish import check_json_path, output_path, write_json_atomic
     from bpe.lab.runinfo import machine_info
 
     log = log or sys.stdout
     if publish and (quick or tinystories or owt):
         raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
-    out = check_json_path(resolve_out(publish, out, PUBLISHED_OUT, DEFAULT_OUT, "python -m bpe handout --publish"))
+    out = check_json_path(output_path(out, DEFAULT_OUT, PUBLISHED_OUT, publish, "python -m bpe handout --publish"))
     machine = machine_info()
     tinystories, owt = tinystories or STAND_INS["tinystories"], owt or STAND_INS["owt"]
     if quick:
@@ -144,6 +141,5 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
         print(f"  {name}: {e['bytes_per_token']:.2f} bytes per token", file=log)
     print(f"  throughput {throughput / 1e6:.2f} MB/s in one process: the 825 GB Pile in "
           f"{result['throughput']['pile_days']:.1f} days", file=log)
-    write_json_atomic(out, result)
-    print(f"wrote {out}", file=log)
+    write_json_atomic(out, result, log=log)
     return result

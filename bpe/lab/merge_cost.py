@@ -27,7 +27,6 @@ import json
 import pickle
 import re
 import shutil
-import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.lab.candidates import CandidateFailed, load_algorithm
 from bpe.lab.fresh_process import child_result, run_json_child, write_result
+from bpe.lab.spread import summary
 from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
@@ -131,8 +131,7 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
     for candidate, result in results.items():
         runs = result["runs"]
         for stage in ("build", "merges"):
-            times = [run[stage] for run in runs]
-            result[stage] = {"median": statistics.median(times), "min": min(times)}
+            result[stage] = summary([run[stage] for run in runs])
         result["merges_sha256"] = runs[0]["merges_sha256"]
         result["merges_made"] = runs[0]["count"]
         shown = f"{result['instructions'] / 1e9:.3f} G" if "instructions" in result else "-"

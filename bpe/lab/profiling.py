@@ -230,7 +230,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
                 publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
     """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
-    from bpe.lab.publish import resolve_out
+    from bpe.lab.publish import output_path
     from bpe.lab.runinfo import RESULT_DIRS, git_commit
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
@@ -241,7 +241,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
     check_special_tokens(special_tokens)
     check_vocab_size(vocab_size, special_tokens)
     # a committed profile names the commit that made it: never a -dirty one
-    out_dir = resolve_out(publish, out_dir, PROFILES_DIR, DEFAULT_OUT_DIR, "bpe profile --publish")
+    out_dir = output_path(out_dir, DEFAULT_OUT_DIR, PROFILES_DIR, publish, "bpe profile --publish")
     path = resolve_data(data)
     out = out or sys.stdout
     estimate, = estimate_file(path, [variant], vocab_size, special_tokens, workers)

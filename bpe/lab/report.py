@@ -1,39 +1,34 @@
-"""``make report`` / ``python -m bpe report``: every variant on the same data, as an article-style report.
+"""``make report`` / ``python -m bpe report``: every rung on the same data, as an article-style report.
 
-It runs the bench harness (:func:`bpe.lab.bench.run_bench`: each repeat a fresh process, medians) for
-every registered variant and writes, into ``docs/`` by default:
+It runs the bench (:func:`bpe.lab.bench.run_bench`) for every rung and writes ``report.md`` (a table
+per vocab: each stage, peak memory, the speed-up against the previous rung and v1), the plots
+``report-stages.png`` (a stacked bar per rung), ``report-merges.png`` (elapsed time and the cost of
+each 100 merges against merges done: flat is a constant cost per merge, rising the ``max()`` scan
+over a growing pair table), ``report-scaling.png`` (the fastest rungs against corpus size and
+workers) and ``report-bench.json`` (every figure they came from).  Each name has one colour in
+every plot (:func:`colour`).
 
-* ``report.md``: the machine, the settings, and a table per vocab size with total, pre-tokenize,
-  merge phase, select, update, peak memory, and the speed-up against the previous variant and v1;
-* ``report-stages.png``: one stacked bar per variant (pre-tokenize, pair count, select, update);
-* ``report-merges.png``: per table, elapsed time against merges done (checkpoints every 100 merges,
-  finer on small runs) and the cost of each 100 merges against merges done: a flat cost line is a
-  constant cost per merge (v5, v6), a rising one the ``max()`` scan over a growing pair table;
-* ``report-scaling.png``: the fastest variants' time against corpus size (the data's first quarter,
-  half and whole, via ``--limit``) and against the number of pre-tokenization workers;
-* ``report-bench.json``: every figure the plots and tables came from.
-
-Every variant has one colour in every plot (:func:`colour`), peers too.  A variant whose estimated
-run (:mod:`bpe.lab.estimate`) is past :data:`RUN_BUDGET_SECONDS` at the main vocab runs instead at
-``reduced_vocab_size`` in a second table, beside every other variant at that vocab, so its ratios
-are measured, not extrapolated; v1 usually needs the third, smallest vocab.  A variant past the
-budget at every vocab is left out with a note; ``force`` runs every variant at the main vocab.
-
-With ``peers=True`` the peers (HF ``tokenizers``, ``rustbpe``, ``bpeasy``; see :mod:`bpe.lab.peers`)
-train on the same data at the main vocab in the same bench run; a peer that is not installed is
-listed with the install command instead of a time.
+A candidate estimated past :data:`RUN_BUDGET_SECONDS` at the main vocab runs at a smaller one in a
+second table, beside every other candidate at that vocab, so that its ratios are measured, not
+extrapolated (:func:`plan`).  With ``peers`` the peers (:mod:`bpe.lab.peers`) run beside the first
+table; one not installed is listed with its install command.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.lab.bench import (BenchSettings, candidate_estimate, comparison_rows, format_mb, probe_candidates,
-                           run_bench, spread_text, write_json_atomic)
+from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
+from bpe.lab.correctness import verdict_parts
+from bpe.lab.probes import candidate_estimate, probe_candidates
+from bpe.lab.publish import write_json_atomic
 from bpe.lab.runinfo import machine_info
+from bpe.lab.spread import WITHIN_SPREAD
+from bpe.lab.tables import comparison_rows, format_mb
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -45,16 +40,16 @@ DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
-#: A variant run estimated longer than this moves to the next, smaller vocab's table.
+#: A candidate estimated longer than this per run moves to the next, smaller vocab's table.
 RUN_BUDGET_SECONDS = 30
 
 
 def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = RUN_BUDGET_SECONDS,
          force: bool = False) -> tuple[list[tuple[int, list[str]]], list[str]]:
-    """``([(vocab, variants), ...], notes)``: the tables to run, largest vocab first.
+    """``([(vocab, candidates), ...], notes)``: the tables to run, largest vocab first.
 
-    ``estimate(variant, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
-    variant that did not fit a larger one; each table holds every variant that fits it.
+    ``estimate(candidate, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
+    candidate that did not fit a larger one; each table holds every candidate that fits it.
 
     >>> cost = {"v1": 100.0, "v2": 10.0, "v5": 1.0}
     >>> plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
@@ -89,108 +84,102 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
     return tables, notes
 
 
-def run_report(settings: BenchSettings, out_dir: Path = DOCS_DIR, log=None) -> Path:
-    """Run the benches and write the report files; returns the path of ``report.md``.
+@dataclass(frozen=True)
+class ReportSettings:
+    """The report's own settings, beside the :class:`BenchSettings` of its benches: the second and third
+    tables' vocabs (for candidates too slow at the main one: :func:`plan`), and whether to time the
+    fastest rungs against corpus size and workers (``report-scaling.png``)."""
+    reduced_vocab_size: int = 2000
+    v1_vocab_size: int = 300
+    scaling: bool = True
 
-    ``settings.variants``: ``--variant`` entries (ladder names, or your own trainer: see
-    :mod:`bpe.lab.candidates`); default the whole ladder, which also runs beside your own trainers when
-    no ladder step is named.  ``settings.limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone.
-    """
+
+def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
+               log=None) -> Path:
+    """Run the benches and write the report files into ``out_dir``; returns the path of ``report.md``.
+
+    ``bench.variants`` ``None``: the whole ladder, which also runs beside your own trainers when no rung
+    is named.  ``limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone: each table is a
+    forced bench at one vocab."""
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 
     log = log or sys.stdout
-    data, repeat, special_tokens, workers = settings.data, settings.repeat, settings.special_tokens, settings.workers
-    vocab_size = settings.vocab_size or default_vocab_size(data)
-    variants, peers, force, progress = settings.variants, settings.peers, settings.force, settings.progress
-    candidates = parse_variants(list(VARIANTS) if variants is None else variants)
+    vocab_size = bench.vocab_size or default_vocab_size(bench.data)
+    candidates = parse_variants(list(VARIANTS) if bench.variants is None else bench.variants)
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
-    spec = {c.label: c.spec for c in candidates}
-    path = resolve_data(data)
-    shape = corpus_shape(path, special_tokens)
-
-    probes = probe_candidates(candidates, path, special_tokens, workers, log=log)  # your own: timed on a prefix
     by_label = {c.label: c for c in candidates}
+    path = resolve_data(bench.data)
+    shape = corpus_shape(path, bench.special_tokens)
+    probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
     def estimate(label: str, vocab: int) -> float:
-        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(special_tokens)),
-                                  workers).seconds
+        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(bench.special_tokens)),
+                                  bench.workers).seconds
 
-    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size], list(spec),
-                              force=force)
+    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size],
+                              list(by_label), force=bench.force)
     if not tables_plan:
-        raise BPEError("no variant to report on: " + "; ".join(notes))
-    print(f"bpe-lab report: {data_label(data)}, tables at vocab "
-          f"{', '.join(f'{v:,} ({len(n)} variants)' for v, n in tables_plan)}, repeat {repeat}", file=log)
-    tables = []
-    for i, (vocab, names) in enumerate(tables_plan):
-        table = BenchSettings(variants=[spec[n] for n in names], data=data, vocab_size=vocab, repeat=repeat,
-                              special_tokens=special_tokens, workers=workers, peers=peers and i == 0, force=True,
-                              progress=progress)
-        tables.append(run_bench(table, out=log))
-    peer_results = peer_totals(tables[0].get("peers", {}))
+        raise BPEError("no candidate to report on: " + "; ".join(notes))
+    print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
+          f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}", file=log)
+    table = replace(bench, limit=None, busy=0, json_out=None, force=True)
+    tables = [run_bench(replace(table, variants=[by_label[n].spec for n in names], vocab_size=vocab,
+                                peers=bench.peers and i == 0), out=log)
+              for i, (vocab, names) in enumerate(tables_plan)]
     if any(not t["merges_identical"] for t in tables):
-        raise BPEError("variants produced different merges; the report would compare different results "
+        raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
-    now = datetime.now(timezone.utc)
-    result = {"generated": now.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(data), "tables": tables, "peers": peer_results, "notes": notes}
+    result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
+              "data": data_label(bench.data), "tables": tables, "notes": notes,
+              "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
+                        for name, r in tables[0].get("peers", {}).items()}}
+    plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
-        ladder = [n for n in tables_plan[0][1] if n in VARIANTS]
-        fastest = [spec[n] for n in ladder if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
-        result["scaling"] = measure_scaling(data, path, fastest, vocab_size, special_tokens, workers, log, progress)
+        rungs = [n for n in tables_plan[0][1] if n in VARIANTS]
+        fastest = [by_label[n].spec for n in rungs if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+        result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),
+                                            path, fastest, log)
+        plots["report-scaling.png"] = plot_scaling
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
-    plot_stages(result, out_dir / "report-stages.png")
-    plot_merges(result, out_dir / "report-merges.png")
-    written = [out_dir / "report-stages.png", out_dir / "report-merges.png"]
-    if settings.scaling:
-        plot_scaling(result, out_dir / "report-scaling.png")
-        written.append(out_dir / "report-scaling.png")
+    for name, plot in plots.items():
+        plot(result, out_dir / name)
     md = out_dir / "report.md"
     write_text_atomic(md, render_markdown(result))
-    print(f"\nwrote {md}, " + ", ".join(str(p) for p in written), file=log)
+    print(f"\nwrote {md}, " + ", ".join(str(out_dir / name) for name in plots), file=log)
     return md
 
 
-def measure_scaling(data, path: Path, variants: list[str], vocab_size: int, special_tokens: list[str],
-                    workers: int | None, log, progress: bool) -> dict:
-    """Each variant's median time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
+def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
+    """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
     import io
     import os
 
     from bpe.training.sizes import format_size
 
     size = path.stat().st_size
-    max_workers = workers or os.cpu_count() or 1
+    max_workers = bench.workers or os.cpu_count() or 1
     worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))
-    out: dict = {"sizes": {}, "workers": {}, "vocab_size": vocab_size, "worker_counts": worker_counts}
+    out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
+
+    def median(variant: str, **changes) -> tuple[dict, dict]:
+        run = run_bench(replace(bench, variants=variant, progress=False, **changes), out=io.StringIO())
+        return run["settings"], run["variants"][variant]["median"]
+
     for variant in variants:
         out["sizes"][variant] = []
         for fraction in (0.25, 0.5, 1.0):
-            limit = None if fraction == 1.0 else max(1, int(size * fraction))
-            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
-                                            special_tokens=special_tokens, workers=workers, limit=limit, force=True),
-                              out=io.StringIO())
-            med = bench["variants"][variant]["median"]
-            out["sizes"][variant].append([bench["settings"]["corpus_bytes"], med["total"]])
-            print(f"scaling: {variant} on {format_size(bench['settings']['corpus_bytes'])}: {med['total']:.2f}s",
-                  file=log)
+            ran, med = median(variant, limit=None if fraction == 1.0 else max(1, int(size * fraction)))
+            out["sizes"][variant].append([ran["corpus_bytes"], med["total"]])
+            print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med['total']:.2f}s", file=log)
         out["workers"][variant] = []
         for count in worker_counts:
-            bench = run_bench(BenchSettings(variants=variant, data=data, vocab_size=vocab_size,
-                                            special_tokens=special_tokens, workers=count, force=True),
-                              out=io.StringIO())
-            med = bench["variants"][variant]["median"]
+            _, med = median(variant, workers=count)
             out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
             print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)
     return out
-
-
-def peer_totals(peers: dict) -> dict:
-    """``{peer: median seconds, or the reason it has no time}`` from the bench's peer results."""
-    return {name: r["total"] if "total" in r else (r.get("missing") or r.get("error")) for name, r in peers.items()}
 
 
 def table_rows(bench: dict) -> list[str]:
@@ -198,17 +187,13 @@ def table_rows(bench: dict) -> list[str]:
     rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
             f"vs previous | vs {first_name} |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, med, vs_prev, vs_first in comparison_rows(bench):
+    for name, med, spread, vs_prev, vs_first in comparison_rows(bench):
         st = med["stages"] or {}
-        cells = [_cell(v) for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
-        spread = spread_text(bench["variants"][name]) or "-"
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread} s | "
+        cells = ["-" if v is None else f"{v:.3f} s"
+                 for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread or '-'} s | "
                     f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
     return rows
-
-
-def _cell(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds:.3f} s"
 
 
 def correctness_lines(bench: dict) -> list[str]:
@@ -218,15 +203,9 @@ def correctness_lines(bench: dict) -> list[str]:
         return []
     reference = bench.get("reference", {}).get("name", "the reference")
     out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
-    for name, v in verdicts.items():
-        if v["verdict"] == "identical":
-            out.append(f"- **{name}**: identical ({v['merges']:,} merges).")
-        else:
-            both = v["candidate_pair"] and v["reference_pair"]
-            chose = (f"chose {v['candidate_pair']} (true count {v['candidate_count']:,}) where {reference} chose "
-                     f"{v['reference_pair']} ({v['reference_count']:,}); " if both else "")
-            where = f"at merge {v['step']:,}" if v["step"] is not None else "in its pre-token counts"
-            out.append(f"- **{name}**: differs {where}: {chose}{v['explanation']}.")
+    for name, verdict in verdicts.items():
+        what, why = verdict_parts(name, verdict, reference)
+        out.append(f"- **{name}**: {what.replace('DIFFERS', 'differs', 1)}{'; ' + why if why else ''}.")
     out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
     return out + [""]
 
@@ -264,8 +243,8 @@ def render_markdown(result: dict) -> str:
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
             "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
-            "**vs** the table's first variant are ratios of median total time (higher is faster), or *within "
-            "spread* when the two variants' runs overlap, so that the difference is no gain of either.", "",
+            "**vs** the table's first variant are ratios of median total time (higher is faster), or "
+            f"*{WITHIN_SPREAD}* when the two variants' runs overlap, so that the difference is no gain of either.", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
     if "scaling" in result:
@@ -283,13 +262,20 @@ def _pyplot():
     return plt
 
 
-#: One colour per name in every plot: the variants in ladder order, then the peers.
+def _save(fig, out: Path, title: str) -> None:
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    _pyplot().close(fig)
+
+
+#: One colour per name in every plot: the rungs in ladder order, then the peers.
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
             "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
 
 def colour(name: str) -> str:
-    """The colour of a variant (by its place in the ladder) or a peer (after the variants), the same everywhere."""
+    """The colour of a rung (by its place in the ladder), a peer (after the rungs) or your own trainer."""
     from bpe.lab.peers import PEERS
 
     names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
@@ -297,15 +283,19 @@ def colour(name: str) -> str:
     return _PALETTE[index % len(_PALETTE)]
 
 
-def _log_if_wide(ax, values, axis: str = "y", ratio: float = 30.0) -> None:
-    """Log scale when the positive values span more than ``ratio``: v2's minutes beside v6's second."""
+def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
+    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
+    (v2's minutes beside v6's second)."""
+    ax.set_title(title, fontsize=10)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     positive = [v for v in values if v > 0]
     if positive and max(positive) / min(positive) > ratio:
-        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+        ax.set_yscale("log")
+    ax.legend(**{"fontsize": 8, **legend})
 
 
 def plot_stages(result: dict, out: Path) -> None:
-    """One stacked bar per variant per table (the tick label in the variant's colour); peers beside the first."""
+    """One stacked bar per candidate per table (the tick label in its colour); peers beside the first."""
     plt = _pyplot()
     tables = result["tables"]
     fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
@@ -331,15 +321,11 @@ def plot_stages(result: dict, out: Path) -> None:
                     labels.append(name)
         for tick, name in zip(ax.get_xticklabels(), labels):
             tick.set_color(colour(name))
-        s = bench["settings"]
-        ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}", fontsize=10)
+        ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"Time per stage (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(fig, out, f"Time per stage (make report, {result['generated']})")
 
 
 def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
@@ -386,21 +372,11 @@ def plot_merges(result: dict, out: Path) -> None:
                     elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
                                        label=f"{name} (total)")
                     elapsed.append(value)
-        s = bench["settings"]
-        elapsed_ax.set_title(f"{result['data']}, vocab {s['vocab_size']:,}: elapsed", fontsize=10)
-        elapsed_ax.set_xlabel("merges done")
-        elapsed_ax.set_ylabel("seconds since start (median)")
-        _log_if_wide(elapsed_ax, elapsed)
-        elapsed_ax.legend(fontsize=8)
-        cost_ax.set_title("cost of each 100 merges (flat = constant cost per merge)", fontsize=10)
-        cost_ax.set_xlabel("merges done")
-        cost_ax.set_ylabel("ms per 100 merges")
-        _log_if_wide(cost_ax, costs)
-        cost_ax.legend(fontsize=8)
-    fig.suptitle(f"Time against merges (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+        _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
+               "seconds since start (median)", elapsed)
+        _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
+               "ms per 100 merges", costs)
+    _save(fig, out, f"Time against merges (make report, {result['generated']})")
 
 
 def plot_scaling(result: dict, out: Path) -> None:
@@ -410,24 +386,17 @@ def plot_scaling(result: dict, out: Path) -> None:
     fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
     for name, points in scaling["sizes"].items():
         size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
-    size_ax.set_xlabel("corpus size (MB, first part of the data via --limit)")
-    size_ax.set_ylabel("total seconds")
     size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
     size_ax.set_xlim(left=0)
-    size_ax.set_title(f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size", fontsize=10)
-    size_ax.legend(fontsize=8)
+    _label(size_ax, f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size",
+           "corpus size (MB, first part of the data via --limit)", "total seconds")
     for name, points in scaling["workers"].items():
         workers_ax.plot([w for w, _, _ in points], [t for _, t, _ in points], marker="o", color=colour(name),
                         label=f"{name} total")
         workers_ax.plot([w for w, _, _ in points], [p for _, _, p in points], marker="s", linestyle="--",
                         color=colour(name), label=f"{name} pre-tokenize")
-    workers_ax.set_xlabel("pre-tokenization workers")
     workers_ax.set_xticks(scaling["worker_counts"])
-    workers_ax.set_ylabel("seconds")
     workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
-    workers_ax.set_title(f"time against workers ({result['machine']['cpu_count']} CPUs)", fontsize=10)
-    workers_ax.legend(fontsize=7, loc="upper left", ncol=2)
-    fig.suptitle(f"Scaling (make report, {result['generated']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
+           "seconds", fontsize=7, loc="upper left", ncol=2)
+    _save(fig, out, f"Scaling (make report, {result['generated']})")

@@ -11,14 +11,10 @@ make the same step, interleaved (``a b a b a b``: a slow spell of a shared machi
 * the first part of the real ``tinystories`` and ``owt`` files when they are in ``data/``.
 
 A step that cannot run at the article's vocab in a few minutes (v1's recount, v2-v4's ``max()`` on
-web text) runs at a reduced vocab or size, and the result says so.  For every step it records the
-per-run seconds of the compared stage, the ratio of the medians, the ratio's range over the runs
-(slowest against fastest), and whether the gain stands clear of the spread: a step whose two sets
-of runs overlap is reported as "inside the spread", never as a ratio.
-
-The result is ``docs/articles-bench.json`` (``--out``); ``docs/articles.md`` quotes it through
-figure markers (:mod:`bpe.lab.figures`).  ``--quick`` runs the same plan on tiny inputs (seconds; for
-tests: its ratios mean nothing).
+web text) runs at a reduced vocab or size, and the result says so.  Every step is compared by the
+rule of :mod:`bpe.lab.spread`: the ratio of the medians, or "within spread" when the runs overlap.
+The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``.  ``--quick`` runs the
+same plan on tiny inputs (seconds; for tests: its ratios mean nothing).
 
 Left out: the articles' C++, Cython and OpenMP steps (the ladder is pure Python; the page compares
 their ratios with the nearest rung), and the articles' own trainers (time them beside the rungs
@@ -27,15 +23,14 @@ with ``bench --variant FILE.py:CLASS``).
 
 from __future__ import annotations
 
-import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.errors import BPEError
-
 from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
+from bpe.lab.spread import compare, seconds, summarize_runs
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -87,16 +82,11 @@ FULL = [
            limit="20MB", real=True),
 ]
 
-QUICK = [
-    RunSet("tinystories", "tinystories-synth-300KB", 600, ("v5", "v6", "v7")),
-    RunSet("tinystories-reduced", "tinystories-synth-300KB", 400, ("v2", "v3", "v4", "v5")),
-    RunSet("tinystories-v1", "tinystories-synth-100KB", 300, ("v1", "v2")),
-    RunSet("web", "webtext-synth-300KB", 600, ("v6", "v7")),
-    RunSet("web-reduced", "webtext-synth-100KB", 300, ("v2", "v3", "v4", "v5", "v6")),
-    RunSet("real-tinystories", "tinystories", 600, ("v5", "v6", "v7"), limit="300KB", real=True),
-    RunSet("real-tinystories-reduced", "tinystories", 400, ("v2", "v3", "v4", "v5"), limit="300KB", real=True),
-    RunSet("real-owt", "owt", 600, ("v6", "v7"), limit="300KB", real=True),
-]
+#: The same plan on tiny inputs (the real data sets cut to 300KB): each set's (data, vocab) in FULL's order.
+QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="300KB" if run.real else None)
+         for run, (data, vocab) in zip(FULL, [("tinystories-synth-300KB", 600), ("tinystories-synth-300KB", 400),
+                                              ("tinystories-synth-100KB", 300), ("webtext-synth-300KB", 600),
+                                              ("webtext-synth-100KB", 300), (None, 600), (None, 400), (None, 600)])]
 
 # Each step of the articles, in their order, with the rungs that make the same step (the articles' own
 # figures for each are on docs/articles.md and in ARTICLE_FIGURES below).
@@ -122,45 +112,6 @@ STEPS = [
     Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total"),
     Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase"),
 ]
-
-
-def stage_seconds(run: dict, stage: str) -> float:
-    if stage in ("total", "merge_phase"):
-        return run[stage]
-    return run["stages"][stage]
-
-
-def compare(before: list[float], after: list[float]) -> dict:
-    """The ratio of the medians, its range over the runs, and whether the gain stands clear.
-
-    Clear means the two sets of runs do not overlap: every run of one is faster than every run of
-    the other.  Otherwise the step's gain (or loss) is inside the run-to-run spread.
-
-    >>> compare([10.0, 11.0, 12.0], [2.0, 2.5, 3.0])["verdict"]
-    '4.40x'
-    >>> compare([1.0, 1.2, 0.9], [1.1, 0.95, 1.0])["verdict"]
-    'inside the spread'
-    >>> compare([3.0], [1.0])["verdict"]
-    '3.00x (one run: no spread)'
-    """
-    ratio = statistics.median(before) / statistics.median(after)
-    low, high = min(before) / max(after), max(before) / min(after)
-    if len(before) < 2 or len(after) < 2:
-        return {"ratio": ratio, "low": low, "high": high, "clear": None,
-                "verdict": f"{ratio:.2f}x (one run: no spread)"}
-    clear = min(before) > max(after) or max(before) < min(after)
-    return {"ratio": ratio, "low": low, "high": high, "clear": clear,
-            "verdict": f"{ratio:.2f}x" if clear else "inside the spread"}
-
-
-def summarize_runs(runs: list[dict]) -> dict:
-    """Median, min and max of every figure the steps compare."""
-    figures = ["total", "merge_phase", "pretokenize", "pair_count", "select", "update"]
-    out = {}
-    for figure in figures:
-        values = [stage_seconds(r, figure) for r in runs]
-        out[figure] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
-    return out
 
 
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
@@ -191,11 +142,11 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
 
 def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_tokens: list[str], workers: int | None,
                      limit: int | None, repeat: int, log) -> dict[str, list[dict]]:
-    """``repeat`` fresh-process runs of each candidate (:func:`bpe.lab.bench.run_once`), taking turns
+    """``repeat`` fresh-process runs of each candidate (:func:`bpe.lab.timed_run.run_once`), taking turns
     (``a b a b``), by the candidate's label.  A candidate is what ``--variant`` names
     (:mod:`bpe.lab.candidates`): a rung, or a file defining ``Merger``; a run that fails is a
     :class:`BPEError` naming it."""
-    from bpe.lab.bench import run_once
+    from bpe.lab.timed_run import run_once
     from bpe.lab.candidates import resolve
 
     candidates = [resolve(spec) for spec in specs]
@@ -222,7 +173,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.publish import check_json_path, write_json_atomic
     from bpe.lab.runinfo import machine_info
 
     log = log or sys.stdout
@@ -235,34 +186,22 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     specials = [SPECIAL_TOKEN]
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
-    sets = {}
-    for run in plan:
-        result = run_set(run, repeat, workers, specials, log)
-        if result is not None:
-            sets[run.name] = result
-    steps = []
-    for step in STEPS:
-        if step.run_set not in sets:
-            continue
-        variants = sets[step.run_set]["variants"]
-        before = [stage_seconds(r, step.stage) for r in variants[step.before]["runs"]]
-        after = [stage_seconds(r, step.stage) for r in variants[step.after]["runs"]]
-        steps.append({"step": step.name, "set": step.run_set, "before": step.before, "after": step.after,
-                      "stage": step.stage, **compare(before, after)})
-    result = {
-        "generated": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine,
-        "mode": "quick" if quick else "full",
-        "command": "python -m bpe reproduce" + (" --quick" if quick else "") + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
-        "workers": workers,
-        "sets": sets,
-        "steps": {f"{s['set']}:{s['before']}-{s['after']}:{s['stage']}": s for s in steps},
-        "article": ARTICLE_FIGURES,
-    }
+    sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
+    steps = {}
+    for step in (step for step in STEPS if step.run_set in sets):
+        runs = sets[step.run_set]["variants"]
+        before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
+        steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
+            "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
+            **compare(before, after)}
+    command = "python -m bpe reproduce" + (" --quick" if quick else "")
+    result = {"generated": started.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine,
+              "mode": "quick" if quick else "full",
+              "command": command + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
+              "workers": workers, "sets": sets, "steps": steps, "article": ARTICLE_FIGURES}
     print(step_table(result), file=log)
     if out is not None:
-        write_json_atomic(Path(out), result)
-        print(f"\nwrote {out}", file=log)
+        write_json_atomic(out, result, log=log)
     return result
 
 
@@ -273,6 +212,8 @@ def step_table(result: dict) -> str:
         label = f"{s['before']} -> {s['after']} {s['stage']} [{s['set']}]"
         spread = f"{s['low']:.2f}x-{s['high']:.2f}x"
         lines.append(f"{label:<50}{s['ratio']:>10.2f}x   {spread:<16}  {s['verdict']}")
+    if any(s["clear"] is None for s in result["steps"].values()):
+        lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)
 
 

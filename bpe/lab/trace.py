@@ -116,13 +116,14 @@ class MergerView:
         hook = getattr(self.merger, "trace_state", None)
         return hook() if callable(hook) else {}
 
+    def _get(self, name: str):
+        """``name`` from the merger's ``trace_state()``, else its attribute of that name (``None``: neither)."""
+        state = self._state()
+        return state[name] if name in state else getattr(self.merger, name, None)
+
     def pair_counts(self) -> tuple[dict[Pair, int], bool]:
         """Live pair counts (count > 0) and whether the variant keeps them (True) or they were recounted."""
-        state = self._state()
-        counts = state.get("pair_counts")
-        kept = True
-        if counts is None:
-            counts = getattr(self.merger, "pair_counts", None)
+        counts, kept = self._get("pair_counts"), True
         if counts is None:
             count_pairs = getattr(self.merger, "count_pairs", None)
             if count_pairs is None:
@@ -142,16 +143,10 @@ class MergerView:
         return [(w, c) for w, c in words]
 
     def pair_to_words(self) -> Mapping[Pair, Iterable[int]] | None:
-        state = self._state()
-        if "pair_to_words" in state:
-            return state["pair_to_words"]
-        return getattr(self.merger, "pair_to_words", None)
+        return self._get("pair_to_words")
 
     def stale_pops(self) -> int | None:
-        state = self._state()
-        if "stale_pops" in state:
-            return state["stale_pops"]
-        return getattr(self.merger, "stale_pops", None)
+        return self._get("stale_pops")
 
     def heap_size(self) -> int | None:
         state = self._state()

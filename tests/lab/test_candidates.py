@@ -14,7 +14,8 @@ import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab.bench import BenchSettings, Ticker, run_bench
+from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.timed_run import ticking
 from bpe.lab.candidates import parse_variants
 from conftest import FIXTURES
 
@@ -202,9 +203,7 @@ def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):
 
 def test_a_function_candidate_shows_its_elapsed_time():
     stream = io.StringIO()
-    ticker = Ticker(stream, "mine run 1/3: ", time.perf_counter())
-    ticker.INTERVAL = 0.01
-    with ticker:
+    with ticking(stream, "mine run 1/3: ", time.perf_counter(), interval=0.01):
         time.sleep(0.1)
     assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
 

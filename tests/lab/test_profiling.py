@@ -112,13 +112,13 @@ def test_unpublished_profiles_and_reports_go_where_git_ignores_them():
     import subprocess
 
     from bpe.lab import profiling, report
-    from bpe.lab.publish import resolve_out
+    from bpe.lab.publish import output_path
 
     if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
         pytest.skip("needs a git checkout")
     places = [(profiling.PROFILES_DIR, profiling.DEFAULT_OUT_DIR), (report.DOCS_DIR, report.DEFAULT_OUT_DIR)]
     for committed, default in places:
-        where = resolve_out(False, None, committed, default, "unused")
+        where = output_path(None, default, committed, False, "unused")
         ignored = subprocess.run(["git", "check-ignore", "-q", str(where / "v2-x-300.json")], cwd=REPO_ROOT)
         assert ignored.returncode == 0, f"{where} is not ignored by git"
         tracked = subprocess.run(["git", "check-ignore", "-q", str(committed / "v2-x-300.json")], cwd=REPO_ROOT)

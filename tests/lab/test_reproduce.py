@@ -1,13 +1,16 @@
 """``python -m bpe reproduce``: every step of the articles, measured on the ladder (bpe/lab/reproduce.py)."""
 
 import json
+import subprocess
 
 import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab import reproduce, runinfo
-from bpe.lab.reproduce import STEPS, compare
+from bpe.lab import runinfo
+from bpe.lab.reproduce import STEPS
+from bpe.lab.spread import compare
+from conftest import REPO_ROOT
 
 
 def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, capsys):
@@ -28,13 +31,14 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     assert len(result["steps"]) == len(expected)
     for step in result["steps"].values():
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
-        assert step["verdict"].endswith("(one run: no spread)") and step["verdict"] in printed
+        assert step["clear"] is None and step["verdict"] == f"{step['ratio']:.2f}x" and step["verdict"] in printed
+    assert "(one run of a rung: no spread to judge its ratios by)" in printed
     assert result["article"]["lili_part2"]["tinystories"]["merge"][0] == 118
 
 
-def test_a_gain_inside_the_spread_is_not_a_ratio():
+def test_a_gain_within_the_spread_is_not_a_ratio():
     assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x"
-    assert compare([1.0, 1.4, 1.2], [1.3, 0.9, 1.0])["verdict"] == "inside the spread"
+    assert compare([1.0, 1.4, 1.2], [1.3, 0.9, 1.0])["verdict"] == "within spread"
     slower = compare([1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
     assert slower["clear"] and slower["verdict"] == "0.50x"
 
@@ -48,6 +52,18 @@ def test_publish_is_refused_from_a_dirty_tree(monkeypatch, capsys):
         cmd_reproduce(build_parser().parse_args(["reproduce", "--publish", "--quick"]))
 
 
-def test_the_default_output_is_not_a_tracked_file():
-    assert reproduce.DEFAULT_OUT.parent.name == "out"
-    assert reproduce.PUBLISHED_OUT.relative_to(reproduce.REPO_ROOT).as_posix() == "docs/articles-bench.json"
+def test_the_default_output_is_not_a_tracked_file(tmp_path, monkeypatch):
+    """Without --publish the result goes where git ignores it; with it, to the committed file the pages quote."""
+    written = []
+    monkeypatch.setattr("bpe.lab.reproduce.run_reproduce", lambda out, **kwargs: written.append(out))
+    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234")
+    assert main(["reproduce", "--quick"]) == 0 and main(["reproduce", "--publish"]) == 0
+    default, published = written
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True).returncode
+
+    assert git("check-ignore", "-q", str(default)) == 0  # ignored: a run never dirties the tree
+    assert git("ls-files", "--error-unmatch", str(published)) == 0  # tracked: docs/articles.md quotes it
+    quoted = published.resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    assert f"<!--fig {quoted} " in (REPO_ROOT / "docs" / "articles.md").read_text()  # the page quotes it

@@ -11,6 +11,7 @@ import sys
 
 from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
+from bpe.lab.correctness import all_correct
 from bpe.lab.diagnose import Evidence, diagnose
 from bpe.training.pretokenize import count_text
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT
@@ -43,7 +44,7 @@ def test_bench_names_each_cause(capsys):
     assert f"the pre-token {first!r} is counted {mine.get(first, 0):,} times" in chunks["explanation"]
     assert f"{theirs[first]:,} by the GPT-2 pattern" in chunks["explanation"]
     assert "fixed_offset_chunks  DIFFERS in its pre-token counts" in out
-    assert not __import__("bpe.lab.bench", fromlist=["all_correct"]).all_correct(report)  # exit status 1
+    assert not all_correct(report)  # exit status 1
 
 
 def test_own_trainer_passes_the_candidates_counts():

@@ -14,7 +14,7 @@ v5 and v6 are rows too.  The two techniques without a row: words as strings are 
 (v5, whose words are tuples of bytes, stands for v6 without them), and one token id per distinct byte
 string is a point of correctness, not of speed.
 
-The rows run through the bench's machinery: each run in a fresh process (:func:`bpe.lab.bench.run_once`:
+The rows run through the bench's machinery: each run in a fresh process (:func:`bpe.lab.timed_run.run_once`:
 the injected stage timer, the peak memory, the merges' digest), the rows taking turns
 (:func:`bpe.lab.reproduce.interleaved_runs`: a slow spell of a shared machine hits every row), with the
 machine and commit recorded.  Each row must make v6's merges, on every run: one that does not fails the
@@ -81,7 +81,7 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
     from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.bench import check_json_path, write_json_atomic
+    from bpe.lab.publish import check_json_path, write_json_atomic
     from bpe.training.pretokenize import check_input_file
     from bpe.lab.runinfo import machine_info
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
@@ -117,8 +117,7 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
             raise BPEError(f"[{regime['label']}] {', '.join(differ)} made merges other than {BASE}'s "
                            f"(sha256 {regime['merges_sha256']}); nothing written")
     if json_out:
-        write_json_atomic(Path(json_out), result)
-        print(f"\nwrote {json_out}", file=log)
+        write_json_atomic(Path(json_out), result, log=log)
     return result
 
 

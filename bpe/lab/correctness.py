@@ -1,0 +1,97 @@
+"""After the bench's runs: every run's merges against the reference merges of the same data (the
+fastest rung's, from this bench or cached under ``data/``), a difference explained from its first
+diverging merge (:mod:`bpe.lab.diagnose`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from bpe.lab.candidates import Candidate
+from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.publish import write_json_atomic
+from bpe.lab.runinfo import merges_digest
+from bpe.training.registry import best_variant
+
+
+def all_correct(report: dict) -> bool:
+    """No run failed and every verdict is ``identical``."""
+    return not report["failed"] and all(v["verdict"] == "identical" for v in report.get("verdicts", {}).values())
+
+
+def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
+                      path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
+                      out, failed: dict | None = None) -> tuple[dict, dict]:
+    """Every run's merges against the reference merges of the same data; prints and returns the verdicts."""
+    from bpe.training.parallel import count_file_parallel
+    from bpe.training.pretokenize import decode_utf8
+
+    reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
+                                                         special_tokens, workers, end)
+
+    def load_text() -> str:
+        with open(path, "rb") as f:
+            return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
+
+    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
+                        special_tokens)
+    verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name))
+                for name, merges in merge_lists.items()}
+    print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
+    failed = failed or {}
+    width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
+    for name, verdict in verdicts.items():
+        print(verdict_text(name, verdict, reference_name, width), file=out)
+    for name in failed:
+        print(f"  {name:<{width}}not checked: it failed (above)", file=out)
+    return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
+                      "merges_sha256": merges_digest(reference)}
+
+
+def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
+    """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
+    true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
+    if v["verdict"] == "identical":
+        return f"identical ({v['merges']:,} merges)", ""
+    why = ("likely cause: " if v["cause"] else "") + v["explanation"]
+    if v["step"] is None:  # the merges agree, its own pre-token counts do not
+        return "DIFFERS in its pre-token counts", why
+    what = f"DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
+    if v["candidate_pair"] is None or v["reference_pair"] is None:
+        return what + v["explanation"], ""
+    return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
+                   f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"), why
+
+
+def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
+    what, why = verdict_parts(name, verdict, reference_name)
+    return f"  {name:<{width}}{what}" + (f"\n{' ' * (width + 2)}{why}" if why else "")
+
+
+def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
+                     special_tokens: list[str], workers: int | None, end: int | None) -> tuple[str, list, str]:
+    """``(name, merges, where from)``: the fastest rung's merges from this run, else another rung's
+    from this run (all agree), else the fastest rung's computed once and cached in ``data/``."""
+    ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
+    best = best_variant()
+    if ran:
+        chosen = next((c for c in ran if c.spec == best), ran[-1])
+        return chosen.label, merge_lists[chosen.label], "this run"
+    from bpe.data.datasets import data_dir
+    from bpe.training.train import train_bpe
+
+    stat = path.stat()
+    key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
+                                     special_tokens, end, best]).encode()).hexdigest()[:16]
+    cache = data_dir() / "reference-merges" / f"{key}.json"
+    if cache.exists():
+        return best, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}"
+    print(f"computing the reference merges with {best} (once: they are cached for next time) ...", file=sys.stderr,
+          flush=True)
+    _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(cache, encode_merges(merges))
+    return best, merges, f"computed now, cached in {cache}"

@@ -1,0 +1,181 @@
+"""One timed run of a candidate in a fresh Python process (its peak memory its own): the parent's
+:func:`run_once` and the child's :func:`child_main`.  A rung or a ``Merger`` goes through ``train_bpe``,
+every stage timed; a CS336 ``train_bpe`` function is timed as a whole and its return value checked.
+The bench, the probes, ``reproduce`` and the handout all time their runs here.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+from bpe.errors import BPEError
+from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
+                                 load_function, resolve)
+from bpe.lab.diagnose import encode_merges
+from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
+from bpe.lab.runinfo import merges_digest
+
+_CHILD_CODE = "from bpe.lab.timed_run import child_main; child_main()"
+
+
+def child_main() -> None:
+    """Entry point of one timed run (settings as JSON on stdin, the result via ``write_result``)."""
+    settings = json.load(sys.stdin)
+    try:
+        result = _train_function(settings) if settings["kind"] == "function" else _train_merger(settings)
+    except BPEError as exc:
+        result = {"error": str(exc)}
+    except CandidateFailed as exc:
+        result = {"failed": str(exc)}
+    write_result(result)
+
+
+def _train_merger(settings: dict) -> dict:
+    """A rung or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
+    from bpe.training.observer import Observer
+    from bpe.training.progress import BarProgress
+    from bpe.training.timer import StageTimer
+    from bpe.training.train import train_bpe
+
+    algorithm = load_algorithm(settings["kind"], settings["spec"])
+    if settings.get("counts_out") and getattr(algorithm, "own_counter", False):
+        algorithm = SimpleNamespace(Merger=algorithm.Merger,
+                                    count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
+    stream = progress_stream()
+    progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
+    observer = Observer(timer=StageTimer(), progress=progress)
+
+    def train():
+        return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
+                         workers=settings["workers"], limit=settings.get("limit"), observer=observer)
+
+    _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
+    # The merger's own facts (v7: gathered_at, where its shards came back) beside the timings, which win a clash.
+    result = {**observer.summary, **observer.timer.as_dict()}
+    return _with_merges(result, merges, settings)
+
+
+def _saving_counts(count_pretokens, out: str):
+    """The candidate's own pre-tokenizer, also saving its counts for the diagnosis (first repeat only)."""
+    def counting(*args, **kwargs):
+        counts = count_pretokens(*args, **kwargs)
+        with open(out, "wb") as f:
+            pickle.dump(dict(counts), f, protocol=pickle.HIGHEST_PROTOCOL)
+        return counts
+
+    return counting
+
+
+def _train_function(settings: dict) -> dict:
+    """A CS336-style ``train_bpe`` function, timed as a whole; its return value checked."""
+    from bpe.training.timer import peak_rss_bytes
+
+    label, specials = settings["label"], list(settings["special_tokens"])
+    fn = load_function(settings["spec"])
+    started = time.perf_counter()
+    with ticking(progress_stream(), settings.get("run_label") or f"{label}: ", started):
+        returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
+    total = time.perf_counter() - started
+    peak_rss = peak_rss_bytes()
+    vocab, merges = check_trained(returned, label)
+    result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
+              "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
+              "notes": vocab_notes(vocab, merges, specials)}
+    return _with_merges(result, merges, settings)
+
+
+@contextmanager
+def ticking(stream, label: str, started: float, interval: float = 1.0):
+    """While a function candidate runs (it reports no merges): its elapsed time on ``stream`` every ``interval`` s."""
+    if stream is None:
+        yield
+        return
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(interval):
+            elapsed = time.perf_counter() - started
+            stream.write(f"\r{label}running, {elapsed:.0f} s (a train_bpe function reports no merges)")
+            stream.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        stream.write("\r\033[K")
+        stream.flush()
+
+
+def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
+    """What is off in a function candidate's vocab (CS336: the 256 bytes, the special tokens, one per merge)."""
+    notes, tokens = [], set(vocab.values())
+    expected = 256 + len(special_tokens) + len(merges)
+    if len(vocab) != expected:
+        notes.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
+                     f"{len(merges):,} merges = {expected:,}")
+    missing = [t for t in special_tokens if t.encode("utf-8") not in tokens]
+    if missing:
+        notes.append(f"its vocab lacks the special token(s) {', '.join(missing)}")
+    return notes
+
+
+def _with_merges(result: dict, merges: list, settings: dict) -> dict:
+    result["merges_sha256"] = merges_digest(merges)
+    if settings.get("want_merges"):
+        result["merge_list"] = encode_merges(merges)
+    return result
+
+
+def _printed_note(stdout: str) -> str:
+    lines = stdout.strip().splitlines()
+    first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    return (f"printed {len(lines):,} line(s) to stdout (first: {first!r}); the bench caught it, but the "
+            "printing is inside the timed run")
+
+
+def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
+             workers: int | None, limit: int | None = None, want_merges: bool = False,
+             counts_out: str | None = None, progress: bool = False, run_label: str = "") -> dict:
+    """One fresh-process run of ``candidate`` (a :class:`Candidate`, or a ``--variant`` entry) on the
+    first ``limit`` bytes of ``path`` (all without).  ``want_merges``: the result's ``merge_list`` holds
+    the merges; ``counts_out``: a ``Merger`` with its own counter also saves its pre-token counts there.
+    A candidate's failure comes back as ``{"failed": one line}``, a rung's as a :class:`BPEError`.
+    With ``progress``, the child shows its bytes and merges (a function: its elapsed time) on stderr,
+    each line led by ``run_label``."""
+    if isinstance(candidate, str):
+        candidate = resolve(candidate)
+    settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
+                "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
+                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label}
+    run = run_json_child(_CHILD_CODE, settings, progress=progress)
+    if candidate.is_variant:
+        result = child_result(run, f"bench run of {candidate.label}")
+        if "error" in result:
+            raise BPEError(result["error"])
+    else:
+        result = run.result
+        if run.returncode != 0 or result is None:
+            last = run.stderr.strip().splitlines()[-1:] or ["no message"]
+            return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}
+        if "error" in result:
+            return {"failed": f"{candidate.label}: {result['error']}"}
+    if "failed" not in result and run.stdout.strip():
+        result.setdefault("notes", []).append(_printed_note(run.stdout))
+    return result
+
+
+def write_prefix(path: Path, size: int, dest: Path) -> Path:
+    """The first ``size`` bytes of ``path`` as the file ``dest`` (for a candidate that takes a whole file)."""
+    with open(path, "rb") as f:
+        dest.write_bytes(f.read(size))
+    return dest
