@@ -1,6 +1,7 @@
 """v1 — naive: recount every pair after every merge, take ``max()``, rewrite every word.
 
-The idea: the algorithm itself, written as directly as the CS336 handout states it.  The
+v1 is the reference every later rung must equal: the algorithm itself, written as directly as the
+CS336 handout states it, with nothing remembered between merges.  The
 pre-tokens and their counts come from the plain serial counter (``count_file_serial`` in
 ``bpe/training/pretokenize.py``: split on the special tokens, ``findall`` of the GPT-2 pattern, a
 ``Counter``, one chunk of the file at a time); each distinct pre-token is a *word* of single-byte

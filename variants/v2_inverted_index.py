@@ -1,7 +1,7 @@
 """v2 — inverted index ``pair_to_words``: only touch the words that contain the merged pair.
 
-The idea, over v1: pair counts are kept between merges instead of recounted, and an inverted
-index maps each pair to the ids of the words it occurs in.  Merging pair p then visits only
+Unlike v1: pair counts are kept between merges instead of recounted, and an inverted index maps
+each pair to the ids of the words it occurs in.  Merging pair p then visits only
 ``pair_to_words[p]``; for each such word it subtracts all of the word's old pairs (times the word's
 count), rewrites the word, and adds all of its new pairs.
 

@@ -1,11 +1,11 @@
 """v3 — multiprocessing pre-tokenization: count the file chunk by chunk in a process pool.
 
-What it adds over v2: nothing in the merge algorithm (the ``Merger`` is v2's, imported unchanged)
-and nothing in the counting (each worker runs v1's and v2's plain counter, ``count_text`` in
-``bpe/training/pretokenize.py``: the GPT-2 pattern's ``findall`` and a ``Counter``); the
-pre-tokenize/count stage, regex work over every byte of the corpus and v2's largest stage on a big
-file, is spread over ``workers`` processes (by default the cores other processes leave free).  The
-lesson is two short files; read them in this order:
+Unlike v2: the counting runs in processes, and that is all. Nothing changes in the merge algorithm
+(the ``Merger`` is v2's, imported unchanged) and nothing in the counting (each worker runs v1's and
+v2's plain counter, ``count_text`` in ``bpe/training/pretokenize.py``: the GPT-2 pattern's
+``findall`` and a ``Counter``); the pre-tokenize/count stage, regex work over every byte of the
+corpus and v2's largest stage on a big file, is spread over ``workers`` processes (by default the
+cores other processes leave free). The lesson is two short files; read them in this order:
 
 * ``bpe/training/chunking.py`` — **where a file may be cut**: at a special token's start, or before
   ASCII whitespace that follows a non-space character (no GPT-2 pre-token continues across either),

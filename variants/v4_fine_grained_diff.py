@@ -1,10 +1,10 @@
 """v4 — fine-grained diff: when a pair merges, change only the pairs that touch merged positions.
 
-The idea, over v2/v3: v2 (and v3, which uses v2's merge code unchanged) updates a word by
-subtracting *all* of its old pairs and adding *all* of its new ones, so every untouched pair of an
-affected word is taken out of and put back into the global counts and index.  v4 computes, while it
-rewrites the word, the exact change of each pair the merge affects.  For an occurrence of ``(a, b)``
-between ``x`` and ``y``::
+Unlike v3: a merge changes only the pairs next to the merged positions. v2 (and v3, which uses v2's
+merge code unchanged) updates a word by subtracting *all* of its old pairs and adding *all* of its
+new ones, so every untouched pair of an affected word is taken out of and put back into the global
+counts and index. v4 computes, while it rewrites the word, the exact change of each pair the merge
+affects. For an occurrence of ``(a, b)`` between ``x`` and ``y``::
 
     x a b y   ->   x ab y       (x, a) -1   (a, b) -1   (b, y) -1
                                 (x, ab) +1              (ab, y) +1

@@ -1,13 +1,13 @@
 """v5 — heap selection with lazy deletion: pop the best pair instead of scanning every pair.
 
-The idea, over v4: ``select_best_pair`` was a ``max()`` over every live pair, O(P) per merge and
-the dominant stage of v4.  v5 keeps a max-heap of ``(count, pair)`` entries beside ``pair_counts``.
-Every pair whose count v4's update changed is pushed again with its new count, once per merge
-(a pair touched in many words is pushed once, with its final count); the old entry is left where
-it is (lazy deletion).  Selecting pops entries until the top one is *live*, i.e. its
-count equals the pair's current count in ``pair_counts``; every skipped entry is stale and is
-counted in ``stale_pops``.  The live top is only peeked at, not popped: once the pair is merged its
-count drops to zero and the entry becomes stale like any other.
+Unlike v4: the best pair is popped from a heap instead of found by a scan. ``select_best_pair`` was
+a ``max()`` over every live pair, O(P) per merge and the dominant stage of v4. v5 keeps a max-heap
+of ``(count, pair)`` entries beside ``pair_counts``. Every pair whose count v4's update changed is
+pushed again with its new count, once per merge (a pair touched in many words is pushed once, with
+its final count); the old entry is left where it is (lazy deletion). Selecting pops entries until
+the top one is *live*, i.e. its count equals the pair's current count in ``pair_counts``; every
+skipped entry is stale and is counted in ``stale_pops``. The live top is only peeked at, not popped:
+once the pair is merged its count drops to zero and the entry becomes stale like any other.
 
 The heap key.  ``heapq`` is a min-heap and the rule is "largest count, then largest
 ``(bytes, bytes)`` pair".  Negating the count handles the first part; bytes cannot be negated, so

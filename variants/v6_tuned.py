@@ -50,7 +50,8 @@ from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel_fast
 
-IDEA = "tuned: words as str (one character per token), C-level search, lazy index, heap keyed in byte order"
+IDEA = ("tuned pure Python: words as str (one character per token), C-level search, lazy index, floored "
+        "byte-order heap, fast pre-tokenizer")
 POOLED = True
 
 

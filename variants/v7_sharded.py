@@ -44,7 +44,7 @@ from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_
 from .v6_tuned import FlooredHeap, Merger as V6Merger
 from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words, subtract_lost
 
-IDEA = ("words sharded across worker processes that stay alive from counting to the last merge "
+IDEA = ("the merge phase across processes: words sharded, pair counts and heap in the parent "
         "(v6 itself below two shards' worth of words, or once round trips stall)")
 POOLED = True
 
