@@ -152,7 +152,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.estimate_command import run_estimate
+    from bpe.lab.estimate import run_estimate
 
     run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
                  args.size, args.json)

@@ -1,22 +1,24 @@
 """The bench harness: train one or more candidates on the same data and print the stage tables.
 
-A *candidate* is what ``--variant`` names: a *rung* of the ladder (``v1`` ... ``v7``, ``all``) or
-your own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total; see
-:mod:`bpe.lab.candidates`).  Each repeat runs in a fresh process (:mod:`bpe.lab.timed_run`).  The
-stages: **pretokenize** (read, split on special tokens, GPT-2 regex, count), **pair count** (the
-candidate's structures), **select** and **update** (summed over the merges), **merge phase** (the
-last three), **peak RSS** (the training process, and the largest pool worker).  Ratios mean
-something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.spread`).  Every
-candidate is estimated first (:mod:`bpe.lab.probes`), every run's merges checked after
-(:mod:`bpe.lab.correctness`); a candidate that fails is one ``FAILED`` line.
+A *candidate* is what ``--variant`` names (:mod:`bpe.lab.candidates`): a rung of the ladder, or your
+own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat
+runs in a fresh process (:mod:`bpe.lab.timed_run`).  The stages: **pretokenize** (read, split on
+special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
+**update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
+process, and the largest pool worker).  Ratios mean something only within one bench, outside the
+run-to-run spread (:mod:`bpe.lab.spread`).  ``--busy N`` runs it all beside N processes spinning on
+a core (:func:`spin_on_cores`), as on a machine doing something else.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,9 +28,8 @@ from bpe.errors import BPEError
 from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
-from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
 from bpe.lab.peers import peers_table
-from bpe.lab.probes import estimate_candidates
 from bpe.lab.publish import check_json_path, write_json_atomic
 from bpe.lab.runinfo import machine_info
 from bpe.lab.spread import median_run, summary
@@ -38,18 +39,10 @@ from bpe.lab.timed_run import run_once, write_prefix
 
 @dataclass(frozen=True)
 class BenchSettings:
-    """What one bench is asked for: built once (by the CLI, the report, or any caller) and passed down.
-
-    ``variants``: ``--variant`` entries, a comma string or a list: rungs (``v6``, ``all``) and/or your
-    own trainers (a ``.py`` file, ``FILE.py:CLASS``, ``module:function``); ``None``: the best rung.
-    ``data`` ``None``: the default data set; ``vocab_size`` ``None``: the data set's; ``workers``
-    ``None``: the CPU count.  ``repeat``: runs per candidate, each in a fresh process.  ``limit``: the
-    data's first bytes only (``"5MB"``, cut at a document's end).  ``peers``: ``True``/``"all"`` or a
-    comma list of :data:`bpe.lab.peers.PEERS`.  ``force``: run a candidate estimated past ``budget``
-    seconds (all its repeats), else refused (skipped with a note under ``all``).  ``progress``: each
-    run's bytes and merges on stderr.  ``busy``: processes spinning on a core meanwhile.  ``json_out``:
-    the whole result is also written there.
-    """
+    """What one bench is asked for, as its command line says it (``None``: the default: the best rung,
+    the default data set, its vocab, the CPU count), built once and passed down.  ``force``: run a
+    candidate estimated past ``budget`` seconds (all its repeats), else refused (skipped with a note
+    under ``all``)."""
     variants: str | list[str] | None = None
     data: str | None = None
     vocab_size: int | None = None
@@ -75,7 +68,6 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     Bad settings raise :class:`BPEError` before any run; so does a rung that fails.
     """
     from bpe.data.datasets import default_vocab_size
-    from bpe.lab.busy import spin_on_cores
     from bpe.training.chunking import find_limit_end
     from bpe.training.pretokenize import check_input_file
     from bpe.training.sizes import parse_size
@@ -188,6 +180,35 @@ def _repeats(s: BenchSettings, candidate: Candidate, path: Path, vocab_size: int
         if s.progress:
             print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
     return runs
+
+
+_SPIN = """
+import os, signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+parent = os.getppid()
+while os.getppid() == parent:
+    for _ in range(2_000_000):
+        pass
+"""
+
+
+@contextmanager
+def spin_on_cores(count: int) -> Iterator[list[int]]:
+    """Run the block with ``count`` processes spinning (``while True: pass`` in a child Python); their
+    pids.  They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise BPEError(f"--busy must be 0 or more processes, got {count!r}")
+    spinners = []
+    try:
+        for _ in range(count):
+            spinners.append(subprocess.Popen([sys.executable, "-c", _SPIN], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        yield [p.pid for p in spinners]
+    finally:
+        for process in spinners:
+            process.kill()
+        for process in spinners:
+            process.wait()
 
 
 def _asked_all(spec: str | list[str] | None) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.correctness import verdict_parts
-from bpe.lab.probes import candidate_estimate, probe_candidates
+from bpe.lab.estimate import candidate_estimate, probe_candidates
 from bpe.lab.publish import write_json_atomic
 from bpe.lab.runinfo import machine_info
 from bpe.lab.spread import WITHIN_SPREAD
