@@ -1,20 +1,12 @@
 """``python -m bpe.lab.calibrate``: time small runs and set them beside the cost model's estimates.
 
-Each point of :data:`POINTS` trains one variant on one corpus at one vocab size in a fresh process
-with one pre-tokenization worker, and takes that process's CPU time (user + system, children
-included) from ``resource.getrusage``: on a busy machine CPU time stays close to what the run would
-take alone, where wall time does not.  The estimate is :func:`bpe.lab.estimate.estimate_run` with
-``workers=1`` on the corpus's shape (:func:`bpe.lab.estimate.corpus_shape`), and the file
-(``docs/estimate-calibration.json`` by default) records both and their ratio, with the shape, so a
-test can re-estimate every point under the current model without timing anything.
-
-``--reestimate`` keeps the stored timings and only redoes the estimates (after a change of the
-model); ``--missing`` times only the points the file does not hold yet, ``--data NAME`` only one
-corpus's.  A corpus that is not on this machine (``gutenberg-books`` is built from downloads) keeps
-its stored points.
-
-What it leaves out: repeats (one run per point; the model aims at a factor of 2, not at percent)
-and more than one worker (the pool's share is a division of the pre-tokenizing time).
+Each point of :data:`POINTS` trains one variant on one corpus at one vocab in a fresh process with one
+worker and takes its CPU time (children included: on a busy machine it stays close to the run's time
+alone, where wall time does not).  ``docs/estimate-calibration.json`` records it beside
+:func:`bpe.lab.estimate.estimate_run`'s estimate and the corpus's shape, so a test re-estimates every
+point without timing anything.  ``--reestimate`` redoes only the estimates; ``--missing`` times only
+the points not held yet; ``--data NAME`` one corpus's; a corpus not on this machine keeps its points.
+Left out: repeats (the model aims at a factor of 2) and more than one worker.
 """
 
 from __future__ import annotations

@@ -14,17 +14,11 @@
                                           as some published trainers are written); ``module:Class`` too
     --variant v5,v6,mine.py               several, run in that order
 
-A ``Merger`` candidate is pre-tokenized by the project's pooled counter (or by its own
-``count_pretokens``, when the file defines one, as a variant module does) and gets every stage
-timing.  A function candidate is timed as a whole: ``fn(input_path, vocab_size, special_tokens) ->
-(vocab, merges)``.  Either runs in a fresh process like every bench run (see :mod:`bpe.lab.timed_run`).
-
-A file is looked at without running it (its syntax tree says whether it defines ``Merger`` or
-``train_bpe``), so the candidate's own code runs only in the child, where its errors and prints
-are caught and reported as one line (:func:`call_candidate`).  There the file is imported as the
-module named after it (``mine.py``: ``mine``) and registered in ``sys.modules``, with its folder on
-``sys.path``, as ``import mine`` would: so its module-level functions can be pickled, and a
-``multiprocessing.Pool`` in the candidate can send them to its workers.
+A ``Merger`` candidate is pre-tokenized by the pooled counter (or its own ``count_pretokens``) and
+gets every stage timed; a function is timed as a whole.  A file is read here without running it (its
+syntax tree says what it defines): its code runs only in the child (:mod:`bpe.lab.timed_run`), where
+its errors are one line (:func:`call_candidate`) and it is imported as ``import mine`` would
+(:func:`load_file_module`).
 """
 
 from __future__ import annotations

@@ -3,11 +3,8 @@ the probes of your own trainers, and ``bpe estimate``'s table (:func:`run_estima
 ``bench``, ``report`` and ``profile`` print it in their header and refuse a run estimated past
 :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it instead).
 
-The model counts what each variant's loops do, with one constant per loop fitted on CPU times of
-one-worker runs (``python -m bpe.lab.calibrate`` writes them beside the model's estimates into
-``docs/estimate-calibration.json``: Gutenberg prose, the TinyStories-like and the web-like
-generators, vocab 300 to 32,000, every rung; a test checks every point is within 2x).  It is meant
-to tell a minute from an hour, not to predict to the percent:
+The model counts what each variant's loops do, one constant per loop fitted on one-worker CPU times
+(:mod:`bpe.lab.calibrate`; a test checks every point within 2x): it tells a minute from an hour.
 
 * every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
   that among the workers;

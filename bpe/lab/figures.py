@@ -15,11 +15,8 @@ is a Python format string applied to the number (default ``"{:.2f}"``); a figure
 than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
 ``never``.
 
-``python -m bpe figures`` checks that every shown text equals its formatted value (one line per stale
-figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/docs/test_pages.py``
-runs the check on every page, so regenerating a report without updating the pages fails a test.
-
-Left out: figures inside code blocks are checked like any other (the marker is plain text); a figure
+``python -m bpe figures`` checks every shown text against its value (one line per stale figure, exit 1;
+``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
 computed from more than two numbers needs its own field in the result file.
 """
 

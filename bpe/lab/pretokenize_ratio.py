@@ -1,26 +1,13 @@
 """How the fast pre-tokenizer compares with the plain regex, per kind of text.
 
-The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`: the ASCII twin, islands; v6 and v7) must
-never lose to the plain definition it replaces.  This measures both on one sample of each kind of
-text, in one run, best of ``--repeat``, and writes the seconds and ratios to a JSON file that
-docs/v6.md quotes:
-
-* **plain**: read the file, decode it, split on ``<|endoftext|>`` and count ``regex.findall`` of the
-  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_text`, the counter of v1-v5, on the whole text);
-* **fast**: the pretokenize stage of v6 and v7 with one worker
-  (:func:`~bpe.training.parallel.count_file_parallel_fast`, which streams the file in chunks).
-
-Both must give the same counts; the run checks it and stops with an error if they differ.
-
-The samples are made by this module, deterministically, under ``data/`` (``$BPE_DATA_DIR``):
-
-* ``books``: the shipped Gutenberg sample, repeated; ``ascii``: web-like text with every non-ASCII
-  character dropped; ``webtext``: ``webtext-synth`` as it is;
-* ``accented``: European-looking text where a third of the words carry an accent, with French
-  guillemets and no-break spaces; ``cyrillic``: words of Cyrillic letters, ASCII punctuation;
-  ``cjk``: lines of ideographs and kana with full-width punctuation, some Latin words and numbers;
-* ``wikipedia``: a real Wikipedia text (``--wikipedia PATH``, e.g. WikiText-2), repeated; left out
-  when no such file is given or found.
+The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`; v6 and v7) must never lose to the plain
+definition it replaces.  This times both on one sample of each kind of text, best of ``--repeat``, checks
+they give the same counts, and writes the seconds and ratios that docs/v6.md quotes: **plain** is
+:func:`~bpe.training.pretokenize.count_text` on the whole decoded text (v1-v5's counter), **fast** the
+pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`).
+The samples are made here, deterministically, under ``data/``: ``books`` (the Gutenberg sample), ``ascii``
+(web-like text, non-ASCII dropped), ``webtext``, ``accented``, ``cyrillic``, ``cjk``, and ``wikipedia``
+(``--wikipedia PATH``, e.g. WikiText-2, when given or found)::
 
     python -m bpe.lab.pretokenize_ratio --size 16MB --repeat 3 --json docs/pretokenize-ratio.json
 

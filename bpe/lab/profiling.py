@@ -1,25 +1,11 @@
 """Profile one variant's training under scalene and summarise where the time and memory go.
 
-``make profile VARIANT=v2 DATA=gutenberg-sample VOCAB=2000`` (or ``python -m bpe profile --variant v2
---data gutenberg-sample --vocab-size 2000``) runs
-
-    scalene run -o profiles/v2-gutenberg-sample-2000.json --program-path <repo> <target> --- ...
-
-where the target is a three-line script that calls :func:`bpe.training.train.train_bpe`, and
-``--program-path`` makes scalene attribute samples to the lines of ``bpe/`` and ``variants/``.  It
-then writes ``profiles/v2-gutenberg-sample-2000.md``: the lines with the most CPU time and the lines
-with the most memory allocated, with their code, so the "profile first, then optimize the line it
-points at" method of the seed article is visible for each step of the ladder.
-
-The JSON is scalene's own (viewable with ``scalene view --cli profiles/<name>.json``), re-written compact
-without the stack samples and without the paths of the machine it was made on: files of the repo are
-named relative to it (``variants/v2_inverted_index.py``), library files as ``<stdlib>/re/__init__.py`` or
-``<site-packages>/regex/regex.py``, the generated target script as ``<target>/train_for_profile.py``.
-``python -m bpe profile --summarize profiles/<name>.json`` re-makes the summary from it;
-``python -m bpe profile --clean profiles/*.json`` rewrites the paths of an existing profile.  Like
-every command, ``profile`` takes the data set's default vocab when given none, prints its settings
-and the cost estimate first, and asks for ``--force`` when the run would take very long (scalene
-slows it further).
+``python -m bpe profile --variant v2 --data gutenberg-sample --vocab-size 2000`` runs ``scalene run
+--program-path <repo>`` on a three-line script calling :func:`bpe.training.train.train_bpe`, and writes
+``<variant>-<data>-<vocab>.json`` (scalene's own, compact, without stack samples or this machine's
+paths: :func:`shorten_paths`) and ``.md``: the lines with the most CPU time and memory, with their
+code, so "profile first, then optimize the line it points at" is visible for each rung.
+``--summarize`` re-makes the summary from a JSON; ``--clean`` rewrites an old profile's paths.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """``make report`` / ``python -m bpe report``: every rung on the same data, as an article-style report.
 
-It runs the bench (:func:`bpe.lab.bench.run_bench`) for every rung and writes ``report.md`` (a table
-per vocab: each stage, peak memory, the speed-up against the previous rung and v1), the plots
-``report-stages.png`` (a stacked bar per rung), ``report-merges.png`` (elapsed time and the cost of
-each 100 merges against merges done: flat is a constant cost per merge, rising the ``max()`` scan
-over a growing pair table), ``report-scaling.png`` (the fastest rungs against corpus size and
-workers) and ``report-bench.json`` (every figure they came from).  Each name has one colour in
-every plot (:func:`colour`).
-
-A candidate estimated past :data:`RUN_BUDGET_SECONDS` at the main vocab runs at a smaller one in a
-second table, beside every other candidate at that vocab, so that its ratios are measured, not
-extrapolated (:func:`plan`).  With ``peers`` the peers (:mod:`bpe.lab.peers`) run beside the first
-table; one not installed is listed with its install command.
+It benches every rung and writes ``report.md`` (a table per vocab), ``report-stages.png``,
+``report-merges.png`` (the cost of each 100 merges: flat is a constant cost per merge, rising the
+``max()`` scan over a growing pair table), ``report-scaling.png`` and ``report-bench.json`` (every
+figure they came from).  A candidate past :data:`RUN_BUDGET_SECONDS` at the main vocab runs in a
+smaller vocab's table, beside every candidate that fits it, so its ratios are measured (:func:`plan`).
 """
 
 from __future__ import annotations
