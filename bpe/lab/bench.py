@@ -30,8 +30,7 @@ from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
 from bpe.lab.peers import peers_table
-from bpe.lab.publish import check_json_path, write_json_atomic
-from bpe.lab.runinfo import machine_info
+from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
 from bpe.lab.spread import median_run, summary
 from bpe.lab.tables import candidate_table, comparison_table, header
 from bpe.lab.timed_run import run_once, write_prefix

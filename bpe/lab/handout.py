@@ -90,8 +90,7 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
     """Answer the handout's questions, print them and write them to ``out`` (default ``out/``; with
     ``publish``, the committed file, which takes the stand-ins and the full sizes only)."""
     from bpe.io.tokenizer import Tokenizer
-    from bpe.lab.publish import check_json_path, output_path, write_json_atomic
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import check_json_path, machine_info, output_path, write_json_atomic
 
     log = log or sys.stdout
     if publish and (quick or tinystories or owt):

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
-from bpe.lab.runinfo import merges_digest
+from bpe.lab.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError

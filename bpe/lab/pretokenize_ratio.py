@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
         sources = sample_sources(find_wikipedia(args.wikipedia))
-        from bpe.lab.runinfo import machine_info
+        from bpe.lab.publish import machine_info
 
         result = {"command": "python -m bpe.lab.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
                   "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}

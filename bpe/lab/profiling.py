@@ -216,8 +216,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
                 publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
     """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
-    from bpe.lab.publish import output_path
-    from bpe.lab.runinfo import RESULT_DIRS, git_commit
+    from bpe.lab.publish import RESULT_DIRS, git_commit, output_path
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
 

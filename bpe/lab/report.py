@@ -18,8 +18,7 @@ from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.correctness import verdict_parts
 from bpe.lab.estimate import candidate_estimate, probe_candidates
-from bpe.lab.publish import write_json_atomic
-from bpe.lab.runinfo import machine_info
+from bpe.lab.publish import machine_info, write_json_atomic
 from bpe.lab.spread import WITHIN_SPREAD
 from bpe.lab.tables import comparison_rows, format_mb
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data

@@ -162,8 +162,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.publish import check_json_path, write_json_atomic
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
 
     log = log or sys.stdout
     plan = QUICK if quick else FULL

@@ -20,7 +20,7 @@ from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, chec
                                  load_function, resolve)
 from bpe.lab.diagnose import encode_merges
 from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
-from bpe.lab.runinfo import merges_digest
+from bpe.lab.publish import merges_digest
 
 _CHILD_CODE = "from bpe.lab.timed_run import child_main; child_main()"
 

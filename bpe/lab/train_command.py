@@ -114,7 +114,7 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
 
     from bpe.data.datasets import data_label
     from bpe.io.outputs import save_tokenizer
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import machine_info
 
     if settings.out_dir is None:
         return []
