@@ -1,11 +1,10 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-* ``bench``: ``run_bench``, each candidate timed stage by stage (``--busy``: cores kept busy meanwhile);
-  ``timed_run``: one run in a fresh process; ``tables``: the printed tables; ``spread``: runs
-  summarized, and the one rule for comparing them; ``correctness``: every run's merges against the
-  reference's; ``publish``: where a run writes, stamped with machine, commit and merges digest;
-  ``report``: every rung on the same data, in ``docs/report.md`` with plots; ``reproduce``: each step of
-  the articles on the ladder;
+* ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed (``--busy``: cores
+  kept busy meanwhile); ``timed_run``: one run in a fresh process; ``spread``: runs summarized, and the
+  one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
+  where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same
+  data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
   trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;

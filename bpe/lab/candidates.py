@@ -194,9 +194,8 @@ class CandidateFailed(Exception):
 
 
 def _module_name(path: Path) -> str:
-    """The name a candidate file is imported under: its own (``mine.py``: ``mine``), as ``import mine``
-    would, so that pickle (a ``multiprocessing.Pool``'s tasks) finds its functions again by that name;
-    ``candidate_<name>`` when the name is not an identifier or is taken by another module."""
+    """``mine.py``: ``mine``, as ``import mine`` would name it; ``candidate_<name>`` when that is not an
+    identifier or is taken by another module."""
     name = path.stem
     taken = sys.modules.get(name)
     if name.isidentifier() and (taken is None or _same_file(getattr(taken, "__file__", None), path)):
@@ -212,12 +211,9 @@ def _same_file(a: str | None, b: Path) -> bool:
 
 
 def load_file_module(path: str | Path) -> ModuleType:
-    """Import a Python file as a module registered in ``sys.modules`` under its own name.
-
-    Its folder goes first on ``sys.path``, as ``python mine.py`` would put it, so the file can import
-    its neighbours (``from helpers import ...``), and so a worker process started by the candidate
-    (``multiprocessing.Pool``, any start method) can import it again to unpickle its functions.
-    """
+    """Import a Python file as ``import mine`` would: registered in ``sys.modules`` under its own name
+    (:func:`_module_name`), its folder first on ``sys.path``, so that it can import its neighbours and a
+    ``multiprocessing.Pool`` it starts can import it again to unpickle its functions."""
     path = Path(path)
     if path.suffix != ".py":
         raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "

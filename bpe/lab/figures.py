@@ -197,11 +197,8 @@ def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
 
 
 def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None = None) -> list[Path]:
-    """Rewrite every figure's shown text from its result file; the pages that changed.
-
-    A figure whose result file or key is missing keeps its shown text, and its problem is appended
-    to ``problems`` (when given).
-    """
+    """Rewrite every figure's shown text from its result file; the pages that changed.  A figure whose
+    file or key is missing keeps its text, and its problem goes to ``problems``."""
     changed, cache = [], {}
     for page in paths:
         text = page.read_text(encoding="utf-8")

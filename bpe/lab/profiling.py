@@ -74,11 +74,8 @@ def shorten_paths(text: str, roots: list[str]) -> str:
 
 
 def clean_profile(profile: dict) -> dict:
-    """The profile with every path shortened (see :func:`shorten_paths`), in keys and values alike.
-
-    The repo root of the run is scalene's ``filename`` (the ``--program-path`` it was given), so a
-    profile made in another checkout is cleaned too.
-    """
+    """The profile with every path shortened (:func:`shorten_paths`), keys and values alike; scalene's
+    ``filename`` (its ``--program-path``) is a root too, so a profile made in another checkout is cleaned."""
     roots = [str(REPO_ROOT)]
     if isinstance(profile.get("filename"), str) and profile["filename"].startswith("/"):
         roots.append(profile["filename"])
@@ -113,11 +110,8 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
 
 
 def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
-    """Run one training under scalene, writing its JSON profile to ``json_out``.
-
-    ``alive(seconds)``, when given, is called every ``every`` seconds while scalene runs, so a long
-    profile says it is still going.
-    """
+    """Run one training under scalene, writing its JSON profile to ``json_out``; ``alive`` as for
+    :func:`wait_alive`, so a long profile says it is still going."""
     with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET)
@@ -156,14 +150,9 @@ def profile_lines(profile: dict) -> list[dict]:
         for line in data.get("lines", []):
             cpu = line.get("n_cpu_percent_python", 0.0) + line.get("n_cpu_percent_c", 0.0) + line.get(
                 "n_sys_percent", 0.0)
-            rows.append({
-                "where": f"{_relative(filename)}:{line['lineno']}",
-                "code": line.get("line", "").strip(),
-                "cpu": cpu,
-                "cpu_python": line.get("n_cpu_percent_python", 0.0),
-                "malloc_mb": line.get("n_malloc_mb", 0.0),
-                "peak_mb": line.get("n_peak_mb", 0.0),
-            })
+            rows.append({"where": f"{_relative(filename)}:{line['lineno']}", "code": line.get("line", "").strip(),
+                         "cpu": cpu, "cpu_python": line.get("n_cpu_percent_python", 0.0),
+                         "malloc_mb": line.get("n_malloc_mb", 0.0), "peak_mb": line.get("n_peak_mb", 0.0)})
     return rows
 
 

@@ -28,25 +28,16 @@ RESULT_DIRS = ("docs", "profiles")
 
 
 def machine_info() -> dict:
-    return {
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.machine()}",
-        "processor": platform.processor() or platform.machine(),
-        "git_commit": git_commit(exclude=RESULT_DIRS),
-    }
+    return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "platform": f"{platform.system()} {platform.machine()}",
+            "processor": platform.processor() or platform.machine(), "git_commit": git_commit(exclude=RESULT_DIRS)}
 
 
 def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
-    """The short commit of the checkout, with ``-dirty`` when a tracked file differs from it.
-
-    ``exclude`` names folders whose changes do not count: a tool that rewrites its own committed
-    outputs (the profiler, ``profiles/``) is not running changed code.
-    """
+    """The short commit of the checkout, with ``-dirty`` when a tracked file outside ``exclude`` differs."""
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5
-        )
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:

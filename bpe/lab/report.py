@@ -14,13 +14,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.bench import BenchSettings, comparison_rows, format_mb, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.correctness import verdict_parts
 from bpe.lab.estimate import candidate_estimate, probe_candidates
 from bpe.lab.publish import machine_info, write_json_atomic
 from bpe.lab.spread import WITHIN_SPREAD
-from bpe.lab.tables import comparison_rows, format_mb
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -78,9 +77,8 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """The report's own settings, beside the :class:`BenchSettings` of its benches: the second and third
-    tables' vocabs (for candidates too slow at the main one: :func:`plan`), and whether to time the
-    fastest rungs against corpus size and workers (``report-scaling.png``)."""
+    """The report's own settings, beside its benches' :class:`BenchSettings`: the smaller tables' vocabs
+    (:func:`plan`), and whether to time the fastest rungs against corpus size and workers."""
     reduced_vocab_size: int = 2000
     v1_vocab_size: int = 300
     scaling: bool = True
@@ -88,11 +86,8 @@ class ReportSettings:
 
 def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
                log=None) -> Path:
-    """Run the benches and write the report files into ``out_dir``; returns the path of ``report.md``.
-
-    ``bench.variants`` ``None``: the whole ladder, which also runs beside your own trainers when no rung
-    is named.  ``limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone: each table is a
-    forced bench at one vocab."""
+    """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
+    and write the report files into ``out_dir``; the path of ``report.md``."""
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 

@@ -131,10 +131,8 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
 
 def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_tokens: list[str], workers: int | None,
                      limit: int | None, repeat: int, log) -> dict[str, list[dict]]:
-    """``repeat`` fresh-process runs of each candidate (:func:`bpe.lab.timed_run.run_once`), taking turns
-    (``a b a b``), by the candidate's label.  A candidate is what ``--variant`` names
-    (:mod:`bpe.lab.candidates`): a rung, or a file defining ``Merger``; a run that fails is a
-    :class:`BPEError` naming it."""
+    """``repeat`` fresh-process runs of each candidate (a rung, or a file defining ``Merger``), taking
+    turns (``a b a b``), by label; a run that fails is a :class:`BPEError` naming it."""
     from bpe.lab.timed_run import run_once
     from bpe.lab.candidates import resolve
 
