@@ -27,40 +27,17 @@ DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
 GUTENBERG_BOOKS = "gutenberg-books"
 
 #: (data, variant, vocab size): each run a few seconds to a minute on one core.
-POINTS = [
-    ("gutenberg-sample", "v1", 500),
-    ("gutenberg-sample", "v2", 2000),
-    ("gutenberg-sample", "v2", 10000),
-    ("gutenberg-sample", "v3", 2000),
-    ("gutenberg-sample", "v4", 2000),
-    ("gutenberg-sample", "v5", 10000),
-    ("gutenberg-sample", "v6", 10000),
-    ("gutenberg-sample", "v7", 10000),
-    (GUTENBERG_BOOKS, "v4", 2000),
-    (GUTENBERG_BOOKS, "v6", 10000),
-    ("tinystories-synth-10MB", "v1", 500),
-    ("tinystories-synth-10MB", "v2", 2000),
-    ("tinystories-synth-10MB", "v2", 10000),
-    ("tinystories-synth-10MB", "v3", 10000),
-    ("tinystories-synth-10MB", "v4", 10000),
-    ("tinystories-synth-10MB", "v5", 10000),
-    ("tinystories-synth-10MB", "v6", 10000),
-    ("tinystories-synth-10MB", "v7", 10000),
-    ("tinystories-synth-50MB", "v2", 10000),
-    ("webtext-synth-2MB", "v1", 300),
-    ("webtext-synth-2MB", "v2", 500),
-    ("webtext-synth-2MB", "v2", 2000),
-    ("webtext-synth-2MB", "v3", 2000),
-    ("webtext-synth-2MB", "v4", 2000),
-    ("webtext-synth-2MB", "v5", 2000),
-    ("webtext-synth-2MB", "v6", 10000),
-    ("webtext-synth-2MB", "v7", 10000),
-    ("webtext-synth-20MB", "v2", 500),
-    ("webtext-synth-20MB", "v5", 10000),
-    ("webtext-synth-20MB", "v5", 32000),
-    ("webtext-synth-20MB", "v6", 32000),
-    ("webtext-synth-20MB", "v7", 10000),
-]
+POINTS = [(data, variant, vocab) for data, runs in {
+    "gutenberg-sample": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 2000),
+                         ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
+    GUTENBERG_BOOKS: [("v4", 2000), ("v6", 10000)],
+    "tinystories-synth-10MB": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 10000),
+                               ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
+    "tinystories-synth-50MB": [("v2", 10000)],
+    "webtext-synth-2MB": [("v1", 300), ("v2", 500), ("v2", 2000), ("v3", 2000),
+                          ("v4", 2000), ("v5", 2000), ("v6", 10000), ("v7", 10000)],
+    "webtext-synth-20MB": [("v2", 500), ("v5", 10000), ("v5", 32000), ("v6", 32000), ("v7", 10000)],
+}.items() for variant, vocab in runs]
 
 
 def shape_of(data: str, special_tokens: list[str]) -> dict:

@@ -127,14 +127,8 @@ def find_wikipedia(path: str | None) -> Path | None:
 
 
 def sample_sources(wikipedia: Path | None) -> dict[str, Callable[[], Iterator[str]]]:
-    sources = {
-        "books": _repeated(REPO_ROOT / "corpora" / "gutenberg-sample.txt"),
-        "ascii": _webtext(ascii_only=True),
-        "webtext": _webtext(ascii_only=False),
-        "accented": _accented,
-        "cyrillic": _cyrillic,
-        "cjk": _cjk,
-    }
+    sources = {"books": _repeated(REPO_ROOT / "corpora" / "gutenberg-sample.txt"), "ascii": _webtext(ascii_only=True),
+               "webtext": _webtext(ascii_only=False), "accented": _accented, "cyrillic": _cyrillic, "cjk": _cjk}
     if wikipedia is not None:
         sources["wikipedia"] = _repeated(wikipedia)
     return {kind: sources[kind] for kind in KINDS if kind in sources}
@@ -188,14 +182,9 @@ def measure(path: Path, repeat: int) -> dict:
         del results
     text = path.read_text(encoding="utf-8")
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
-    return {
-        "path": shown_path(path),
-        "bytes": path.stat().st_size,
-        "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
-        "plain_s": round(best["plain"], 4),
-        "fast_s": round(best["fast"], 4),
-        "ratio": round(best["fast"] / best["plain"], 4),
-    }
+    return {"path": shown_path(path), "bytes": path.stat().st_size,
+            "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3), "plain_s": round(best["plain"], 4),
+            "fast_s": round(best["fast"], 4), "ratio": round(best["fast"] / best["plain"], 4)}
 
 
 def main(argv: list[str] | None = None) -> int:
