@@ -40,14 +40,6 @@ POINTS = [(data, variant, vocab) for data, runs in {
 }.items() for variant, vocab in runs]
 
 
-def shape_of(data: str, special_tokens: list[str]) -> dict:
-    from bpe.data.datasets import resolve_data
-    from bpe.lab.estimate import corpus_shape
-
-    shape = corpus_shape(resolve_data(data), special_tokens)
-    return {"bytes": shape.bytes, "distinct_length": shape.distinct_length, "distinct_words": shape.distinct_words}
-
-
 def estimate_point(point: dict) -> float:
     """The current model's seconds for a stored point (one worker, the stored shape)."""
     from bpe.lab.estimate import CorpusShape, estimate_run
@@ -78,6 +70,7 @@ def with_estimate(point: dict) -> dict:
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
     from bpe.data.datasets import resolve_data
+    from bpe.lab.estimate import corpus_shape
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
     key = lambda p: (p["data"], p["variant"], p["vocab"])  # noqa: E731
@@ -91,7 +84,8 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
                 points.append(with_estimate(old[(data, variant, vocab)]))
             continue
         if data not in shapes:
-            shapes[data] = shape_of(data, specials)
+            s = corpus_shape(resolve_data(data), specials)
+            shapes[data] = {"bytes": s.bytes, "distinct_length": s.distinct_length, "distinct_words": s.distinct_words}
         point = {"data": data, "variant": variant, "vocab": vocab, "merges": vocab - 256 - len(specials),
                  "shape": shapes[data], "measured": round(time_run(data, variant, vocab), 3)}
         points.append(with_estimate(point))

@@ -57,10 +57,6 @@ class Candidate:
         return self.kind == "variant"
 
 
-def _top_level_classes(tree: ast.Module) -> set[str]:
-    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
-
-
 def _module_tree(module: str) -> ast.Module | None:
     """The syntax tree of an importable module's source file, found without importing it (None if none)."""
     try:
@@ -114,7 +110,7 @@ def _label(module: str, function: str, is_class: bool = False) -> str:
 
 def _named(tree: ast.Module, module: str, name: str, where: str, spec: str) -> Candidate:
     """The candidate for ``name`` in a file or module whose syntax tree is ``tree``: a class or a function."""
-    if name in _top_level_classes(tree):
+    if name in {node.name for node in tree.body if isinstance(node, ast.ClassDef)}:
         return Candidate(_label(module, name, True), "function", spec,
                          _file_idea(tree, f"{name}().train in {where}"))
     return Candidate(_label(module, name), "function", spec, _file_idea(tree, f"{name} in {where}"))

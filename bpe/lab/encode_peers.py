@@ -14,8 +14,7 @@ import time
 from itertools import chain
 
 from bpe.errors import BPEError
-
-INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
+from bpe.lab.peers import INSTALL_HINT
 
 
 def tiktoken_encoding(tokenizer):

@@ -200,19 +200,14 @@ def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: in
     return Estimate(label, merges, seconds, memory, f"timed on its first {probe.bytes:,} bytes")
 
 
-def is_serial(variant: str) -> bool:
-    """True when the variant pre-tokenizes in one process (no pool: its ``POOLED`` is False)."""
+def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
+    """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
     from bpe.training.registry import VARIANTS
     from bpe.training.rung import pooled
 
-    return variant in VARIANTS and not pooled(VARIANTS[variant])
-
-
-def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
-    """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
     model = MODELS.get(variant, DEFAULT_MODEL)
     workers = workers or os.cpu_count() or 1
-    serial = is_serial(variant)
+    serial = variant in VARIANTS and not pooled(VARIANTS[variant])  # pre-tokenizes in one process
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
@@ -249,13 +244,9 @@ def check_affordable(estimates: list[Estimate], what: str, force: bool = False) 
     :data:`LONG_RUN_SECONDS` unless ``force`` (``--force``) is given."""
     from bpe.errors import BPEError
 
-    slow = too_long(estimates)
+    slow = [e for e in estimates if e.seconds > LONG_RUN_SECONDS]
     if slow and not force:
         raise BPEError(refusal(slow, what))
-
-
-def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:
-    return [e for e in estimates if e.seconds > limit]
 
 
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:

@@ -174,10 +174,7 @@ def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) ->
 
 def pages(root: Path = REPO_ROOT) -> list[Path]:
     """The pages :data:`PAGES` names under ``root``, sorted."""
-    found = set()
-    for pattern in PAGES:
-        found.update(root.glob(pattern))
-    return sorted(found)
+    return sorted({page for pattern in PAGES for page in root.glob(pattern)})
 
 
 def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:

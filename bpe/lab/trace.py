@@ -150,10 +150,6 @@ class MergerView:
         return None
 
 
-def _contains(word: Word, pair: Pair) -> bool:
-    return any(a == pair[0] and b == pair[1] for a, b in zip(word, word[1:]))
-
-
 def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
     """Pairs in selection order: higher count first, then the larger byte pair."""
     return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
@@ -213,7 +209,7 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
             affected_ids = sorted(index.get(pair, ()))
             source = f"from pair_to_words[{show_pair(pair)}]"
         else:
-            affected_ids = [i for i, (w, _) in enumerate(words_before) if _contains(w, pair)]
+            affected_ids = [i for i, (w, _) in enumerate(words_before) if pair in zip(w, w[1:])]
             source = "found by scanning every word: no index"
         merger.merge(pair)
         merges.append(pair)
