@@ -234,16 +234,12 @@ def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None)
         changed = update(paths, problems=problems)
         for path in changed:
             print(f"updated {path}", file=out)
-        for problem in problems:
-            print(problem, file=out)
-        print(f"{count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
-              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""),
-              file=out)
-        return 1 if problems else 0
-    problems = check(paths)
+        outcome = f"{len(changed)} page(s) rewritten" + (
+            f"; {len(problems)} left as they were (their result file or key is missing)" if problems else "")
+    else:
+        problems = check(paths)
+        outcome = f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"
     for problem in problems:
         print(problem, file=out)
-    print(f"{count(paths)} figures on {len(paths)} pages; "
-          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"),
-          file=out)
+    print(f"{count(paths)} figures on {len(paths)} pages; {outcome}", file=out)
     return 1 if problems else 0
