@@ -14,8 +14,7 @@ The model counts what each variant's loops do, one constant per loop fitted on o
   the whole sample, and extrapolated with the exponent those two points give;
 * v1 recounts every pair of every word after every merge: ``merges x L``;
 * v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
-  pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
-  never pass ``L``, so a scan never costs more than v1's recount;
+  pairs (:func:`live_pairs`), never more than v1's recount;
 * v5-v7 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge;
   v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
   credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
@@ -217,8 +216,6 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
         scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
                + model.per_l * length)
-    # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
-    # pre-tokens, not the file size.
     memory = BASE_MEMORY + model.bytes_per_l * length
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
 
