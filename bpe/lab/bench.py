@@ -30,7 +30,7 @@ from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
-from bpe.lab.peers import peers_table
+from bpe.lab.peers import PEERS, peers_table, run_peer
 from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
 from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text, summary
 from bpe.lab.timed_run import run_once, write_prefix
@@ -215,8 +215,6 @@ def peer_names(peers: bool | str) -> list[str]:
     >>> peer_names("rustbpe,tokenizers-file")
     ['rustbpe', 'tokenizers-file']
     """
-    from bpe.lab.peers import PEERS
-
     if peers is True or peers == "all":
         return list(PEERS)
     names = [name.strip() for name in str(peers).split(",") if name.strip()]
@@ -229,8 +227,6 @@ def peer_names(peers: bool | str) -> list[str]:
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
               names: list[str] | None = None) -> dict:
     """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.lab.peers`)."""
-    from bpe.lab.peers import PEERS, run_peer
-
     results = {}
     for name in names or PEERS:
         runs = []
