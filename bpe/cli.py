@@ -24,9 +24,10 @@ def _add_json(p: argparse.ArgumentParser, what: str = "every figure") -> None:
 
 def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: str) -> None:
     """``--out``/``--out-dir`` and ``--publish`` (:func:`bpe.lab.publish.output_path`)."""
-    p.add_argument(flag, default=None, help=f"where the result goes (default {default}; {committed} with --publish)")
-    p.add_argument("--publish", action="store_true",
-                   help=f"write the committed {committed} (refused from a tree with uncommitted changes)")
+    p.add_argument(flag, default=None, metavar="DIR" if flag == "--out-dir" else "FILE.json",
+                   help=f"where the result goes (default {default}; {committed} with --publish)")
+    p.add_argument("--publish", action="store_true", help=f"write the committed {committed} (refused from a tree "
+                                                          "with uncommitted changes; docs/ and profiles/ do not count)")
 
 
 def _add_errors(p: argparse.ArgumentParser) -> None:
@@ -290,7 +291,7 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
-    _add_output(report, "--out-dir", "out/report/", "report in docs/ (or --out-dir such as docs/web)")
+    _add_output(report, "--out-dir", "out/report/", "report in docs/")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
