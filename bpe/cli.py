@@ -1,27 +1,38 @@
-"""``python -m bpe`` / ``bpe``: train, bench, estimate, report, profile, trace, merge-cost, encode, figures,
-reproduce, handout, data.  Each ``cmd_*`` hands its arguments to the module that does the work.
-
-Every training command takes the shared defaults of :mod:`bpe.defaults` (the data set's vocab,
-``<|endoftext|>``), prints them in its first line with a cost estimate (:mod:`bpe.lab.estimate`),
-refuses a run estimated past 10 minutes unless given ``--force``, and shows progress on a terminal
-(``--quiet`` for none).
-
-Errors the user can cause (:class:`~bpe.errors.BPEError`), operating-system errors and exhausted
-memory are printed as one line and exit with status 2; Ctrl-C prints ``bpe: interrupted`` and exits
-130 (the pool is shut down first); ``--debug`` shows the traceback instead.  A reader of stdout that
+"""``python -m bpe`` / ``bpe``: each subcommand's arguments, handed by its ``cmd_*`` to the module that does
+the work.  Training commands take :mod:`bpe.defaults`, refuse a run estimated past 10 minutes without
+``--force`` and show progress on a terminal.  A user's error, an OS error or exhausted memory is one line
+and status 2; Ctrl-C is ``bpe: interrupted``, 130 (``--debug``: the traceback).  A reader of stdout that
 leaves early (``| head``) does not stop the run: later output is dropped and the files are saved.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 
 from bpe import defaults
 from bpe.errors import BPEError
+
+
+def _add_workers(p: argparse.ArgumentParser, what: str = "pre-tokenization") -> None:
+    p.add_argument("--workers", type=int, default=None, help=f"{what} processes (default: CPU count)")
+
+
+def _add_json(p: argparse.ArgumentParser, what: str = "every figure") -> None:
+    p.add_argument("--json", default=None, metavar="OUT", help=f"write {what} as JSON to OUT")
+
+
+def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: str) -> None:
+    """``--out``/``--out-dir`` and ``--publish`` (:func:`bpe.lab.publish.output_path`)."""
+    p.add_argument(flag, default=None, metavar="DIR" if flag == "--out-dir" else "FILE.json",
+                   help=f"where the result goes (default {default}; {committed} with --publish)")
+    p.add_argument("--publish", action="store_true", help=f"write the committed {committed} (refused from a tree "
+                                                          "with uncommitted changes; docs/ and profiles/ do not count)")
+
+
+def _add_errors(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                   help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
 
 
 def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
@@ -33,14 +44,13 @@ def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, show
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
-    p.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    _add_workers(p)
     p.add_argument("--limit", default=None, metavar="SIZE",
                    help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
     if not shows_progress:
         return
     shown = p.add_mutually_exclusive_group()
-    shown.add_argument("--quiet", action="store_true", help="no progress display (shown by default when stderr "
-                                                            "is a terminal)")
+    shown.add_argument("--quiet", action="store_true", help="no progress display (default: shown on a terminal)")
     shown.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     if guarded:
         p.add_argument("--force", action="store_true",
@@ -57,8 +67,7 @@ def _special_tokens(args) -> list[str]:
     return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
 
 
-def _vocab_size(args) -> int:
-    """``--vocab-size``, or the data set's default (resolved once, so every header shows the real value)."""
+def _vocab_size(args) -> int:  # resolved once, so every header shows the real value
     from bpe.data.datasets import default_vocab_size
     from bpe.training.sizes import parse_count
 
@@ -71,7 +80,7 @@ def _vocab_size(args) -> int:
 def _show_progress(args) -> bool:
     from bpe.training.progress import wants_progress
 
-    return args.progress or wants_progress(args.quiet)
+    return getattr(args, "progress", False) or wants_progress(args.quiet)
 
 
 def cmd_train(args) -> int:
@@ -84,20 +93,16 @@ def cmd_train(args) -> int:
 
 
 def cmd_data(args) -> int:
-    """``data list``: every data set, its file, size, presence.  ``data get NAME``: download or generate it."""
     from bpe.data.download import get_dataset, print_datasets
-    from bpe.training.progress import wants_progress
 
     if args.data_command == "get":
-        get_dataset(args.name, args.size, progress=wants_progress(args.quiet))
+        get_dataset(args.name, args.size, progress=_show_progress(args))
     else:
         print_datasets()
     return 0
 
 
-def _bench_settings(args):
-    """The one :class:`~bpe.lab.bench.BenchSettings` of a ``bench`` or ``report`` command line: checked
-    and defaulted here, then passed down untouched (``report`` has no ``--busy`` or ``--json``)."""
+def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
     from bpe.lab.bench import BenchSettings
 
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
@@ -148,7 +153,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.estimate_command import run_estimate
+    from bpe.lab.estimate import run_estimate
 
     run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
                  args.size, args.json)
@@ -177,7 +182,6 @@ def cmd_encode(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    """``figures``: check every quoted figure against its result file; ``--update`` rewrites them."""
     from bpe.lab.figures import run_figures
 
     return run_figures(args.pages, args.update)
@@ -199,10 +203,8 @@ def _add_reproduce_parser(sub) -> None:
                                            "(TinyStories-like and web-like text; docs/articles.md)")
     rep.add_argument("--quick", action="store_true", help="the same plan on tiny inputs, in seconds (ratios mean nothing)")
     rep.add_argument("--repeat", type=int, default=None, help="runs per rung, interleaved (default 3; 1 with --quick)")
-    rep.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
-    rep.add_argument("--out", default=None, metavar="FILE.json", help="where the result goes (default out/articles-bench.json)")
-    rep.add_argument("--publish", action="store_true",
-                     help="write the committed docs/articles-bench.json (refused from a tree with uncommitted changes)")
+    _add_workers(rep)
+    _add_output(rep, "--out", "out/articles-bench.json", "docs/articles-bench.json")
     rep.set_defaults(func=cmd_reproduce)
 
 
@@ -218,10 +220,8 @@ def _add_handout_parser(sub) -> None:
     h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
     h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
     h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
-    h.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
-    h.add_argument("--out", default=None, metavar="FILE.json", help="default out/handout-answers.json")
-    h.add_argument("--publish", action="store_true",
-                   help="write the committed docs/handout-answers.json (refused from a tree with uncommitted changes)")
+    _add_workers(h)
+    _add_output(h, "--out", "out/handout-answers.json", "docs/handout-answers.json")
     h.set_defaults(func=cmd_handout)
 
 
@@ -241,9 +241,9 @@ def _add_ablation_parser(sub) -> None:
     ab.add_argument("--vocab-size", action="append", default=None, metavar="N",
                     help="one per --data, or one for all (default: each data set's own)")
     ab.add_argument("--repeat", type=int, default=3, help="runs per row, the rows taking turns (default 3)")
-    ab.add_argument("--workers", type=int, default=None, help="pre-tokenization processes (default: CPU count)")
+    _add_workers(ab)
     ab.add_argument("--limit", default=None, metavar="SIZE", help="train on the first SIZE bytes of each data set")
-    ab.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+    _add_json(ab)
     ab.set_defaults(func=cmd_ablation)
 
 
@@ -259,9 +259,8 @@ def _add_encode_parser(sub) -> None:
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
     encode.add_argument("--data", required=True, help="data set name or file path")
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
-    encode.add_argument("--workers", type=int, default=None, help="encoding processes (default: CPU count)")
-    encode.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                        help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    _add_workers(encode, "encoding")
+    _add_errors(encode)
     encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
                         help="text per task (default 1MiB); memory grows with it, not with the file")
     encode.add_argument("--peers", action="store_true",
@@ -292,11 +291,7 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
-    report.add_argument("--out-dir", default=None,
-                        help="where report.md and the plots go (default out/report/; docs/ with --publish)")
-    report.add_argument("--publish", action="store_true",
-                        help="rewrite the committed report (docs/, or --out-dir such as docs/web); refused from a "
-                             "tree with uncommitted changes, so its provenance names a real commit")
+    _add_output(report, "--out-dir", "out/report/", "report in docs/")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
@@ -308,11 +303,7 @@ def _add_profile_parser(sub) -> None:
                                              "profiles/<variant>-<data>-<vocab>.{json,md}")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
     _add_training_args(profile)
-    profile.add_argument("--out-dir", default=None,
-                         help="where the profile goes (default out/profiles/; profiles/ with --publish)")
-    profile.add_argument("--publish", action="store_true",
-                         help="rewrite the committed profile in profiles/; refused when the code has uncommitted "
-                              "changes (docs/ and profiles/ do not count)")
+    _add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")
@@ -345,8 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train a tokenizer")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
     _add_training_args(train)
-    train.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                       help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
+    _add_errors(train)
     train.add_argument("--out", default=None, metavar="DIR",
                        help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
@@ -360,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "Exit status 1 if a run fails or its merges differ from the reference")
     _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
-    bench.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+    _add_json(bench)
     bench.add_argument("--busy", type=int, default=0, metavar="N",
                        help="measure with N other processes each spinning on a core (a machine that is not idle)")
     bench.add_argument("--peers", nargs="?", const="all", default=None, metavar="NAMES",
@@ -378,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
-    estimate.add_argument("--json", default=None, metavar="OUT", help="also write the estimates as JSON to OUT")
+    _add_json(estimate, "the estimates")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
     _add_figures_parser(sub)
@@ -399,92 +389,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _PipeSafeStdout:
-    """stdout that survives its reader leaving (``bpe train ... | head -1``): later writes are dropped, so the
-    run goes on and saves its files instead of dying on the next print."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def _closed_reader(self) -> None:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())  # no second error at exit
-        except (OSError, ValueError):
-            pass
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            self._closed_reader()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._closed_reader()
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
-def _interrupt_once(signum, frame):
-    """The first Ctrl-C interrupts; later ones are ignored, so none can break the clean-up or the message."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
+    from bpe.console import console, failure
     from bpe.dependencies import missing_dependencies, missing_dependency_message
 
     missing = missing_dependencies()
     if missing:  # before anything imports them: one line, not an import traceback
         print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
         return 2
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    stdout = sys.stdout
-    sys.stdout = _PipeSafeStdout(stdout)
-    handle_sigint = (threading.current_thread() is threading.main_thread()
-                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-    if handle_sigint:
-        signal.signal(signal.SIGINT, _interrupt_once)
-    try:
-        return _run(args)
-    finally:
-        sys.stdout = stdout
-        if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _run(args) -> int:
-    try:
-        return args.func(args)
-    except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
-        if args.debug:
-            raise
-        line, status = _failure(exc)
-        print(line, file=sys.stderr)
-        return status
-
-
-def _failure(exc: BaseException) -> tuple[str, int]:
-    """The one line and the exit status of a run that ``exc`` ended."""
-    from bpe.errors import Terminated
-
-    if isinstance(exc, BPEError):
-        return f"bpe: error: {exc}", 2
-    if isinstance(exc, Terminated):
-        return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
-    if isinstance(exc, KeyboardInterrupt):
-        return "bpe: interrupted", 130
-    if isinstance(exc, MemoryError):
-        return ("bpe: error: out of memory; train on less (--limit 100MB), with a smaller --vocab-size, or with a "
-                "variant that needs less (python -m bpe estimate shows each one's peak)", 2)
-    # OSError: the environment failed us mid-run (disk full, file vanished): still one line
-    where = f": {exc.filename}" if exc.filename else ""
-    return f"bpe: error: {exc.strerror or exc}{where}", 2
+    args = build_parser().parse_args(argv)
+    with console():
+        try:
+            return args.func(args)
+        except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
+            if args.debug:
+                raise
+            line, status = failure(exc)
+            print(line, file=sys.stderr)
+            return status
 
 
 if __name__ == "__main__":

@@ -1,19 +1,19 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-* ``bench``: ``run_bench``, each candidate timed stage by stage; ``timed_run``: one run in a fresh
-  process; ``probes``: each candidate's estimate before it runs; ``tables``: the printed tables;
-  ``spread``: runs summarized, and the one rule for comparing them; ``correctness``: every run's
-  merges against the reference's; ``publish``: where a run writes; ``report``: every rung on the
-  same data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
-* ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where
-  a trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
+* ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed (``--busy``: cores
+  kept busy meanwhile); ``timed_run``: one run in a fresh process; ``spread``: runs summarized, and the
+  one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
+  where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same
+  data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
+* ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
+  trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone;
-* ``estimate``: a run's time and memory before it starts; ``calibrate``: its constants' timed runs;
-  ``pretokenize_ratio``: the fast pre-tokenizer against the plain one, per kind of text;
-  ``handout``: the CS336 handout's tokenizer questions; ``ablation`` (a package): v6 without each
-  of its techniques in turn; ``figures``: every quoted figure checked against its committed result file;
-* ``train_command``: ``bpe train``, the run with its files and summary; ``estimate_command``: ``bpe
-  estimate``'s table; ``busy``: ``bench --busy``, processes spinning meanwhile;
-  ``fresh_process``: a timed job in a child; ``runinfo``: machine, commit and merges digest.
+* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe,
+  ``bpe estimate``'s table); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
+  pre-tokenizer against the plain one, per kind of text; ``handout``: the CS336 handout's tokenizer
+  questions; ``ablation`` (a package): v6 without each of its techniques in turn; ``figures``: every
+  quoted figure checked against its committed result file;
+* ``train_command``: ``bpe train``, the run with its files and summary; ``fresh_process``: a timed job
+  in a child.
 """

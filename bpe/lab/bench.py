@@ -1,22 +1,25 @@
 """The bench harness: train one or more candidates on the same data and print the stage tables.
 
-A *candidate* is what ``--variant`` names: a *rung* of the ladder (``v1`` ... ``v7``, ``all``) or
-your own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total; see
-:mod:`bpe.lab.candidates`).  Each repeat runs in a fresh process (:mod:`bpe.lab.timed_run`).  The
-stages: **pretokenize** (read, split on special tokens, GPT-2 regex, count), **pair count** (the
-candidate's structures), **select** and **update** (summed over the merges), **merge phase** (the
-last three), **peak RSS** (the training process, and the largest pool worker).  Ratios mean
-something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.spread`).  Every
-candidate is estimated first (:mod:`bpe.lab.probes`), every run's merges checked after
-(:mod:`bpe.lab.correctness`); a candidate that fails is one ``FAILED`` line.
+A *candidate* is what ``--variant`` names (:mod:`bpe.lab.candidates`): a rung of the ladder, or your
+own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat
+runs in a fresh process (:mod:`bpe.lab.timed_run`).  The stages: **pretokenize** (read, split on
+special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
+**update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
+process, and the largest pool worker).  Ratios mean something only within one bench, outside the
+run-to-run spread (:mod:`bpe.lab.spread`).  ``--busy N`` runs it all beside N processes spinning on
+a core (:func:`spin_on_cores`), as on a machine doing something else.  The printed tables' rows
+(:func:`comparison_rows`) are the report's too.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,30 +29,19 @@ from bpe.errors import BPEError
 from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
-from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
-from bpe.lab.peers import peers_table
-from bpe.lab.probes import estimate_candidates
-from bpe.lab.publish import check_json_path, write_json_atomic
-from bpe.lab.runinfo import machine_info
-from bpe.lab.spread import median_run, summary
-from bpe.lab.tables import candidate_table, comparison_table, header
+from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
+from bpe.lab.peers import PEERS, peers_table, run_peer
+from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
+from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text, summary
 from bpe.lab.timed_run import run_once, write_prefix
 
 
 @dataclass(frozen=True)
 class BenchSettings:
-    """What one bench is asked for: built once (by the CLI, the report, or any caller) and passed down.
-
-    ``variants``: ``--variant`` entries, a comma string or a list: rungs (``v6``, ``all``) and/or your
-    own trainers (a ``.py`` file, ``FILE.py:CLASS``, ``module:function``); ``None``: the best rung.
-    ``data`` ``None``: the default data set; ``vocab_size`` ``None``: the data set's; ``workers``
-    ``None``: the CPU count.  ``repeat``: runs per candidate, each in a fresh process.  ``limit``: the
-    data's first bytes only (``"5MB"``, cut at a document's end).  ``peers``: ``True``/``"all"`` or a
-    comma list of :data:`bpe.lab.peers.PEERS`.  ``force``: run a candidate estimated past ``budget``
-    seconds (all its repeats), else refused (skipped with a note under ``all``).  ``progress``: each
-    run's bytes and merges on stderr.  ``busy``: processes spinning on a core meanwhile.  ``json_out``:
-    the whole result is also written there.
-    """
+    """What one bench is asked for, as its command line says it (``None``: the default: the best rung,
+    the default data set, its vocab, the CPU count), built once and passed down.  ``force``: run a
+    candidate estimated past ``budget`` seconds (all its repeats), else refused (skipped with a note
+    under ``all``)."""
     variants: str | list[str] | None = None
     data: str | None = None
     vocab_size: int | None = None
@@ -66,16 +58,9 @@ class BenchSettings:
 
 
 def run_bench(settings: BenchSettings, out=None) -> dict:
-    """Bench ``settings``' candidates on its data, print the tables to ``out`` (default stdout), and
-    return the result: ``machine``, ``settings`` (as run: bytes, merges, workers), ``estimates``,
-    ``variants`` (each candidate that ran, by label: ``kind``, ``spec``, ``idea``, ``runs``, ``median``,
-    ``notes``), ``skipped`` and ``failed`` (label: one line), ``merges_identical`` (the rungs agree),
-    ``verdicts`` and ``reference`` (:mod:`bpe.lab.correctness`), and ``peers`` when asked for.
-
-    Bad settings raise :class:`BPEError` before any run; so does a rung that fails.
-    """
+    """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
+    (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
     from bpe.data.datasets import default_vocab_size
-    from bpe.lab.busy import spin_on_cores
     from bpe.training.chunking import find_limit_end
     from bpe.training.pretokenize import check_input_file
     from bpe.training.sizes import parse_size
@@ -190,6 +175,35 @@ def _repeats(s: BenchSettings, candidate: Candidate, path: Path, vocab_size: int
     return runs
 
 
+_SPIN = """
+import os, signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+parent = os.getppid()
+while os.getppid() == parent:
+    for _ in range(2_000_000):
+        pass
+"""
+
+
+@contextmanager
+def spin_on_cores(count: int) -> Iterator[list[int]]:
+    """Run the block with ``count`` processes spinning (``while True: pass`` in a child Python); their
+    pids.  They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise BPEError(f"--busy must be 0 or more processes, got {count!r}")
+    spinners = []
+    try:
+        for _ in range(count):
+            spinners.append(subprocess.Popen([sys.executable, "-c", _SPIN], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        yield [p.pid for p in spinners]
+    finally:
+        for process in spinners:
+            process.kill()
+        for process in spinners:
+            process.wait()
+
+
 def _asked_all(spec: str | list[str] | None) -> bool:
     specs = [spec] if isinstance(spec, str) else spec or []
     return any(entry.strip() == "all" for s in specs for entry in s.split(","))
@@ -201,8 +215,6 @@ def peer_names(peers: bool | str) -> list[str]:
     >>> peer_names("rustbpe,tokenizers-file")
     ['rustbpe', 'tokenizers-file']
     """
-    from bpe.lab.peers import PEERS
-
     if peers is True or peers == "all":
         return list(PEERS)
     names = [name.strip() for name in str(peers).split(",") if name.strip()]
@@ -215,8 +227,6 @@ def peer_names(peers: bool | str) -> list[str]:
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
               names: list[str] | None = None) -> dict:
     """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.lab.peers`)."""
-    from bpe.lab.peers import PEERS, run_peer
-
     results = {}
     for name in names or PEERS:
         runs = []
@@ -231,3 +241,93 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
         results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
                          "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
     return results
+
+
+# --- The printed tables: the header, one table per candidate, their comparison ---
+
+
+def format_mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def header(report: dict) -> str:
+    m, s = report["machine"], report["settings"]
+    subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+    busy_note = f", busy {s['busy']} (processes spinning meanwhile)" if s.get("busy") else ""
+    return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
+            f"({s['num_merges']:,} merges), special {s['special_tokens']}, workers {s['workers']}, "
+            f"repeat {s['repeat']}{busy_note}\n"
+            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
+
+
+_COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS")
+
+
+def _seconds(value: float | None, width: int) -> str:
+    """``1.234s`` right-aligned, or ``-`` for a figure a run does not have (a function candidate's stages)."""
+    return f"{value:>{width - 1}.3f}s" if value is not None else f"{'-':>{width}}"
+
+
+def _row(label: str, r: dict) -> str:
+    st = r["stages"] or {}
+    cells = [st.get("pretokenize"), st.get("pair_count"), st.get("select"), st.get("update"), r["merge_phase"],
+             r["total"]]
+    return (f"{label:<8}" + "".join(_seconds(c, 13) for c in cells)
+            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}")
+
+
+def candidate_table(name: str, entry: dict) -> str:
+    """One candidate's table: every repeat, the median, the checkpoints, the merges' digest, and any notes."""
+    runs, med = entry["runs"], entry["median"]
+    lines = [f"\n{name}: {entry['idea']}",
+             f"{'run':<8}" + "".join(f"{c:>13}" for c in _COLUMNS)]
+    lines += [_row(str(i + 1), r) for i, r in enumerate(runs)]
+    if len(runs) > 1:
+        lines.append(_row("median", med))
+    if med["stages"] is None:
+        lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
+    else:
+        step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
+        shown = [point for point in med["checkpoints"][step - 1::step] if point[0] > 0]
+        if med["checkpoints"] and med["checkpoints"][-1][0] > 0 and shown[-1:] != med["checkpoints"][-1:]:
+            shown.append(med["checkpoints"][-1])
+        points = [f"{m:,}: {t:.2f}s" for m, t in shown]
+        if points:
+            lines.append("elapsed at merge   " + ", ".join(points))
+    lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
+    lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
+    return "\n".join(lines)
+
+
+def totals(entry: dict) -> list[float]:
+    return [r["total"] for r in entry["runs"]]
+
+
+def comparison_rows(report: dict) -> list[tuple[str, dict, str, str, str]]:
+    """``(candidate, medians, total's min-max, speed-up vs the previous candidate, vs the first)`` in run
+    order; a speed-up whose runs overlap the other's is ``within spread`` (:func:`bpe.lab.spread.compare`)."""
+    entries = report["variants"]
+    first = next(iter(entries.values()))
+    rows, prev = [], None
+    for name, entry in entries.items():
+        vs_prev = compare(totals(prev), totals(entry))["verdict"] if prev else "-"
+        vs_first = compare(totals(first), totals(entry))["verdict"] if entry is not first else "-"
+        rows.append((name, entry["median"], range_text(totals(entry)), vs_prev, vs_first))
+        prev = entry
+    return rows
+
+
+def comparison_table(report: dict) -> str:
+    first_name = next(iter(report["variants"]))
+    width = max(10, *(len(name) + 1 for name in report["variants"]))
+    last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
+    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios are times, x = faster than; "
+             f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
+             f"{'candidate':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
+             f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]
+    for name, med, spread, vs_prev, vs_first in comparison_rows(report):
+        st = med["stages"] or {}
+        lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
+                     f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
+                     f"{spread:>14}{format_mb(med['peak_rss']['self']):>12}{vs_prev:>15}{vs_first:>{last}}")
+    return "\n".join(lines)

@@ -1,20 +1,12 @@
 """``python -m bpe.lab.calibrate``: time small runs and set them beside the cost model's estimates.
 
-Each point of :data:`POINTS` trains one variant on one corpus at one vocab size in a fresh process
-with one pre-tokenization worker, and takes that process's CPU time (user + system, children
-included) from ``resource.getrusage``: on a busy machine CPU time stays close to what the run would
-take alone, where wall time does not.  The estimate is :func:`bpe.lab.estimate.estimate_run` with
-``workers=1`` on the corpus's shape (:func:`bpe.lab.estimate.corpus_shape`), and the file
-(``docs/estimate-calibration.json`` by default) records both and their ratio, with the shape, so a
-test can re-estimate every point under the current model without timing anything.
-
-``--reestimate`` keeps the stored timings and only redoes the estimates (after a change of the
-model); ``--missing`` times only the points the file does not hold yet, ``--data NAME`` only one
-corpus's.  A corpus that is not on this machine (``gutenberg-books`` is built from downloads) keeps
-its stored points.
-
-What it leaves out: repeats (one run per point; the model aims at a factor of 2, not at percent)
-and more than one worker (the pool's share is a division of the pre-tokenizing time).
+Each point of :data:`POINTS` trains one variant on one corpus at one vocab in a fresh process with one
+worker and takes its CPU time (children included: on a busy machine it stays close to the run's time
+alone, where wall time does not).  ``docs/estimate-calibration.json`` records it beside
+:func:`bpe.lab.estimate.estimate_run`'s estimate and the corpus's shape, so a test re-estimates every
+point without timing anything.  ``--reestimate`` redoes only the estimates; ``--missing`` times only
+the points not held yet; ``--data NAME`` one corpus's; a corpus not on this machine keeps its points.
+Left out: repeats (the model aims at a factor of 2) and more than one worker.
 """
 
 from __future__ import annotations
@@ -35,48 +27,17 @@ DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
 GUTENBERG_BOOKS = "gutenberg-books"
 
 #: (data, variant, vocab size): each run a few seconds to a minute on one core.
-POINTS = [
-    ("gutenberg-sample", "v1", 500),
-    ("gutenberg-sample", "v2", 2000),
-    ("gutenberg-sample", "v2", 10000),
-    ("gutenberg-sample", "v3", 2000),
-    ("gutenberg-sample", "v4", 2000),
-    ("gutenberg-sample", "v5", 10000),
-    ("gutenberg-sample", "v6", 10000),
-    ("gutenberg-sample", "v7", 10000),
-    (GUTENBERG_BOOKS, "v4", 2000),
-    (GUTENBERG_BOOKS, "v6", 10000),
-    ("tinystories-synth-10MB", "v1", 500),
-    ("tinystories-synth-10MB", "v2", 2000),
-    ("tinystories-synth-10MB", "v2", 10000),
-    ("tinystories-synth-10MB", "v3", 10000),
-    ("tinystories-synth-10MB", "v4", 10000),
-    ("tinystories-synth-10MB", "v5", 10000),
-    ("tinystories-synth-10MB", "v6", 10000),
-    ("tinystories-synth-10MB", "v7", 10000),
-    ("tinystories-synth-50MB", "v2", 10000),
-    ("webtext-synth-2MB", "v1", 300),
-    ("webtext-synth-2MB", "v2", 500),
-    ("webtext-synth-2MB", "v2", 2000),
-    ("webtext-synth-2MB", "v3", 2000),
-    ("webtext-synth-2MB", "v4", 2000),
-    ("webtext-synth-2MB", "v5", 2000),
-    ("webtext-synth-2MB", "v6", 10000),
-    ("webtext-synth-2MB", "v7", 10000),
-    ("webtext-synth-20MB", "v2", 500),
-    ("webtext-synth-20MB", "v5", 10000),
-    ("webtext-synth-20MB", "v5", 32000),
-    ("webtext-synth-20MB", "v6", 32000),
-    ("webtext-synth-20MB", "v7", 10000),
-]
-
-
-def shape_of(data: str, special_tokens: list[str]) -> dict:
-    from bpe.data.datasets import resolve_data
-    from bpe.lab.estimate import corpus_shape
-
-    shape = corpus_shape(resolve_data(data), special_tokens)
-    return {"bytes": shape.bytes, "distinct_length": shape.distinct_length, "distinct_words": shape.distinct_words}
+POINTS = [(data, variant, vocab) for data, runs in {
+    "gutenberg-sample": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 2000),
+                         ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
+    GUTENBERG_BOOKS: [("v4", 2000), ("v6", 10000)],
+    "tinystories-synth-10MB": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 10000),
+                               ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
+    "tinystories-synth-50MB": [("v2", 10000)],
+    "webtext-synth-2MB": [("v1", 300), ("v2", 500), ("v2", 2000), ("v3", 2000),
+                          ("v4", 2000), ("v5", 2000), ("v6", 10000), ("v7", 10000)],
+    "webtext-synth-20MB": [("v2", 500), ("v5", 10000), ("v5", 32000), ("v6", 32000), ("v7", 10000)],
+}.items() for variant, vocab in runs]
 
 
 def estimate_point(point: dict) -> float:
@@ -109,6 +70,7 @@ def with_estimate(point: dict) -> dict:
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
     from bpe.data.datasets import resolve_data
+    from bpe.lab.estimate import corpus_shape
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
     key = lambda p: (p["data"], p["variant"], p["vocab"])  # noqa: E731
@@ -122,7 +84,8 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
                 points.append(with_estimate(old[(data, variant, vocab)]))
             continue
         if data not in shapes:
-            shapes[data] = shape_of(data, specials)
+            s = corpus_shape(resolve_data(data), specials)
+            shapes[data] = {"bytes": s.bytes, "distinct_length": s.distinct_length, "distinct_words": s.distinct_words}
         point = {"data": data, "variant": variant, "vocab": vocab, "merges": vocab - 256 - len(specials),
                  "shape": shapes[data], "measured": round(time_run(data, variant, vocab), 3)}
         points.append(with_estimate(point))

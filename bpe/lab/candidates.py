@@ -14,17 +14,11 @@
                                           as some published trainers are written); ``module:Class`` too
     --variant v5,v6,mine.py               several, run in that order
 
-A ``Merger`` candidate is pre-tokenized by the project's pooled counter (or by its own
-``count_pretokens``, when the file defines one, as a variant module does) and gets every stage
-timing.  A function candidate is timed as a whole: ``fn(input_path, vocab_size, special_tokens) ->
-(vocab, merges)``.  Either runs in a fresh process like every bench run (see :mod:`bpe.lab.timed_run`).
-
-A file is looked at without running it (its syntax tree says whether it defines ``Merger`` or
-``train_bpe``), so the candidate's own code runs only in the child, where its errors and prints
-are caught and reported as one line (:func:`call_candidate`).  There the file is imported as the
-module named after it (``mine.py``: ``mine``) and registered in ``sys.modules``, with its folder on
-``sys.path``, as ``import mine`` would: so its module-level functions can be pickled, and a
-``multiprocessing.Pool`` in the candidate can send them to its workers.
+A ``Merger`` candidate is pre-tokenized by the pooled counter (or its own ``count_pretokens``) and
+gets every stage timed; a function is timed as a whole.  A file is read here without running it (its
+syntax tree says what it defines): its code runs only in the child (:mod:`bpe.lab.timed_run`), where
+its errors are one line (:func:`call_candidate`) and it is imported as ``import mine`` would
+(:func:`load_file_module`).
 """
 
 from __future__ import annotations
@@ -61,10 +55,6 @@ class Candidate:
     @property
     def is_variant(self) -> bool:
         return self.kind == "variant"
-
-
-def _top_level_classes(tree: ast.Module) -> set[str]:
-    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
 
 
 def _module_tree(module: str) -> ast.Module | None:
@@ -120,7 +110,7 @@ def _label(module: str, function: str, is_class: bool = False) -> str:
 
 def _named(tree: ast.Module, module: str, name: str, where: str, spec: str) -> Candidate:
     """The candidate for ``name`` in a file or module whose syntax tree is ``tree``: a class or a function."""
-    if name in _top_level_classes(tree):
+    if name in {node.name for node in tree.body if isinstance(node, ast.ClassDef)}:
         return Candidate(_label(module, name, True), "function", spec,
                          _file_idea(tree, f"{name}().train in {where}"))
     return Candidate(_label(module, name), "function", spec, _file_idea(tree, f"{name} in {where}"))
@@ -200,9 +190,8 @@ class CandidateFailed(Exception):
 
 
 def _module_name(path: Path) -> str:
-    """The name a candidate file is imported under: its own (``mine.py``: ``mine``), as ``import mine``
-    would, so that pickle (a ``multiprocessing.Pool``'s tasks) finds its functions again by that name;
-    ``candidate_<name>`` when the name is not an identifier or is taken by another module."""
+    """``mine.py``: ``mine``, as ``import mine`` would name it; ``candidate_<name>`` when that is not an
+    identifier or is taken by another module."""
     name = path.stem
     taken = sys.modules.get(name)
     if name.isidentifier() and (taken is None or _same_file(getattr(taken, "__file__", None), path)):
@@ -218,12 +207,9 @@ def _same_file(a: str | None, b: Path) -> bool:
 
 
 def load_file_module(path: str | Path) -> ModuleType:
-    """Import a Python file as a module registered in ``sys.modules`` under its own name.
-
-    Its folder goes first on ``sys.path``, as ``python mine.py`` would put it, so the file can import
-    its neighbours (``from helpers import ...``), and so a worker process started by the candidate
-    (``multiprocessing.Pool``, any start method) can import it again to unpickle its functions.
-    """
+    """Import a Python file as ``import mine`` would: registered in ``sys.modules`` under its own name
+    (:func:`_module_name`), its folder first on ``sys.path``, so that it can import its neighbours and a
+    ``multiprocessing.Pool`` it starts can import it again to unpickle its functions."""
     path = Path(path)
     if path.suffix != ".py":
         raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
-from bpe.lab.publish import write_json_atomic
-from bpe.lab.runinfo import merges_digest
+from bpe.lab.publish import merges_digest, write_json_atomic
 from bpe.training.registry import best_variant
 
 

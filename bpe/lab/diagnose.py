@@ -1,8 +1,7 @@
 """Why do a trainer's merges differ from the reference?  The first divergence, the true counts, a likely cause.
 
-The bench compares every run's merges with the reference merges of the same data (the fastest
-variant's, from the same run or computed once and cached).  When they differ, what a student
-needs is the first merge where they part, so :func:`diagnose` reports
+When a run's merges differ from the reference merges of the same data (:mod:`bpe.lab.correctness`),
+what a student needs is the first merge where they part, so :func:`diagnose` reports
 
 * the step (1-based), the pair each side chose there, and both pairs' *true* counts at that step:
   the reference's merges before the step replayed on the reference pre-token counts, then counted;
@@ -20,13 +19,10 @@ needs is the first merge where they part, so :func:`diagnose` reports
                        (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right, or merged from
                        the right (``aaa`` left as ``a aa``).
 
-When the candidate brings its own pre-tokenizer, its pre-token counts are compared with the
-reference counts first, even when the merges agree: a pre-tokenizer that miscounts a few rare
-pre-tokens may give the same merges at a small vocab and different ones at a larger.
-
-It leaves out every later difference: once the merges part, the states differ and later steps say
-nothing new.  Replaying uses the rank rule of encoding (merge the earliest-learned pair first), which
-gives each word exactly the segmentation training had reached after those merges.
+An own pre-tokenizer's counts are compared first, even when the merges agree (a few miscounted rare
+pre-tokens may part the merges only at a larger vocab).  Later differences are left out: once the
+merges part, later steps say nothing new.  Replaying merges by rank (earliest learned first) gives
+each word exactly the segmentation training had reached.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """``bpe encode --peers``: tiktoken on the same text, with the same merges and threads; ids must be identical.
 
-tiktoken (OpenAI's BPE, Rust core) is built from our own tokenizer: its ranks are the export of
-:func:`bpe.io.formats.tiktoken_ranks` (our ids, in merge order) and its pattern is GPT-2's.  Special
-tokens are handled the same way as ours: the text is split on them, the pieces between them go to
-``encode_ordinary_batch(pieces, num_threads=workers)`` and each special token becomes its id.
-
-The timing is tiktoken's ``encode_ordinary_batch`` call alone (the text already read and split, no
-output written), against ``bpe encode`` once its tokenizer is loaded (chunking, pool start, reading,
-encoding, writing the ``.npy``), so the ratio, if anything, flatters tiktoken.  CPU time (all our processes
-against tiktoken's) is printed too: on a busy machine it is the steadier figure.  The text is held in
-memory: this is a bench for files that fit.
+tiktoken is built from our tokenizer (:func:`bpe.io.formats.tiktoken_ranks`, GPT-2's pattern); the text
+is split on the special tokens as ours is and the pieces go to ``encode_ordinary_batch(pieces,
+num_threads=workers)``.  Its timing is that call alone, against the whole of ``bpe encode`` (chunking,
+pool, reading, writing), so the ratio, if anything, flatters tiktoken; CPU time is printed too (the
+steadier figure on a busy machine).  The text is held in memory: a bench for files that fit.
 """
 
 from __future__ import annotations
@@ -19,8 +14,7 @@ import time
 from itertools import chain
 
 from bpe.errors import BPEError
-
-INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
+from bpe.lab.peers import INSTALL_HINT
 
 
 def tiktoken_encoding(tokenizer):

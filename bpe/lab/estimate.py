@@ -1,15 +1,10 @@
-"""How long and how much memory a training run will take, estimated before it starts.
+"""How long and how much memory a training run will take, estimated before it starts: the cost model,
+the probes of your own trainers, and ``bpe estimate``'s table (:func:`run_estimate`).  ``train``,
+``bench``, ``report`` and ``profile`` print it in their header and refuse a run estimated past
+:data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it instead).
 
-``python -m bpe estimate --data tinystories`` prints it for every variant; ``train``, ``bench``,
-``report`` and ``profile`` print it in their header and refuse a run estimated past
-:data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip such a
-variant with a note instead).
-
-The model counts what each variant's loops do, with one constant per loop fitted on CPU times of
-one-worker runs (``python -m bpe.lab.calibrate`` writes them beside the model's estimates into
-``docs/estimate-calibration.json``: Gutenberg prose, the TinyStories-like and the web-like
-generators, vocab 300 to 32,000, every rung; a test checks every point is within 2x).  It is meant
-to tell a minute from an hour, not to predict to the percent:
+The model counts what each variant's loops do, one constant per loop fitted on one-worker CPU times
+(:mod:`bpe.lab.calibrate`; a test checks every point within 2x): it tells a minute from an hour.
 
 * every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
   that among the workers;
@@ -19,8 +14,7 @@ to tell a minute from an hour, not to predict to the percent:
   the whole sample, and extrapolated with the exponent those two points give;
 * v1 recounts every pair of every word after every merge: ``merges x L``;
 * v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
-  pairs (:func:`live_pairs`), which start at the distinct byte pairs, grow with the merges and
-  never pass ``L``, so a scan never costs more than v1's recount;
+  pairs (:func:`live_pairs`), never more than v1's recount;
 * v5-v7 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge;
   v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
   credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
@@ -29,20 +23,22 @@ to tell a minute from an hour, not to predict to the percent:
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
   streams the file in chunks, so the file's size does not count).
 
-Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: the bench times it on
-a prefix of the data (:class:`Probe`, made by :func:`bpe.lab.probes.probe_candidate`) and
-:func:`estimate_from_probe` scales that up, the fixed part with the bytes and the per-merge part
-with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer is not let
-through as fast, and a fast one stays fast (its per-merge time is tiny to begin with).
+Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: it is timed on a
+prefix of the data (:func:`probe_candidate`) and :func:`estimate_from_probe` scales that up, the
+per-merge part with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer
+is not let through as fast, and a fast one stays fast (its per-merge time is tiny to begin with).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from bpe.training.sizes import format_size
+from bpe.training.sizes import format_size, parse_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
@@ -53,6 +49,10 @@ BASE_MEMORY = 35e6
 STARTUP_SECONDS = 0.3
 #: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
 MEAN_WORD_LENGTH = 8.0
+#: Your own trainer is timed on about this many bytes of the data (a prefix up to a document boundary) ...
+PROBE_BYTES = 250_000
+#: ... making this many merges, to estimate it before the real runs (:func:`probe_candidate`).
+PROBE_MERGES = 30
 
 
 @dataclass(frozen=True)
@@ -199,19 +199,14 @@ def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: in
     return Estimate(label, merges, seconds, memory, f"timed on its first {probe.bytes:,} bytes")
 
 
-def is_serial(variant: str) -> bool:
-    """True when the variant pre-tokenizes in one process (no pool: its ``POOLED`` is False)."""
+def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
+    """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
     from bpe.training.registry import VARIANTS
     from bpe.training.rung import pooled
 
-    return variant in VARIANTS and not pooled(VARIANTS[variant])
-
-
-def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
-    """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
     model = MODELS.get(variant, DEFAULT_MODEL)
     workers = workers or os.cpu_count() or 1
-    serial = is_serial(variant)
+    serial = variant in VARIANTS and not pooled(VARIANTS[variant])  # pre-tokenizes in one process
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
@@ -221,8 +216,6 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
         scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
                + model.per_l * length)
-    # Every pre-tokenizer streams the file in chunks (v1/v2 too), so memory follows the distinct
-    # pre-tokens, not the file size.
     memory = BASE_MEMORY + model.bytes_per_l * length
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
 
@@ -233,7 +226,6 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
     from bpe.training.pretokenize import check_input_file
-    from bpe.training.sizes import parse_size
     from bpe.training.train import check_special_tokens, check_vocab_size
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
@@ -249,13 +241,9 @@ def check_affordable(estimates: list[Estimate], what: str, force: bool = False) 
     :data:`LONG_RUN_SECONDS` unless ``force`` (``--force``) is given."""
     from bpe.errors import BPEError
 
-    slow = too_long(estimates)
+    slow = [e for e in estimates if e.seconds > LONG_RUN_SECONDS]
     if slow and not force:
         raise BPEError(refusal(slow, what))
-
-
-def too_long(estimates: list[Estimate], limit: float = LONG_RUN_SECONDS) -> list[Estimate]:
-    return [e for e in estimates if e.seconds > limit]
 
 
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
@@ -281,3 +269,111 @@ def format_duration(seconds: float) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: int | None, end: int | None,
+                    tmp: Path) -> Probe | None:
+    """Time your own trainer (a :class:`~bpe.lab.candidates.Candidate`) on a prefix of the data.
+
+    A ``Merger`` candidate's stages split the fixed part from the merges in one run; a function is
+    run twice, with no merge and with :data:`PROBE_MERGES`, and the difference is the merges' cost.
+    ``None`` when the candidate fails there (it is then estimated as v1, the slowest rung).
+    """
+    from bpe.lab.timed_run import run_once, write_prefix
+    from bpe.training.chunking import find_limit_end
+
+    cut = find_limit_end(path, min(PROBE_BYTES, end if end is not None else path.stat().st_size), special_tokens)
+    prefix = write_prefix(path, cut, tmp / f"probe-{candidate.label}{path.suffix}")
+    base = 256 + len(special_tokens)
+    merges = (0, PROBE_MERGES) if candidate.kind == "function" else (PROBE_MERGES,)
+    runs = [run_once(prefix, candidate, base + n, special_tokens, workers) for n in merges]
+    if any("failed" in run for run in runs):
+        return None
+    last, stages = runs[-1], runs[-1]["stages"]
+    if stages is None:  # a function: the run without merges is the fixed part
+        fixed = runs[0]["total"]
+        per_merge = max(0.0, last["total"] - fixed) / max(1, last["merges"])
+    else:
+        fixed = stages["pretokenize"] + stages["pair_count"]
+        per_merge = (stages["select"] + stages["update"]) / max(1, last["merges"])
+    return Probe(cut, corpus_shape(prefix, special_tokens).distinct_length, fixed, per_merge,
+                 last["peak_rss"]["self"])
+
+
+def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
+                     end: int | None = None, log=None) -> dict[str, Probe | None]:
+    """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    probes = {}
+    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+        for c in candidates:
+            if not c.is_variant:
+                if log is not None:
+                    print(f"timing {c.label} on a prefix of the data to estimate it ...", file=log, flush=True)
+                probes[c.label] = probe_candidate(c, path, special_tokens, workers, end, Path(tmp))
+    return probes
+
+
+def candidate_estimate(candidate, probes: dict[str, Probe | None], shape: CorpusShape, num_merges: int,
+                       workers: int | None) -> Estimate:
+    """A rung's estimate from its model; your own trainer's from its probe (failed: as v1)."""
+    if candidate.is_variant:
+        return replace(estimate_run(candidate.spec, shape, num_merges, workers), variant=candidate.label)
+    probe = probes.get(candidate.label)
+    if probe is None:  # it failed on the prefix: guarded as the slowest rung; its own run will say why
+        return replace(estimate_run("v1", shape, num_merges, workers), variant=candidate.label,
+                       basis="its probe failed: estimated as v1")
+    return estimate_from_probe(candidate.label, probe, shape, num_merges)
+
+
+def estimate_candidates(candidates: list, path: Path, special_tokens: list[str], shape: CorpusShape,
+                        num_merges: int, workers: int | None, end: int | None = None,
+                        log=None) -> dict[str, Estimate]:
+    """Every candidate's estimate: a rung's from its model, your own trainer's from a probe."""
+    probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
+    return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
+
+
+def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
+                 workers: int | None = None, limit: str | None = None, size: str | None = None,
+                 json_out: str | None = None, out=None) -> list[Estimate]:
+    """``bpe estimate``: print the estimate of each candidate ``variants`` names (a ``--variant`` comma list;
+    default every rung), marking the runs that would need ``--force``; return them.  ``size`` (``--size
+    2.1GB``) asks about a bigger corpus that goes on like the data; ``--json`` writes a model's figures,
+    not a timing: the same code and data give the same file anywhere."""
+    from bpe.data.datasets import data_label, resolve_data
+    from bpe.lab.candidates import parse_variants
+
+    out = out or sys.stdout
+    path = resolve_data(data)
+    candidates = parse_variants(variants or "all")
+    assumed = parse_size(size) if size else None
+    estimates = estimate_file(path, [c.spec for c in candidates if c.is_variant], vocab_size, special_tokens,
+                              workers, limit, assumed)
+    own = [c for c in candidates if not c.is_variant]
+    if own:  # your own trainer: timed on a prefix of the data, then scaled
+        from bpe.training.train import check_vocab_size
+
+        end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
+        shape = corpus_shape(path, special_tokens, end, assumed)
+        found = estimate_candidates(own, path, special_tokens, shape, check_vocab_size(vocab_size, special_tokens),
+                                    workers, end, log=sys.stderr)
+        by_label = {e.variant: e for e in estimates}
+        estimates = [by_label.get(c.spec) or found[c.label] for c in candidates]
+    corpus = (f"{format_size(assumed)} of text like {data_label(data)}" if assumed else
+              f"{data_label(data)} ({path.stat().st_size:,} bytes)")
+    print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {special_tokens}, "
+          f"workers {workers or os.cpu_count()}", file=out)
+    print(f"{'variant':<10}{'time':>12}{'peak memory':>14}", file=out)
+    for e in estimates:
+        note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
+        print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}", file=out)
+    if json_out:
+        from bpe.lab.publish import check_json_path, write_json_atomic
+
+        write_json_atomic(check_json_path(json_out), {
+            "corpus": corpus, "vocab_size": vocab_size, "workers": workers,
+            "variants": {e.variant: {"seconds": e.seconds, "peak_bytes": e.peak_bytes,
+                                     "time": format_duration(e.seconds), "memory": format_size(int(e.peak_bytes))}
+                         for e in estimates}})
+        print(f"wrote {Path(json_out)}", file=out)
+    return estimates

@@ -15,11 +15,8 @@ is a Python format string applied to the number (default ``"{:.2f}"``); a figure
 than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
 ``never``.
 
-``python -m bpe figures`` checks that every shown text equals its formatted value (one line per stale
-figure, exit 1); ``--update`` rewrites the shown texts from the JSON files.  ``tests/docs/test_pages.py``
-runs the check on every page, so regenerating a report without updating the pages fails a test.
-
-Left out: figures inside code blocks are checked like any other (the marker is plain text); a figure
+``python -m bpe figures`` checks every shown text against its value (one line per stale figure, exit 1;
+``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
 computed from more than two numbers needs its own field in the result file.
 """
 
@@ -177,10 +174,7 @@ def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) ->
 
 def pages(root: Path = REPO_ROOT) -> list[Path]:
     """The pages :data:`PAGES` names under ``root``, sorted."""
-    found = set()
-    for pattern in PAGES:
-        found.update(root.glob(pattern))
-    return sorted(found)
+    return sorted({page for pattern in PAGES for page in root.glob(pattern)})
 
 
 def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
@@ -200,11 +194,8 @@ def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
 
 
 def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None = None) -> list[Path]:
-    """Rewrite every figure's shown text from its result file; the pages that changed.
-
-    A figure whose result file or key is missing keeps its shown text, and its problem is appended
-    to ``problems`` (when given).
-    """
+    """Rewrite every figure's shown text from its result file; the pages that changed.  A figure whose
+    file or key is missing keeps its text, and its problem goes to ``problems``."""
     changed, cache = [], {}
     for page in paths:
         text = page.read_text(encoding="utf-8")
@@ -243,16 +234,12 @@ def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None)
         changed = update(paths, problems=problems)
         for path in changed:
             print(f"updated {path}", file=out)
-        for problem in problems:
-            print(problem, file=out)
-        print(f"{count(paths)} figures on {len(paths)} pages; {len(changed)} page(s) rewritten"
-              + (f"; {len(problems)} left as they were (their result file or key is missing)" if problems else ""),
-              file=out)
-        return 1 if problems else 0
-    problems = check(paths)
+        outcome = f"{len(changed)} page(s) rewritten" + (
+            f"; {len(problems)} left as they were (their result file or key is missing)" if problems else "")
+    else:
+        problems = check(paths)
+        outcome = f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"
     for problem in problems:
         print(problem, file=out)
-    print(f"{count(paths)} figures on {len(paths)} pages; "
-          + (f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"),
-          file=out)
+    print(f"{count(paths)} figures on {len(paths)} pages; {outcome}", file=out)
     return 1 if problems else 0

@@ -1,21 +1,13 @@
 """``python -m bpe handout``: the CS336 Assignment 1 tokenizer questions, answered on the stand-ins.
 
-The handout asks, for a tokenizer trained on TinyStories (vocab 10,000) and one on OpenWebText
-(vocab 32,000): how long training took and how much memory, the longest token, where the time goes,
-how the two tokenizers differ, their compression ratio (bytes per token) on ten sampled documents of
-each data set, the TinyStories tokenizer on OpenWebText text, the encoding throughput and the time
-it implies for the 825 GB Pile, and why token ids fit ``uint16``.
-
-This module answers every one of those questions with one run: it trains the default variant on
-``--tinystories`` and ``--owt`` (default: the generated stand-ins ``tinystories-synth-50MB`` and
-``webtext-synth-20MB``, which anyone can make; ``--tinystories tinystories --owt owt`` for the real
-data), samples ten documents of each with a fixed seed, encodes them with both tokenizers and times
-encoding.  The answers go to a JSON file (``out/handout-answers.json``; ``--publish`` rewrites the
-committed ``docs/handout-answers.json`` that ``docs/handout.md`` quotes, labelled as stand-ins).
-
-Left out: training memory is the training process's peak RSS as the bench measures it (the pool
-workers' peaks are recorded beside it, not added); throughput is one process's, on the sampled
-documents only (``bpe encode`` runs a pool over a whole file).
+The handout asks, for tokenizers trained on TinyStories (vocab 10,000) and OpenWebText (32,000): the
+time and memory, the longest token, where the time goes, how they differ, their compression on ten
+sampled documents of each (and TinyStories' on OpenWebText), the encoding throughput and the time it
+implies for the 825 GB Pile, and why ids fit ``uint16``.  One run answers all of them, on
+``--tinystories`` and ``--owt`` (default the generated stand-ins; ``tinystories``/``owt`` for the real
+data), into ``out/handout-answers.json`` (``--publish``: ``docs/handout-answers.json``, which
+``docs/handout.md`` quotes).  Left out: the workers' memory is beside the training process's peak, not
+added; throughput is one process's on the sampled documents (``bpe encode`` runs a pool).
 """
 
 from __future__ import annotations
@@ -98,8 +90,7 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
     """Answer the handout's questions, print them and write them to ``out`` (default ``out/``; with
     ``publish``, the committed file, which takes the stand-ins and the full sizes only)."""
     from bpe.io.tokenizer import Tokenizer
-    from bpe.lab.publish import check_json_path, output_path, write_json_atomic
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import check_json_path, machine_info, output_path, write_json_atomic
 
     log = log or sys.stdout
     if publish and (quick or tinystories or owt):

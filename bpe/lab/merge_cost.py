@@ -1,24 +1,15 @@
 """Compare merge algorithms alone: the build and every merge, on pre-token counts made once.
 
-``bpe bench`` times whole training runs, where the pre-tokenizer and a shared machine move the
-figures.  To decide whether a change to a merge loop pays, v6's tuning (docs/v6.md) ran each
-candidate on the same pre-token counts, counted once and saved, in fresh processes taking turns::
+``bpe bench`` times whole runs, where the pre-tokenizer and a shared machine move the figures; v6's
+tuning (docs/v6.md) ran each candidate (a variant, or a file defining ``Merger``) on the same saved
+counts instead, each repeat in a new process, candidates taking turns::
 
-    python -m bpe merge-cost v5 v6 --data gutenberg-books --vocab-size 10000
-    cp variants/v6_tuned.py try.py   # edit it, then:
     python -m bpe merge-cost v6 try.py --data gutenberg-books --instructions
 
-A candidate is a variant name or the path of a file that defines ``Merger`` (such as a copy of a
-variant being tuned).  Each repeat of each candidate runs in a new process, candidates taking turns,
-and measures the CPU seconds (``time.process_time``) of the build (the bench's pair count stage) and
-of the merges; the table shows the median and the minimum of each, and the merges' digest, which
-must be the same for every candidate (a candidate that disagrees is an error).
-
-``--instructions`` also runs each candidate once under valgrind (``cachegrind`` without cache
-simulation) and reports the instructions the whole child process executed.  Unlike seconds they do
-not move between runs, so a change of a few percent shows; start-up and loading the counts are the
-same for every candidate.  Instructions do not see cache misses, so a change is kept only if the
-seconds agree.
+The table shows the median and minimum CPU seconds of the build (the bench's pair count) and of the
+merges, and the merges' digest, which every candidate must share.  ``--instructions`` also counts the
+instructions of each child once under valgrind: they do not move between runs, so a change of a few
+percent shows; they do not see cache misses, so a change is kept only if the seconds agree.
 """
 
 from __future__ import annotations
@@ -33,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
-from bpe.lab.runinfo import merges_digest
+from bpe.lab.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError

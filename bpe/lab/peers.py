@@ -1,30 +1,19 @@
 """Peers for the bench: the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe`` and ``bpeasy``, same data.
 
-``python -m bpe bench --peers`` (``make bench PEERS=1``) runs each peer after our variant(s), on the
-same file, vocab size and special tokens, each repeat in a fresh process like our own runs, and
-prints each peer's time and the ratio to our variants.  The peers are optional extras::
+``bench --peers`` (``pip install -e '.[peers]'``) runs each after our variant(s), on the same file,
+vocab size and special tokens, each repeat in a fresh process, asked for the same work as ours:
 
-    .venv/bin/pip install -e '.[peers]'
-
-What each peer is asked to do, so that the work matches ours:
-
-* all but tokenizers-file get the documents of the file split on the special tokens (the split is part of
-  their time);
+* all but tokenizers-file get the file's documents split on the special tokens (in their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
-  ByteLevel.alphabet())``, pre-tokenizer = the GPT-2 split pattern (``Split``, isolated) followed by
-  ``ByteLevel`` without its own regex, trained with ``train_from_iterator``;
-* **tokenizers-file**: the same, trained from the file itself with ``Tokenizer.train([path], trainer)``
-  (Rust reads the file and pre-tokenizes it in parallel; the fastest way users run HF).  The special
-  tokens are removed by a first ``Split(..., "removed")`` step instead of by our split in Python;
-* **rustbpe**: ``Tokenizer.train_from_iterator(docs, vocab_size - len(special_tokens),
-  pattern=GPT2_PATTERN)``: its vocab is the 256 bytes plus the merges, no special tokens;
-* **bpeasy**: ``train_bpe(docs, GPT2_PATTERN, max_token_length=128, vocab_size - len(special_tokens))``
-  (same vocab layout as rustbpe; 128 bytes is far above any token this corpus grows).
+  ByteLevel.alphabet())``, the GPT-2 ``Split`` (isolated) then ``ByteLevel`` without its own regex,
+  ``train_from_iterator``; **tokenizers-file**: the same trained from the file itself
+  (``Tokenizer.train([path], trainer)``: Rust reads and pre-tokenizes it in parallel), the special
+  tokens removed by a first ``Split(..., "removed")``;
+* **rustbpe** and **bpeasy** (``max_token_length=128``): the GPT-2 pattern, ``vocab_size -
+  len(special_tokens)``: their vocab is the 256 bytes plus the merges.
 
-All three use a rayon thread pool; ``RAYON_NUM_THREADS`` is set to the bench's ``workers`` so they get as
-many cores as our pre-tokenizer pool.  Their merge lists are not compared with ours (their
-pre-tokenization differs in details, e.g. HF counts words after byte-level mapping); the bench
-reports how many merges each made so the work is visibly the same size.
+``RAYON_NUM_THREADS`` is the bench's ``workers``.  Their merges are not compared with ours (their
+pre-tokenization differs in details); the bench shows how many each made, so the work is the same size.
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """How the fast pre-tokenizer compares with the plain regex, per kind of text.
 
-The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`: the ASCII twin, islands; v6 and v7) must
-never lose to the plain definition it replaces.  This measures both on one sample of each kind of
-text, in one run, best of ``--repeat``, and writes the seconds and ratios to a JSON file that
-docs/v6.md quotes:
-
-* **plain**: read the file, decode it, split on ``<|endoftext|>`` and count ``regex.findall`` of the
-  GPT-2 pattern (:func:`~bpe.training.pretokenize.count_text`, the counter of v1-v5, on the whole text);
-* **fast**: the pretokenize stage of v6 and v7 with one worker
-  (:func:`~bpe.training.parallel.count_file_parallel_fast`, which streams the file in chunks).
-
-Both must give the same counts; the run checks it and stops with an error if they differ.
-
-The samples are made by this module, deterministically, under ``data/`` (``$BPE_DATA_DIR``):
-
-* ``books``: the shipped Gutenberg sample, repeated; ``ascii``: web-like text with every non-ASCII
-  character dropped; ``webtext``: ``webtext-synth`` as it is;
-* ``accented``: European-looking text where a third of the words carry an accent, with French
-  guillemets and no-break spaces; ``cyrillic``: words of Cyrillic letters, ASCII punctuation;
-  ``cjk``: lines of ideographs and kana with full-width punctuation, some Latin words and numbers;
-* ``wikipedia``: a real Wikipedia text (``--wikipedia PATH``, e.g. WikiText-2), repeated; left out
-  when no such file is given or found.
+The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`; v6 and v7) must never lose to the plain
+definition it replaces.  This times both on one sample of each kind of text, best of ``--repeat``, checks
+they give the same counts, and writes the seconds and ratios that docs/v6.md quotes: **plain** is
+:func:`~bpe.training.pretokenize.count_text` on the whole decoded text (v1-v5's counter), **fast** the
+pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`).
+The samples are made here, deterministically, under ``data/``: ``books`` (the Gutenberg sample), ``ascii``
+(web-like text, non-ASCII dropped), ``webtext``, ``accented``, ``cyrillic``, ``cjk``, and ``wikipedia``
+(``--wikipedia PATH``, e.g. WikiText-2, when given or found)::
 
     python -m bpe.lab.pretokenize_ratio --size 16MB --repeat 3 --json docs/pretokenize-ratio.json
 
@@ -140,14 +127,8 @@ def find_wikipedia(path: str | None) -> Path | None:
 
 
 def sample_sources(wikipedia: Path | None) -> dict[str, Callable[[], Iterator[str]]]:
-    sources = {
-        "books": _repeated(REPO_ROOT / "corpora" / "gutenberg-sample.txt"),
-        "ascii": _webtext(ascii_only=True),
-        "webtext": _webtext(ascii_only=False),
-        "accented": _accented,
-        "cyrillic": _cyrillic,
-        "cjk": _cjk,
-    }
+    sources = {"books": _repeated(REPO_ROOT / "corpora" / "gutenberg-sample.txt"), "ascii": _webtext(ascii_only=True),
+               "webtext": _webtext(ascii_only=False), "accented": _accented, "cyrillic": _cyrillic, "cjk": _cjk}
     if wikipedia is not None:
         sources["wikipedia"] = _repeated(wikipedia)
     return {kind: sources[kind] for kind in KINDS if kind in sources}
@@ -201,14 +182,9 @@ def measure(path: Path, repeat: int) -> dict:
         del results
     text = path.read_text(encoding="utf-8")
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
-    return {
-        "path": shown_path(path),
-        "bytes": path.stat().st_size,
-        "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
-        "plain_s": round(best["plain"], 4),
-        "fast_s": round(best["fast"], 4),
-        "ratio": round(best["fast"] / best["plain"], 4),
-    }
+    return {"path": shown_path(path), "bytes": path.stat().st_size,
+            "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3), "plain_s": round(best["plain"], 4),
+            "fast_s": round(best["fast"], 4), "ratio": round(best["fast"] / best["plain"], 4)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
         sources = sample_sources(find_wikipedia(args.wikipedia))
-        from bpe.lab.runinfo import machine_info
+        from bpe.lab.publish import machine_info
 
         result = {"command": "python -m bpe.lab.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
                   "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}

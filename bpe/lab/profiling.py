@@ -1,25 +1,11 @@
 """Profile one variant's training under scalene and summarise where the time and memory go.
 
-``make profile VARIANT=v2 DATA=gutenberg-sample VOCAB=2000`` (or ``python -m bpe profile --variant v2
---data gutenberg-sample --vocab-size 2000``) runs
-
-    scalene run -o profiles/v2-gutenberg-sample-2000.json --program-path <repo> <target> --- ...
-
-where the target is a three-line script that calls :func:`bpe.training.train.train_bpe`, and
-``--program-path`` makes scalene attribute samples to the lines of ``bpe/`` and ``variants/``.  It
-then writes ``profiles/v2-gutenberg-sample-2000.md``: the lines with the most CPU time and the lines
-with the most memory allocated, with their code, so the "profile first, then optimize the line it
-points at" method of the seed article is visible for each step of the ladder.
-
-The JSON is scalene's own (viewable with ``scalene view --cli profiles/<name>.json``), re-written compact
-without the stack samples and without the paths of the machine it was made on: files of the repo are
-named relative to it (``variants/v2_inverted_index.py``), library files as ``<stdlib>/re/__init__.py`` or
-``<site-packages>/regex/regex.py``, the generated target script as ``<target>/train_for_profile.py``.
-``python -m bpe profile --summarize profiles/<name>.json`` re-makes the summary from it;
-``python -m bpe profile --clean profiles/*.json`` rewrites the paths of an existing profile.  Like
-every command, ``profile`` takes the data set's default vocab when given none, prints its settings
-and the cost estimate first, and asks for ``--force`` when the run would take very long (scalene
-slows it further).
+``python -m bpe profile --variant v2 --data gutenberg-sample --vocab-size 2000`` runs ``scalene run
+--program-path <repo>`` on a three-line script calling :func:`bpe.training.train.train_bpe`, and writes
+``<variant>-<data>-<vocab>.json`` (scalene's own, compact, without stack samples or this machine's
+paths: :func:`shorten_paths`) and ``.md``: the lines with the most CPU time and memory, with their
+code, so "profile first, then optimize the line it points at" is visible for each rung.
+``--summarize`` re-makes the summary from a JSON; ``--clean`` rewrites an old profile's paths.
 """
 
 from __future__ import annotations
@@ -88,11 +74,8 @@ def shorten_paths(text: str, roots: list[str]) -> str:
 
 
 def clean_profile(profile: dict) -> dict:
-    """The profile with every path shortened (see :func:`shorten_paths`), in keys and values alike.
-
-    The repo root of the run is scalene's ``filename`` (the ``--program-path`` it was given), so a
-    profile made in another checkout is cleaned too.
-    """
+    """The profile with every path shortened (:func:`shorten_paths`), keys and values alike; scalene's
+    ``filename`` (its ``--program-path``) is a root too, so a profile made in another checkout is cleaned."""
     roots = [str(REPO_ROOT)]
     if isinstance(profile.get("filename"), str) and profile["filename"].startswith("/"):
         roots.append(profile["filename"])
@@ -127,11 +110,8 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
 
 
 def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
-    """Run one training under scalene, writing its JSON profile to ``json_out``.
-
-    ``alive(seconds)``, when given, is called every ``every`` seconds while scalene runs, so a long
-    profile says it is still going.
-    """
+    """Run one training under scalene, writing its JSON profile to ``json_out``; ``alive`` as for
+    :func:`wait_alive`, so a long profile says it is still going."""
     with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET)
@@ -170,14 +150,9 @@ def profile_lines(profile: dict) -> list[dict]:
         for line in data.get("lines", []):
             cpu = line.get("n_cpu_percent_python", 0.0) + line.get("n_cpu_percent_c", 0.0) + line.get(
                 "n_sys_percent", 0.0)
-            rows.append({
-                "where": f"{_relative(filename)}:{line['lineno']}",
-                "code": line.get("line", "").strip(),
-                "cpu": cpu,
-                "cpu_python": line.get("n_cpu_percent_python", 0.0),
-                "malloc_mb": line.get("n_malloc_mb", 0.0),
-                "peak_mb": line.get("n_peak_mb", 0.0),
-            })
+            rows.append({"where": f"{_relative(filename)}:{line['lineno']}", "code": line.get("line", "").strip(),
+                         "cpu": cpu, "cpu_python": line.get("n_cpu_percent_python", 0.0),
+                         "malloc_mb": line.get("n_malloc_mb", 0.0), "peak_mb": line.get("n_peak_mb", 0.0)})
     return rows
 
 
@@ -230,8 +205,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
                 publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
     """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
-    from bpe.lab.publish import output_path
-    from bpe.lab.runinfo import RESULT_DIRS, git_commit
+    from bpe.lab.publish import RESULT_DIRS, git_commit, output_path
     from bpe.training.registry import get_variant
     from bpe.training.train import check_special_tokens, check_vocab_size
 

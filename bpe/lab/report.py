@@ -1,17 +1,10 @@
 """``make report`` / ``python -m bpe report``: every rung on the same data, as an article-style report.
 
-It runs the bench (:func:`bpe.lab.bench.run_bench`) for every rung and writes ``report.md`` (a table
-per vocab: each stage, peak memory, the speed-up against the previous rung and v1), the plots
-``report-stages.png`` (a stacked bar per rung), ``report-merges.png`` (elapsed time and the cost of
-each 100 merges against merges done: flat is a constant cost per merge, rising the ``max()`` scan
-over a growing pair table), ``report-scaling.png`` (the fastest rungs against corpus size and
-workers) and ``report-bench.json`` (every figure they came from).  Each name has one colour in
-every plot (:func:`colour`).
-
-A candidate estimated past :data:`RUN_BUDGET_SECONDS` at the main vocab runs at a smaller one in a
-second table, beside every other candidate at that vocab, so that its ratios are measured, not
-extrapolated (:func:`plan`).  With ``peers`` the peers (:mod:`bpe.lab.peers`) run beside the first
-table; one not installed is listed with its install command.
+It benches every rung and writes ``report.md`` (a table per vocab), ``report-stages.png``,
+``report-merges.png`` (the cost of each 100 merges: flat is a constant cost per merge, rising the
+``max()`` scan over a growing pair table), ``report-scaling.png`` and ``report-bench.json`` (every
+figure they came from).  A candidate past :data:`RUN_BUDGET_SECONDS` at the main vocab runs in a
+smaller vocab's table, beside every candidate that fits it, so its ratios are measured (:func:`plan`).
 """
 
 from __future__ import annotations
@@ -21,14 +14,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bpe.lab.bench import BenchSettings, run_bench
+from bpe.lab.bench import BenchSettings, comparison_rows, format_mb, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.correctness import verdict_parts
-from bpe.lab.probes import candidate_estimate, probe_candidates
-from bpe.lab.publish import write_json_atomic
-from bpe.lab.runinfo import machine_info
+from bpe.lab.estimate import candidate_estimate, probe_candidates
+from bpe.lab.publish import machine_info, write_json_atomic
 from bpe.lab.spread import WITHIN_SPREAD
-from bpe.lab.tables import comparison_rows, format_mb
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -86,9 +77,8 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """The report's own settings, beside the :class:`BenchSettings` of its benches: the second and third
-    tables' vocabs (for candidates too slow at the main one: :func:`plan`), and whether to time the
-    fastest rungs against corpus size and workers (``report-scaling.png``)."""
+    """The report's own settings, beside its benches' :class:`BenchSettings`: the smaller tables' vocabs
+    (:func:`plan`), and whether to time the fastest rungs against corpus size and workers."""
     reduced_vocab_size: int = 2000
     v1_vocab_size: int = 300
     scaling: bool = True
@@ -96,11 +86,8 @@ class ReportSettings:
 
 def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
                log=None) -> Path:
-    """Run the benches and write the report files into ``out_dir``; returns the path of ``report.md``.
-
-    ``bench.variants`` ``None``: the whole ladder, which also runs beside your own trainers when no rung
-    is named.  ``limit``, ``budget``, ``busy`` and ``json_out`` are the bench's alone: each table is a
-    forced bench at one vocab."""
+    """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
+    and write the report files into ``out_dir``; the path of ``report.md``."""
     from bpe.data.datasets import default_vocab_size
     from bpe.lab.estimate import corpus_shape
 

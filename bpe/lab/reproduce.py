@@ -1,24 +1,13 @@
 """``python -m bpe reproduce``: each optimization step of the articles, measured on the ladder.
 
-The article series the ladder follows (lili, *Implementing and Optimizing a BPE Tokenizer from
-Scratch*, and Koschei's C++ article) publishes seconds per stage on TinyStories (vocab 10,000) and
-OpenWebText (vocab 32,000) on its own machines.  Seconds do not travel between machines; the ratio
-of one step does.  This module runs, for each step of the articles, the two rungs of the ladder that
-make the same step, interleaved (``a b a b a b``: a slow spell of a shared machine hits both), on:
-
-* ``tinystories-synth`` (TinyStories-like, :mod:`bpe.data.tinystories`) at vocab 10,000;
-* ``webtext-synth`` (web-like, :mod:`bpe.data.webtext`) at vocab 32,000;
-* the first part of the real ``tinystories`` and ``owt`` files when they are in ``data/``.
-
-A step that cannot run at the article's vocab in a few minutes (v1's recount, v2-v4's ``max()`` on
-web text) runs at a reduced vocab or size, and the result says so.  Every step is compared by the
-rule of :mod:`bpe.lab.spread`: the ratio of the medians, or "within spread" when the runs overlap.
-The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``.  ``--quick`` runs the
-same plan on tiny inputs (seconds; for tests: its ratios mean nothing).
-
-Left out: the articles' C++, Cython and OpenMP steps (the ladder is pure Python; the page compares
-their ratios with the nearest rung), and the articles' own trainers (time them beside the rungs
-with ``bench --variant FILE.py:CLASS``).
+The articles the ladder follows (lili's *Implementing and Optimizing a BPE Tokenizer from Scratch*,
+Koschei's C++ article) publish seconds on their own machines; the ratio of one step travels.  For
+each step this runs the two rungs that make it, interleaved (``a b a b``), on ``tinystories-synth``
+at vocab 10,000, ``webtext-synth`` at 32,000, and the real ``tinystories`` and ``owt`` when present;
+a step too slow at the article's vocab runs at a reduced one, and says so.  Ratios follow
+:mod:`bpe.lab.spread`.  The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``;
+``--quick`` runs the same plan on tiny inputs (for tests: its ratios mean nothing).  Left out: the
+articles' C++, Cython and OpenMP steps, and their own trainers (``bench --variant FILE.py:CLASS``).
 """
 
 from __future__ import annotations
@@ -142,10 +131,8 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
 
 def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_tokens: list[str], workers: int | None,
                      limit: int | None, repeat: int, log) -> dict[str, list[dict]]:
-    """``repeat`` fresh-process runs of each candidate (:func:`bpe.lab.timed_run.run_once`), taking turns
-    (``a b a b``), by the candidate's label.  A candidate is what ``--variant`` names
-    (:mod:`bpe.lab.candidates`): a rung, or a file defining ``Merger``; a run that fails is a
-    :class:`BPEError` naming it."""
+    """``repeat`` fresh-process runs of each candidate (a rung, or a file defining ``Merger``), taking
+    turns (``a b a b``), by label; a run that fails is a :class:`BPEError` naming it."""
     from bpe.lab.timed_run import run_once
     from bpe.lab.candidates import resolve
 
@@ -173,8 +160,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.publish import check_json_path, write_json_atomic
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
 
     log = log or sys.stdout
     plan = QUICK if quick else FULL

@@ -1,7 +1,7 @@
 """One timed run of a candidate in a fresh Python process (its peak memory its own): the parent's
 :func:`run_once` and the child's :func:`child_main`.  A rung or a ``Merger`` goes through ``train_bpe``,
 every stage timed; a CS336 ``train_bpe`` function is timed as a whole and its return value checked.
-The bench, the probes, ``reproduce`` and the handout all time their runs here.
+The bench, the estimates' probes, ``reproduce`` and the handout all time their runs here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, chec
                                  load_function, resolve)
 from bpe.lab.diagnose import encode_merges
 from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
-from bpe.lab.runinfo import merges_digest
+from bpe.lab.publish import merges_digest
 
 _CHILD_CODE = "from bpe.lab.timed_run import child_main; child_main()"
 
@@ -146,12 +146,10 @@ def _printed_note(stdout: str) -> str:
 def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
              workers: int | None, limit: int | None = None, want_merges: bool = False,
              counts_out: str | None = None, progress: bool = False, run_label: str = "") -> dict:
-    """One fresh-process run of ``candidate`` (a :class:`Candidate`, or a ``--variant`` entry) on the
-    first ``limit`` bytes of ``path`` (all without).  ``want_merges``: the result's ``merge_list`` holds
-    the merges; ``counts_out``: a ``Merger`` with its own counter also saves its pre-token counts there.
-    A candidate's failure comes back as ``{"failed": one line}``, a rung's as a :class:`BPEError`.
-    With ``progress``, the child shows its bytes and merges (a function: its elapsed time) on stderr,
-    each line led by ``run_label``."""
+    """One fresh-process run of ``candidate`` (or a ``--variant`` entry) on the first ``limit`` bytes of
+    ``path``.  ``want_merges``: the result holds them (``merge_list``); ``counts_out``: a ``Merger``'s own
+    counter saves its counts there.  A candidate's failure is ``{"failed": one line}``, a rung's a
+    :class:`BPEError`.  ``progress``: the child's progress on stderr, led by ``run_label``."""
     if isinstance(candidate, str):
         candidate = resolve(candidate)
     settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,

@@ -1,20 +1,11 @@
 """``python -m bpe trace``: watch a variant's merge algorithm work, one merge at a time.
 
-For each merge it prints what the variant sees and does:
-
-* the pair counts before the merge (the top ``k``, ties in selection order);
-* the chosen pair, and on a tie every pair tied at the top count with the rule that decided
-  (the larger ``(bytes, bytes)`` pair wins);
-* the affected words: the words that contain the chosen pair, before and after the merge (read from
-  the variant's inverted index ``pair_to_words`` when it has one, found by scanning otherwise);
-* for a variant with a fine-grained update (v4+), under each affected word the change it computed
-  for that word: ``pair -n`` / ``pair +n`` per pair occurrence lost or gained, in the order its
-  left-to-right scan met them, then ``(xC)`` for the word's count C by which the changes are applied;
-* the pair-count diff the merge applied, as ``pair before->after`` for every pair whose count changed.
-  For a variant that keeps counts between merges (v2+) that is exactly what its update wrote; from v4
-  on it is exactly the sum of the per-word diffs.  v1 keeps none, so its diff is recounted;
-* heap pops skipped as stale during the merge's select, for variants that count them (v5+), with
-  the heap's size against the number of live pairs (the stale entries lazy deletion leaves behind).
+For each merge it prints the pair counts before it (the top ``k``, in selection order); the chosen
+pair, and on a tie the rule that decided (the larger ``(bytes, bytes)`` pair wins); the affected words
+before and after (from the inverted index ``pair_to_words`` when there is one); under each, for a
+fine-grained update (v4+), the change computed for that word (``pair -n``/``+n``, then ``(xC)`` for
+the word's count); the pair-count diff applied (v1 keeps no counts, so its diff is recounted); and
+the stale heap pops skipped (v5+), with the heap's size against the live pairs.
 
 A rung owes the trace nothing: the tracer discovers what a merger has by attribute:
 
@@ -27,16 +18,11 @@ A rung owes the trace nothing: the tracer discovers what a merger has by attribu
 ``heap``            a list of heap entries, live and stale (v5+); only its length is shown
 ==================  ======================================================================
 
-and, on the modules that define the merger class and its bases, a function
-``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+): the trace calls it again on
-each affected word (it is pure) to show the per-word diff.
-
-A rung whose internals differ may offer one optional hook (part of the rung contract,
-:mod:`bpe.training.rung`; v6 and v7 offer it: their words are strings of token ids, v7's spread over
-processes), ``trace_state() -> dict``, returning any of the keys ``pair_counts``, ``words``
-(a list of ``(word, count)`` with words as tuples of ``bytes``), ``pair_to_words`` and
-``stale_pops``, ``heap_size`` in the forms above; what it returns takes precedence over the attributes.  The hook
-is called only by the trace, never during training.
+and ``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+) on the modules of the
+merger's class and its bases, called again on each affected word (it is pure).  A rung whose internals
+differ (v6, v7: words of token ids, v7's spread over processes) offers ``trace_state() -> dict``
+(:mod:`bpe.training.rung`) with any of those keys (and ``heap_size``) in those forms, which take
+precedence over the attributes; only the trace calls it.
 
 The worked example (the CS336 handout's words; the seed article adds ``es`` and ``st`` to make the
 first choice a tie):
@@ -164,10 +150,6 @@ class MergerView:
         return None
 
 
-def _contains(word: Word, pair: Pair) -> bool:
-    return any(a == pair[0] and b == pair[1] for a, b in zip(word, word[1:]))
-
-
 def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
     """Pairs in selection order: higher count first, then the larger byte pair."""
     return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
@@ -227,7 +209,7 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
             affected_ids = sorted(index.get(pair, ()))
             source = f"from pair_to_words[{show_pair(pair)}]"
         else:
-            affected_ids = [i for i, (w, _) in enumerate(words_before) if _contains(w, pair)]
+            affected_ids = [i for i, (w, _) in enumerate(words_before) if pair in zip(w, w[1:])]
             source = "found by scanning every word: no index"
         merger.merge(pair)
         merges.append(pair)

@@ -1,17 +1,8 @@
-"""``bpe train``: one training run as the command line asks for it, its files and its summary.
-
-The order is what a user relies on:
-
-1. the settings are checked, and with ``--out`` the directory is checked and locked (a second run into
-   it fails at once), all before anything is trained;
-2. the first line shows the settings with the cost estimate (:mod:`bpe.lab.estimate`); a run estimated
-   past :data:`~bpe.lab.estimate.LONG_RUN_SECONDS` is refused unless forced;
-3. :func:`bpe.training.train.train_bpe` runs with an :class:`~bpe.training.observer.Observer` holding a
-   :class:`~bpe.training.timer.StageTimer`;
-4. the tokenizer (``vocab.json``, ``merges.txt``, any ``--format``) and ``train.json`` (the settings,
-   the corpus, the timings, the machine) are saved before anything more is printed, so a reader of
-   stdout that leaves early (``| head``) costs no file;
-5. the summary: merges, stage seconds, peak memory, the longest tokens.
+"""``bpe train``: one training run as the command line asks for it, its files and its summary, in the
+order a user relies on: the settings checked and the ``--out`` directory checked and locked; the first
+line with the cost estimate (a long run refused unless forced); ``train_bpe`` with an
+:class:`~bpe.training.observer.Observer`; the tokenizer and ``train.json`` saved before anything more
+is printed (a reader that leaves early costs no file); then the summary.
 """
 
 from __future__ import annotations
@@ -123,7 +114,7 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
 
     from bpe.data.datasets import data_label
     from bpe.io.outputs import save_tokenizer
-    from bpe.lab.runinfo import machine_info
+    from bpe.lab.publish import machine_info
 
     if settings.out_dir is None:
         return []

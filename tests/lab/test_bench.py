@@ -1,17 +1,19 @@
 """The bench harness (bpe/lab/bench.py) reports every stage for every variant and checks the variants agree;
 a run estimated past the budget needs --force; --json is checked before the bench; --limit is recorded.
-Your own trainers in the bench (their estimates and progress included): test_candidates.py."""
+Your own trainers in the bench (their estimates and progress included): test_candidates.py.
+`bench --busy N`: N spinning processes for the measurement's length, none left after, bad N named."""
 
 import json
+import os
 import sys
 
 import pytest
 
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
-from bpe.lab.bench import BenchSettings, run_bench, run_once
+from bpe.lab.bench import BenchSettings, run_bench, run_once, spin_on_cores
 from bpe.training.chunking import find_limit_end
-from conftest import CORPUS_EN, DEFAULT_CORPUS
+from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
 
 EOT = "<|endoftext|>"
 
@@ -53,13 +55,14 @@ def test_a_very_long_bench_needs_force(monkeypatch, capsys):
 
 
 def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
-    from bpe.lab import bench, probes
+    from bpe.lab import bench
+    from bpe.lab import estimate as cost_model
     from bpe.lab.estimate import Estimate
 
     def estimate(variant, shape, merges, workers):  # v1 past the budget, the rest a second
         return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
 
-    monkeypatch.setattr(probes, "estimate_run", estimate)
+    monkeypatch.setattr(cost_model, "estimate_run", estimate)
     report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
     assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
     assert list(report["variants"]) == [name for name in VARIANTS if name != "v1"]
@@ -93,3 +96,25 @@ def test_bench_records_the_limit(tmp_path, capsys):
     assert settings["file_bytes"] == DEFAULT_CORPUS.stat().st_size
     assert f"({end:,} bytes of {DEFAULT_CORPUS.stat().st_size:,}, --limit 100,000)" in capsys.readouterr().out
     assert report["variants"]["v2"]["median"]["merges"] == 300 - 257
+
+
+def test_spinners_run_for_the_block_and_are_gone_after():
+    with spin_on_cores(2) as pids:
+        assert len(pids) == 2 and set(pids) <= set(live_processes(parent=os.getpid()))
+    assert live_processes(parent=os.getpid()) == []
+    with spin_on_cores(0) as pids:
+        assert pids == []
+
+
+def test_spinners_are_gone_after_an_error_too():
+    with pytest.raises(KeyboardInterrupt):
+        with spin_on_cores(1):
+            raise KeyboardInterrupt
+    assert live_processes(parent=os.getpid()) == []
+
+
+@pytest.mark.parametrize("count", [-1, 1.5, True])
+def test_a_bad_count_is_named(count):
+    with pytest.raises(BPEError, match="--busy must be 0 or more processes"):
+        with spin_on_cores(count):
+            pass

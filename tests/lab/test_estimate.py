@@ -1,11 +1,17 @@
 """The cost model (bpe/lab/estimate.py): its predictions order the ladder and grow with the data, and
-`bpe estimate` prints every variant.  Its calibration against measured runs: test_calibrate.py."""
+`bpe estimate` prints every variant, its table and JSON holding the model's estimates.  Its calibration against measured runs: test_calibrate.py."""
 
 from __future__ import annotations
 
+import io
+import json
+
 from bpe import VARIANTS
 from bpe.cli import main
-from bpe.lab.estimate import CorpusShape, estimate_run
+from bpe.data.datasets import resolve_data
+from bpe.lab.estimate import CorpusShape, estimate_file, estimate_run, run_estimate
+
+EOT = ["<|endoftext|>"]
 
 
 def predicted_cost(variant: str, shape: CorpusShape) -> float:
@@ -28,3 +34,16 @@ def test_estimate_command_prints_every_variant(capsys):
     out = capsys.readouterr().out
     assert out.startswith("cost estimate: corpus-en (133,027 bytes), vocab 10,000, special ['<|endoftext|>']")
     assert [line.split()[0] for line in out.splitlines()[2:]] == list(VARIANTS)
+
+
+def test_the_table_and_the_json_hold_the_models_estimates(tmp_path):
+    out = io.StringIO()
+    estimates = run_estimate("tinystories-sample", "v1,v6", 300, EOT, workers=1, json_out=str(tmp_path / "e.json"),
+                             out=out)
+    assert estimates == estimate_file(resolve_data("tinystories-sample"), ["v1", "v6"], 300, EOT, workers=1)
+    rows = out.getvalue().splitlines()
+    assert rows[0].startswith("cost estimate: tinystories-sample") and rows[1].split() == ["variant", "time", "peak",
+                                                                                            "memory"]
+    assert [row.split()[0] for row in rows[2:4]] == ["v1", "v6"] and rows[4] == f"wrote {tmp_path / 'e.json'}"
+    saved = json.loads((tmp_path / "e.json").read_text())
+    assert {name: v["seconds"] for name, v in saved["variants"].items()} == {e.variant: e.seconds for e in estimates}

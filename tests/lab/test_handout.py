@@ -3,7 +3,7 @@
 import json
 
 from bpe.cli import main
-from bpe.lab import runinfo
+from bpe.lab import publish
 from bpe.lab.handout import longest_tokens
 
 
@@ -37,6 +37,6 @@ def test_longest_tokens_leave_out_the_specials():
 
 
 def test_publish_only_from_a_clean_tree(monkeypatch, capsys):
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
     assert main(["handout", "--publish"]) == 2
     assert "uncommitted changes" in capsys.readouterr().err

@@ -127,9 +127,9 @@ def test_unpublished_profiles_and_reports_go_where_git_ignores_them():
 
 def test_committed_profiles_and_reports_only_from_a_clean_tree(monkeypatch, capsys):
     from bpe.cli import main
-    from bpe.lab import runinfo
+    from bpe.lab import publish
 
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
     assert main(["profile", "--variant", "v2", "--publish"]) == 2
     assert "uncommitted changes (abc1234-dirty)" in capsys.readouterr().err
     assert main(["report", "--publish"]) == 2

@@ -7,14 +7,14 @@ import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab import runinfo
+from bpe.lab import publish
 from bpe.lab.publish import check_json_path, output_path, write_json_atomic
 
 DEFAULT, PUBLISHED = Path("out/result.json"), Path("docs/result.json")
 
 
 def test_the_run_writes_to_out_unless_told(monkeypatch):
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234")
     assert output_path(None, DEFAULT, PUBLISHED, False, "bpe x --publish") == DEFAULT
     assert output_path(None, DEFAULT, PUBLISHED, True, "bpe x --publish") == PUBLISHED
     assert output_path("elsewhere.json", DEFAULT, PUBLISHED, False, "bpe x --publish") == Path("elsewhere.json")
@@ -22,7 +22,7 @@ def test_the_run_writes_to_out_unless_told(monkeypatch):
 
 
 def test_publish_from_a_dirty_tree_is_refused_naming_the_command(monkeypatch):
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
     for given in (None, "docs/web"):  # an explicit path does not get round the check
         with pytest.raises(BPEError, match=r"bpe x --publish writes a committed result.*\(abc1234-dirty\)"):
             output_path(given, DEFAULT, PUBLISHED, True, "bpe x --publish")

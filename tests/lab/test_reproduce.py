@@ -7,7 +7,7 @@ import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
-from bpe.lab import runinfo
+from bpe.lab import publish
 from bpe.lab.reproduce import STEPS
 from bpe.lab.spread import compare
 from conftest import REPO_ROOT
@@ -44,7 +44,7 @@ def test_a_gain_within_the_spread_is_not_a_ratio():
 
 
 def test_publish_is_refused_from_a_dirty_tree(monkeypatch, capsys):
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234-dirty")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
     assert main(["reproduce", "--publish"]) == 2
     assert "uncommitted changes (abc1234-dirty)" in capsys.readouterr().err
     with pytest.raises(BPEError, match="full plan"):
@@ -56,7 +56,7 @@ def test_the_default_output_is_not_a_tracked_file(tmp_path, monkeypatch):
     """Without --publish the result goes where git ignores it; with it, to the committed file the pages quote."""
     written = []
     monkeypatch.setattr("bpe.lab.reproduce.run_reproduce", lambda out, **kwargs: written.append(out))
-    monkeypatch.setattr(runinfo, "git_commit", lambda exclude=(): "abc1234")
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234")
     assert main(["reproduce", "--quick"]) == 0 and main(["reproduce", "--publish"]) == 0
     default, published = written
 

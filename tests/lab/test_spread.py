@@ -4,7 +4,7 @@ the same in the bench's table, the report's markdown and reproduce's steps."""
 from bpe.lab.report import table_rows
 from bpe.lab.reproduce import step_table
 from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text, summarize_runs, summary
-from bpe.lab.tables import comparison_table
+from bpe.lab.bench import comparison_table
 
 
 def timed_run(total: float, checkpoints=((10, 0.5), (20, 0.9))) -> dict:

@@ -81,9 +81,8 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
     from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.publish import check_json_path, write_json_atomic
+    from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
     from bpe.training.pretokenize import check_input_file
-    from bpe.lab.runinfo import machine_info
     from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     log = log or sys.stdout
