@@ -18,11 +18,12 @@ Measured: v2 against v1 on the shipped corpus, docs/v2.md, "Measured".
 
 Walkthrough: docs/v2.md.
 
->>> from bpe.training.merge_loop import run_merges
->>> from bpe.training.timer import NullTimer
 >>> merger = Merger({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6})
->>> [a + b" " + b for a, b in run_merges(merger, 3, NullTimer())]
-[b's t', b'e st', b'o w']
+>>> merger.select_best_pair(), merger.pair_counts[(b"s", b"t")], sorted(merger.pair_to_words[(b"s", b"t")])
+((b's', b't'), 9, [2, 3])
+>>> merger.merge((b"s", b"t"))  # visits words 2 and 3 only: widest and newest
+>>> merger.words[3], sorted(merger.pair_to_words[(b"e", b"st")])
+((b'n', b'e', b'w', b'e', b'st'), [2, 3])
 """
 
 from __future__ import annotations

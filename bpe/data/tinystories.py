@@ -157,29 +157,23 @@ class StoryGenerator:
         return f"{self.article(noun)} {noun}"
 
     # --- sentences ----------------------------------------------------------------------------
+    #: What a character says: one of these, each drawing its words in the order written.
+    _SAYINGS = (
+        lambda s, other: f"Can I {s.verb(False)} with you, {other}?",
+        lambda s, other: f"Look at the {s.adjective()} {s.noun()}!",
+        lambda s, other: f"Let's {s.verb(False)} together!",
+        lambda s, other: f"Thank you, {other}!",
+        lambda s, other: f"I am {s.rng.choice(ADVERBS)} {s.feeling()}.",
+        lambda s, other: f"Wow, this is {s.rng.choice(ADVERBS)} {s.adjective()}!",
+        lambda s, other: f"Do you want to {s.verb(False)} the {s.noun()}?",
+        lambda s, other: f"Yes, I will {s.verb(False)} it.",
+        lambda s, other: f"Don't be {s.feeling()}, {other}. We can {s.verb(False)} it.",
+        lambda s, other: f"Hi, {other}! What are you doing?",
+    )
+
     def _quote(self, hero: str, other: str) -> str:
         rng = self.rng
-        kind = rng.randrange(10)
-        if kind == 0:
-            text = f"Can I {self.verb(False)} with you, {other}?"
-        elif kind == 1:
-            text = f"Look at the {self.adjective()} {self.noun()}!"
-        elif kind == 2:
-            text = f"Let's {self.verb(False)} together!"
-        elif kind == 3:
-            text = f"Thank you, {other}!"
-        elif kind == 4:
-            text = f"I am {rng.choice(ADVERBS)} {self.feeling()}."
-        elif kind == 5:
-            text = f"Wow, this is {rng.choice(ADVERBS)} {self.adjective()}!"
-        elif kind == 6:
-            text = f"Do you want to {self.verb(False)} the {self.noun()}?"
-        elif kind == 7:
-            text = f"Yes, I will {self.verb(False)} it."
-        elif kind == 8:
-            text = f"Don't be {self.feeling()}, {other}. We can {self.verb(False)} it."
-        else:
-            text = f"Hi, {other}! What are you doing?"
+        text = self._SAYINGS[rng.randrange(len(self._SAYINGS))](self, other)
         q = _QUOTES[rng.randrange(len(_QUOTES))]
         said = ("said", "said", "said", "asked", "shouted", "replied", "whispered")[rng.randrange(7)]
         if rng.randrange(2):
@@ -218,30 +212,30 @@ class StoryGenerator:
             return f"{subject} did not know what to do."
         return f"{subject} {self.verb(True)} and {self.verb(True)}."
 
+    #: How a story opens: one of these, after the hero's adjective is drawn (``a`` is "a big" or "an old").
+    _OPENINGS = (
+        lambda s, a, kind, hero: f"Once upon a time, there was {a} {kind} named {hero}.",
+        lambda s, a, kind, hero: f"Once upon a time, in {s.a(s.place())}, there lived {a} {kind} named {hero}.",
+        lambda s, a, kind, hero: f"One day, {a} {kind} named {hero} went to the {s.place()}.",
+        lambda s, a, kind, hero: f"{hero} was {a} {kind}.",
+    )
+
     def _opening(self, hero: str, kind_noun: str) -> str:
-        rng = self.rng
         adj = self.adjective()
-        kind = rng.randrange(4)
-        if kind == 0:
-            return f"Once upon a time, there was {self.article(adj)} {adj} {kind_noun} named {hero}."
-        if kind == 1:
-            return f"Once upon a time, in {self.a(self.place())}, there lived {self.article(adj)} {adj} {kind_noun} named {hero}."
-        if kind == 2:
-            return f"One day, {self.article(adj)} {adj} {kind_noun} named {hero} went to the {self.place()}."
-        return f"{hero} was {self.article(adj)} {adj} {kind_noun}."
+        opening = self._OPENINGS[self.rng.randrange(len(self._OPENINGS))]
+        return opening(self, f"{self.article(adj)} {adj}", kind_noun, hero)
+
+    #: How a story ends: one of these, each drawing its words in the order written.
+    _ENDINGS = (
+        lambda s, hero, other: f"From that day on, {hero} and {other} were best friends.",
+        lambda s, hero, other: f"{hero} learned that it is good to {s.verb(False)} and to be {s.adjective()}.",
+        lambda s, hero, other: "They lived happily ever after.",
+        lambda s, hero, other: f"{hero} smiled and went home with the {s.noun()}.",
+        lambda s, hero, other: f"And that is how {hero} found {s.a(s.noun())}.",
+    )
 
     def _ending(self, hero: str, other: str) -> str:
-        rng = self.rng
-        kind = rng.randrange(5)
-        if kind == 0:
-            return f"From that day on, {hero} and {other} were best friends."
-        if kind == 1:
-            return f"{hero} learned that it is good to {self.verb(False)} and to be {self.adjective()}."
-        if kind == 2:
-            return "They lived happily ever after."
-        if kind == 3:
-            return f"{hero} smiled and went home with the {self.noun()}."
-        return f"And that is how {hero} found {self.a(self.noun())}."
+        return self._ENDINGS[self.rng.randrange(len(self._ENDINGS))](self, hero, other)
 
     def story(self) -> str:
         """One story: an opening, one to five paragraphs, an ending."""
