@@ -206,7 +206,7 @@ class Merger(V6Merger):
         """
         if self._shards is None:
             return
-        self.words, self.word_counts, self.pair_to_words = gathered(self._shards.states(self._shard), self._forget)
+        self.words, self.word_counts, self.pair_to_words = gathered(self._shards, self._shard, self._forget)
         self._forget, self._shard = [], None
         self.close()  # stops the processes and unfreezes; the gathered state is frozen again below
         gc.freeze()
