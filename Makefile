@@ -96,8 +96,8 @@ report: $(VENV)/.installed
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
 		$(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
-# Each optimization step of the article series, measured on the ladder (docs/articles.md): ~12 min on an
-# idle 2-core machine; writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
+# Each optimization step of the article series, measured on the ladder (docs/articles.md): ~5 min on an
+# idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
 # (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
