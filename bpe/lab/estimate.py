@@ -154,7 +154,13 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
 
 
 def _growth(whole: float, quarter: float) -> float:
-    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1)."""
+    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1).
+
+    >>> _growth(0, 0)  # no pre-token at all (a file of special tokens only): nothing to grow
+    1.0
+    """
+    if whole <= 0:
+        return 1.0
     return min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
 
 
