@@ -339,6 +339,12 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
     return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
 
 
+def estimate_record(e: Estimate) -> dict:
+    """One estimate as ``bpe estimate --json`` writes it: the model's figures and how the table shows them."""
+    return {"seconds": e.seconds, "peak_bytes": e.peak_bytes, "time": format_duration(e.seconds),
+            "memory": format_size(int(e.peak_bytes))}
+
+
 def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
                  workers: int | None = None, limit: str | None = None, size: str | None = None,
                  json_out: str | None = None, out=None) -> list[Estimate]:
@@ -378,8 +384,6 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
 
         write_json_atomic(check_json_path(json_out), {
             "corpus": corpus, "vocab_size": vocab_size, "workers": workers,
-            "variants": {e.variant: {"seconds": e.seconds, "peak_bytes": e.peak_bytes,
-                                     "time": format_duration(e.seconds), "memory": format_size(int(e.peak_bytes))}
-                         for e in estimates}})
+            "variants": {e.variant: estimate_record(e) for e in estimates}})
         print(f"wrote {Path(json_out)}", file=out)
     return estimates
