@@ -118,7 +118,9 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
         raw = Path(tmp) / "profile.json"
         cmd = [sys.executable, "-m", "scalene", "run", "-o", str(raw), "--program-path", str(REPO_ROOT),
                str(target), "---", json.dumps(settings)]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+        # TMPDIR: scalene makes a temporary folder of its own and leaves it behind; inside ours, it goes with ours.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+                   TMPDIR=tmp)
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                     cwd=REPO_ROOT)

@@ -47,8 +47,14 @@ def test_profile_stem():
 
 
 @pytest.mark.slow
-def test_scalene_run_writes_both_files(tmp_path):
+def test_scalene_run_writes_both_files(tmp_path, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the run's temporary folders go
     json_out, md_out = run_profile("v2", "tinystories-sample", 300, ["<|endoftext|>"], out_dir=tmp_path)
+    assert list(scratch.iterdir()) == []  # nothing left behind, scalene's own folder included
     assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
     assert json.loads(json_out.read_text())["bpe_lab"]["variant"] == "v2"
     assert md_out.read_text().startswith("# Profile v2-tinystories-sample-300")
