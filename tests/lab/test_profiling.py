@@ -52,7 +52,8 @@ def test_scalene_run_writes_both_files(tmp_path, monkeypatch):
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the run's temporary folders go
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where this process's temporary folders go
+    monkeypatch.setenv("TMPDIR", str(scratch))  # and its children's
     json_out, md_out = run_profile("v2", "tinystories-sample", 300, ["<|endoftext|>"], out_dir=tmp_path)
     assert list(scratch.iterdir()) == []  # nothing left behind, scalene's own folder included
     assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
