@@ -42,5 +42,4 @@ def encode_token(token: bytes) -> str:
 
 
 def decode_token(text: str) -> bytes:
-    table = unicode_to_byte()
-    return bytes(table[char] for char in text)
+    return bytes(map(unicode_to_byte().__getitem__, text))  # map: the loop stays in C (50,000 merges load faster)

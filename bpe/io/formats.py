@@ -2,7 +2,8 @@
 ranks, Hugging Face ``tokenizer.json``.
 
 Text only, no directories: :mod:`bpe.io.outputs` decides where files go and writes them atomically,
-:class:`bpe.io.tokenizer.Tokenizer` reads them back with :func:`load_vocab` and :func:`load_merges`.
+:class:`bpe.io.tokenizer.Tokenizer` reads them back with :func:`load_vocab` and :func:`load_merges`,
+which refuse a malformed file (:mod:`bpe.io.checks`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import base64
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
-from bpe.errors import BPEError
-from bpe.io.byte_unicode import decode_token, encode_token
+from bpe.io.byte_unicode import encode_token
+from bpe.io.checks import parse_merges, parse_vocab, read_json, read_text
 
 
 def vocab_json(vocab: dict[int, bytes]) -> str:
@@ -79,17 +79,11 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
 
 
 def load_vocab(path: str | os.PathLike) -> dict[int, bytes]:
-    pairs = json.loads(Path(path).read_text(encoding="utf-8"), object_pairs_hook=list)
-    return {int(token_id): decode_token(token) for token, token_id in pairs}
+    """``vocab.json`` as ``{id: bytes}``; a file that is not a GPT-2 style vocab is a :class:`BPEError`
+    naming the problem (:mod:`bpe.io.checks`)."""
+    return parse_vocab(read_json(path), path)
 
 
 def load_merges(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
-    merges = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
-        if not line or line.startswith("#version"):
-            continue
-        parts = line.split(" ")
-        if len(parts) != 2:
-            raise BPEError(f"{path}:{number}: expected two tokens separated by one space, got {line!r}")
-        merges.append((decode_token(parts[0]), decode_token(parts[1])))
-    return merges
+    """``merges.txt`` as byte pairs in merge order; a line that is not two tokens is a :class:`BPEError`."""
+    return parse_merges(read_text(path), path)

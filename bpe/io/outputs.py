@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bpe.errors import BPEError
+from bpe.io.checks import check_merges, check_train_info, read_json
 from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
 from bpe.io.tokenizer import Tokenizer
 
@@ -196,6 +197,7 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
         raise BPEError(f"unknown output format {unknown[0]!r}; formats: {', '.join(FORMATS)}")
     info = dict(train_info or {})
     info["special_tokens"] = list(special_tokens)
+    info["result"] = {"merges": len(merges), "vocab_size": len(vocab)}  # what a load checks the files against
     files = {"vocab.json": vocab_json(vocab), "merges.txt": merges_txt(merges),
              TRAIN_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
     if "tiktoken" in formats:
@@ -211,21 +213,20 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
 def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] | None = None) -> Tokenizer:
     """The :class:`~bpe.io.tokenizer.Tokenizer` saved in ``directory`` (vocab.json, merges.txt, train.json).
 
-    Special tokens come from ``train.json`` unless given.
+    The three files are checked against each other first (:mod:`bpe.io.checks`): a folder that was cut,
+    edited or mixed from two runs is a :class:`BPEError` naming the file and the problem.  ``train.json``
+    is required: it records the special tokens, which are used unless ``special_tokens`` is given.
     """
     directory = Path(directory)
-    for name in ("vocab.json", "merges.txt"):
-        if not (directory / name).is_file():
-            raise BPEError(f"no saved tokenizer in {directory}: {name} is missing")
-    if special_tokens is None:
-        info_path = directory / TRAIN_INFO
-        info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
-        special_tokens = info.get("special_tokens", [])
-    try:
-        vocab = load_vocab(directory / "vocab.json")
-    except (ValueError, KeyError) as exc:
-        raise BPEError(f"{directory / 'vocab.json'} is not a GPT-2 style vocab file: {exc}") from None
-    return Tokenizer(vocab, load_merges(directory / "merges.txt"), special_tokens)
+    paths = {name: directory / name for name in ("vocab.json", "merges.txt", TRAIN_INFO)}
+    why = {TRAIN_INFO: " (it records the special tokens and the merge count; see docs/outputs.md)"}
+    for name, path in paths.items():
+        if not path.is_file():
+            raise BPEError(f"no saved tokenizer in {directory}: {name} is missing{why.get(name, '')}")
+    vocab, merges = load_vocab(paths["vocab.json"]), load_merges(paths["merges.txt"])
+    check_merges(vocab, merges, paths["vocab.json"], paths["merges.txt"])
+    recorded = check_train_info(read_json(paths[TRAIN_INFO]), vocab, merges, paths)
+    return Tokenizer(vocab, merges, recorded if special_tokens is None else special_tokens)
 
 
 def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), top: int = 5) -> list[str]:

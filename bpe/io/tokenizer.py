@@ -37,6 +37,7 @@ from itertools import chain, repeat
 import regex
 
 from bpe.errors import BPEError
+from bpe.io.checks import check_merges
 from bpe.io.formats import load_merges, load_vocab
 from bpe.training.pretokenize import special_token_regex
 from bpe.training.pretokenize_fast import split_pretokens
@@ -147,8 +148,11 @@ class Tokenizer:
 
     @classmethod
     def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """From a GPT-2 style ``vocab.json`` and ``merges.txt`` (the CS336 signature)."""
-        return cls(load_vocab(vocab_filepath), load_merges(merges_filepath), special_tokens)
+        """From a GPT-2 style ``vocab.json`` and ``merges.txt`` (the CS336 signature), checked against each
+        other first (:func:`bpe.io.checks.check_merges`): a malformed pair of files is a :class:`BPEError`."""
+        vocab, merges = load_vocab(vocab_filepath), load_merges(merges_filepath)
+        check_merges(vocab, merges, vocab_filepath, merges_filepath)
+        return cls(vocab, merges, special_tokens)
 
     def encode(self, text: str) -> list[int]:
         ids = array(self.typecode)

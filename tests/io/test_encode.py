@@ -34,7 +34,8 @@ def gpt2_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpt2")
     shutil.copy(FIXTURES / "gpt2_vocab.json", out / "vocab.json")
     shutil.copy(FIXTURES / "gpt2_merges.txt", out / "merges.txt")
-    (out / "train.json").write_text(json.dumps({"special_tokens": [EOT]}))
+    (out / "train.json").write_text(json.dumps({"special_tokens": [EOT],
+                                                "result": {"merges": 50_000, "vocab_size": 50_257}}))
     return out
 
 
@@ -140,13 +141,19 @@ def test_chunking_never_changes_the_ids(gpt2_dir, gpt2_tiktoken, tmp_path, docs,
 
 
 def test_uint32_when_the_vocab_passes_65536(tmp_path, write_corpus):
-    vocab = {i: bytes([i]) for i in range(256)} | {70_000: b"ab", 70_001: b"abc", 70_002: b"<|x|>"}
-    save_tokenizer(tmp_path / "tok", vocab, [(b"a", b"b"), (b"ab", b"c")], ["<|x|>"])
+    from bpe.training.train import build_vocab
+
+    # A saved vocab numbers its tokens 0 to N-1 (the load checks it), so the ids pass 65,535 only after
+    # 65,532 merges of byte pairs the text does not hold; the two merges it uses come last.
+    text_pairs = {b"ab", b"bc", b" a", b"ca"}
+    filler = [(bytes([x]), bytes([y])) for x in range(256) for y in range(256) if bytes([x, y]) not in text_pairs]
+    merges = [*filler, (b"a", b"b"), (b"ab", b"c")]
+    save_tokenizer(tmp_path / "tok", build_vocab(["<|x|>"], merges), merges, ["<|x|>"])
     data = write_corpus("abc ab<|x|>abcabc")
     stats = encode_file(tmp_path / "tok", data, tmp_path / "ids.npy", workers=1)
     ids = np.load(tmp_path / "ids.npy")
     assert ids.dtype == np.uint32 and stats.dtype == "uint32"
-    assert ids.tolist() == [70_001, 32, 70_000, 70_002, 70_001, 70_001]
+    assert ids.tolist() == [65_790, 32, 65_789, 256, 65_790, 65_790]
 
 
 def test_empty_file_gives_an_empty_array(gpt2_dir, tmp_path, write_corpus):
