@@ -41,5 +41,19 @@ def encode_token(token: bytes) -> str:
     return "".join(table[b] for b in token)
 
 
+@lru_cache(maxsize=None)
+def _translation() -> dict[int, int]:
+    """For ``str.translate``: each character's byte; a character below 256 that stands for no byte maps
+    to U+0100, so that no character without a byte survives the latin-1 encoding after it."""
+    table = {ord(char): b for char, b in unicode_to_byte().items()}
+    for code in range(256):
+        table.setdefault(code, 0x100)
+    return table
+
+
 def decode_token(text: str) -> bytes:
-    return bytes(map(unicode_to_byte().__getitem__, text))  # map: the loop stays in C (50,000 merges load faster)
+    """The bytes of a token in this form; a character that stands for no byte is a ``KeyError``."""
+    try:  # translate, then latin-1: one character per byte, both loops in C (a vocab of 50,000 loads faster)
+        return text.translate(_translation()).encode("latin-1")
+    except UnicodeEncodeError as exc:
+        raise KeyError(text[exc.start]) from None

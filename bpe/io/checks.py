@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.io.byte_unicode import decode_token, encode_token, unicode_to_byte
+from bpe.io.byte_unicode import decode_token, encode_token
 
 
 class _Pairs(list):
@@ -71,9 +71,8 @@ def _token(text, path, where: str) -> bytes:
     try:
         if text and isinstance(text, str):
             return decode_token(text)
-    except KeyError:
-        odd = next(char for char in text if char not in unicode_to_byte())
-        raise BPEError(f"{path}: {where}: {text!r} has the character {odd!r}, which stands for no byte in "
+    except KeyError as exc:
+        raise BPEError(f"{path}: {where}: {text!r} has the character {exc.args[0]!r}, which stands for no byte in "
                        f"GPT-2's byte-to-unicode form") from None
     raise BPEError(f"{path}: {where}: expected a token, got {text!r}")
 
