@@ -6,5 +6,6 @@
 * ``encode``: ``bpe encode``, a file to a ``.npy`` of ids;
 * ``formats``: GPT-2 vocab/merges, tiktoken, Hugging Face;
 * ``outputs``: save and load a tokenizer directory;
+* ``checks``: what a saved tokenizer's files must hold, checked when they are loaded;
 * ``byte_unicode``: GPT-2's byte <-> text map.
 """
