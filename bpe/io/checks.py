@@ -66,22 +66,23 @@ def _json_kind(value) -> str:
     return kinds[type(value)]
 
 
-def _token(text, path, where: str) -> bytes:
-    """A token in GPT-2's byte-to-unicode form, as bytes."""
+def _token(text, where: str) -> bytes:
+    """A token in GPT-2's byte-to-unicode form, as bytes (``where``: the file, or file and line)."""
     try:
         if text and isinstance(text, str):
             return decode_token(text)
     except KeyError as exc:
-        raise BPEError(f"{path}: {where}: {text!r} has the character {exc.args[0]!r}, which stands for no byte in "
-                       f"GPT-2's byte-to-unicode form") from None
-    raise BPEError(f"{path}: {where}: expected a token, got {text!r}")
+        raise BPEError(f"{where}: the token {text!r} has the character {exc.args[0]!r}, which stands for no byte "
+                       f"in GPT-2's byte-to-unicode form") from None
+    raise BPEError(f"{where}: expected a token, got {text!r}")
 
 
 def parse_vocab(pairs: _Pairs, path: str | os.PathLike) -> dict[int, bytes]:
     """``vocab.json``'s ``{token: id}`` pairs as ``{id: bytes}``: ids 0 to N-1, each once, every byte a token."""
     vocab: dict[int, bytes] = {}
+    where = str(path)
     for text, token_id in pairs:
-        token = _token(text, path, "a key")
+        token = _token(text, where)
         if type(token_id) is not int or token_id < 0:
             raise BPEError(f"{path}: the token {text!r} has the id {token_id!r}, not a non-negative integer")
         if token_id in vocab:
@@ -109,7 +110,11 @@ def parse_merges(text: str, path: str | os.PathLike) -> list[tuple[bytes, bytes]
         parts = line.split(" ")
         if len(parts) != 2 or not all(parts):
             raise BPEError(f"{path}:{number}: expected two tokens separated by one space, got {line!r}")
-        merges.append((_token(parts[0], path, f"line {number}"), _token(parts[1], path, f"line {number}")))
+        try:
+            merges.append((decode_token(parts[0]), decode_token(parts[1])))
+        except KeyError:
+            for part in parts:
+                _token(part, f"{path}:{number}")  # raises, naming the token
     return merges
 
 

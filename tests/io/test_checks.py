@@ -82,7 +82,7 @@ def random_bytes_in_merges(d):
 
 def foreign_text_in_merges(d):
     edit(d / "merges.txt", "Ġt he\n", "中文 he\n")
-    return f"{d}/merges.txt: line 5: '中文' has the character '中', which stands for no byte in GPT-2's " \
+    return f"{d}/merges.txt:5: the token '中文' has the character '中', which stands for no byte in GPT-2's " \
            f"byte-to-unicode form"
 
 
@@ -127,7 +127,8 @@ def vocab_a_list(d):
 
 def vocab_token_in_raw_form(d):
     edit(d / "vocab.json", '"Ġt": 257', '" t": 257')
-    return f"{d}/vocab.json: a key: ' t' has the character ' ', which stands for no byte in GPT-2's byte-to-unicode form"
+    return (f"{d}/vocab.json: the token ' t' has the character ' ', which stands for no byte in GPT-2's "
+            f"byte-to-unicode form")
 
 
 def train_json_not_json(d):
