@@ -182,7 +182,7 @@ def check_train_info(info: _Pairs, vocab: dict[int, bytes], merges: Sequence[tup
         raise BPEError(f"{paths['vocab.json']} has {len(vocab):,} tokens but {path} records {result['vocab_size']:,}; "
                        f"the file was cut or edited, or comes from another run")
     tokens = set(vocab.values())
-    lost = next((t for t in specials if t.encode("utf-8") not in tokens), None)
+    lost = next((t for t in specials if t.encode("utf-8", "surrogatepass") not in tokens), None)
     if lost is not None:
         raise BPEError(f"{path}: the special token {lost!r} is not in {paths['vocab.json']}")
     expected = 256 + len(specials) + len(merges)

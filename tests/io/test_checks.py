@@ -157,6 +157,11 @@ def special_token_not_in_the_vocab(d):
     return f"{d}/train.json: the special token '<|other|>' is not in {d}/vocab.json"
 
 
+def special_token_a_lone_surrogate(d):
+    (d / "train.json").write_text('{"special_tokens": ["\\ud800"], "result": {"merges": 43, "vocab_size": 300}}')
+    return f"{d}/train.json: the special token '\\ud800' is not in {d}/vocab.json"
+
+
 def special_token_dropped(d):
     edit_json(d / "train.json", lambda info: info.update(special_tokens=[]))
     return f"{d}/vocab.json has 300 tokens, but 256 bytes + 0 special + 43 merged make 299"
@@ -172,7 +177,7 @@ CORRUPTIONS = [cut_merges_in_half, cut_a_merge_line, merge_of_a_token_not_in_the
                foreign_text_in_merges, delete_train_json, duplicate_id, swapped_ids, id_gap, id_not_an_integer,
                byte_without_a_token, vocab_a_list, vocab_token_in_raw_form, train_json_not_json, train_json_a_list,
                train_json_without_special_tokens, train_json_without_result, special_token_not_in_the_vocab,
-               special_token_dropped, vocab_size_recorded_otherwise]
+               special_token_a_lone_surrogate, special_token_dropped, vocab_size_recorded_otherwise]
 
 
 def corrupt(good, tmp_path, corruption) -> tuple:
