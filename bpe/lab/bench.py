@@ -98,7 +98,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         "settings": {"data": data_label(s.data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
                      "file_bytes": path.stat().st_size, "limit": limit, "vocab_size": vocab_size,
                      "num_merges": num_merges, "special_tokens": s.special_tokens,
-                     "workers": s.workers or os.cpu_count(), "repeat": s.repeat, "busy": s.busy, "load": s.load},
+                     "workers": s.workers or os.cpu_count(), "workers_given": s.workers is not None, "repeat": s.repeat, "busy": s.busy, "load": s.load},
         "variants": {}, "skipped": {}, "failed": {},
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
@@ -292,7 +292,8 @@ def header(report: dict) -> str:
     how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
-            f"({s['num_merges']:,} merges), special {s['special_tokens']}, workers {s['workers']}, "
+            f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
+            f"workers {s['workers']}{'' if s.get('workers_given', True) else ' (none given: each run takes the free cores)'}, "
             f"repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
 
