@@ -17,8 +17,8 @@ Why this split pays where parallelising the max-pair search does not: the search
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, never words.
 
-Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words are worth (one:
-v7 *is* v6), the parent's share, and when the shards come home (:meth:`Merger.gather`, then v6 goes on
+Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words and the free cores
+are worth (one: v7 *is* v6; with no ``workers`` given a core is kept spare), the parent's share, and when the shards come home (:meth:`Merger.gather`, then v6 goes on
 with the same merges); :mod:`bpe.training.shards` runs the processes, their channels and the counts.
 
 What it leaves out: shards do not say which pairs they hold (every merge goes to every shard
@@ -45,7 +45,7 @@ from .v6_tuned import FlooredHeap, Merger as V6Merger
 from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words, subtract_lost
 
 IDEA = ("the merge phase across processes: words sharded, pair counts and heap in the parent "
-        "(v6 itself below two shards' worth of words, or once round trips stall)")
+        "(v6 itself below two shards' worth of words, without a core to spare, or once round trips stall)")
 POOLED = True
 
 
