@@ -103,12 +103,13 @@ def cmd_data(args) -> int:
 
 
 def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
-    from bpe.lab.bench import BenchSettings
+    from bpe.lab.bench import BenchSettings, parse_busy
 
+    busy, load = parse_busy(getattr(args, "busy", 0))
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
                          special_tokens=_special_tokens(args), workers=args.workers, peers=args.peers,
                          force=args.force, progress=_show_progress(args), limit=getattr(args, "limit", None),
-                         busy=getattr(args, "busy", 0), json_out=getattr(args, "json", None))
+                         busy=busy, load=load, json_out=getattr(args, "json", None))
 
 
 def cmd_bench(args) -> int:
@@ -351,8 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_args(bench)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     _add_json(bench)
-    bench.add_argument("--busy", type=int, default=0, metavar="N",
-                       help="measure with N other processes each spinning on a core (a machine that is not idle)")
+    bench.add_argument("--busy", default="0", metavar="N[:bursty]",
+                       help="measure with N other processes each spinning on a core (a machine that is not idle); "
+                            "N:bursty: each spins and sleeps in turns of a few milliseconds, as a browser does")
     bench.add_argument("--peers", nargs="?", const="all", default=None, metavar="NAMES",
                        help="also train the peers on the same data: all of them, or a comma list of tokenizers, "
                             "tokenizers-file, rustbpe, bpeasy (pip install -e '.[peers]')")

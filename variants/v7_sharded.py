@@ -17,8 +17,8 @@ Why this split pays where parallelising the max-pair search does not: the search
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, never words.
 
-Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words are worth (one:
-v7 *is* v6), the parent's share, and when the shards come home (:meth:`Merger.gather`, then v6 goes on
+Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words and the free cores
+are worth (one: v7 *is* v6; with no ``workers`` given a core is kept spare), the parent's share, and when the shards come home (:meth:`Merger.gather`, then v6 goes on
 with the same merges); :mod:`bpe.training.shards` runs the processes, their channels and the counts.
 
 What it leaves out: shards do not say which pairs they hold (every merge goes to every shard
@@ -36,16 +36,16 @@ import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import partition
+from bpe.training.parallel import count_file_parallel_fast, partition
 from bpe.training.pretokenize import add_counts
-from bpe.training.shard_policy import StallWatch, parent_share, shard_count
+from bpe.training.shard_policy import StallWatch, merge_processes, parent_share, shard_count
 from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered, joined_view
 
 from .v6_tuned import FlooredHeap, Merger as V6Merger
 from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words, subtract_lost
 
 IDEA = ("the merge phase across processes: words sharded, pair counts and heap in the parent "
-        "(v6 itself below two shards' worth of words, or once round trips stall)")
+        "(v6 itself below two shards' worth of words, without a core to spare, or once round trips stall)")
 POOLED = True
 
 
@@ -105,11 +105,16 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
                     end: int | None = None, on_bytes: Callable[[int], None] | None = None) -> ShardedCounts:
     """Count the file in the pool that will hold the shards; part ``p``'s counts stay in worker ``p``.
 
-    Too few distinct pre-tokens for shard processes to pay (:func:`shard_count`): the parts are
-    gathered here and the pool stops, and v7 runs as v6.
+    Too few processes or distinct pre-tokens for shard processes to pay (:func:`merge_processes`,
+    :func:`shard_count`): the file is counted as v6 counts it, or the parts are gathered here and the
+    pool stops, and v7 runs as v6.
     """
-    return count_into_shard_pool(path, special_tokens, workers=workers, errors=errors, end=end, on_bytes=on_bytes,
-                                 worth_shards=lambda distinct: shard_count(distinct, workers) > 1)
+    processes = merge_processes(workers)
+    if processes == 1 and workers is None:  # no shard process: count on every free core, as v6 does
+        return ShardedCounts(local=count_file_parallel_fast(path, special_tokens, errors=errors, end=end,
+                                                            on_bytes=on_bytes))
+    return count_into_shard_pool(path, special_tokens, workers=processes, errors=errors, end=end, on_bytes=on_bytes,
+                                 worth_shards=lambda distinct: shard_count(distinct, processes) > 1)
 
 
 class Merger(V6Merger):
@@ -127,19 +132,21 @@ class Merger(V6Merger):
         self.gathered_at: int | None = None  # the merge after which the shards came here
         self._forget: list[str] = []  # pairs whose count fell to zero, told to the shards with the next merge
         self._shards = None
+        self.shards = 1  # shards at the start, the parent's included (1: v6 in this process)
         if isinstance(pretoken_counts, ShardedCounts):
             if pretoken_counts.pool is not None:  # counted in the pool: worker 0's part comes here
                 self._shards, part_0 = ShardProcesses.from_counts(pretoken_counts)
                 parts = [part_0] + [{}] * len(self._shards.remote)
             pretoken_counts = pretoken_counts.local
         else:
-            shards = shard_count(len(pretoken_counts), workers)
+            shards = shard_count(len(pretoken_counts), merge_processes(workers))
             if shards > 1:  # the parent holds one shard: shards - 1 processes
                 self._shards = ShardProcesses.start(shards - 1)
                 parts = split_counts(pretoken_counts, shards)
         if self._shards is None:  # too few words for a shard process to pay (or one worker, no fork): v6
             super().__init__(pretoken_counts)
             return
+        self.shards = 1 + len(self._shards.remote)
         try:
             mine, theirs = parent_share(parts)
             del parts
@@ -213,8 +220,9 @@ class Merger(V6Merger):
         self.gathered_at = self.merges_done
 
     def summary(self) -> dict:
-        """What the run did beyond its merges: the merge after which the shards came here (None: never)."""
-        return {"gathered_at": self.gathered_at}
+        """What the run did beyond its merges: how many shards it started with (the parent's included; 1:
+        it ran as v6) and the merge after which the shards came here (None: never)."""
+        return {"shards": self.shards, "gathered_at": self.gathered_at}
 
     def trace_state(self) -> dict:
         """The words of every shard, numbered across shards, for ``bpe trace`` only."""

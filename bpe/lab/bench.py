@@ -54,6 +54,7 @@ class BenchSettings:
     progress: bool = False
     budget: float = LONG_RUN_SECONDS
     busy: int = 0
+    load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
     json_out: str | None = None
 
 
@@ -97,7 +98,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         "settings": {"data": data_label(s.data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
                      "file_bytes": path.stat().st_size, "limit": limit, "vocab_size": vocab_size,
                      "num_merges": num_merges, "special_tokens": s.special_tokens,
-                     "workers": s.workers or os.cpu_count(), "repeat": s.repeat, "busy": s.busy},
+                     "workers": s.workers or os.cpu_count(), "workers_given": s.workers is not None, "repeat": s.repeat, "busy": s.busy, "load": s.load},
         "variants": {}, "skipped": {}, "failed": {},
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
@@ -106,7 +107,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
 
     # 3. Run each candidate ``repeat`` times, each run in a fresh process; print its table.
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
-    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(s.busy):
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(s.busy, s.load):
         subset = None  # a function takes a file, not a limit: give it exactly those bytes
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = write_prefix(path, end, Path(tmp) / path.name)
@@ -184,17 +185,52 @@ while os.getppid() == parent:
         pass
 """
 
+# A browser or a noisy VM does not hold a core: it takes it in bursts of a few milliseconds to a few
+# tens, and sleeps between them.  Each burst spins and each pause sleeps for a time drawn between
+# BURST_MS (seeded: the same load each run), about half of the core in all.
+BURST_MS = (2, 40)
+_BURSTS = """
+import os, random, signal, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+parent, draw = os.getppid(), random.Random({seed}).uniform
+while os.getppid() == parent:
+    until = time.perf_counter() + draw({low}, {high}) / 1000
+    while time.perf_counter() < until:
+        pass
+    time.sleep(draw({low}, {high}) / 1000)
+"""
+
+#: The kinds of load ``--busy`` can make: a process spinning on a core, or one spinning in bursts.
+LOADS = ("spin", "bursty")
+
+
+def parse_busy(spec: str | int) -> tuple[int, str]:
+    """``--busy``'s value: ``N`` processes spinning, or ``N:bursty`` processes spinning in bursts.
+
+    >>> parse_busy("1"), parse_busy("2:bursty"), parse_busy(0)
+    ((1, 'spin'), (2, 'bursty'), (0, 'spin'))
+    """
+    count, _, load = str(spec).partition(":")
+    load = load or "spin"
+    if not count.strip().isdigit() or load not in LOADS:
+        raise BPEError(f"--busy takes N or N:bursty (N processes, each spinning on a core, or in bursts), got {spec!r}")
+    return int(count), load
+
 
 @contextmanager
-def spin_on_cores(count: int) -> Iterator[list[int]]:
-    """Run the block with ``count`` processes spinning (``while True: pass`` in a child Python); their
-    pids.  They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
+def spin_on_cores(count: int, load: str = "spin") -> Iterator[list[int]]:
+    """Run the block with ``count`` processes keeping a core busy: spinning (``while True: pass`` in a
+    child Python) or, ``load="bursty"``, spinning and sleeping in turns (:data:`BURST_MS`); their pids.
+    They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise BPEError(f"--busy must be 0 or more processes, got {count!r}")
+    if load not in LOADS:
+        raise BPEError(f"--busy: the load is one of {', '.join(LOADS)}, got {load!r}")
     spinners = []
     try:
-        for _ in range(count):
-            spinners.append(subprocess.Popen([sys.executable, "-c", _SPIN], stdin=subprocess.DEVNULL,
+        for i in range(count):
+            code = _SPIN if load == "spin" else _BURSTS.format(seed=i, low=BURST_MS[0], high=BURST_MS[1])
+            spinners.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         yield [p.pid for p in spinners]
     finally:
@@ -253,9 +289,11 @@ def format_mb(n: float) -> str:
 def header(report: dict) -> str:
     m, s = report["machine"], report["settings"]
     subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
-    busy_note = f", busy {s['busy']} (processes spinning meanwhile)" if s.get("busy") else ""
+    how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
+    busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
-            f"({s['num_merges']:,} merges), special {s['special_tokens']}, workers {s['workers']}, "
+            f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
+            f"workers {s['workers']}{'' if s.get('workers_given', True) else ' (none given: each run takes the free cores)'}, "
             f"repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
 

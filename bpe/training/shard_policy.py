@@ -13,22 +13,43 @@ import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 
-from bpe.training.pool import default_workers
+from bpe.training.cores import choose_workers
 
 #: A shard process pays for itself only with enough words to rewrite: below this many distinct words
 #: per shard, fewer shards are used, and with one shard v7 is v6 in this process (docs/v7.md, "Where
 #: the time goes").
 MIN_WORDS_PER_SHARD = 150_000
 
+#: When v7 chooses its own process count (no ``workers`` given), it leaves this many of the free cores
+#: to the rest of the machine.  Every merge is a round trip that waits for the slowest shard, so a
+#: shard process that shares its core with a browser's bursts makes every process wait; one spare core
+#: absorbs them.  On a 2-core machine this leaves one process: v7 is v6 there unless ``workers`` asks
+#: for more (docs/v7.md, "The default on a busy machine": there a split won a little idle and lost
+#: more under bursty load).
+SPARE_CORES = 1
 
-def shard_count(words: int, workers: int | None) -> int:
-    """How many shards ``words`` distinct pre-tokens are worth, the parent's included: 1 means v6 in this process.
+
+def merge_processes(workers: int | None, *, free_cores: Callable[[], int] | None = None) -> int:
+    """How many processes v7 may merge in, the parent included: ``workers`` when given; else the cores
+    other processes leave free now (:func:`~bpe.training.cores.choose_workers`) less :data:`SPARE_CORES`.
+
+    >>> merge_processes(2), merge_processes(None, free_cores=lambda: 2), merge_processes(None, free_cores=lambda: 16)
+    (2, 1, 15)
+    """
+    if workers is not None:
+        return workers
+    free = choose_workers(None) if free_cores is None else free_cores()
+    return max(1, free - SPARE_CORES)
+
+
+def shard_count(words: int, processes: int) -> int:
+    """How many shards ``words`` distinct pre-tokens are worth with ``processes`` processes to merge in
+    (:func:`merge_processes`), the parent's shard included: 1 means v6 in this process.
 
     >>> shard_count(100_000, 2), shard_count(400_000, 2), shard_count(400_000, 16), shard_count(10**7, 1)
     (1, 2, 2, 1)
     """
-    workers = default_workers() if workers is None else workers
-    return max(1, min(workers, words // MIN_WORDS_PER_SHARD))
+    return max(1, min(processes, words // MIN_WORDS_PER_SHARD))
 
 
 #: How many words the parent's own shard holds, against 1 for a shard process: the parent also runs

@@ -6,12 +6,14 @@ Your own trainers in the bench (their estimates and progress included): test_can
 import json
 import os
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
-from bpe.lab.bench import BenchSettings, run_bench, run_once, spin_on_cores
+from bpe.lab.bench import BenchSettings, parse_busy, run_bench, run_once, spin_on_cores
 from bpe.training.chunking import find_limit_end
 from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
 
@@ -38,11 +40,11 @@ def test_bench_json_has_every_figure(tmp_path, capsys):
 
 
 def test_a_run_records_its_mergers_summary_beside_the_timings():
-    # v7's Merger.summary() gives gathered_at (None: its shards never came back); v2 has no summary.
+    # v7's Merger.summary() gives its shards and gathered_at (None: its shards never came back); v2 has none.
     v7 = run_once(CORPUS_EN, "v7", 300, ["<|endoftext|>"], 2)
     v2 = run_once(CORPUS_EN, "v2", 300, ["<|endoftext|>"], 2)
     assert "gathered_at" in v7 and "gathered_at" not in v2
-    assert v7["merges_sha256"] == v2["merges_sha256"] and set(v7) - set(v2) == {"gathered_at"}
+    assert v7["merges_sha256"] == v2["merges_sha256"] and set(v7) - set(v2) == {"shards", "gathered_at"}
 
 
 def test_a_very_long_bench_needs_force(monkeypatch, capsys):
@@ -111,6 +113,32 @@ def test_spinners_are_gone_after_an_error_too():
         with spin_on_cores(1):
             raise KeyboardInterrupt
     assert live_processes(parent=os.getpid()) == []
+
+
+def test_bursty_spinners_take_part_of_a_core_and_are_gone_after():
+    with spin_on_cores(1, "bursty") as pids:
+        ticks = os.sysconf("SC_CLK_TCK")
+        before = _cpu_ticks(pids[0])
+        time.sleep(1.0)
+        used = (_cpu_ticks(pids[0]) - before) / ticks
+    assert live_processes(parent=os.getpid()) == []
+    assert 0.02 < used < 0.9  # about half a core (spins and sleeps of 2-40 ms), not all of it and not none
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.parametrize("spec, parsed", [("0", (0, "spin")), ("1", (1, "spin")), ("2:bursty", (2, "bursty"))])
+def test_busy_takes_a_count_and_a_load(spec, parsed):
+    assert parse_busy(spec) == parsed
+
+
+@pytest.mark.parametrize("spec", ["-1", "x", "1:sleepy"])
+def test_a_bad_busy_is_named(spec):
+    with pytest.raises(BPEError, match="--busy takes N or N:bursty"):
+        parse_busy(spec)
 
 
 @pytest.mark.parametrize("count", [-1, 1.5, True])

@@ -215,7 +215,7 @@ def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
     merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
     merges = run_merges(merger, 243, NullTimer())
     assert merger.gathered_at == at and merger._shards is None
-    assert merger.summary() == {"gathered_at": at}  # what the run hands its observer
+    assert merger.summary() == {"shards": 3, "gathered_at": at}  # what the run hands its observer
     assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
     assert no_process_left()
 
@@ -243,8 +243,29 @@ def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_pro
                                                             cpu_clock=fake_clock(2.0)))
     assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
     assert stalled.gathered_at == 8 and busy.gathered_at is None  # two stalled windows of 4
-    assert busy.summary() == {"gathered_at": None}
+    assert busy.summary() == {"shards": 2, "gathered_at": None}
     assert no_process_left()
+
+
+@pytest.mark.parametrize("free, shards", [(1, 1), (2, 1), (3, 2), (4, 3)])
+def test_with_no_worker_count_v7_leaves_a_core_spare(shard_processes, monkeypatch, free, shards):
+    # The default rule (shard_policy.merge_processes): the free cores less SPARE_CORES.  On 2 free
+    # cores that is one process: v6's merges in this process, counted as v6 counts them.
+    monkeypatch.setattr(shard_policy, "choose_workers", lambda requested: free)
+    observer = Observer()
+    _, merges = train_bpe(CORPUS_EN, 400, ["<|endoftext|>"], variant="v7", observer=observer)
+    assert merges == reference_merges()[:400 - 257]
+    assert observer.summary["shards"] == shards
+    assert no_process_left()
+
+
+def test_a_worker_count_given_is_used_as_given(shard_processes, monkeypatch):
+    monkeypatch.setattr(shard_policy, "choose_workers", lambda requested: pytest.fail("the cores were sampled"))
+    merger = Merger(count_file_serial(CORPUS_EN, ["<|endoftext|>"]), workers=2)
+    try:
+        assert merger.summary()["shards"] == 2
+    finally:
+        merger.close()
 
 
 def test_gather_before_any_merge(shard_processes):
