@@ -120,8 +120,7 @@ def coursework_table(result: dict) -> str:
               "| step | stage | data | their ratio | your ratio | range over runs | why it differs | machine and commit |",
               "|---|---|---|---:|---:|---|---|---|"]
     for s in result["steps"].values():
-        theirs = s.get("theirs")
-        their_cell = f"{times(theirs['ratio'])} ({theirs['what']}; {theirs['source']})" if theirs else "none"
+        their_cell = "; ".join(f"{times(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
         lines.append(f"| {s['before']} -> {s['after']} | {s['stage']} | {s['set']} | {their_cell} | {s['verdict']} | "
                      f"{times(s['low'])}-{times(s['high'])} | {s['why']} | {stamp} |")
     if result["mode"] == "quick":

@@ -3,11 +3,15 @@
 The articles the ladder follows (lili's *Implementing and Optimizing a BPE Tokenizer from Scratch*,
 Koschei's C++ article) publish seconds on their own machines; the ratio of one step travels.  For
 each step this runs the two rungs that make it, interleaved (``a b a b``), on ``tinystories-synth``
-at vocab 10,000, ``webtext-synth`` at 32,000, and the real ``tinystories`` and ``owt`` when present;
-a step too slow at the article's vocab runs at a reduced one, and says so.  Ratios follow
-:mod:`bpe.lab.spread`.  The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``;
-``--quick`` runs the same plan on tiny inputs (for tests: its ratios mean nothing).  Left out: the
-articles' C++, Cython and OpenMP steps, and their own trainers (``bench --variant FILE.py:CLASS``).
+at vocab 10,000, ``webtext-synth`` at 32,000, CS336's ``corpus.en`` fixture at 500, and the real
+``tinystories`` and ``owt`` when present; a step too slow at the article's vocab runs at a reduced one,
+and says so.  Each step compares one stage on both sides: it prints the articles' ratio of that stage
+(:mod:`bpe.lab.articles`, from ``docs/articles-figures.json``; "none" where no article measures it), the
+ladder's (:mod:`bpe.lab.spread`'s rule), and one line on why the two differ.  The result,
+``docs/articles-bench.json``, is quoted by ``docs/articles.md``; beside it go a coursework table
+(``articles.md``; ``out/articles.md`` for a published run) and the merge-cost plot.  ``--quick`` runs the
+same plan on tiny inputs (for tests) and says on its first and last lines that its ratios mean nothing.
+Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs them).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ class Step:
     before: str
     after: str
     stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
-    theirs: str | None  # the articles' ratio of the same step and stage (bpe.lab.articles.THEIRS), if any
+    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (bpe.lab.articles.THEIRS)
     why: str  # one line: why their ratio and the ladder's differ
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
 
@@ -89,7 +93,8 @@ QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="3
 # Why a step's two ratios differ, shared by the steps that run on more than one set.
 _COUNTING = ("their 8 counting processes against this machine's cores: the ratio is bounded by the cores "
              "given, less the pool's start-up and the counts sent back")
-_COUNTING_NO_GAIN = "v3 needs a free core: on one core, or a busy machine, a pool of counters costs more than it saves"
+_COUNTING_NO_GAIN = ("on a small file (the web-like set is 2 MB), one core or a busy machine, starting the pool and "
+                     "sending the counts back cost more than counting in one process")
 _HEAP_SELECT = ("no article times the select stage across a heap: Part 9, the series' heap, is not among the parts "
                 "quoted, and Koschei gives only the whole merge; the ladder's ratio grows with the live pairs the "
                 "scan visits, hence with the vocab")
@@ -103,7 +108,7 @@ _V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's cod
                  "the same code, so any difference is noise")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
-# sides; ``theirs`` names the articles' ratio (bpe.lab.articles.THEIRS) or is None where none exists.
+# sides; ``theirs`` names the articles' ratios (bpe.lab.articles.THEIRS), or is None where none exists.
 STEPS = [
     Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
          "the same fixture (corpus.en) and vocab (500); their seconds are pytest's timing of the train call, ours a "
@@ -117,22 +122,16 @@ STEPS = [
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
          "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
     Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
-         "fine_python_update",
-         "the same change in the same language and stage; their OpenWebText at vocab 32,000 against 2 MB at 500",
+         ("fine_python_update", "fine_cpp_update", "fine_cpp_flat_update"),
+         "the same change and stage; their Python figure is OpenWebText at vocab 32,000, the ladder's 2 MB at 500; "
+         "their C++ gains are larger (Part 8 section 1 notes that a CPython dict reuses a deleted key's slot while "
+         "std::unordered_map re-links its chain); the ladder's dicts are CPython's",
          "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
     Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
          "update", None,
          "no article figure: Part 8's bpe_v3 TinyStories row prints no update time (its merge column reads 170/0/0)",
          "on TinyStories-like text the update is a small stage (3 s of bpe_v5's 221 s in Part 8), so a gain is hard "
          "to see"),
-    Step("fine-grained pair-count updates, C++ (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
-         "fine_cpp_update",
-         "C++ against Python: Part 8 section 1 notes that a CPython dict reuses a deleted key's slot while "
-         "std::unordered_map re-links its chain; its C++ gain is larger than its Python one"),
-    Step("fine-grained pair-count updates, C++ with flat maps (Part 8): update, web-like", "web-reduced", "v3",
-         "v4", "update", "fine_cpp_flat_update",
-         "C++ flat hash maps on both of their sides (the article: the update time halves); the ladder's dicts are "
-         "CPython's"),
     Step("fine-grained pair-count updates (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
          "merge_phase", "fine_python_merge",
          "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
@@ -234,6 +233,10 @@ def slim(run: dict) -> dict:
             "checkpoints": run["checkpoints"], "peak_rss": run["peak_rss"]}
 
 
+def names(theirs: tuple[str, ...] | str | None) -> tuple[str, ...]:
+    return (theirs,) if isinstance(theirs, str) else theirs or ()
+
+
 def compare_steps(sets: dict) -> dict:
     """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.spread.compare`), the articles' ratio
     of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
@@ -248,7 +251,7 @@ def compare_steps(sets: dict) -> dict:
         no_gain = compared["clear"] is False or compared["ratio"] < 1
         steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
             "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
-            **compared, "theirs": their_ratio(step.theirs) if step.theirs else None,
+            **compared, "theirs": [their_ratio(name) for name in names(step.theirs)],
             "why": step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")}
     return steps
 
@@ -307,12 +310,11 @@ def step_table(result: dict) -> str:
 
     lines = [""]
     for s in result["steps"].values():
-        theirs = s["theirs"]
-        lines += [f"{s['before']} -> {s['after']}, {s['stage']} [{s['set']}]: {s['step']}",
-                  f"    theirs  {times(theirs['ratio']) + '  ' + theirs['what'] + ' (' + theirs['source'] + ')' if theirs else 'none'}",
-                  f"    ladder  {s['verdict']}  (ratio of medians {times(s['ratio'])}, range over runs "
-                  f"{times(s['low'])}-{times(s['high'])})",
-                  f"    why     {s['why']}"]
+        lines.append(f"{s['before']} -> {s['after']}, {s['stage']} [{s['set']}]: {s['step']}")
+        lines += [f"    theirs  {times(t['ratio'])}  {t['what']} ({t['source']})" for t in s["theirs"]] or [
+            "    theirs  none"]
+        lines += [f"    ladder  {s['verdict']}  (ratio of medians {times(s['ratio'])}, range over runs "
+                  f"{times(s['low'])}-{times(s['high'])})", f"    why     {s['why']}"]
     if any(s["clear"] is None for s in result["steps"].values()):
         lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)
