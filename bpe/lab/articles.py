@@ -26,61 +26,64 @@ FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
 
 @dataclass(frozen=True)
 class Theirs:
-    """One ratio the articles publish or imply: ``before / after`` (key paths into FIGURES_FILE)."""
+    """One ratio the articles publish or imply: ``before / after`` (key paths into FIGURES_FILE), of
+    ``stage`` (named as the ladder names it: their counting is ``pretokenize``, their max ``select``, the
+    merge time, or a C++ merge program's total, ``merge_phase``)."""
 
     what: str
     before: str
     after: str
     source: str
+    stage: str
 
 
 # Medians of three runs unless one figure is all the article gives; C++ programs are Part 8's ports.
 _CPP = "lili_part8.cpp."
 THEIRS = {
     "speed_test": Theirs("CS336's test_train_bpe_speed, bpe_v1 -> bpe_v2: the whole train call",
-                         "lili_part1.speed_test", "lili_part2.speed_test", "lili Parts 1 and 2, section 3.1"),
+                         "lili_part1.speed_test", "lili_part2.speed_test", "lili Parts 1 and 2, section 3.1", "total"),
     "v1_v2_merge": Theirs("bpe_v1 -> bpe_v2, TinyStories: merge time (1,565 s -> 118 s)",
                           "lili_part2.v1_merge_tinystories", "lili_part2.tinystories.merge.0",
-                          "lili Part 2, section 3.2 (its own 13x)"),
+                          "lili Part 2, section 3.2 (its own 13x)", "merge_phase"),
     "counting_tinystories": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), TinyStories: counting",
                                    "median(lili_part2.tinystories.counting.*)",
                                    "median(lili_part8.v3_tinystories.counting.*)",
-                                   "lili Part 2 section 4 table, Part 8 section 4 table"),
+                                   "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
     "counting_owt": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), OpenWebText: counting",
                            "median(lili_part2.openwebtext.counting.*)", "median(lili_part8.v3_openwebtext.counting.*)",
-                           "lili Part 2 section 4 table, Part 8 section 4 table"),
+                           "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
     "fine_python_update": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: update",
                                  "lili_part8.v3_openwebtext.update", "median(lili_part8.v5_openwebtext.update.*)",
-                                 "lili Part 8, section 4 table"),
+                                 "lili Part 8, section 4 table", "update"),
     "fine_python_merge": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: merge (max + update)",
                                 "lili_part8.v3_openwebtext.merge", "median(lili_part8.v5_openwebtext.merge.*)",
-                                "lili Part 8, section 4 table"),
+                                "lili Part 8, section 4 table", "merge_phase"),
     "fine_cpp_update": Theirs("C++ bpe_train_updater -> _fine_grained (std::unordered_map): update",
                               f"median({_CPP}bpe_train_updater.update.*)",
-                              f"median({_CPP}bpe_train_updater_fine_grained.update.*)", "lili Part 8, section 5 table"),
+                              f"median({_CPP}bpe_train_updater_fine_grained.update.*)", "lili Part 8, section 5 table", "update"),
     "fine_cpp_flat_update": Theirs("C++ _emhash8 -> _fine_grained_emhash8 (flat hash maps): update",
                                    f"median({_CPP}bpe_train_updater_emhash8.update.*)",
                                    f"median({_CPP}bpe_train_updater_fine_grained_emhash8.update.*)",
-                                   "lili Part 8, section 5 table"),
+                                   "lili Part 8, section 5 table", "update"),
     "flat_sets_update": Theirs("C++ _fine_grained_emhash8 -> _fine_grained_emhash8_set9 (flat sets in the index): update",
                                f"median({_CPP}bpe_train_updater_fine_grained_emhash8.update.*)",
                                f"median({_CPP}bpe_train_updater_fine_grained_emhash8_set9.update.*)",
-                               "lili Part 8, section 6 table"),
+                               "lili Part 8, section 6 table", "update"),
     "flat_maps_merge": Theirs("C++ bpe_train_updater -> _emhash8 (flat hash maps): merge (the program's total)",
                               f"median({_CPP}bpe_train_updater.total.*)",
-                              f"median({_CPP}bpe_train_updater_emhash8.total.*)", "lili Part 8, section 5 table"),
+                              f"median({_CPP}bpe_train_updater_emhash8.total.*)", "lili Part 8, section 5 table", "merge_phase"),
     "koschei_merge": Theirs("Koschei, C++ 'unoptimized merge' -> 'optimized merge', TinyStories: merge",
                             "koschei.cpp_unoptimized_merge.merge", "koschei.cpp_optimized_merge.merge",
-                            "Koschei, the performance comparison table"),
+                            "Koschei, the performance comparison table", "merge_phase"),
     "omp_merge": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total)",
                         f"median({_CPP}bpe_train_updater.total.*)", f"median({_CPP}bpe_train_updater_omp_v7_32.total.*)",
-                        "lili Part 8, section 5 table"),
+                        "lili Part 8, section 5 table", "merge_phase"),
     "omp_update": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: update",
                          f"median({_CPP}bpe_train_updater.update.*)",
-                         f"median({_CPP}bpe_train_updater_omp_v7_32.update.*)", "lili Part 8, section 5 table"),
+                         f"median({_CPP}bpe_train_updater_omp_v7_32.update.*)", "lili Part 8, section 5 table", "update"),
     "omp_max": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: max",
                       f"median({_CPP}bpe_train_updater.max.*)", f"median({_CPP}bpe_train_updater_omp_v7_32.max.*)",
-                      "lili Part 8, section 5 table"),
+                      "lili Part 8, section 5 table", "select"),
 }
 
 
