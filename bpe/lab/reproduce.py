@@ -142,9 +142,9 @@ STEPS = [
     Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", None, _HEAP_SELECT),
     Step("a heap (Koschei's C++ merge): merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
          "merge_phase", "koschei_merge",
-         "Koschei does not describe its 'unoptimized merge'; its optimized one has a lazy-deletion heap and "
-         "incremental updates through a pair-position index, in C++; v4 already updates incrementally, so only the "
-         "heap differs between the ladder's rungs"),
+         "Koschei times an 'optimized merge' (its optimizations include a lazy-deletion heap and incremental "
+         "updates through a pair-position index) against an 'unoptimized merge' it does not describe; v4 already "
+         "updates incrementally, so only the heap differs between the ladder's rungs"),
     Step("flat hash maps (Part 8's C++ ports): merge phase, TinyStories-like", "tinystories", "v5", "v6",
          "merge_phase", "flat_maps_merge",
          "a constant-factor step of another kind: the C++ swap of std::unordered_map for a flat map mostly speeds "
