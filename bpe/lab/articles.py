@@ -170,7 +170,7 @@ def plot_merge_cost(result: dict, out: Path, log) -> Path | None:
         print("no merge-cost plot: matplotlib is not installed (pip install matplotlib)", file=log)
         return None
     part2 = article_figures()["lili_part2"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8))
     plotted = False
     for ax, (title, log_key, set_name) in zip(axes, MERGE_COST_PANELS):
         article = part2[log_key]
@@ -187,13 +187,14 @@ def plot_merge_cost(result: dict, out: Path, log) -> Path | None:
         ax.axhline(1.0, color="#999999", lw=0.8)
         ax.set_title(title, fontsize=10)
         ax.set(xlabel="merges done (fraction of the run)", ylabel="cost of a merge / the run's mean")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     if not plotted:
         plt.close(fig)
         print("no merge-cost plot: no v2 checkpoints in this run", file=log)
         return None
     note = " (QUICK RUN: not a measurement)" if result["mode"] == "quick" else ""
-    fig.suptitle(f"The cost of one merge grows as merges proceed (v2's max() over the live pairs){note}", fontsize=10)
+    fig.suptitle(f"The cost of a merge as merges proceed: bpe_v2 in lili's Part 2 beside the ladder's v2{note}",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
