@@ -62,13 +62,6 @@ def test_every_step_compares_one_stage_on_both_sides():
     assert used == set(THEIRS)  # every ratio of the articles stands beside a step
 
 
-def test_their_ratios_come_from_the_articles_figures():
-    assert their_ratio("v1_v2_merge")["ratio"] == 1565 / 118  # Part 2's own 13x
-    assert their_ratio("counting_tinystories")["before"] == 627  # the median of bpe_v2's 639/621/627
-    omp = their_ratio("omp_update")
-    assert (omp["before"], omp["after"]) == (478, 514) and omp["ratio"] < 1  # OpenMP made the update slower
-
-
 def test_a_step_below_one_or_within_the_spread_says_why():
     def run(seconds):
         return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
