@@ -129,9 +129,9 @@ STEPS = [
          "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
     Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
          "update", None,
-         "no article figure: Part 8's bpe_v3 TinyStories row prints no update time (its merge column reads 170/0/0)",
-         "on TinyStories-like text the update is a small stage (3 s of bpe_v5's 221 s in Part 8), so a gain is hard "
-         "to see"),
+         "no article figure: Part 8's bpe_v3 TinyStories row prints no update time",
+         "on TinyStories-like text the update is a small stage (as in bpe_v5's TinyStories row of Part 8), so a "
+         "gain is hard to see"),
     Step("fine-grained pair-count updates (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
          "merge_phase", "fine_python_merge",
          "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
