@@ -10,8 +10,8 @@ A page quotes a figure between two HTML comments, which Markdown renders as noth
 second key path after `` / `` makes the figure the ratio of the two; a number there (``1e6``) divides by
 that number instead (bytes shown in MB).  ``min(KEYPATH)``, ``max(KEYPATH)`` and ``median(KEYPATH)``,
 where one part of the key path is ``*`` (every item of a list or dict), give the smallest, largest or
-middle of the values: the range of a median's runs, or the median of an article's three runs.  ``FORMAT``, last and optional,
-is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
+middle of the values: the range of a median's runs, or the median of an article's three runs.
+``FORMAT``, last and optional, is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
 than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
 ``never``.
 
