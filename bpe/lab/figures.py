@@ -11,9 +11,9 @@ second key path after `` / `` makes the figure the ratio of the two; a number th
 that number instead (bytes shown in MB).  ``min(KEYPATH)``, ``max(KEYPATH)`` and ``median(KEYPATH)``,
 where one part of the key path is ``*`` (every item of a list or dict), give the smallest, largest or
 middle of the values: the range of a median's runs, or the median of an article's three runs.
-``FORMAT``, last and optional, is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
-than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
-``never``.
+``FORMAT``, last and optional, is a Python format string applied to the number (default
+``"{:.2f}"``); a figure that is text rather than a number is shown as it is, and FORMAT then has to be
+left out; a JSON ``null`` is shown as ``never``.
 
 ``python -m bpe figures`` checks every shown text against its value (one line per stale figure, exit 1;
 ``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
