@@ -40,7 +40,7 @@ class Theirs:
 # Medians of three runs unless one figure is all the article gives; C++ programs are Part 8's ports.
 _CPP = "lili_part8.cpp."
 THEIRS = {
-    "speed_test": Theirs("CS336's test_train_bpe_speed, bpe_v1 -> bpe_v2: the whole train call",
+    "speed_test": Theirs("CS336's test_train_bpe_speed, bpe_v1 -> bpe_v2: the time the test prints",
                          "lili_part1.speed_test", "lili_part2.speed_test", "lili Parts 1 and 2, section 3.1", "total"),
     "v1_v2_merge": Theirs("bpe_v1 -> bpe_v2, TinyStories: merge time (1,565 s -> 118 s)",
                           "lili_part2.v1_merge_tinystories", "lili_part2.tinystories.merge.0",

@@ -111,8 +111,8 @@ _V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's cod
 # sides; ``theirs`` names the articles' ratios (bpe.lab.articles.THEIRS), or is None where none exists.
 STEPS = [
     Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
-         "the same fixture (corpus.en) and vocab (500); their seconds are pytest's timing of the train call, ours a "
-         "fresh process's whole run, start-up included, which weighs more in v2's short run"),
+         "corpus.en at vocab 500, the fixture and vocab of CS336's train_bpe tests; their seconds are the time the test "
+         "prints, ours a fresh process's whole run, start-up included, which weighs more in v2's short run"),
     Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
          "tinystories-v1", "v1", "v2", "merge_phase", "v1_v2_merge",
          "their 9,743 merges over 2.2 GB against 743 over 10 MB: v1's recount costs about the same at every merge, "
