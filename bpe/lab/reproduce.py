@@ -30,6 +30,7 @@ DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
 PUBLISHED_OUT = REPO_ROOT / "docs" / "articles-bench.json"
 #: The coursework table of a run: beside its JSON, and under out/ for a published run (never over the page).
 DEFAULT_TABLE = REPO_ROOT / "out" / "articles.md"
+PAGE = REPO_ROOT / "docs" / "articles.md"
 #: The merge-cost plot, written beside the JSON (docs/ for a published run, which docs/articles.md shows).
 MERGE_COST_PNG = "articles-merge-cost.png"
 
@@ -292,7 +293,9 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     print(step_table(result), file=log)
     if out is not None:
         write_json_atomic(out, result, log=log)
-        table = DEFAULT_TABLE if out.resolve() == PUBLISHED_OUT.resolve() else out.with_name(DEFAULT_TABLE.name)
+        table = out.with_name(DEFAULT_TABLE.name)
+        if table.resolve() == PAGE.resolve():  # beside docs/articles-bench.json stands the page itself
+            table = DEFAULT_TABLE
         write_text_atomic(table, coursework_table(result))
         print(f"wrote {shown(table)}: their ratio beside yours, step by step, for coursework", file=log)
         plotted = plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
