@@ -39,7 +39,7 @@ help:
 	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
-	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
+	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
@@ -97,7 +97,8 @@ report: $(VENV)/.installed
 		$(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 # Each optimization step of the article series, measured on the ladder (docs/articles.md): ~5 min on an
-# idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
+# idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, out/articles.md (a
+# coursework table) and out/articles-merge-cost.png, or the committed docs/articles-bench.json and plot with PUBLISH=1
 # (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))

@@ -210,8 +210,11 @@ def _add_reproduce_parser(sub) -> None:
 
 
 def cmd_handout(args) -> int:
-    from bpe.lab.handout import run_handout
+    from bpe.lab.handout import example_lines, run_handout, worked_example
 
+    if args.example:
+        print("\n".join(example_lines(worked_example(args.variant))))
+        return 0
     run_handout(args.tinystories, args.owt, args.out, quick=args.quick, workers=args.workers, publish=args.publish)
     return 0
 
@@ -221,6 +224,9 @@ def _add_handout_parser(sub) -> None:
     h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
     h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
     h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
+    h.add_argument("--example", action="store_true", help="only the handout's worked example (s t, e st, ...; "
+                                                          "'newest'), in an instant, with --variant's merge algorithm")
+    h.add_argument("--variant", default=None, help="the rung that runs --example (default: the fastest)")
     _add_workers(h)
     _add_output(h, "--out", "out/handout-answers.json", "docs/handout-answers.json")
     h.set_defaults(func=cmd_handout)

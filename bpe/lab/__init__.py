@@ -5,6 +5,7 @@
   one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
   where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same
   data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
+  ``articles``: their side of it (their ratios, the coursework table, the merge-cost plot);
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
   trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;

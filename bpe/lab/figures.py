@@ -8,12 +8,12 @@ A page quotes a figure between two HTML comments, which Markdown renders as noth
 ``FILE`` is a repo-relative path to a committed JSON file; ``KEYPATH`` walks into it, dot-separated
 (an integer part indexes a list; a key holding a dot or a space is quoted: ``a.'v7 shards'.b``).  A
 second key path after `` / `` makes the figure the ratio of the two; a number there (``1e6``) divides by
-that number instead (bytes shown in MB).  ``min(KEYPATH)`` and ``max(KEYPATH)``, where one part of
-the key path is ``*`` (every item of a list or dict), give the smallest or largest of the values: the
-range of a median's runs.  ``FORMAT``, last and optional,
-is a Python format string applied to the number (default ``"{:.2f}"``); a figure that is text rather
-than a number is shown as it is, and FORMAT then has to be left out; a JSON ``null`` is shown as
-``never``.
+that number instead (bytes shown in MB).  ``min(KEYPATH)``, ``max(KEYPATH)`` and ``median(KEYPATH)``,
+where one part of the key path is ``*`` (every item of a list or dict), give the smallest, largest or
+middle of the values: the range of a median's runs, or the median of an article's three runs.
+``FORMAT``, last and optional, is a Python format string applied to the number (default
+``"{:.2f}"``); a figure that is text rather than a number is shown as it is, and FORMAT then has to be
+left out; a JSON ``null`` is shown as ``never``.
 
 ``python -m bpe figures`` checks every shown text against its value (one line per stale figure, exit 1;
 ``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,15 +85,17 @@ def lookup(data, keypath: str):
     >>> runs = {"runs": [{"total": 2.0}, {"total": 1.5}]}
     >>> lookup(runs, "runs.1.total"), lookup(runs, "min(runs.*.total)"), lookup(runs, "max(runs.*.total)")
     (1.5, 1.5, 2.0)
+    >>> lookup({"runs": [3, 1, 2]}, "median(runs.*)")
+    2
     >>> lookup(runs, "1e6")
     1000000.0
     """
     if re.fullmatch(r"\d+(?:\.\d*)?(?:e\d+)?", keypath):
         return float(keypath)
-    aggregate = re.fullmatch(r"(min|max)\((.+)\)", keypath)
+    aggregate = re.fullmatch(r"(min|max|median)\((.+)\)", keypath)
     if aggregate:
         values = _lookup_all(data, split_keypath(aggregate.group(2)), keypath)
-        return (min if aggregate.group(1) == "min" else max)(values)
+        return {"min": min, "max": max, "median": statistics.median}[aggregate.group(1)](values)
     value = data
     walked = []
     for part in split_keypath(keypath):

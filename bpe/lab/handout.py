@@ -3,7 +3,9 @@
 The handout asks, for tokenizers trained on TinyStories (vocab 10,000) and OpenWebText (32,000): the
 time and memory, the longest token, where the time goes, how they differ, their compression on ten
 sampled documents of each (and TinyStories' on OpenWebText), the encoding throughput and the time it
-implies for the 825 GB Pile, and why ids fit ``uint16``.  One run answers all of them, on
+implies for the 825 GB Pile, and why ids fit ``uint16``; before them, its worked example
+(:func:`worked_example`: the small corpus whose first merges are ``s t``, ``e st``, and the encoding of
+"newest" with the first six), and the two resource budgets.  One run answers all of them, on
 ``--tinystories`` and ``--owt`` (default the generated stand-ins; ``tinystories``/``owt`` for the real
 data), into ``out/handout-answers.json`` (``--publish``: ``docs/handout-answers.json``, which
 ``docs/handout.md`` quotes).  Left out: the workers' memory is beside the training process's peak, not
@@ -28,6 +30,63 @@ STAND_INS = {"tinystories": "tinystories-synth-50MB", "owt": "webtext-synth-20MB
 PILE_BYTES = 825e9  # the handout's figure for the Pile
 SAMPLE_SEED = 0
 SPECIAL = "<|endoftext|>"
+#: The handout's two budgets: training time and memory, TinyStories at vocab 10,000, OpenWebText at 32,000.
+BUDGETS = {"tinystories": {"seconds": 30 * 60, "bytes": 30e9, "shown": "30 minutes, 30 GB", "size": "2.2GB",
+                           "vocab_size": 10_000},
+           "owt": {"seconds": 12 * 3600, "bytes": 100e9, "shown": "12 hours, 100 GB", "size": "11.9GB",
+                   "vocab_size": 32_000}}
+
+#: The handout's worked example (after Sennrich et al. 2016): pre-tokenized on whitespace alone.
+EXAMPLE_TEXT = ("low low low low low\nlower lower widest widest widest\n"
+                "newest newest newest newest newest newest")
+EXAMPLE_MERGES = 12  # the handout lists twelve merges, then encodes "newest" with the first six
+EXAMPLE_ENCODED_WITH = 6
+
+
+def worked_example(variant: str | None = None) -> dict:
+    """The handout's example run through a rung's merge algorithm: the word counts (split on whitespace,
+    as the example does), its merges, the vocabulary the first six add, and "newest" encoded with them.
+
+    >>> example = worked_example("v1")
+    >>> example["merges"][:6], example["newest"]
+    (['s t', 'e st', 'o w', 'l ow', 'w est', 'n e'], ['ne', 'west'])
+    """
+    from bpe.io.tokenizer import Tokenizer
+    from bpe.training.merge_loop import run_merges
+    from bpe.training.registry import get_variant
+    from bpe.training.timer import NullTimer
+    from bpe.training.train import build_vocab
+
+    counts: dict[bytes, int] = {}
+    for word in EXAMPLE_TEXT.split():
+        counts[word.encode()] = counts.get(word.encode(), 0) + 1
+    merges = run_merges(get_variant(variant).Merger(counts), EXAMPLE_MERGES, NullTimer())
+    first = merges[:EXAMPLE_ENCODED_WITH]
+    vocab = build_vocab([SPECIAL], first)
+    ids = Tokenizer(vocab, first, [SPECIAL]).encode("newest")
+    return {"counts": {w.decode(): c for w, c in counts.items()},
+            "merges": [f"{a.decode()} {b.decode()}" for a, b in merges],
+            "added_tokens": [(a + b).decode() for a, b in first],
+            "newest": [vocab[i].decode() for i in ids]}
+
+
+def example_lines(example: dict) -> list[str]:
+    counts = ", ".join(f"{w}: {c}" for w, c in example["counts"].items())
+    return [f"worked example: {{{counts}}} (split on whitespace)",
+            f"  merges: {', '.join(repr(m) for m in example['merges'])}",
+            f"  the first {EXAMPLE_ENCODED_WITH} add {', '.join(example['added_tokens'])}; "
+            f"'newest' encodes as {example['newest']}"]
+
+
+def budget_lines(name: str, train: dict) -> list[str]:
+    """One run against the handout's budget for its data set, and the command that estimates the full size."""
+    budget = BUDGETS[name]
+    lines = [f"  the handout's budget {budget['shown']}: {train['seconds']:.2f} s and a peak of "
+             f"{train['peak_rss_mb']:.0f} MB (each worker {train['worker_peak_rss_mb']:.0f} MB) on {train['data']}"]
+    if train["data"] not in BUDGETS:  # a stand-in or a sample: the model extrapolates it to the full size
+        lines.append(f"  at the full size: python -m bpe estimate --data {train['data']} --size {budget['size']} "
+                     f"--vocab-size {budget['vocab_size']}")
+    return lines
 
 
 def sample_documents(path: Path, k: int = 10, seed: int = SAMPLE_SEED, window: int = 20_000_000) -> list[str]:
@@ -75,8 +134,8 @@ def train_one(data: str, vocab_size: int, limit: str | None, workers: int | None
     vocab = build_vocab([SPECIAL], merges)
     stages = run["stages"]
     slowest = max(stages, key=stages.get)
-    print(f"  {run['total']:.1f} s, peak {run['peak_rss']['self'] / 1e6:.0f} MB; the largest stage: {slowest}",
-          file=log, flush=True)
+    print(f"  {run['total']:.1f} s, peak {run['peak_rss']['self'] / 1e6:.0f} MB; the largest stage: {slowest} "
+          f"({stages[slowest] / run['total']:.0%} of the run)", file=log, flush=True)
     return {"data": data, "path": shown_path(path), "variant": variant, "vocab_size": vocab_size,
             "seconds": run["total"], "stages": stages, "largest_stage": slowest,
             "largest_stage_share": stages[slowest] / run["total"],
@@ -97,6 +156,8 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
         raise BPEError("--publish writes the committed stand-in answers: it takes no --quick, --tinystories or --owt")
     out = check_json_path(output_path(out, DEFAULT_OUT, PUBLISHED_OUT, publish, "python -m bpe handout --publish"))
     machine = machine_info()
+    example = worked_example()
+    print("\n".join(example_lines(example)), file=log, flush=True)
     tinystories, owt = tinystories or STAND_INS["tinystories"], owt or STAND_INS["owt"]
     if quick:
         tinystories, owt = "tinystories-synth-300KB", "webtext-synth-300KB"
@@ -121,6 +182,7 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
         "machine": machine,
         "stand_ins": tinystories.startswith("tinystories-synth") and owt.startswith("webtext-synth"),
         "command": "python -m bpe handout" + (" --quick" if quick else ""),
+        "example": example,
         "train": trained,
         "compression": experiments,
         "throughput": {"bytes_per_second": throughput, "mb_per_second": throughput / 1e6,
@@ -128,9 +190,15 @@ def run_handout(tinystories: str | None = None, owt: str | None = None, out: str
                        "pile_days": PILE_BYTES / throughput / 86400},
         "uint16": {"largest_id": largest_id, "fits": largest_id < 2**16, "uint16_max": 2**16 - 1},
     }
+    for name, t in trained.items():
+        print(f"{name} tokenizer ({t['data']}, vocab {t['vocab_size']:,}): the longest tokens "
+              + ", ".join(f"{x['text']!r} ({x['bytes']} bytes)" for x in t["longest"]), file=log)
+        print("\n".join(budget_lines(name, t)), file=log)
     for name, e in experiments.items():
         print(f"  {name}: {e['bytes_per_token']:.2f} bytes per token", file=log)
     print(f"  throughput {throughput / 1e6:.2f} MB/s in one process: the 825 GB Pile in "
           f"{result['throughput']['pile_days']:.1f} days", file=log)
+    print(f"  uint16: the largest id is {largest_id:,}, {'within' if largest_id < 2**16 else 'past'} 65,535",
+          file=log)
     write_json_atomic(out, result, log=log)
     return result

@@ -3,11 +3,15 @@
 The articles the ladder follows (lili's *Implementing and Optimizing a BPE Tokenizer from Scratch*,
 Koschei's C++ article) publish seconds on their own machines; the ratio of one step travels.  For
 each step this runs the two rungs that make it, interleaved (``a b a b``), on ``tinystories-synth``
-at vocab 10,000, ``webtext-synth`` at 32,000, and the real ``tinystories`` and ``owt`` when present;
-a step too slow at the article's vocab runs at a reduced one, and says so.  Ratios follow
-:mod:`bpe.lab.spread`.  The result, ``docs/articles-bench.json``, is quoted by ``docs/articles.md``;
-``--quick`` runs the same plan on tiny inputs (for tests: its ratios mean nothing).  Left out: the
-articles' C++, Cython and OpenMP steps, and their own trainers (``bench --variant FILE.py:CLASS``).
+at vocab 10,000, ``webtext-synth`` at 32,000, CS336's ``corpus.en`` fixture at 500, and the real
+``tinystories`` and ``owt`` when present; a step too slow at the article's vocab runs at a reduced one,
+and says so.  Each step compares one stage on both sides: it prints the articles' ratio of that stage
+(:mod:`bpe.lab.articles`, from ``docs/articles-figures.json``; "none" where no article measures it), the
+ladder's (:mod:`bpe.lab.spread`'s rule), and one line on why the two differ.  The result,
+``docs/articles-bench.json``, is quoted by ``docs/articles.md``; beside it go a coursework table
+(``articles.md``; ``out/articles.md`` for a published run) and the merge-cost plot.  ``--quick`` runs the
+same plan on tiny inputs (for tests) and says on its first and last lines that its ratios mean nothing.
+Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs them).
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from bpe.lab.spread import compare, seconds, summarize_runs
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
 PUBLISHED_OUT = REPO_ROOT / "docs" / "articles-bench.json"
+#: The coursework table of a run: beside its JSON, and under out/ for a published run (never over the page).
+DEFAULT_TABLE = REPO_ROOT / "out" / "articles.md"
+PAGE = REPO_ROOT / "docs" / "articles.md"
+#: The merge-cost plot, written beside the JSON (docs/ for a published run, which docs/articles.md shows).
+MERGE_COST_PNG = "articles-merge-cost.png"
 
 
 @dataclass(frozen=True)
@@ -48,9 +57,14 @@ class Step:
     before: str
     after: str
     stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
+    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (bpe.lab.articles.THEIRS)
+    why: str  # one line: why their ratio and the ladder's differ
+    no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
 
 
 FULL = [
+    RunSet("cs336-speed", "corpus-en", 500, ("v1", "v2"),
+           "corpus.en at vocab 500: the fixture and vocab of CS336's train_bpe tests, test_train_bpe_speed among them"),
     RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7")),
     RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5"),
            "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
@@ -73,33 +87,97 @@ FULL = [
 
 #: The same plan on tiny inputs (the real data sets cut to 300KB): each set's (data, vocab) in FULL's order.
 QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="300KB" if run.real else None)
-         for run, (data, vocab) in zip(FULL, [("tinystories-synth-300KB", 600), ("tinystories-synth-300KB", 400),
+         for run, (data, vocab) in zip(FULL, [(None, 300), ("tinystories-synth-300KB", 600), ("tinystories-synth-300KB", 400),
                                               ("tinystories-synth-100KB", 300), ("webtext-synth-300KB", 600),
                                               ("webtext-synth-100KB", 300), (None, 600), (None, 400), (None, 600)])]
 
-# Each step of the articles, in their order, with the rungs that make the same step (the articles' own
-# figures for each are on docs/articles.md and in ARTICLE_FIGURES below).
+# Why a step's two ratios differ, shared by the steps that run on more than one set.
+_COUNTING = ("their 8 counting processes against this machine's cores: the ratio is bounded by the cores "
+             "given, less the pool's start-up and the counts sent back")
+_COUNTING_NO_GAIN = ("on a small file (the web-like set is 2 MB), one core or a busy machine, starting the pool and "
+                     "sending the counts back cost more than counting in one process")
+_HEAP_SELECT = ("no article times the select stage across a heap: Part 9, the series' heap, is not among the parts "
+                "quoted, and Koschei gives only the whole merge; the ladder's ratio grows with the live pairs the "
+                "scan visits, hence with the vocab")
+_PYTHON_ONLY = ("no article step: after Part 8 the series turns to a heap (Part 9), Cython and PyPy (Part 10) and C++ "
+                "wrapped with Cython (Part 11), none timed in the parts quoted; v6 stays in pure Python")
+_OMP_MERGE = ("their OpenMP threads (32) split the max() scan; v7's processes split the words, so the update, over "
+              "this machine's cores; after v5's heap there is no scan left to split")
+_V7_NO_GAIN = ("each merge is a round trip to the shard processes: on a 2-core machine the gain can sink into the "
+               "spread, and on a busy one v7 gathers its shards back and runs as v6")
+_V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's code in one process: the two rungs run "
+                 "the same code, so any difference is noise")
+
+# Each step of the articles, in their order, with the rungs that make it and the stage compared on both
+# sides; ``theirs`` names the articles' ratios (bpe.lab.articles.THEIRS), or is None where none exists.
 STEPS = [
+    Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
+         "corpus.en at vocab 500, the fixture and vocab of CS336's train_bpe tests; their seconds are the time the test "
+         "prints, ours a fresh process's whole run, start-up included, which weighs more in v2's short run"),
     Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
-         "tinystories-v1", "v1", "v2", "merge_phase"),
+         "tinystories-v1", "v1", "v2", "merge_phase", "v1_v2_merge",
+         "their 9,743 merges over 2.2 GB against 743 over 10 MB: v1's recount costs about the same at every merge, "
+         "v2's max() grows with the live pairs, so the ratio depends on how many merges are made"),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
-         "pretokenize"),
+         "pretokenize", "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
+    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
+         "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
+    Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
+         ("fine_python_update", "fine_cpp_update", "fine_cpp_flat_update"),
+         "the same change and stage; their Python figure is OpenWebText at vocab 32,000, the ladder's 2 MB at 500; "
+         "their C++ gains are larger (Part 8 section 1 notes that a CPython dict reuses a deleted key's slot while "
+         "std::unordered_map re-links its chain); the ladder's dicts are CPython's",
+         "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
     Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
-         "update"),
-    Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update"),
-    Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select"),
-    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select"),
-    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total"),
-    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total"),
-    Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase"),
+         "update", None,
+         "no article figure: Part 8's bpe_v3 TinyStories row prints no update time",
+         "on TinyStories-like text the update is a small stage (as in bpe_v5's TinyStories row of Part 8), so a "
+         "gain is hard to see"),
+    Step("fine-grained pair-count updates (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
+         "merge_phase", "fine_python_merge",
+         "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
+         "gives no reason; v4 keeps v3's max() scan, so its merge phase moves by the update's gain at most",
+         "v4 keeps v3's max() scan, most of the merge phase; the update's gain can sink into the scan's spread"),
+    Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select",
+         None, _HEAP_SELECT),
+    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", None, _HEAP_SELECT),
+    Step("a heap (Koschei's C++ merge): merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
+         "merge_phase", "koschei_merge",
+         "Koschei times an 'optimized merge' (its optimizations include a lazy-deletion heap and incremental "
+         "updates through a pair-position index) against an 'unoptimized merge' it does not describe; v4 already "
+         "updates incrementally, so only the heap differs between the ladder's rungs"),
+    Step("flat hash maps (Part 8's C++ ports): merge phase, TinyStories-like", "tinystories", "v5", "v6",
+         "merge_phase", "flat_maps_merge",
+         "a constant-factor step of another kind: the C++ swap of std::unordered_map for a flat map mostly speeds "
+         "its max() scan; CPython's dict is open addressing already (Part 8 section 1), and after v5's heap there "
+         "is no scan, so v6 changes other representations"),
+    Step("flat sets in the inverted index (Part 8's C++): update, TinyStories-like", "tinystories", "v5", "v6",
+         "update", "flat_sets_update",
+         "the C++ step changes one container of the index; v6 changes several things of the update at once "
+         "(words as str, a lazy index, the diff grouped by neighbour)"),
+    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total", None,
+         _PYTHON_ONLY),
+    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", None, _PYTHON_ONLY),
+    Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase",
+         "omp_merge", _OMP_MERGE, _V7_NO_GAIN),
+    Step("merging in parallel: update, web-like", "web", "v6", "v7", "update", "omp_update",
+         "in their table the OpenMP program's update is slower than the serial one's; v7 parallelizes the update "
+         "itself, so this is where its gain should show", _V7_NO_GAIN),
+    Step("merging in parallel: select, web-like", "web", "v6", "v7", "select", "omp_max",
+         "their 32 threads split the max() scan; v7 keeps v6's heap in one process and does not split the selection",
+         "expected: v7's selection is v6's heap, unchanged; a ratio near 1 is the design"),
     Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
-         "tinystories", "v6", "v7", "merge_phase"),
-    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total"),
-    Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize"),
+         "tinystories", "v6", "v7", "merge_phase", None, _V7_SAME_CODE, "expected: " + _V7_SAME_CODE),
+    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", None,
+         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
+    Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize",
+         "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
     Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
-         "select"),
-    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total"),
-    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase"),
+         "select", None, _HEAP_SELECT),
+    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total", None,
+         _PYTHON_ONLY),
+    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", "omp_merge",
+         _OMP_MERGE, _V7_NO_GAIN),
 ]
 
 
@@ -151,18 +229,51 @@ def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_toke
 
 
 def slim(run: dict) -> dict:
-    """What a result file keeps of one run: its seconds and peak memory."""
+    """What a result file keeps of one run: its seconds, its checkpoints (merges done, seconds) and peak memory."""
     return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
-            "peak_rss": run["peak_rss"]}
+            "checkpoints": run["checkpoints"], "peak_rss": run["peak_rss"]}
+
+
+def names(theirs: tuple[str, ...] | str | None) -> tuple[str, ...]:
+    return (theirs,) if isinstance(theirs, str) else theirs or ()
+
+
+def compare_steps(sets: dict) -> dict:
+    """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.spread.compare`), the articles' ratio
+    of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
+    is below 1 or within the spread)."""
+    from bpe.lab.articles import their_ratio
+
+    steps = {}
+    for step in (step for step in STEPS if step.run_set in sets):
+        runs = sets[step.run_set]["variants"]
+        before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
+        compared = compare(before, after)
+        no_gain = compared["clear"] is False or compared["ratio"] < 1
+        steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
+            "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
+            **compared, "theirs": [their_ratio(name) for name in names(step.theirs)],
+            "why": step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")}
+    return steps
+
+
+#: A quick run's first and last lines: its ratios come from tiny inputs, one run each.
+QUICK_WARNING = ("QUICK RUN: tiny inputs, one run per rung: the ratios {where} are not measurements "
+                 "(make reproduce measures them)")
 
 
 def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: int | None = None,
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
+    from bpe.lab.articles import coursework_table, plot_merge_cost
+    from bpe.io.outputs import write_text_atomic
     from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
+    from bpe.data.datasets import shown_path as shown
 
     log = log or sys.stdout
+    if quick:
+        print(QUICK_WARNING.format(where="below"), file=log, flush=True)
     plan = QUICK if quick else FULL
     repeat = repeat or (1 if quick else 3)
     if repeat < 1:
@@ -173,71 +284,40 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
     sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
-    steps = {}
-    for step in (step for step in STEPS if step.run_set in sets):
-        runs = sets[step.run_set]["variants"]
-        before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
-        steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
-            "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
-            **compare(before, after)}
+    steps = compare_steps(sets)
     command = "python -m bpe reproduce" + (" --quick" if quick else "")
     result = {"generated": started.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine,
               "mode": "quick" if quick else "full",
               "command": command + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
-              "workers": workers, "sets": sets, "steps": steps, "article": ARTICLE_FIGURES}
+              "workers": workers, "sets": sets, "steps": steps}
     print(step_table(result), file=log)
     if out is not None:
         write_json_atomic(out, result, log=log)
+        table = out.with_name(DEFAULT_TABLE.name)
+        if table.resolve() == PAGE.resolve():  # beside docs/articles-bench.json stands the page itself
+            table = DEFAULT_TABLE
+        write_text_atomic(table, coursework_table(result))
+        print(f"wrote {shown(table)}: their ratio beside yours, step by step, for coursework", file=log)
+        plotted = plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
+        if plotted is not None:
+            print(f"wrote {shown(plotted)}: the cost of a merge as merges proceed, Part 2's bpe_v2 beside v2", file=log)
+    if quick:
+        print(QUICK_WARNING.format(where="above"), file=log)
     return result
 
 
 def step_table(result: dict) -> str:
-    """The steps as printed: the rungs, the stage, the ratio of medians, its range, the verdict."""
-    lines = ["", "step (rungs, stage, data set)                      median ratio   range over runs   verdict"]
-    for key, s in result["steps"].items():
-        label = f"{s['before']} -> {s['after']} {s['stage']} [{s['set']}]"
-        spread = f"{s['low']:.2f}x-{s['high']:.2f}x"
-        lines.append(f"{label:<50}{s['ratio']:>10.2f}x   {spread:<16}  {s['verdict']}")
+    """The steps as printed: per step, the articles' ratio, the ladder's with its range and verdict, and why
+    they differ."""
+    from bpe.lab.articles import times
+
+    lines = [""]
+    for s in result["steps"].values():
+        lines.append(f"{s['before']} -> {s['after']}, {s['stage']} [{s['set']}]: {s['step']}")
+        lines += [f"    theirs  {times(t['ratio'])}  {t['what']} ({t['source']})" for t in s["theirs"]] or [
+            "    theirs  none"]
+        lines += [f"    ladder  {s['verdict']}  (ratio of medians {times(s['ratio'])}, range over runs "
+                  f"{times(s['low'])}-{times(s['high'])})", f"    why     {s['why']}"]
     if any(s["clear"] is None for s in result["steps"].values()):
         lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)
-
-
-# The articles' published seconds (their machines, not ours): quoted on docs/articles.md beside the
-# ratios measured above.  lili: "a/b/c" three runs, the first kept here as the table's first figure.
-ARTICLE_FIGURES = {
-    "lili_part1": {  # Part 1, bpe_v1 on TinyStories, vocab 10,000: three runs
-        "tinystories": {"total": [2187, 2264, 2247], "counting": [622, 642, 628],
-                        "count_pairs": [944, 995, 984], "max": [167, 173, 174], "update": [453, 453, 460]},
-    },
-    "lili_part2": {  # Part 2, bpe_v2 (incremental counts, pair_to_words)
-        "tinystories": {"total": [757, 738, 746], "counting": [639, 621, 627], "merge": [118, 117, 118]},
-        "openwebtext": {"total": [35358, 34265, 35687], "counting": [2870, 2949, 2930],
-                        "merge": [32437, 31264, 32708]},
-        "v1_merge_tinystories": 1565,  # the article's own sum for bpe_v1's merge phase
-    },
-    "lili_part8": {  # Part 8: bpe_v3 (8 counting processes) and bpe_v5 (fine-grained updates)
-        "v3_tinystories": {"total": [250, 90, 90], "counting": [80, 90, 90]},
-        "v3_openwebtext": {"total": [391, 401, 32352], "counting": [390, 400, 410], "merge": 31883,
-                           "max": 31187, "update": 695},
-        "v5_tinystories": {"total": [221, 236, 222], "counting": [90, 90, 90], "merge": [130, 146, 132],
-                           "max": [127, 143, 129], "update": [3, 3, 3]},
-        "v5_openwebtext": {"total": [34333, 34853, 35804], "counting": [401, 390, 401],
-                           "merge": [33879, 34401, 35347], "max": [33353, 33820, 34816],
-                           "update": [525, 579, 530]},
-        "cpp": {  # the C++ merge ports on OpenWebText: total, update, max (first of three runs)
-            "bpe_train_updater": [7171, 392, 6779],
-            "bpe_train_updater_omp_v7_32_threads": [907, 514, 391],
-            "bpe_train_updater_emhash8": [479, 398, 80],
-            "bpe_train_updater_fine_grained": [8773, 220, 8552],
-            "bpe_train_updater_fine_grained_emhash8": [261, 200, 61],
-            "bpe_train_updater_fine_grained_emhash8_set9": [168, 107, 61],
-        },
-    },
-    "koschei": {  # Koschei, TinyStoriesV2-GPT4-train, 32-core Xeon, pre-tokenizing on 24 cores
-        "python": {"pretokenize": 29.65},
-        "cpp_unoptimized_merge": {"pretokenize": 27.337, "merge": 366.644, "total": 394.16},
-        "cpp_optimized_merge": {"pretokenize": 26.767, "merge": 1.081, "total": 28.03},
-        "rust_pretokenize": 67.261,
-    },
-}

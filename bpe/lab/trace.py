@@ -24,8 +24,8 @@ differ (v6, v7: words of token ids, v7's spread over processes) offers ``trace_s
 (:mod:`bpe.training.rung`) with any of those keys (and ``heap_size``) in those forms, which take
 precedence over the attributes; only the trace calls it.
 
-The worked example (the CS336 handout's words; the seed article adds ``es`` and ``st`` to make the
-first choice a tie):
+The worked example (the CS336 handout's words, to which Part 2 of the seed series adds ``es`` and
+``st``; the first choice is a tie with or without them):
 
 >>> lines = trace_lines("v2", parse_words("low:5,lower:2,widest:3,newest:6,es:2,st:2"), 2, top=3)
 >>> print("\\n".join(lines[3:8]))

@@ -4,7 +4,11 @@ import json
 
 from bpe.cli import main
 from bpe.lab import publish
-from bpe.lab.handout import longest_tokens
+from bpe.lab.handout import longest_tokens, worked_example
+from bpe.training.registry import VARIANTS
+
+#: The handout's worked example: its twelve merges, and "newest" with the first six.
+HANDOUT_MERGES = ["s t", "e st", "o w", "l ow", "w est", "n e", "ne west", "w i", "wi d", "wid est", "low e", "lowe r"]
 
 
 def test_quick_answers_every_question(tmp_path, monkeypatch, capsys):
@@ -12,7 +16,14 @@ def test_quick_answers_every_question(tmp_path, monkeypatch, capsys):
     out = tmp_path / "answers.json"
     assert main(["handout", "--quick", "--out", str(out)]) == 0
     answers = json.loads(out.read_text())
+    printed = capsys.readouterr().out
     assert answers["stand_ins"] is True
+    assert answers["example"]["merges"] == HANDOUT_MERGES and "'newest' encodes as ['ne', 'west']" in printed
+    # Every answer it computes is printed, the longest tokens and both budgets included.
+    for name in ("tinystories", "owt"):
+        assert all(repr(t["text"]) in printed for t in answers["train"][name]["longest"])
+    assert "budget 30 minutes, 30 GB" in printed and "budget 12 hours, 100 GB" in printed
+    assert "--size 2.2GB --vocab-size 10000" in printed and "the largest id is 799" in printed
     for name in ("tinystories", "owt"):
         train = answers["train"][name]
         took = train["seconds"]  # recorded, not compared with any bound
@@ -40,3 +51,19 @@ def test_publish_only_from_a_clean_tree(monkeypatch, capsys):
     monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
     assert main(["handout", "--publish"]) == 2
     assert "uncommitted changes" in capsys.readouterr().err
+
+
+def test_the_worked_example_is_the_handouts_on_every_rung():
+    for variant in VARIANTS:
+        example = worked_example(variant)
+        assert example["counts"] == {"low": 5, "lower": 2, "widest": 3, "newest": 6}
+        assert example["merges"] == HANDOUT_MERGES, variant
+        assert example["added_tokens"] == ["st", "est", "ow", "low", "west", "ne"]
+        assert example["newest"] == ["ne", "west"]
+
+
+def test_the_example_alone_from_the_command_line(capsys):
+    assert main(["handout", "--example", "--variant", "v1"]) == 0
+    assert "merges: 's t', 'e st', 'o w'" in capsys.readouterr().out
+    assert main(["handout", "--example", "--variant", "v9"]) == 2
+    assert "unknown variant 'v9'" in capsys.readouterr().err

@@ -8,7 +8,8 @@ import pytest
 from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab import publish
-from bpe.lab.reproduce import STEPS
+from bpe.lab.articles import THEIRS, their_ratio
+from bpe.lab.reproduce import STEPS, compare_steps, names
 from bpe.lab.spread import compare
 from conftest import REPO_ROOT
 
@@ -20,8 +21,12 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     result = json.loads(out.read_text())
     printed = capsys.readouterr().out
     assert result["mode"] == "quick" and result["machine"]["git_commit"]
+    # A quick run says on its first and last lines that its ratios are not measurements.
+    lines = printed.strip().splitlines()
+    assert "not measurements" in lines[0] and "not measurements" in lines[-1]
     # The real data sets are not in the temporary data dir: their sets are skipped, the rest all ran.
-    assert set(result["sets"]) == {"tinystories", "tinystories-reduced", "tinystories-v1", "web", "web-reduced"}
+    assert set(result["sets"]) == {"cs336-speed", "tinystories", "tinystories-reduced", "tinystories-v1", "web",
+                                   "web-reduced"}
     assert "skipped: tinystories is not in data/" in printed
     for name, run_set in result["sets"].items():
         for variant, summary in run_set["variants"].items():
@@ -33,7 +38,39 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
         assert step["clear"] is None and step["verdict"] == f"{step['ratio']:.2f}x" and step["verdict"] in printed
     assert "(one run of a rung: no spread to judge its ratios by)" in printed
-    assert result["article"]["lili_part2"]["tinystories"]["merge"][0] == 118
+    # Each step prints the articles' ratio of its stage beside the ladder's, and why they differ.
+    v1_v2 = result["steps"]["tinystories-v1:v1-v2:merge_phase"]
+    assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.26x" in printed
+    assert all(f"why     {s['why']}" in printed for s in result["steps"].values())
+    # The coursework table and the merge-cost plot go beside the JSON, from this run alone.
+    table = (tmp_path / "articles.md").read_text()
+    assert "not measurements" in table.splitlines()[2] and "not measurements" in table.splitlines()[-1]
+    assert "| their ratio | your ratio | range over runs | why it differs | machine and commit |" in table
+    assert sum(line.startswith("| v") for line in table.splitlines()) == len(result["steps"])
+    assert "13.26x" in table and result["machine"]["git_commit"] in table
+    assert (tmp_path / "articles-merge-cost.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_step_compares_one_stage_on_both_sides():
+    """Their counting stands beside the ladder's pre-tokenizing, their max() beside select, merge beside merge."""
+    used = set()
+    for step in STEPS:
+        assert step.why
+        for name in names(step.theirs):
+            assert THEIRS[name].stage == step.stage, (step.name, name)
+            used.add(name)
+    assert used == set(THEIRS)  # every ratio of the articles stands beside a step
+
+
+def test_a_step_below_one_or_within_the_spread_says_why():
+    def run(seconds):
+        return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
+
+    sets = {"web": {"variants": {"v6": {"runs": [run(1.0), run(1.1), run(1.2)]},
+                                 "v7": {"runs": [run(1.05), run(1.15), run(1.25)]}}}}
+    step = compare_steps(sets)["web:v6-v7:merge_phase"]
+    assert step["verdict"] == "within spread" and "round trip" in step["why"]
+    assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
 
 
 def test_a_gain_within_the_spread_is_not_a_ratio():

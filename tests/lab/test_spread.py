@@ -61,5 +61,6 @@ def test_bench_report_and_reproduce_say_the_same_thing():
     assert markdown[3].endswith("| 1.20-1.30 s | 0.125 s | 1.125 s | 0.375 s | 0.500 s | 1.0 MB | within spread | "
                                 "within spread |")
     assert markdown[4].endswith(f"| {v6_vs_v5} | 3.69x |")
-    step = {"before": "v4", "after": "v5", "stage": "total", "set": "s", **compare([1.0, 1.4], [1.2, 1.3])}
-    assert step_table({"steps": {"s:v4-v5:total": step}}).endswith(f"  {v5_vs_v4}")
+    step = {"before": "v4", "after": "v5", "stage": "total", "set": "s", "step": "a heap", "theirs": [],
+            "why": "because", **compare([1.0, 1.4], [1.2, 1.3])}
+    assert f"    ladder  {v5_vs_v4}  (ratio of medians" in step_table({"steps": {"s:v4-v5:total": step}})

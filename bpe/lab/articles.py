@@ -1,0 +1,201 @@
+"""The articles' side of ``python -m bpe reproduce``: their ratios, the coursework table, the merge-cost plot.
+
+The articles' published seconds live in one file, ``docs/articles-figures.json``, each group with the
+article, part and table it comes from; ``docs/articles.md`` quotes them through figure markers and
+this module reads them for the command.  :data:`THEIRS` names each ratio the articles' figures give
+(``before / after``, key paths into that file as :func:`bpe.lab.figures.lookup` reads them: a median of
+three runs is ``median(...*)``), so a step of :mod:`bpe.lab.reproduce` can print it beside the ladder's.
+:func:`coursework_table` writes one run's steps as a Markdown table to hand in; :func:`plot_merge_cost`
+sets the cost of a merge as merges proceed, from Part 2's logs, beside v2's own checkpoints.
+Left out: the articles' machines are not ours, so their seconds are never compared with ours, only ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
+
+FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
+
+
+@dataclass(frozen=True)
+class Theirs:
+    """One ratio the articles publish or imply: ``before / after`` (key paths into FIGURES_FILE), of
+    ``stage`` (named as the ladder names it: their counting is ``pretokenize``, their max ``select``, the
+    merge time, or a C++ merge program's total, ``merge_phase``)."""
+
+    what: str
+    before: str
+    after: str
+    source: str
+    stage: str
+
+
+# Medians of three runs unless one figure is all the article gives; C++ programs are Part 8's ports.
+_CPP = "lili_part8.cpp."
+THEIRS = {
+    "speed_test": Theirs("CS336's test_train_bpe_speed, bpe_v1 -> bpe_v2: the time the test prints",
+                         "lili_part1.speed_test", "lili_part2.speed_test", "lili Parts 1 and 2, section 3.1", "total"),
+    "v1_v2_merge": Theirs("bpe_v1 -> bpe_v2, TinyStories: merge time (1,565 s -> 118 s)",
+                          "lili_part2.v1_merge_tinystories", "lili_part2.tinystories.merge.0",
+                          "lili Part 2, section 3.2 (its own 13x)", "merge_phase"),
+    "counting_tinystories": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), TinyStories: counting",
+                                   "median(lili_part2.tinystories.counting.*)",
+                                   "median(lili_part8.v3_tinystories.counting.*)",
+                                   "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
+    "counting_owt": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), OpenWebText: counting",
+                           "median(lili_part2.openwebtext.counting.*)", "median(lili_part8.v3_openwebtext.counting.*)",
+                           "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
+    "fine_python_update": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: update",
+                                 "lili_part8.v3_openwebtext.update", "median(lili_part8.v5_openwebtext.update.*)",
+                                 "lili Part 8, section 4 table", "update"),
+    "fine_python_merge": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: merge (max + update)",
+                                "lili_part8.v3_openwebtext.merge", "median(lili_part8.v5_openwebtext.merge.*)",
+                                "lili Part 8, section 4 table", "merge_phase"),
+    "fine_cpp_update": Theirs("C++ bpe_train_updater -> _fine_grained (std::unordered_map): update",
+                              f"median({_CPP}bpe_train_updater.update.*)",
+                              f"median({_CPP}bpe_train_updater_fine_grained.update.*)", "lili Part 8, section 5 table", "update"),
+    "fine_cpp_flat_update": Theirs("C++ _emhash8 -> _fine_grained_emhash8 (flat hash maps): update",
+                                   f"median({_CPP}bpe_train_updater_emhash8.update.*)",
+                                   f"median({_CPP}bpe_train_updater_fine_grained_emhash8.update.*)",
+                                   "lili Part 8, section 5 table", "update"),
+    "flat_sets_update": Theirs("C++ _fine_grained_emhash8 -> _fine_grained_emhash8_set9 (flat sets in the index): update",
+                               f"median({_CPP}bpe_train_updater_fine_grained_emhash8.update.*)",
+                               f"median({_CPP}bpe_train_updater_fine_grained_emhash8_set9.update.*)",
+                               "lili Part 8, section 6 table", "update"),
+    "flat_maps_merge": Theirs("C++ bpe_train_updater -> _emhash8 (flat hash maps): merge (the program's total)",
+                              f"median({_CPP}bpe_train_updater.total.*)",
+                              f"median({_CPP}bpe_train_updater_emhash8.total.*)", "lili Part 8, section 5 table", "merge_phase"),
+    "koschei_merge": Theirs("Koschei, C++ 'unoptimized merge' -> 'optimized merge', TinyStories: merge",
+                            "koschei.cpp_unoptimized_merge.merge", "koschei.cpp_optimized_merge.merge",
+                            "Koschei, the performance comparison table", "merge_phase"),
+    "omp_merge": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total)",
+                        f"median({_CPP}bpe_train_updater.total.*)", f"median({_CPP}bpe_train_updater_omp_v7_32.total.*)",
+                        "lili Part 8, section 5 table", "merge_phase"),
+    "omp_update": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: update",
+                         f"median({_CPP}bpe_train_updater.update.*)",
+                         f"median({_CPP}bpe_train_updater_omp_v7_32.update.*)", "lili Part 8, section 5 table", "update"),
+    "omp_max": Theirs("C++ bpe_train_updater -> _omp_v7, 32 OpenMP threads: max",
+                      f"median({_CPP}bpe_train_updater.max.*)", f"median({_CPP}bpe_train_updater_omp_v7_32.max.*)",
+                      "lili Part 8, section 5 table", "select"),
+}
+
+
+@cache
+def article_figures(path: Path = FIGURES_FILE) -> dict:
+    """The articles' figures (docs/articles-figures.json)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise BPEError(f"cannot read the articles' figures {path}: {e}") from None
+
+
+def their_ratio(name: str) -> dict:
+    """``{"what", "source", "before", "after", "ratio"}`` of one ratio of :data:`THEIRS`."""
+    from bpe.lab.figures import lookup
+
+    theirs = THEIRS[name]
+    figures = article_figures()
+    before, after = lookup(figures, theirs.before), lookup(figures, theirs.after)
+    return {"what": theirs.what, "source": theirs.source, "before": before, "after": after, "ratio": before / after}
+
+
+def times(ratio: float) -> str:
+    """A ratio as printed beside the verdicts (two decimals, as :func:`bpe.lab.spread.compare` writes them)."""
+    return f"{ratio:.2f}x"
+
+
+def coursework_table(result: dict) -> str:
+    """One run's steps as a Markdown table to hand in: their ratio, yours, its range, why they differ."""
+    machine = result["machine"]
+    stamp = (f"{machine['cpu_count']} CPUs, {machine['platform']}, Python {machine['python']}, "
+             f"commit {machine['git_commit']}")
+    lines = [f"# The articles' steps on your machine ({result['generated']})", ""]
+    if result["mode"] == "quick":
+        lines += ["**A quick run (tiny inputs, one run per rung): these ratios are not measurements.**", ""]
+    lines += [f"Made by `{result['command']}`. Ratios only: seconds do not travel between machines.", "",
+              "| step | stage | data | their ratio | your ratio | range over runs | why it differs | machine and commit |",
+              "|---|---|---|---:|---:|---|---|---|"]
+    for s in result["steps"].values():
+        their_cell = "; ".join(f"{times(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
+        lines.append(f"| {s['before']} -> {s['after']} | {s['stage']} | {s['set']} | {their_cell} | {s['verdict']} | "
+                     f"{times(s['low'])}-{times(s['high'])} | {s['why']} | {stamp} |")
+    if result["mode"] == "quick":
+        lines += ["", "**A quick run: not measurements.** `make reproduce` (about 5 minutes idle) measures them."]
+    return "\n".join(lines) + "\n"
+
+
+def block_costs(checkpoints: list[tuple[int, float]]) -> tuple[list[float], list[float]]:
+    """Each block between two checkpoints: where it ends (a fraction of the run's merges) and its cost per
+    merge divided by the mean over the blocks.  The first block (from the start to the first checkpoint)
+    is left out: the ladder's includes the counting, and the article's log does not say what its includes.
+
+    >>> block_costs([(10, 5.0), (20, 6.0), (30, 8.0)])
+    ([0.6666666666666666, 1.0], [0.6666666666666666, 1.3333333333333333])
+    """
+    ends, costs = [], []
+    for (m0, s0), (m1, s1) in zip(checkpoints, checkpoints[1:]):
+        ends.append(m1 / checkpoints[-1][0])
+        costs.append((s1 - s0) / (m1 - m0))
+    mean = statistics.fmean(costs) if costs else 1.0
+    return ends, [c / mean for c in costs]
+
+
+def median_checkpoints(runs: list[dict]) -> list[tuple[int, float]]:
+    """The checkpoints of a rung's runs, each the median of its runs (they share the merge counts)."""
+    first = runs[0].get("checkpoints") or []
+    return [(m, statistics.median(r["checkpoints"][i][1] for r in runs)) for i, (m, _) in enumerate(first)]
+
+
+#: The plot's panels: the article's log, and the reproduce set whose v2 runs stand beside it.
+MERGE_COST_PANELS = (("TinyStories", "merge_log_tinystories", "tinystories-reduced"),
+                     ("OpenWebText", "merge_log_openwebtext", "web-reduced"))
+
+
+def plot_merge_cost(result: dict, out: Path, log) -> Path | None:
+    """The cost of a merge as merges proceed: Part 2's bpe_v2 logs beside the ladder's v2, normalised.
+
+    Writes ``out`` (PNG) and returns it; ``None`` (with a line on ``log``) when matplotlib is missing or
+    the run has no v2 checkpoints to plot."""
+    try:
+        from bpe.lab.report import _pyplot
+        plt = _pyplot()
+    except ImportError:
+        print("no merge-cost plot: matplotlib is not installed (pip install matplotlib)", file=log)
+        return None
+    part2 = article_figures()["lili_part2"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8))
+    plotted = False
+    for ax, (title, log_key, set_name) in zip(axes, MERGE_COST_PANELS):
+        article = part2[log_key]
+        ends, costs = block_costs(list(zip(article["merges_done"], article["seconds"])))
+        ax.plot(ends, costs, "o-", color="#d62728", label=f"bpe_v2 on {title}, vocab {article['vocab_size']:,} "
+                f"(lili Part 2, per 1,000 merges)")
+        ran = result["sets"].get(set_name, {})
+        runs = ran.get("variants", {}).get("v2", {}).get("runs", [])
+        if runs and runs[0].get("checkpoints"):
+            ends, costs = block_costs(median_checkpoints(runs))
+            ax.plot(ends, costs, "s-", color="#1f77b4", label=f"ladder v2 on {ran['data']}, vocab {ran['vocab_size']:,} "
+                    f"(median of {len(runs)} run(s))")
+            plotted = True
+        ax.axhline(1.0, color="#999999", lw=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.set(xlabel="merges done (fraction of the run)", ylabel="cost of a merge / the run's mean")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    if not plotted:
+        plt.close(fig)
+        print("no merge-cost plot: no v2 checkpoints in this run", file=log)
+        return None
+    note = " (QUICK RUN: not a measurement)" if result["mode"] == "quick" else ""
+    fig.suptitle(f"The cost of a merge as merges proceed: bpe_v2 in lili's Part 2 beside the ladder's v2{note}",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

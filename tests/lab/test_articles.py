@@ -1,0 +1,54 @@
+"""The articles' side of ``make reproduce`` (bpe/lab/articles.py): their figures, ratios, table and plot."""
+
+import pytest
+
+from bpe.errors import BPEError
+from bpe.lab.articles import THEIRS, article_figures, block_costs, coursework_table, their_ratio
+from bpe.lab.figures import lookup
+
+
+def test_every_figure_group_names_its_article_part_and_table():
+    figures = article_figures()
+    for group in ("lili_part1", "lili_part2", "lili_part8", "koschei"):
+        source = figures[group]["source"]
+        assert ("Part" in source or group == "koschei") and "table" in source
+
+
+def test_every_ratio_of_theirs_resolves_in_the_figures_file():
+    figures = article_figures()
+    for name, theirs in THEIRS.items():
+        for keypath in (theirs.before, theirs.after):
+            assert lookup(figures, keypath) > 0, (name, keypath)
+        assert "Part" in theirs.source or "Koschei" in theirs.source
+        assert theirs.stage in ("total", "merge_phase", "pretokenize", "select", "update")
+
+
+def test_their_ratios_are_the_articles_figures():
+    assert their_ratio("v1_v2_merge")["ratio"] == 1565 / 118  # Part 2's own 13x
+    assert their_ratio("counting_tinystories")["before"] == 627  # the median of bpe_v2's 639/621/627
+    omp = their_ratio("omp_update")
+    assert (omp["before"], omp["after"]) == (478, 514) and omp["ratio"] < 1  # OpenMP made the update slower
+    python = their_ratio("fine_python_merge")
+    assert (python["before"], python["after"]) == (31883, 34401) and python["ratio"] < 1  # v3 -> v5 slower
+    assert round(their_ratio("koschei_merge")["ratio"]) == 339
+
+
+def test_a_missing_key_path_is_one_clear_error():
+    with pytest.raises(BPEError, match="no 'lili_part2.nothing'"):
+        lookup(article_figures(), "lili_part2.nothing")
+
+
+def test_block_costs_leave_out_the_first_block_and_normalise():
+    ends, costs = block_costs([(1000, 441.0), (2000, 688.0), (3000, 1041.0)])
+    assert ends == [2 / 3, 1.0] and costs[1] > costs[0] and sum(costs) / len(costs) == pytest.approx(1.0)
+
+
+def test_the_coursework_table_of_a_quick_run_says_so_first_and_last():
+    step = {"before": "v1", "after": "v2", "stage": "merge_phase", "set": "s", "verdict": "2.00x", "low": 1.5,
+            "high": 2.5, "why": "because", "theirs": [their_ratio("v1_v2_merge")]}
+    result = {"generated": "now", "mode": "quick", "command": "python -m bpe reproduce --quick", "steps": {"k": step},
+              "machine": {"cpu_count": 2, "platform": "Linux x86_64", "python": "3.11", "git_commit": "abc1234"}}
+    lines = coursework_table(result).splitlines()
+    assert "not measurements" in lines[2] and "not measurements" in lines[-1]
+    row = next(line for line in lines if line.startswith("| v1 -> v2"))
+    assert "13.26x" in row and "| 2.00x | 1.50x-2.50x | because |" in row and "commit abc1234" in row
