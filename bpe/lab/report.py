@@ -9,6 +9,7 @@ smaller vocab's table, beside every candidate that fits it, so its ratios are me
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -92,6 +93,9 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     from bpe.lab.estimate import corpus_shape
 
     log = log or sys.stdout
+    # The ladder's lesson runs each rung's idea in full: every core unless a count is given (v7 with
+    # none keeps a core spare, and on 2 cores would be v6: the step v6 -> v7 would show nothing).
+    bench = replace(bench, workers=bench.workers or os.cpu_count() or 1)
     vocab_size = bench.vocab_size or default_vocab_size(bench.data)
     candidates = parse_variants(list(VARIANTS) if bench.variants is None else bench.variants)
     if not any(c.is_variant for c in candidates):
@@ -142,7 +146,6 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
 def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
     """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
     import io
-    import os
 
     from bpe.training.sizes import format_size
 

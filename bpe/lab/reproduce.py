@@ -16,6 +16,7 @@ Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs the
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -281,6 +282,9 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     if out is not None:
         check_json_path(out)
     specials = [SPECIAL_TOKEN]
+    # Each step runs its rung's idea in full: every core unless a count is given, as the articles'
+    # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).
+    workers = workers or os.cpu_count() or 1
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
     sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
