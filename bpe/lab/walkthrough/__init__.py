@@ -134,9 +134,14 @@ def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
 
     num_merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
     merges, steps, start = record_steps(pretoken_counts, num_merges)
-    work = {}
+    work, by_merger = {}, {}
     for rung in settings.variants:
-        began = time.monotonic()
+        began, merger = time.monotonic(), VARIANTS[rung].Merger
+        same = by_merger.setdefault(merger, rung)
+        if same != rung:  # v3 runs v2's merger, the same class: the same work, merge for merge
+            work[rung] = work[same]
+            print(f"  {rung}: {same}'s merger, so {same}'s work", file=out or sys.stdout)
+            continue
         work[rung] = count_work(rung, pretoken_counts, merges, settings.budget)
         counted = len(work[rung]["per_merge"])
         print(f"  {rung}: {counted:,} of {len(merges):,} merges counted in {time.monotonic() - began:.1f} s"
