@@ -141,7 +141,11 @@ def test_the_encoder_uses_the_merges_made_so_far(page, made):
 def test_the_summary_draws_a_line_per_rung(page, made):
     page.goto(made[1].resolve().as_uri())
     page.click("nav button[data-view=summary]")
-    assert page.locator("#chart polyline").count() == len(made[2]["rungs"])
+    charts = page.locator("#chart svg")
+    assert charts.count() == 2  # cumulative, and per merge
+    for i in range(2):
+        assert charts.nth(i).locator("polyline").evaluate_all("lines => lines.map(l => l.dataset.rung)") \
+            == made[2]["rungs"]
     assert "Measured: stage times" in page.inner_text("#bench")
 
 
