@@ -24,6 +24,11 @@ differ (v6, v7: words of token ids, v7's spread over processes) offers ``trace_s
 (:mod:`bpe.training.rung`) with any of those keys (and ``heap_size``) in those forms, which take
 precedence over the attributes; only the trace calls it.
 
+``--variant mine.py`` traces a student's own ``Merger`` (:func:`merger_to_trace`, as ``bench --variant``
+takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
+``count_pairs()`` they are recounted from its words.  ``--pretokenize`` and ``--encode`` print the
+traces of :mod:`bpe.lab.text_trace` instead.
+
 The worked example (the CS336 handout's words; the seed article adds ``es`` and ``st`` to make the
 first choice a tie):
 
