@@ -95,6 +95,10 @@ def test_the_arrow_keys_step_and_the_address_follows(page, made):
     assert step_of(page) == len(made[2]["merges"])
     page.keyboard.press("ArrowRight")
     assert step_of(page) == len(made[2]["merges"])  # nor past the last merge
+    page.focus("#slider")
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    assert step_of(page) == 1  # the slider steps once, not once more by the page's own keys
 
 
 def test_the_step_in_the_address_opens_there(page, made):
