@@ -32,7 +32,7 @@ from bpe.errors import BPEError
 from bpe.io.byte_unicode import byte_to_unicode, encode_token
 from bpe.lab.text_trace import LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.trace import DEFAULT_TEXT
-from bpe.lab.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger
+from bpe.lab.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
 from bpe.lab.walkthrough.page import render_page
 from bpe.lab.walkthrough.steps import record_steps, shown
 from bpe.training.registry import VARIANTS
@@ -69,8 +69,7 @@ def parse_rungs(spec: str | list[str] | None) -> list[str]:
     for entry in entries:
         for name in DEFAULT_RUNGS if entry == "all" else [entry]:
             if name not in METRICS:
-                raise BPEError(f"the walkthrough counts the work of {', '.join(METRICS)}, not {name!r} (v7 runs "
-                               f"v6's merge code in each shard; a file of your own: bpe trace --variant FILE)")
+                raise BPEError(not_counted(name))
             if name not in rungs:
                 rungs.append(name)
     if not rungs:

@@ -200,11 +200,16 @@ def _v6(tally: Tally) -> type:
     return Merger
 
 
+def not_counted(name: str) -> str:
+    """Why ``name`` gets no counts: the one line for a rung or file the walkthrough does not count."""
+    return (f"the walkthrough counts the work of {', '.join(METRICS)}, not {name!r} (v7 runs v6's merge code "
+            f"in each of its shards; a file of your own: bpe trace --variant FILE)")
+
+
 def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
     """A counting merger of ``rung`` built on ``pretoken_counts``, and the tally it adds to."""
     if rung not in METRICS:
-        raise BPEError(f"the walkthrough counts the work of {', '.join(METRICS)}, not {rung!r} "
-                       f"(v7 runs v6's merge code in each of its shards; your own file: bpe trace --variant FILE)")
+        raise BPEError(not_counted(rung))
     tally = Tally()
     if rung == "v1":
         cls = _v1(tally)

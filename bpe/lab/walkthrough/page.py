@@ -3,7 +3,7 @@
 The data go into ``<script type="application/json" id="walkthrough-data">`` as JSON; ``</`` is written
 ``<\\/`` there (the same string to JSON), so no token, however odd its bytes, can end the element.
 
->>> page = render_page({"merges": [["<", "/script>"]]})
+>>> page = render_page({"merges": [["</script>", "x"]]})
 >>> '<\\\\/script>' in page and page.count("</script>") == 2
 True
 """
