@@ -165,3 +165,17 @@ def test_the_command_writes_the_page(corpus, tmp_path, capsys):
     assert out.read_text().count('id="walkthrough-data"') == 1
     written = run_walkthrough(WalkthroughSettings(str(corpus), 270, [], str(out), ["v4"]))
     assert written["special_tokens"] == [] and written["rungs"] == ["v4"]
+
+
+def test_a_training_run_never_loads_the_counting():
+    """What keeps normal runs as fast as before: a training run on every rung imports nothing of the lab,
+    so no counting twin can reach it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from bpe import train_bpe; "
+            "[train_bpe(sys.argv[1], 262, ['<|endoftext|>'], variant=v) for v in ('v1', 'v2', 'v4', 'v5', 'v6')]; "
+            "print(sorted(m for m in sys.modules if m.startswith('bpe.lab')))")
+    corpus = REPO_ROOT / "tests" / "fixtures" / "corpus.en"
+    out = subprocess.run([sys.executable, "-c", code, str(corpus)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
