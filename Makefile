@@ -46,7 +46,7 @@ help:
 	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
-	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, JSON=bench result, OUT=page.html)"
+	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
@@ -116,10 +116,12 @@ ablation: $(VENV)/.installed
 	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
 
-# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another.
+# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another;
+# BENCH names the bench or report JSON whose stage times the summary shows (default docs/report-bench.json).
+BENCH   ?=
 walkthrough: $(VENV)/.installed
 	$(PY) -m bpe walkthrough --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) \
-		$(if $(JSON),--bench $(JSON)) --out $(or $(OUT),out/walkthrough.html)
+		$(if $(BENCH),--bench $(BENCH)) --out $(or $(OUT),out/walkthrough.html)
 
 figures: $(VENV)/.installed
 	$(PY) -m bpe figures --update
