@@ -20,7 +20,7 @@ LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation
+.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -32,6 +32,11 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# The walkthrough page's tests drive a real browser: Playwright (the `browser` extra) with Debian's chromium.
+$(VENV)/.browser: $(VENV)/.installed
+	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[browser]'
+	@touch $@
+
 help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
@@ -41,6 +46,7 @@ help:
 	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
+	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
@@ -72,10 +78,10 @@ SIZE    ?=
 data: $(VENV)/.installed
 	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(VENV)/.browser
 	$(PY) -m pytest -q -m "not slow"
 
-test-all: $(VENV)/.installed
+test-all: $(VENV)/.installed $(VENV)/.browser
 	$(PY) -m pytest -q
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
@@ -110,6 +116,13 @@ GUTENBERG ?= gutenberg-books
 ablation: $(VENV)/.installed
 	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
+
+# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another;
+# BENCH names the bench or report JSON whose stage times the summary shows (default docs/report-bench.json).
+BENCH   ?=
+walkthrough: $(VENV)/.installed
+	$(PY) -m bpe walkthrough --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) \
+		$(if $(BENCH),--bench $(BENCH)) --out $(or $(OUT),out/walkthrough.html)
 
 figures: $(VENV)/.installed
 	$(PY) -m bpe figures --update

@@ -122,7 +122,16 @@ def cmd_bench(args) -> int:
 def cmd_trace(args) -> int:
     from bpe.lab.trace import run_trace
 
-    run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args))
+    run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args),
+              pretokenize=args.pretokenize, encode=args.encode)
+    return 0
+
+
+def cmd_walkthrough(args) -> int:
+    from bpe.lab.walkthrough import WalkthroughSettings, parse_rungs, run_walkthrough
+
+    run_walkthrough(WalkthroughSettings(args.data, _vocab_size(args), _special_tokens(args), args.out,
+                                        parse_rungs(args.variant), args.bench, args.text, args.budget))
     return 0
 
 
@@ -321,7 +330,12 @@ def _add_profile_parser(sub) -> None:
 
 def _add_trace_parser(sub) -> None:
     trace = sub.add_parser("trace", help="print each merge of a small example step by step (teaching)")
-    trace.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
+    trace.add_argument("--variant", default=None, help="v1..vN, or your own file defining Merger (default: the fastest)")
+    shown = trace.add_mutually_exclusive_group()
+    shown.add_argument("--pretokenize", action="store_true",
+                       help="trace how --text is cut: special tokens, then each pre-token and the rule that matched")
+    shown.add_argument("--encode", default=None, metavar="TEXT",
+                       help="encode TEXT merge by merge with the --merges trained on --words or --text")
     source = trace.add_mutually_exclusive_group()
     source.add_argument("--text", default=None, help="text to pre-tokenize and trace")
     source.add_argument("--words", default=None, metavar="WORD:N,...",
@@ -333,6 +347,25 @@ def _add_trace_parser(sub) -> None:
                        help=f"special token for --text (repeatable; default {defaults.SPECIAL_TOKEN})")
     trace.add_argument("--no-special", action="store_true", help="--text without special tokens")
     trace.set_defaults(func=cmd_trace)
+
+
+def _add_walkthrough_parser(sub) -> None:
+    page = sub.add_parser("walkthrough", help="write one self-contained HTML page that steps through the merges "
+                                              "and counts each rung's work (teaching, on a projector)")
+    page.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
+    page.add_argument("--vocab-size", default=None, metavar="N", help="default: the data set's")
+    page.add_argument("--special", action="append", default=None, metavar="TOKEN",
+                      help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
+    page.add_argument("--no-special", action="store_true", help="no special tokens")
+    page.add_argument("--variant", action="append", default=None, metavar="V",
+                      help="rungs whose work is counted: a comma list of v1..v6, or all (default: v1-v6)")
+    page.add_argument("--bench", default=None, metavar="JSON",
+                      help="a bench or report JSON whose stage times the summary shows (default docs/report-bench.json)")
+    page.add_argument("--text", default=None, help="the text the pre-tokenization view cuts (default: a sample)")
+    page.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                      help="count each rung for at most this long; a slower one is counted for the merges it made (default 60)")
+    page.add_argument("--out", required=True, metavar="PAGE.html", help="the page to write")
+    page.set_defaults(func=cmd_walkthrough)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -366,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "tokenizers-file, rustbpe, bpeasy (pip install -e '.[peers]')")
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
+    _add_walkthrough_parser(sub)
     _add_report_parser(sub)
     _add_merge_cost_parser(sub)
     _add_profile_parser(sub)

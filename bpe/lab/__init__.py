@@ -8,6 +8,8 @@
   ``articles``: their side of it (their ratios, the coursework table, the merge-cost plot);
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
   trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
+  ``text_trace``: a text cut into labelled pre-tokens, a word encoded merge by merge; ``walkthrough``
+  (a package): the merges on one HTML page, with each rung's work counted on its own code;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone;
 * ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe,

@@ -24,6 +24,11 @@ differ (v6, v7: words of token ids, v7's spread over processes) offers ``trace_s
 (:mod:`bpe.training.rung`) with any of those keys (and ``heap_size``) in those forms, which take
 precedence over the attributes; only the trace calls it.
 
+``--variant mine.py`` traces a student's own ``Merger`` (:func:`merger_to_trace`, as ``bench --variant``
+takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
+``count_pairs()`` they are recounted from its words.  ``--pretokenize`` and ``--encode`` print the
+traces of :mod:`bpe.lab.text_trace` instead.
+
 The worked example (the CS336 handout's words, to which Part 2 of the seed series adds ``es`` and
 ``st``; the first choice is a tie with or without them):
 
@@ -45,9 +50,11 @@ from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, Word
 from bpe.training.pretokenize import count_text
-from bpe.training.registry import get_variant
+from bpe.training.registry import VARIANTS, get_variant
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
+#: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
+DEFAULT_TEXT = "It's 2024, and we don't   stop.\nThe end!<|endoftext|>Once upon a time..."
 
 
 def parse_words(spec: str) -> dict[bytes, int]:
@@ -108,25 +115,39 @@ class MergerView:
         return state[name] if name in state else getattr(self.merger, name, None)
 
     def pair_counts(self) -> tuple[dict[Pair, int], bool]:
-        """Live pair counts (count > 0) and whether the variant keeps them (True) or they were recounted."""
+        """Live pair counts (count > 0) and whether the variant keeps them (True) or they were recounted
+        (by its ``count_pairs()``, else by the trace from its words)."""
         counts, kept = self._get("pair_counts"), True
         if counts is None:
             count_pairs = getattr(self.merger, "count_pairs", None)
-            if count_pairs is None:
-                raise BPEError(f"cannot trace {type(self.merger).__module__}: its Merger has neither "
-                               f"pair_counts, count_pairs() nor trace_state()")
-            counts, kept = count_pairs(), False
+            counts, kept = (count_pairs() if count_pairs is not None else self._recount()), False
         return {pair: count for pair, count in counts.items() if count > 0}, kept
 
+    def _recount(self) -> dict[Pair, int]:
+        counts: dict[Pair, int] = {}
+        for word, count in self.words():
+            for pair in zip(word, word[1:]):
+                counts[pair] = counts.get(pair, 0) + count
+        return counts
+
     def words(self) -> list[tuple[Word, int]]:
+        """``(word, count)`` for each word, from ``trace_state()["words"]``, ``words`` with ``word_counts``,
+        a list of ``(word, count)`` or a dict ``{word: count}``."""
         state = self._state()
         if "words" in state:
             return [(tuple(w), c) for w, c in state["words"]]
-        words = self.merger.words
+        words = getattr(self.merger, "words", None)
         counts = getattr(self.merger, "word_counts", None)
-        if counts is not None:
-            return list(zip(words, counts))
-        return [(w, c) for w, c in words]
+        try:
+            if counts is not None:
+                return list(zip(words, counts))
+            if isinstance(words, Mapping):
+                return [(tuple(w), c) for w, c in words.items()]
+            return [(tuple(w), c) for w, c in words]
+        except (TypeError, ValueError):
+            raise BPEError(f"cannot trace {type(self.merger).__module__}: its Merger's words are not a list of "
+                           f"words with word_counts, of (word, count) pairs, or a dict word -> count; define "
+                           f"trace_state() (bpe/lab/trace.py)") from None
 
     def pair_to_words(self) -> Mapping[Pair, Iterable[int]] | None:
         return self._get("pair_to_words")
@@ -155,12 +176,55 @@ def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
     return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
 
-def trace_lines(variant: str, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5,
+def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5,
                 max_words: int = 10) -> list[str]:
-    """The trace as a list of lines (see the module docstring for what each merge shows)."""
-    module = get_variant(variant)
-    return trace_merger(module.Merger(pretoken_counts), f"{variant or 'default variant'} ({module.IDEA})",
-                        num_merges, top, max_words)
+    """The trace as a list of lines (see the module docstring for what each merge shows).
+
+    ``variant`` is a rung, or a Python file of your own defining ``Merger`` (as ``bench --variant
+    path.py`` takes it): whatever its code raises is one line naming the exception and where.
+    """
+    merger_class, title = merger_to_trace(variant)
+    return _own_code(variant, lambda: trace_merger(merger_class(pretoken_counts), title, num_merges, top, max_words))
+
+
+def merger_to_trace(variant: str | None):
+    """``(Merger class, title)``: a rung's, or the one a student's file defines."""
+    if variant is None or variant in VARIANTS:
+        module = get_variant(variant)
+        return module.Merger, f"{variant or 'default variant'} ({module.IDEA})"
+    from bpe.lab.candidates import load_algorithm, resolve
+
+    candidate = resolve(variant)
+    if candidate.kind != "merger":
+        raise BPEError(f"{variant}: bpe trace follows a Merger class merge by merge, and {candidate.spec} is a "
+                       f"whole training function (bpe bench --variant times it and checks its merges)")
+    algorithm = _own_code(variant, lambda: load_algorithm("merger", candidate.spec))
+    return algorithm.Merger, f"{candidate.label} ({candidate.idea})"
+
+
+def _own_code(variant: str | None, run):
+    """``run()``; for a file of the student's, anything it raises as one :class:`BPEError` line."""
+    if variant is None or variant in VARIANTS:
+        return run()
+    from bpe.lab.candidates import CandidateFailed, _raised
+
+    try:
+        return run()
+    except CandidateFailed as exc:  # loading the file failed
+        raise BPEError(str(exc)) from None
+    except (BPEError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the student's code: whatever it raises is one line, and where
+        raise BPEError(f"{variant} raised {_raised(exc)}") from None
+
+
+def trained_merges(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int) -> list[Pair]:
+    """The merges ``variant`` (a rung or a file) makes on ``pretoken_counts``."""
+    from bpe.training.merge_loop import run_merges
+    from bpe.training.timer import NullTimer
+
+    merger_class, _ = merger_to_trace(variant)
+    return _own_code(variant, lambda: run_merges(merger_class(pretoken_counts), num_merges, NullTimer()))
 
 
 def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: int = 10) -> list[str]:
@@ -251,7 +315,20 @@ def pretokens_from_args(text: str | None, words: str | None, special_tokens: lis
 
 
 def run_trace(variant: str | None, text: str | None, words: str | None, num_merges: int, top: int,
-              special_tokens: list[str], out=None) -> list[str]:
-    lines = trace_lines(variant, pretokens_from_args(text, words, special_tokens), num_merges, top)
+              special_tokens: list[str], out=None, *, pretokenize: bool = False, encode: str | None = None) -> list[str]:
+    """Print the trace: of the merges (default), of pre-tokenizing ``text`` (``pretokenize``), or of
+    encoding ``encode`` with the merges trained on ``text`` or ``words``."""
+    from bpe.lab.text_trace import encoding_lines, pretokenize_lines
+
+    if pretokenize:
+        lines = pretokenize_lines(text if text is not None else DEFAULT_TEXT, special_tokens)
+    elif encode is not None:
+        if num_merges < 1:
+            raise BPEError(f"--merges must be at least 1, got {num_merges}")
+        merges = trained_merges(variant, pretokens_from_args(text, words, special_tokens), num_merges)
+        lines = [f"trained {len(merges)} merge(s): " + ", ".join(show_pair(p) for p in merges)]
+        lines += encoding_lines(encode, merges, special_tokens)
+    else:
+        lines = trace_lines(variant, pretokens_from_args(text, words, special_tokens), num_merges, top)
     print("\n".join(lines), file=out or sys.stdout)
     return lines

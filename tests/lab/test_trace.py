@@ -5,6 +5,7 @@ import pytest
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.lab.trace import parse_words, trace_lines, trace_merger
+from conftest import REPO_ROOT
 
 SEED_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 
@@ -145,3 +146,38 @@ def test_v5_trace_counts_stale_heap_pops():
     assert merge_block(lines, 4)[3].startswith("  stale heap pops skipped: 1 ")
     assert lines[-1] == "merges: s t, e st, o w, l ow"
     assert not any("stale" in line for line in trace_lines("v4", parse_words(SEED_WORDS), 2))
+
+
+def test_a_students_own_merger_file_is_traced(capsys):
+    """As `bench --variant path.py` takes it: a Merger with its words in a dict and no pair counts is traced,
+    the counts recounted from its words."""
+    candidates = REPO_ROOT / "tests" / "fixtures" / "candidates"
+    assert main(["trace", "--variant", str(candidates / "correct_merger.py"), "--merges", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "trace of correct_merger (naive Merger, every pair recounted each merge)"
+    assert "  chosen: s t (count 11)" in lines and lines[-1] == "merges: s t, e st, o w"
+    assert any("recounted: this variant keeps no pair counts" in line for line in lines)
+
+
+def test_a_students_file_that_fails_or_is_no_merger_is_one_line(capsys):
+    assert main(["trace", "--variant", str(REPO_ROOT / "exercises" / "start_v1.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bpe: error: ") and len(err.strip().splitlines()) == 1
+    assert "raised NotImplementedError: select_best_pair is yours to write" in err and "start_v1.py line" in err
+    assert main(["trace", "--variant", str(REPO_ROOT / "tests" / "fixtures" / "candidates" / "correct.py")]) == 2
+    assert "is a whole training function" in capsys.readouterr().err
+    assert main(["trace", "--variant", "nowhere.py"]) == 2
+    assert "no file nowhere.py" in capsys.readouterr().err
+
+
+def test_trace_pretokenize_and_encode(capsys):
+    assert main(["trace", "--pretokenize", "--text", "it's<|endoftext|> 42"]) == 0
+    out = capsys.readouterr().out
+    assert "'<|endoftext|>'  special" in out and "' 42'" in out and "numbers" in out
+    assert main(["trace", "--encode", " newest lowest", "--merges", "4", "--no-special"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "trained 4 merge(s): s t, e st, o w, l ow"
+    assert lines[-1] == "    merge rank 3    l + ow  -> Ġ low est"
+    with pytest.raises(SystemExit):  # one view at a time (argparse's usage line)
+        main(["trace", "--pretokenize", "--encode", "x"])
+    assert "not allowed with argument --pretokenize" in capsys.readouterr().err

@@ -26,7 +26,8 @@ from conftest import REPO_ROOT, SOURCE_FOLDERS, project_modules
 
 #: What the build reads: pyproject.toml, the readme it names, and the folders it packs.
 BUILD_INPUTS = ["pyproject.toml", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
-SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt"]
+SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt",
+                "bpe/lab/walkthrough/page.html"]
 
 
 def run(argv, **kwargs) -> subprocess.CompletedProcess:

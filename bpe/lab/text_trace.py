@@ -1,0 +1,156 @@
+"""The other half of a lecture: a text cut into pre-tokens, and a word encoded merge by merge.
+
+**Pre-tokenization** (:func:`pretokenize_pieces`): the text is cut at the special tokens first (each
+escaped, the longest first: ``<|endoftext|>`` holds ``|``, which unescaped would mean "or"), and each
+piece between them by the GPT-2 pattern.  Every pre-token is labelled with the alternative of the
+pattern that matched it; :func:`labelled_pattern` names the alternatives of
+:data:`bpe.training.pretokenize.GPT2_PATTERN` itself, and its cut is tested equal to the pattern's.
+
+>>> for piece, label in pretokenize_pieces("it's 42!<|endoftext|>  a", ["<|endoftext|>"]):
+...     print(repr(piece), label)
+'it' letters
+"'s" contraction
+' 42' numbers
+'!' other
+'<|endoftext|>' special
+' ' whitespace
+' a' letters
+
+**Encoding** (:func:`encode_steps`): a pre-token's bytes, then, as GPT-2 encodes, the pair of lowest
+merge rank merged everywhere in it, again and again until no pair of it was ever merged.
+
+>>> merges = [(b"s", b"t"), (b"e", b"st"), (b"o", b"w")]
+>>> [(rank, b"".join(pair), [t.decode() for t in tokens]) for rank, pair, tokens in encode_steps(b"newest", merges)]
+[(0, b'st', ['n', 'e', 'w', 'e', 'st']), (1, b'est', ['n', 'e', 'w', 'est'])]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import regex
+
+from bpe.io.byte_unicode import encode_token
+from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
+from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex
+
+#: The GPT-2 pattern's alternatives, in its order, by name.
+LABELS = ("contraction", "letters", "numbers", "other", "whitespace", "whitespace before text")
+#: What each label means, for the terminal and the page.
+LABEL_MEANINGS = {
+    "contraction": "'s 'd 'm 't 'll 've 're, cut off the word before",
+    "letters": "letters, with at most one space before them",
+    "numbers": "digits, with at most one space before them",
+    "other": "anything neither letter, digit nor space (punctuation), with at most one space before it",
+    "whitespace": "a run of spaces, less the last one when text follows (that one joins the next word)",
+    "whitespace before text": "whitespace right before text that cannot join it (only one plain space joins a word)",
+    "special": "a special token: split out first, never merged and never counted",
+}
+
+
+def alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regular expression (``|`` outside brackets and groups).
+
+    >>> alternatives(r"'(?:s|t)| ?[a|b]+|\\|")
+    ["'(?:s|t)", ' ?[a|b]+', '\\\\|']
+    """
+    parts, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+def labelled_pattern(pattern: str = GPT2_PATTERN) -> regex.Pattern:
+    """``pattern`` with each alternative in a group named after :data:`LABELS` (``whitespace_before_text``)."""
+    parts = alternatives(pattern)
+    if len(parts) != len(LABELS):
+        raise ValueError(f"the pattern has {len(parts)} alternatives, the labels name {len(LABELS)}")
+    return regex.compile("|".join(f"(?P<{label.replace(' ', '_')}>{part})" for label, part in zip(LABELS, parts)))
+
+
+def pretokenize_pieces(text: str, special_tokens: Sequence[str]) -> list[tuple[str, str]]:
+    """``text`` as ``(piece, label)`` in order: the special tokens (label ``special``) and the pre-tokens."""
+    labelled = labelled_pattern()
+    special = special_token_regex(special_tokens)
+    pieces: list[tuple[str, str]] = []
+
+    def cut(part: str) -> None:
+        pieces.extend((m.group(), m.lastgroup.replace("_", " ")) for m in labelled.finditer(part))
+
+    start = 0
+    for found in special.finditer(text) if special is not None else ():
+        cut(text[start:found.start()])
+        pieces.append((found.group(), "special"))
+        start = found.end()
+    cut(text[start:])
+    return pieces
+
+
+def pretokenize_lines(text: str, special_tokens: Sequence[str]) -> list[str]:
+    """The pre-tokenization trace for the terminal: each piece, its label, and the rule that cut it."""
+    parts = dict(zip(LABELS, alternatives(GPT2_PATTERN)))
+    pattern = special_token_regex(special_tokens)
+    lines = [f"pre-tokenization of {text!r}"]
+    if pattern is not None:
+        lines.append(f"1. cut at the special tokens ({', '.join(map(repr, special_tokens))}), escaped and longest "
+                     f"first: {pattern.pattern}")
+    else:
+        lines.append("1. no special tokens: the text is one piece")
+    lines.append("2. each piece cut by the GPT-2 pattern; each pre-token labelled with the alternative that matched:")
+    pieces = pretokenize_pieces(text, special_tokens)
+    width = max((len(repr(piece)) for piece, _ in pieces), default=0)
+    for piece, label in pieces:
+        rule = "(dropped: never merged across, never counted)" if label == "special" else parts[label]
+        lines.append(f"   {repr(piece):<{width}}  {label:<22} {rule}")
+    counted = [piece for piece, label in pieces if label != "special"]
+    lines.append(f"{len(counted)} pre-tokens, {len(pieces) - len(counted)} special token(s); the labels:")
+    lines += [f"   {label}: {LABEL_MEANINGS[label]}" for label in sorted({lb for _, lb in pieces})]
+    return lines
+
+
+def encode_steps(pretoken: bytes, merges: Sequence[Pair]) -> list[tuple[int, Pair, tuple[bytes, ...]]]:
+    """Each merge applied when encoding ``pretoken``: ``(rank, pair, tokens after it)``, lowest rank first."""
+    ranks = {}
+    for rank, pair in enumerate(merges):
+        ranks.setdefault(pair, rank)
+    word, steps = split_into_bytes(pretoken), []
+    while len(word) > 1:
+        rank, pair = min(((ranks[p], p) for p in zip(word, word[1:]) if p in ranks), default=(None, None))
+        if pair is None:
+            break
+        word = merge_word(word, pair)
+        steps.append((rank, pair, word))
+    return steps
+
+
+def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> list[str]:
+    """The encoding trace of ``text``: each pre-token's bytes, then each merge applied, lowest rank first."""
+    def shown(tokens) -> str:
+        return " ".join(encode_token(t) for t in tokens)
+
+    lines = [f"encoding {text!r} with {len(merges)} trained merge(s): each pre-token from its bytes, the pair "
+             f"of lowest rank merged first (as GPT-2 encodes)"]
+    for piece, label in pretokenize_pieces(text, special_tokens):
+        if label == "special":
+            lines.append(f"  {piece!r}: a special token, one id of its own")
+            continue
+        data = piece.encode("utf-8")
+        lines.append(f"  {piece!r} ({label}): {shown(split_into_bytes(data))}")
+        for rank, pair, tokens in encode_steps(data, merges):
+            lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  -> {shown(tokens)}")
+    return lines
