@@ -232,9 +232,10 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
     from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    check_workers(workers)  # a count below 1 would make the pool's share of the time negative
     size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
     # --limit's real end is the next document boundary after it: close enough for an estimate
     end = min(parse_size(limit), size) if limit is not None else size

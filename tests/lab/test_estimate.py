@@ -1,12 +1,21 @@
 """The cost model (bpe/lab/estimate.py): its predictions order the ladder and grow with the data, and
-`bpe estimate` prints every variant, its table and JSON holding the model's estimates.  Its calibration against measured runs: test_calibrate.py."""
+`bpe estimate` prints every variant, its table and JSON holding the model's estimates; on any file and
+settings (generated: hypothesis, ``make fuzz`` for more) it gives figures or one clear error, never a
+traceback, as do ``train`` and ``bench``, which check it first.  Its calibration against measured runs:
+test_calibrate.py."""
 
 from __future__ import annotations
 
 import io
 import json
+import math
+import os
 
-from bpe import VARIANTS
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
 from bpe.lab.estimate import CorpusShape, corpus_shape, estimate_file, estimate_record, estimate_run, run_estimate
@@ -58,3 +67,62 @@ def test_a_file_of_special_tokens_only_is_estimated_and_trained_without_a_traceb
         assert main([*argv, "--data", str(path)]) == 0, argv
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and "stopped early: 0 of 43 merges" in out
+
+
+# --- no traceback on any input: the estimate on generated corpora and settings ----------------------
+
+FUZZ_SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
+SPECIAL_SETS = [EOT, [], ["<|endoftext|>", "<|a|>"], ["aa"], ["\x00"]]
+# Shapes the cost model may not expect: one long word, one byte repeated, whitespace only, special tokens
+# only, invalid UTF-8, and text about the size where the estimate starts measuring growth (4 KB).
+shapes = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=64).map(lambda s: s.encode("utf-8", errors="surrogatepass")),
+    st.tuples(st.sampled_from([b"a", b"\x00", b" ", b"\n", b"ab", b"<|endoftext|>", b"\xff", b"word ", "é".encode()]),
+              st.integers(1, 6_000)).map(lambda piece: piece[0] * piece[1]),
+)
+fuzz_corpora = st.lists(shapes, max_size=6).map(b"".join)
+sizes = st.one_of(st.none(), st.sampled_from(["0", "1", "1KB", "3.5MB", "2GB", "1EB"]))
+
+
+@settings(max_examples=150 * FUZZ_SCALE, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=fuzz_corpora, specials=st.sampled_from(SPECIAL_SETS), vocab_size=st.integers(-5, 100_000),
+       workers=st.one_of(st.none(), st.integers(-1, 64)), limit=sizes, size=sizes)
+def test_the_estimate_of_any_file_is_figures_or_one_clear_error(tmp_path_factory, data, specials, vocab_size, workers,
+                                                                limit, size):
+    path = tmp_path_factory.mktemp("fuzz") / "corpus.txt"
+    path.write_bytes(data)
+    out = io.StringIO()
+    try:
+        estimates = run_estimate(str(path), "v1,v2,v5,v6,v7", vocab_size, specials, workers, limit, size, out=out)
+    except BPEError as error:
+        assert "\n" not in str(error) and str(error), error
+        return
+    assert vocab_size >= 256 + len(specials)  # a vocab too small for the bytes and specials is refused
+    assert [e.variant for e in estimates] == ["v1", "v2", "v5", "v6", "v7"]
+    for e in estimates:
+        assert math.isfinite(e.seconds) and e.seconds > 0 and math.isfinite(e.peak_bytes) and e.peak_bytes > 0, e
+    assert len(out.getvalue().splitlines()) == 2 + len(estimates)
+
+
+@pytest.mark.parametrize("name, data", [
+    ("empty", b""), ("one-byte", b"a"), ("specials-only", b"<|endoftext|>" * 50), ("one-huge-word", b"ab" * 150_000),
+    ("one-byte-repeated", b"\x00" * 50_000), ("whitespace-only", b" \n" * 5_000), ("binary", bytes(range(256)) * 40),
+])
+def test_train_and_bench_check_the_estimate_of_odd_files_without_a_traceback(write_corpus, capsys, name, data):
+    """``train`` and ``bench`` estimate before they run: an odd file trains, or fails with one line (invalid
+    UTF-8), never with a traceback from the estimate."""
+    path = write_corpus(data)
+    for argv in (["train", "--vocab-size", "270", "--variant", "v6", "--workers", "2"],
+                 ["bench", "--vocab-size", "270", "--variant", "v6", "--repeat", "1", "--workers", "2"],
+                 ["train", "--vocab-size", "200"]):
+        code = main([*argv, "--data", str(path)])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err, (argv, err)
+        if argv[-1] == "200":
+            assert code == 2 and err.count("\n") == 1 and "vocab_size 200 is too small" in err
+        elif name == "binary":
+            assert code == 2 and err.count("\n") == 1 and "invalid UTF-8" in err, err
+        else:
+            assert code == 0, (argv, err)
