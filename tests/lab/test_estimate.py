@@ -10,6 +10,7 @@ import io
 import json
 import math
 import os
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +19,8 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.estimate import CorpusShape, corpus_shape, estimate_file, estimate_record, estimate_run, run_estimate
+from bpe.lab.estimate import (BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file,
+                              estimate_record, estimate_run, run_estimate)
 
 EOT = ["<|endoftext|>"]
 
@@ -103,7 +105,10 @@ def test_the_estimate_of_any_file_is_figures_or_one_clear_error(tmp_path_factory
     assert [e.variant for e in estimates] == ["v1", "v2", "v5", "v6", "v7"]
     for e in estimates:
         assert math.isfinite(e.seconds) and e.seconds > 0 and math.isfinite(e.peak_bytes) and e.peak_bytes > 0, e
-    assert len(out.getvalue().splitlines()) == 2 + len(estimates)
+    rows = out.getvalue().splitlines()[2:]
+    assert [row.split()[0] for row in rows[:len(estimates)]] == [e.variant for e in estimates]
+    rough = [e.basis for e in estimates if e.basis]  # long words: the rungs not measured on them say so
+    assert rows[len(estimates):] == list(dict.fromkeys(rough)) and all(b.startswith("rough: ") for b in rough)
 
 
 @pytest.mark.parametrize("name, data", [
@@ -126,3 +131,32 @@ def test_train_and_bench_check_the_estimate_of_odd_files_without_a_traceback(wri
             assert code == 2 and err.count("\n") == 1 and "invalid UTF-8" in err, err
         else:
             assert code == 0, (argv, err)
+
+
+def test_long_words_cost_more_merging_and_the_rungs_not_measured_on_them_say_rough(write_corpus):
+    """A text without whitespace is a few long words: every merge rewrites most of them, so the same
+    bytes cost far more than usual text.  v6 and v7 were measured on such text; v1-v5 only on usual text."""
+    rng = random.Random(0)
+    letters = "".join(rng.choices("etaoinshrdlucmfwyp", k=300_000))
+    words = write_corpus(" ".join(letters[i:i + 6] for i in range(0, len(letters), 6)))
+    long_words = write_corpus("<|endoftext|>".join(letters[i:i + 3_000] for i in range(0, len(letters), 3_000)))
+    usual, long = (estimate_file(path, list(VARIANTS), 2_000, EOT, 1) for path in (words, long_words))
+    assert corpus_shape(long_words, EOT).word_length == pytest.approx(3_000, rel=0.01)
+    by_variant = dict(zip(VARIANTS, zip(usual, long)))
+    assert by_variant["v6"][1].seconds > 5 * by_variant["v6"][0].seconds  # measured: ~20x the time of 6-byte words
+    for variant, (short, longer) in by_variant.items():
+        assert short.basis == ""
+        if variant in ("v6", "v7"):
+            assert longer.basis == ""
+        else:
+            assert longer.basis.startswith("rough: this text's words are long (about 3,000 bytes"), variant
+            assert "(rough: " in longer.describe()  # as train and bench print it in their header
+
+
+def test_v7s_memory_counts_its_shard_processes():
+    few_words, many_words = CorpusShape(2_000_000, 800_000, True, 90_000), CorpusShape(20_000_000, 5_600_000, True, 600_000)
+    assert estimate_run("v7", few_words, 9_743, 2).peak_bytes == estimate_run("v6", few_words, 9_743, 2).peak_bytes
+    # 600,000 words: shard_policy gives 2 workers one shard process, which holds 1 / 1.6 of the words
+    assert estimate_run("v7", many_words, 9_743, 2).peak_bytes == pytest.approx(
+        estimate_run("v6", many_words, 9_743, 2).peak_bytes + BASE_MEMORY + SHARD_BYTES_PER_L * 5_600_000 / 1.6)
+    assert estimate_run("v7", many_words, 9_743, 1).peak_bytes == estimate_run("v6", many_words, 9_743, 1).peak_bytes
