@@ -103,7 +103,8 @@ def gather_after(monkeypatch, merges: int) -> None:
 
 class KillWorker(Progress):
     """Kills worker ``worker`` of the last pool made with ``signum`` once, in ``phase``: as the parent
-    submits it the phase's first task, or, for ``merging``, after merge 3 (the shards are gathered after 5).
+    submits it its first task of the phase; for ``merging``, after merge 3 (the shards are gathered after
+    5); for ``mid-count``, once the first chunk is counted.
 
     Killed just before the task is sent, not after: a worker that had already sent its last answer of
     the run (worker 0 hands over its part, then retires) would have died with nothing lost, and no
