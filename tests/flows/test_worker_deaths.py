@@ -228,7 +228,8 @@ import os, sys
 from bpe.cli import main
 from bpe.training import pool, shard_policy
 
-variant, phase, worker, workers, out, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+variant, phase, worker, workers, out, data = sys.argv[1:7]
+worker = int(worker)
 shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
 shard_policy.STALL_RATIO, shard_policy.STALL_WINDOW, shard_policy.STALLED_WINDOWS = -1.0, 5, 1  # gather after merge 5
 submit = pool.WorkerPool.submit
@@ -249,7 +250,8 @@ sys.exit(main(["train", "--variant", variant, "--data", data, "--workers", worke
 
 @pytest.mark.parametrize("variant, phase", [
     ("v7", "gathering shards"), ("v6", "counting"),
-    pytest.param("v7", "counting", marks=pytest.mark.slow), pytest.param("v7", "building shards", marks=pytest.mark.slow),
+    pytest.param("v7", "counting", marks=pytest.mark.slow),
+    pytest.param("v7", "building shards", marks=pytest.mark.slow),
     pytest.param("v3", "counting", marks=pytest.mark.slow),
 ])
 def test_bpe_train_leaves_the_previous_output_whole(tmp_path, variant, phase):

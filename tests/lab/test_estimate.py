@@ -154,7 +154,8 @@ def test_long_words_cost_more_merging_and_the_rungs_not_measured_on_them_say_rou
 
 
 def test_v7s_memory_counts_its_shard_processes():
-    few_words, many_words = CorpusShape(2_000_000, 800_000, True, 90_000), CorpusShape(20_000_000, 5_600_000, True, 600_000)
+    few_words = CorpusShape(2_000_000, 800_000, True, 90_000)
+    many_words = CorpusShape(20_000_000, 5_600_000, True, 600_000)
     assert estimate_run("v7", few_words, 9_743, 2).peak_bytes == estimate_run("v6", few_words, 9_743, 2).peak_bytes
     # 600,000 words: shard_policy gives 2 workers one shard process, which holds 1 / 1.6 of the words
     assert estimate_run("v7", many_words, 9_743, 2).peak_bytes == pytest.approx(
