@@ -19,9 +19,14 @@ The model counts what each variant's loops do, one constant per loop fitted on o
   v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
   credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
 * every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
-  length (:func:`touched_length`), a few times ``L``;
+  length (:func:`touched_length`), a few times ``L`` for words of a usual length, up to a share of
+  ``merges x L`` for long ones (a text without whitespace: every merge hits nearly every word);
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
-  streams the file in chunks, so the file's size does not count).
+  streams the file in chunks, so the file's size does not count); v7 adds its shard processes'
+  (the figure is every process's together).
+
+Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside
+the figures (``rough: ...``): they may be further off than 2x.
 
 Your own trainer (a candidate, :mod:`bpe.lab.candidates`) has no fitted model: it is timed on a
 prefix of the data (:func:`probe_candidate`) and :func:`estimate_from_probe` scales that up, the
@@ -49,6 +54,18 @@ BASE_MEMORY = 35e6
 STARTUP_SECONDS = 0.3
 #: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
 MEAN_WORD_LENGTH = 8.0
+#: A long word is rewritten by about this share of its length's worth of merges, and by at most
+#: :data:`LONG_WORD_MAX_HIT_SHARE` of all the merges (measured with v6 on letters cut into words of
+#: 30 to 3,000 bytes, and on web-like text with its whitespace and punctuation removed).
+LONG_WORD_HITS_PER_BYTE = 0.3
+LONG_WORD_MAX_HIT_SHARE = 0.65
+#: The length-weighted mean word length past which the estimate says it is rough: the long-word term
+#: was measured for v6 (within 2x up to words of 3,000 bytes and more), the other rungs' on usual text
+#: (mean lengths of 7 to 12 bytes) only.
+ROUGH_WORD_LENGTH = 40.0
+#: v7's shard processes: each holds its words, their counts and its index, this many bytes per unit
+#: of the ``L`` it holds (measured: 185-300 MB for the shard process of 20 MB of web-like text).
+SHARD_BYTES_PER_L = 60
 #: Your own trainer is timed on about this many bytes of the data (a prefix up to a document boundary) ...
 PROBE_BYTES = 250_000
 #: ... making this many merges, to estimate it before the real runs (:func:`probe_candidate`).
@@ -104,13 +121,22 @@ def live_pairs(length: float, words: float, merges: int) -> float:
     return min(0.58 * positions * (max(1, merges) / words) ** 0.58, level, positions)
 
 
-def touched_length(length: float, merges: int) -> float:
+def touched_length(length: float, merges: int, word_length: float = MEAN_WORD_LENGTH) -> float:
     """``T``: the total length of the words the merges rewrite (each merge visits only its words).
 
-    Each word is rewritten once per merge that hits it, so ``T`` is a few times ``L`` and grows
-    with the log of the merges (measured on the same corpora: 4-5 L at 250 merges, 7-9 L at 10,000).
+    Each word is rewritten once per merge that hits it.  A word of a usual length holds few pairs, so
+    ``T`` is a few times ``L`` and grows with the log of the merges (measured on the same corpora: 4-5 L
+    at 250 merges, 7-9 L at 10,000).  A long word holds nearly every common pair: it is hit by merges in
+    proportion to its length, up to most of them (``word_length``, the words' mean length weighted by
+    length, as the long ones weigh in ``T``).  Words of 1,000 bytes at 743 merges: about 230 L, not 5 L.
+
+    >>> round(touched_length(1.0, 743)), round(touched_length(1.0, 743, word_length=1000.0))
+    (5, 300)
     """
-    return 0.75 * length * math.log1p(max(0, merges))
+    merges = max(0, merges)
+    usual = 0.75 * math.log1p(merges)
+    long_words = min(LONG_WORD_MAX_HIT_SHARE * merges, LONG_WORD_HITS_PER_BYTE * word_length)
+    return length * max(usual, long_words)
 
 
 @dataclass(frozen=True)
@@ -121,6 +147,7 @@ class CorpusShape:
     distinct_length: float
     measured: bool  # False: L is an upper bound (the sample was skipped)
     distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
+    word_length: float = MEAN_WORD_LENGTH  # their mean length weighted by length, sum(len^2) / L, on the sample
 
 
 def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
@@ -142,15 +169,17 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     text = sample.decode("utf-8", errors="replace")
     counts = count_text(text, special_tokens)
     whole, words = sum(len(token) for token in counts), len(counts)
+    # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
+    word_length = sum(len(token) ** 2 for token in counts) / whole if whole else MEAN_WORD_LENGTH
     target = assume_bytes or size
     if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
         scale = max(1.0, target / max(len(sample), 1))
-        return CorpusShape(target, whole * scale, True, words * scale)
+        return CorpusShape(target, whole * scale, True, words * scale, word_length)
     counts = count_text(text[: len(text) // 4], special_tokens)
     quarter, quarter_words = sum(len(token) for token in counts), len(counts)
     scale = max(1.0, target / len(sample))
     return CorpusShape(target, whole * scale ** _growth(whole, quarter), True,
-                       words * scale ** _growth(words, quarter_words))
+                       words * scale ** _growth(words, quarter_words), word_length)
 
 
 def _growth(whole: float, quarter: float) -> float:
@@ -220,10 +249,37 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     if model.kind == "scan":
         pairs = live_pairs(length, words, merges)
         scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
-    merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges)
+    merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
                + model.per_l * length)
     memory = BASE_MEMORY + model.bytes_per_l * length
-    return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory)
+    if variant == "v7":
+        memory += shard_processes_memory(words, length, workers)
+    return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
+
+
+def shard_processes_memory(words: float, length: float, workers: int) -> float:
+    """The memory of v7's shard processes, beside the parent's (which may end up holding every word,
+    as v6 does, once the shards are gathered): each holds its share of the words.
+
+    >>> shard_processes_memory(100_000, 800_000, 4)  # too few words for a shard process: none
+    0.0
+    """
+    from bpe.training.shard_policy import PARENT_WEIGHT, shard_count
+
+    shards = shard_count(int(words), workers)
+    if shards < 2:
+        return 0.0
+    processes = shards - 1
+    their_share = processes / (PARENT_WEIGHT + processes)  # the parent keeps the rest (shard_policy)
+    return processes * BASE_MEMORY + SHARD_BYTES_PER_L * length * their_share
+
+
+def rough_reason(variant: str, shape: CorpusShape) -> str:
+    """Why this estimate may be further off than 2x (empty when the shape is one it was measured on)."""
+    if shape.word_length > ROUGH_WORD_LENGTH and variant not in ("v6", "v7"):
+        return (f"rough: this text's words are long (about {shape.word_length:,.0f} bytes, weighted by length), "
+                "outside what the estimate was calibrated on")
+    return ""
 
 
 def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
@@ -232,9 +288,10 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
     from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
 
     merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
+    check_workers(workers)  # a count below 1 would make the pool's share of the time negative
     size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
     # --limit's real end is the next document boundary after it: close enough for an estimate
     end = min(parse_size(limit), size) if limit is not None else size
@@ -342,7 +399,7 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
 def estimate_record(e: Estimate) -> dict:
     """One estimate as ``bpe estimate --json`` writes it: the model's figures and how the table shows them."""
     return {"seconds": e.seconds, "peak_bytes": e.peak_bytes, "time": format_duration(e.seconds),
-            "memory": format_size(int(e.peak_bytes))}
+            "memory": format_size(int(e.peak_bytes)), **({"basis": e.basis} if e.basis else {})}
 
 
 def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
@@ -378,7 +435,10 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     print(f"{'variant':<10}{'time':>12}{'peak memory':>14}", file=out)
     for e in estimates:
         note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
+        note += "   rough (below)" if e.basis.startswith("rough") else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}", file=out)
+    for reason in dict.fromkeys(e.basis for e in estimates if e.basis.startswith("rough")):
+        print(reason, file=out)
     if json_out:
         from bpe.lab.publish import check_json_path, write_json_atomic
 

@@ -19,7 +19,8 @@ Guarantees (``tests/training/test_pool.py``):
 * a task that raises sends back one line; the parent raises :class:`~bpe.errors.BPEError` (a
   ``BPEError`` raised in the worker, e.g. invalid UTF-8 with its file offset, comes back as is);
 * a worker that dies (``kill -9``, the OOM killer), even half-way through writing its answer, becomes
-  one ``BPEError`` naming the signal;
+  one ``BPEError`` naming the signal, the phase (``doing``) and the worker (its number and pid, which
+  the kernel's log names if the OOM killer took it);
 * any failure, Ctrl-C included, terminates and reaps every worker before the exception leaves;
   SIGINT is held back while forking and while cleaning up, so a second Ctrl-C cannot break either;
 * workers ignore SIGINT (a terminal sends it to the whole process group: only the parent reacts) and,
@@ -411,8 +412,8 @@ class WorkerPool:
                 how = f" (killed by signal {-code})"
         elif code:
             how = f" (exit status {code})"
-        return BPEError(f"a {self._what} worker died{how}{self._while()}; it may have been killed or run "
-                        "out of memory (try fewer --workers)")
+        return BPEError(f"a {self._what} worker died{how}{self._while()}; worker {worker} of {self.size} "
+                        f"(pid {process.pid}) may have been killed or run out of memory (try fewer --workers)")
 
     def _fail(self, error: BPEError):
         self.terminate()

@@ -1,20 +1,28 @@
-"""A pool worker killed in any phase of a pooled rung: one clear error naming the phase, and no process left.
+"""A pool worker killed in any phase of a pooled rung: one clear error naming the phase and the worker,
+at once, with no process left (none running, none unreaped) and no output half-written.
 
 The pooled rungs (v3 onward) count in a process pool; v7 then keeps its shards in that pool's workers
 until the last merge (forced here into shard processes on a small corpus, as ``tests/variants/test_v7.py``
-does).  Each worker in turn is killed from outside, as the OOM killer or ``kill`` would, with SIGKILL
-or SIGTERM, at a moment the run reports to its progress: the first chunk counted, or merge 5.  The
-parent must see the death at once; a parent waiting for a pipe that another process still holds open
-would wait forever, so a SIGALRM guard ends such a hang (failing the test).  Nothing asserts a
-duration.  v7's other phases (building and gathering the shards) are killed with the pool's fault
-hook in ``tests/variants/test_v7.py``.
+does, and made to gather them after merge 5 for the gathering phase).  Each worker in turn is killed
+from outside, as the OOM killer or ``kill`` would, with SIGKILL or SIGTERM: as the parent gives it a
+task of the phase (counting a chunk, handing over its part, building its shard, sending its shard
+home); while counting, also once the first chunk is counted (the others are being counted); while
+merging, after merge 3 (the shard is then serving merges over its channel).  The parent must see
+the death at once; a parent waiting for a pipe that another process still holds open would wait
+forever, so a SIGALRM guard ends such a hang (failing the test).  Nothing asserts a duration.
+
+One case per rung and phase runs in ``make test``; the other workers and signals are marked slow.
+``bpe train --out`` killed the same way leaves the previous tokenizer in ``--out`` as it was.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +31,16 @@ from bpe.training import pool as pool_module
 from bpe.training import shard_policy
 from bpe.training.observer import Observer
 from bpe.training.progress import Progress
-from conftest import CORPUS_EN, HANG_GUARD_SECONDS, live_processes, pooled_variants, reference_merges
+from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes, pooled_variants, \
+    reference_merges
 
 EOT = "<|endoftext|>"
 SIGNALS = [signal.SIGKILL, signal.SIGTERM]
+#: The phases a v7 worker lives through, with the workers alive in each (3 workers: worker 0's part goes
+#: to the parent and it is retired while the shards are built; workers 1 and 2 hold shards).  v3-v6
+#: only count in their pool (2 workers), and stop it before the merges.
+V7_PHASES = {"counting": [0, 1, 2], "building shards": [0, 1, 2], "merging": [1, 2], "gathering shards": [1, 2]}
+KILL_AT_MERGE, GATHER_AFTER = 3, 5
 
 
 @contextmanager
@@ -44,9 +58,26 @@ def hang_guard(seconds: float = HANG_GUARD_SECONDS):
         signal.signal(signal.SIGALRM, previous)
 
 
+def children(*, zombies: bool) -> set[int]:
+    """This process's children: running ones, or those that have exited and are not reaped (zombies)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid() and (fields[0] == "Z") == zombies:
+                found.add(int(entry.name))
+    return found
+
+
 @pytest.fixture
 def pools(monkeypatch):
-    """Every WorkerPool made during the test, in order; v7's shard processes even for a few words."""
+    """Every WorkerPool made during the test, in order; v7's shard processes even for a few words.
+
+    Afterwards no child of this process is left, running or unreaped (zombies from before are allowed).
+    """
     made = []
     original = pool_module.WorkerPool.__init__
 
@@ -56,75 +87,195 @@ def pools(monkeypatch):
 
     monkeypatch.setattr(pool_module.WorkerPool, "__init__", record)
     monkeypatch.setattr(shard_policy, "MIN_WORDS_PER_SHARD", 1)
-    return made
+    unreaped = children(zombies=True)
+    yield made
+    assert children(zombies=False) == set(), "a worker outlived the run"
+    assert children(zombies=True) <= unreaped, "a worker was left unreaped (a zombie)"
+
+
+def gather_after(monkeypatch, merges: int) -> None:
+    """v7's default rule gathers the shards after merge ``merges`` (a wall time over -1x the CPU time is
+    always a stall)."""
+    monkeypatch.setattr(shard_policy, "STALL_RATIO", -1.0)
+    monkeypatch.setattr(shard_policy, "STALL_WINDOW", merges)
+    monkeypatch.setattr(shard_policy, "STALLED_WINDOWS", 1)
 
 
 class KillWorker(Progress):
-    """Kills worker ``worker`` of the last pool made, with ``signum``: at the first chunk counted, or
-    after merge ``at_merge``."""
+    """Kills worker ``worker`` of the last pool made with ``signum`` once, in ``phase``: as the parent
+    submits it its first task of the phase; for ``merging``, after merge 3 (the shards are gathered after
+    5); for ``mid-count``, once the first chunk is counted.
 
-    def __init__(self, pools: list, worker: int, signum: int, at_merge: int | None = None):
-        self.pools, self.worker, self.signum, self.at_merge = pools, worker, signum, at_merge
-        self.merges, self.killed, self.alive_while_merging = 0, False, None
+    Killed just before the task is sent, not after: a worker that had already sent its last answer of
+    the run (worker 0 hands over its part, then retires) would have died with nothing lost, and no
+    error is then the right outcome; killed before, every case must end in the phase's error."""
 
-    def kill(self) -> None:
-        if not self.killed:
-            self.killed = True
-            os.kill(self.pools[-1]._processes[self.worker].pid, self.signum)
+    def __init__(self, pools: list, phase: str, worker: int | None, signum: int, monkeypatch):
+        self.pools, self.phase, self.worker, self.signum = pools, phase, worker, signum
+        self.merges, self.killed_pid, self.alive_while_merging = 0, None, None
+        submit = pool_module.WorkerPool.submit
+
+        def kill_then_submit(pool, worker, fn, *args):
+            if phase != "merging" and pool.doing == phase and worker == self.worker:
+                self.kill(pool)
+            submit(pool, worker, fn, *args)
+
+        monkeypatch.setattr(pool_module.WorkerPool, "submit", kill_then_submit)
 
     def on_bytes(self, done: int) -> None:
-        if self.at_merge is None:
-            self.kill()
+        if self.phase == "mid-count":  # the first chunk is counted: the others are being counted now
+            self.kill(self.pools[-1])
+
+    def kill(self, pool) -> None:
+        if self.killed_pid is None:
+            self.killed_pid = pool._processes[self.worker].pid
+            os.kill(self.killed_pid, self.signum)
 
     def on_merge(self) -> None:
         self.merges += 1
-        if self.merges == self.at_merge:
+        if self.merges == KILL_AT_MERGE and self.phase == "merging":
             self.alive_while_merging = sorted(live_processes(parent=os.getpid()))
             if self.worker is not None:
-                self.kill()
+                self.kill(self.pools[-1])
 
 
-def no_process_left() -> bool:
-    return live_processes(parent=os.getpid()) == []
+def expected_message(variant: str, phase: str, worker: int, workers: int, signum: int, pid: int) -> str:
+    what = "shard" if variant == "v7" else "pre-tokenization"
+    return (f"a {what} worker died (killed by {signum.name}) while {phase} {CORPUS_EN}; worker {worker} of {workers} "
+            f"(pid {pid}) may have been killed or run out of memory (try fewer --workers)")
 
 
-@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
-@pytest.mark.parametrize("worker", [0, 1])
-@pytest.mark.parametrize("variant", pooled_variants())
-def test_a_worker_killed_while_counting(pools, variant, worker, signum):
-    killer = KillWorker(pools, worker, signum)
+def cases():
+    """(variant, phase, worker, signal), one per rung and phase in ``make test`` (the last worker, SIGKILL),
+    the others slow."""
+    for variant in pooled_variants():
+        phases = V7_PHASES if variant == "v7" else {"counting": [0, 1]}
+        for phase, workers in phases.items():
+            for worker in workers:
+                for signum in SIGNALS:
+                    quick = worker == workers[-1] and signum == signal.SIGKILL
+                    yield pytest.param(variant, phase, worker, signum, marks=() if quick else pytest.mark.slow,
+                                       id=f"{variant}-{phase.replace(' ', '_')}-worker{worker}-{signum.name}")
+
+
+@pytest.mark.parametrize("variant, phase, worker, signum", list(cases()))
+def test_a_worker_killed_in_any_phase(pools, monkeypatch, variant, phase, worker, signum):
+    workers = 3 if variant == "v7" else 2  # corpus.en is two chunks: v3-v6 would start two workers of three
+    killer = KillWorker(pools, phase, worker, signum, monkeypatch)
+    gather_after(monkeypatch, GATHER_AFTER)
+    with hang_guard(), pytest.raises(BPEError) as raised:
+        train_bpe(CORPUS_EN, 500, [EOT], variant=variant, workers=workers, observer=Observer(progress=killer))
+    assert killer.killed_pid is not None
+    assert str(raised.value) == expected_message(variant, phase, worker, workers, signum, killer.killed_pid)
+
+
+def mid_count_cases():
+    """(variant, worker, signal): the second worker with SIGKILL in ``make test``, the others slow."""
+    for variant in pooled_variants():
+        for worker in (0, 1):
+            for signum in SIGNALS:
+                quick = worker == 1 and signum == signal.SIGKILL
+                yield pytest.param(variant, worker, signum, marks=() if quick else pytest.mark.slow,
+                                   id=f"{variant}-worker{worker}-{signum.name}")
+
+
+@pytest.mark.parametrize("variant, worker, signum", list(mid_count_cases()))
+def test_a_worker_killed_mid_count(pools, monkeypatch, variant, worker, signum):
+    """Killed while the chunks are being counted (the first one is done), not between two tasks."""
+    killer = KillWorker(pools, "mid-count", worker, signum, monkeypatch)
     with hang_guard(), pytest.raises(BPEError) as raised:
         train_bpe(CORPUS_EN, 500, [EOT], variant=variant, workers=2, observer=Observer(progress=killer))
-    assert killer.killed
-    message = str(raised.value)
-    assert "\n" not in message
-    assert message.startswith(f"a {'shard' if variant == 'v7' else 'pre-tokenization'} worker died "
-                              f"(killed by {signum.name}) while counting {CORPUS_EN}; "), message
-    assert no_process_left()
+    assert killer.killed_pid is not None
+    assert str(raised.value) == expected_message(variant, "counting", worker, 2, signum, killer.killed_pid)
 
 
-@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
-@pytest.mark.parametrize("worker", [1, 2])
-def test_a_v7_shard_killed_while_merging(pools, worker, signum):
-    # 3 workers: worker 0's part goes to the parent, workers 1 and 2 hold shards until the last merge
-    killer = KillWorker(pools, worker, signum, at_merge=5)
-    with hang_guard(), pytest.raises(BPEError) as raised:
-        train_bpe(CORPUS_EN, 500, [EOT], variant="v7", workers=3, observer=Observer(progress=killer))
-    assert killer.killed
-    message = str(raised.value)
-    assert "\n" not in message
-    assert message.startswith(f"a shard worker died (killed by {signum.name}) while merging {CORPUS_EN}; "), message
-    assert no_process_left()
+def test_the_phases_are_seen_without_a_kill(pools, monkeypatch):
+    """The hooks above reach every phase: unkilled, v7 gives each of them its tasks and gathers after merge 5."""
+    seen = []
+    submit = pool_module.WorkerPool.submit
+
+    def submit_and_note(pool, worker, fn, *args):
+        submit(pool, worker, fn, *args)
+        seen.append((pool.doing, worker))
+
+    monkeypatch.setattr(pool_module.WorkerPool, "submit", submit_and_note)
+    gather_after(monkeypatch, GATHER_AFTER)
+    observer = Observer()
+    with hang_guard():
+        _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v7", workers=3, observer=observer)
+    assert merges == reference_merges()
+    assert observer.summary == {"gathered_at": GATHER_AFTER}
+    for phase, workers in V7_PHASES.items():
+        assert {w for doing, w in seen if doing == phase} >= set(workers), phase
 
 
 @pytest.mark.parametrize("variant", pooled_variants())
-def test_while_merging_only_v7s_shard_workers_are_alive(pools, variant):
+def test_while_merging_only_v7s_shard_workers_are_alive(pools, monkeypatch, variant):
     """No idle worker is left to die unseen while the merges run: v3-v6 have stopped their pool, v7
     has retired worker 0 (its part went to the parent) and keeps the shard workers, each watched."""
-    watcher = KillWorker(pools, None, signal.SIGKILL, at_merge=5)
+    watcher = KillWorker(pools, "merging", None, signal.SIGKILL, monkeypatch)
     with hang_guard():
         _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant=variant, workers=3, observer=Observer(progress=watcher))
     assert merges == reference_merges()
     shard_workers = sorted(p.pid for p in pools[-1]._processes[1:]) if variant == "v7" else []
     assert watcher.alive_while_merging == shard_workers
-    assert no_process_left()
+
+
+# --- bpe train --out: the previous tokenizer stays whole ---------------------------------------------
+
+CALLER = """
+import os, sys
+from bpe.cli import main
+from bpe.training import pool, shard_policy
+
+variant, phase, worker, workers, out, data = sys.argv[1:7]
+worker = int(worker)
+shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+shard_policy.STALL_RATIO, shard_policy.STALL_WINDOW, shard_policy.STALLED_WINDOWS = -1.0, 5, 1  # gather after merge 5
+submit = pool.WorkerPool.submit
+
+
+def kill_then_submit(self, w, fn, *args):  # as a kill from outside would, at a moment in the phase
+    if self.doing == phase and w == worker and not os.environ.get("KILLED"):
+        os.environ["KILLED"] = "1"
+        os.kill(self._processes[w].pid, 9)
+    submit(self, w, fn, *args)
+
+
+pool.WorkerPool.submit = kill_then_submit
+sys.exit(main(["train", "--variant", variant, "--data", data, "--workers", workers, "--vocab-size", "500",
+               "--out", out, "--quiet"]))
+"""
+
+
+@pytest.mark.parametrize("variant, phase", [
+    ("v7", "gathering shards"), ("v6", "counting"),
+    pytest.param("v7", "counting", marks=pytest.mark.slow),
+    pytest.param("v7", "building shards", marks=pytest.mark.slow),
+    pytest.param("v3", "counting", marks=pytest.mark.slow),
+])
+def test_bpe_train_leaves_the_previous_output_whole(tmp_path, variant, phase):
+    out = tmp_path / "tok"
+    out.mkdir()
+    before = {"vocab.json": "{}", "merges.txt": "#version: 0.2\n", "train.json": "{}"}
+    for name, text in before.items():
+        (out / name).write_text(text)
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER)
+    workers = 3 if variant == "v7" else 2
+    proc = subprocess.Popen([sys.executable, str(script), variant, phase, "1", str(workers), str(out), str(CORPUS_EN)],
+                            cwd=REPO_ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)  # the timeout only guards against a hang
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 2, err
+    assert err.startswith(f"bpe: error: a {'shard' if variant == 'v7' else 'pre-tokenization'} worker died "
+                          f"(killed by SIGKILL) while {phase} {CORPUS_EN}; worker 1 of {workers} (pid ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert live_processes(session=proc.pid) == []
+    assert {p.name: p.read_text() for p in out.iterdir()} == before  # the old tokenizer, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "caller.py", "tok"]  # no half-made one

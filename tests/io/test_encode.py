@@ -260,7 +260,8 @@ def test_killed_worker_is_one_clear_error_no_output_no_process(trained_dir, tmp_
     monkeypatch.setenv(hook, str(task))
     out = tmp_path / "ids.npy"
     with pytest.raises(BPEError, match=r"^a tokenizer worker died \(killed by SIGKILL\) while encoding .*"
-                                       r"gutenberg-sample.txt; it may have been killed or run out of memory"):
+                                       r"gutenberg-sample.txt; worker \d of 2 \(pid \d+\) may have been killed or run out "
+                                       r"of memory"):
         encode_file(trained_dir, DEFAULT_CORPUS, out, workers=2, chunk_bytes=64 * 1024)
     assert list(tmp_path.iterdir()) == [] and live_processes(parent=os.getpid()) == []
 

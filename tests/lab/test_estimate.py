@@ -1,15 +1,26 @@
 """The cost model (bpe/lab/estimate.py): its predictions order the ladder and grow with the data, and
-`bpe estimate` prints every variant, its table and JSON holding the model's estimates.  Its calibration against measured runs: test_calibrate.py."""
+`bpe estimate` prints every variant, its table and JSON holding the model's estimates; on any file and
+settings (generated: hypothesis, ``make fuzz`` for more) it gives figures or one clear error, never a
+traceback, as do ``train`` and ``bench``, which check it first.  Its calibration against measured runs:
+test_calibrate.py."""
 
 from __future__ import annotations
 
 import io
 import json
+import math
+import os
+import random
 
-from bpe import VARIANTS
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.estimate import CorpusShape, corpus_shape, estimate_file, estimate_record, estimate_run, run_estimate
+from bpe.lab.estimate import (BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file,
+                              estimate_record, estimate_run, run_estimate)
 
 EOT = ["<|endoftext|>"]
 
@@ -58,3 +69,95 @@ def test_a_file_of_special_tokens_only_is_estimated_and_trained_without_a_traceb
         assert main([*argv, "--data", str(path)]) == 0, argv
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and "stopped early: 0 of 43 merges" in out
+
+
+# --- no traceback on any input: the estimate on generated corpora and settings ----------------------
+
+FUZZ_SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
+SPECIAL_SETS = [EOT, [], ["<|endoftext|>", "<|a|>"], ["aa"], ["\x00"]]
+# Shapes the cost model may not expect: one long word, one byte repeated, whitespace only, special tokens
+# only, invalid UTF-8, and text about the size where the estimate starts measuring growth (4 KB).
+shapes = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=64).map(lambda s: s.encode("utf-8", errors="surrogatepass")),
+    st.tuples(st.sampled_from([b"a", b"\x00", b" ", b"\n", b"ab", b"<|endoftext|>", b"\xff", b"word ", "é".encode()]),
+              st.integers(1, 6_000)).map(lambda piece: piece[0] * piece[1]),
+)
+fuzz_corpora = st.lists(shapes, max_size=6).map(b"".join)
+sizes = st.one_of(st.none(), st.sampled_from(["0", "1", "1KB", "3.5MB", "2GB", "1EB"]))
+
+
+@settings(max_examples=150 * FUZZ_SCALE, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=fuzz_corpora, specials=st.sampled_from(SPECIAL_SETS), vocab_size=st.integers(-5, 100_000),
+       workers=st.one_of(st.none(), st.integers(-1, 64)), limit=sizes, size=sizes)
+def test_the_estimate_of_any_file_is_figures_or_one_clear_error(tmp_path_factory, data, specials, vocab_size, workers,
+                                                                limit, size):
+    path = tmp_path_factory.mktemp("fuzz") / "corpus.txt"
+    path.write_bytes(data)
+    out = io.StringIO()
+    try:
+        estimates = run_estimate(str(path), "v1,v2,v5,v6,v7", vocab_size, specials, workers, limit, size, out=out)
+    except BPEError as error:
+        assert "\n" not in str(error) and str(error), error
+        return
+    assert vocab_size >= 256 + len(specials)  # a vocab too small for the bytes and specials is refused
+    assert [e.variant for e in estimates] == ["v1", "v2", "v5", "v6", "v7"]
+    for e in estimates:
+        assert math.isfinite(e.seconds) and e.seconds > 0 and math.isfinite(e.peak_bytes) and e.peak_bytes > 0, e
+    rows = out.getvalue().splitlines()[2:]
+    assert [row.split()[0] for row in rows[:len(estimates)]] == [e.variant for e in estimates]
+    rough = [e.basis for e in estimates if e.basis]  # long words: the rungs not measured on them say so
+    assert rows[len(estimates):] == list(dict.fromkeys(rough)) and all(b.startswith("rough: ") for b in rough)
+
+
+@pytest.mark.parametrize("name, data", [
+    ("empty", b""), ("one-byte", b"a"), ("specials-only", b"<|endoftext|>" * 50), ("one-huge-word", b"ab" * 150_000),
+    ("one-byte-repeated", b"\x00" * 50_000), ("whitespace-only", b" \n" * 5_000), ("binary", bytes(range(256)) * 40),
+])
+def test_train_and_bench_check_the_estimate_of_odd_files_without_a_traceback(write_corpus, capsys, name, data):
+    """``train`` and ``bench`` estimate before they run: an odd file trains, or fails with one line (invalid
+    UTF-8), never with a traceback from the estimate."""
+    path = write_corpus(data)
+    for argv in (["train", "--vocab-size", "270", "--variant", "v6", "--workers", "2"],
+                 ["bench", "--vocab-size", "270", "--variant", "v6", "--repeat", "1", "--workers", "2"],
+                 ["train", "--vocab-size", "200"]):
+        code = main([*argv, "--data", str(path)])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err, (argv, err)
+        if argv[-1] == "200":
+            assert code == 2 and err.count("\n") == 1 and "vocab_size 200 is too small" in err
+        elif name == "binary":
+            assert code == 2 and err.count("\n") == 1 and "invalid UTF-8" in err, err
+        else:
+            assert code == 0, (argv, err)
+
+
+def test_long_words_cost_more_merging_and_the_rungs_not_measured_on_them_say_rough(write_corpus):
+    """A text without whitespace is a few long words: every merge rewrites most of them, so the same
+    bytes cost far more than usual text.  v6 and v7 were measured on such text; v1-v5 only on usual text."""
+    rng = random.Random(0)
+    letters = "".join(rng.choices("etaoinshrdlucmfwyp", k=300_000))
+    words = write_corpus(" ".join(letters[i:i + 6] for i in range(0, len(letters), 6)))
+    long_words = write_corpus("<|endoftext|>".join(letters[i:i + 3_000] for i in range(0, len(letters), 3_000)))
+    usual, long = (estimate_file(path, list(VARIANTS), 2_000, EOT, 1) for path in (words, long_words))
+    assert corpus_shape(long_words, EOT).word_length == pytest.approx(3_000, rel=0.01)
+    by_variant = dict(zip(VARIANTS, zip(usual, long)))
+    assert by_variant["v6"][1].seconds > 5 * by_variant["v6"][0].seconds  # measured: ~20x the time of 6-byte words
+    for variant, (short, longer) in by_variant.items():
+        assert short.basis == ""
+        if variant in ("v6", "v7"):
+            assert longer.basis == ""
+        else:
+            assert longer.basis.startswith("rough: this text's words are long (about 3,000 bytes"), variant
+            assert "(rough: " in longer.describe()  # as train and bench print it in their header
+
+
+def test_v7s_memory_counts_its_shard_processes():
+    few_words = CorpusShape(2_000_000, 800_000, True, 90_000)
+    many_words = CorpusShape(20_000_000, 5_600_000, True, 600_000)
+    assert estimate_run("v7", few_words, 9_743, 2).peak_bytes == estimate_run("v6", few_words, 9_743, 2).peak_bytes
+    # 600,000 words: shard_policy gives 2 workers one shard process, which holds 1 / 1.6 of the words
+    assert estimate_run("v7", many_words, 9_743, 2).peak_bytes == pytest.approx(
+        estimate_run("v6", many_words, 9_743, 2).peak_bytes + BASE_MEMORY + SHARD_BYTES_PER_L * 5_600_000 / 1.6)
+    assert estimate_run("v7", many_words, 9_743, 1).peak_bytes == estimate_run("v6", many_words, 9_743, 1).peak_bytes

@@ -89,7 +89,8 @@ def test_bad_worker_count():
 def test_killed_worker_is_one_clear_error_and_no_process_left(monkeypatch, hook, task):
     monkeypatch.setenv(hook, str(task))
     with pytest.raises(BPEError, match=r"^a pre-tokenization worker died \(killed by SIGKILL\) while counting "
-                                       r"f.txt; it may have been killed or run out of memory \(try fewer --workers\)$"):
+                                       r"f.txt; worker [01] of 2 \(pid \d+\) may have been killed or run out of memory "
+                                       r"\(try fewer --workers\)$"):
         with WorkerPool(2, source="f.txt") as pool:
             list(pool.imap_unordered(big_answer, [(1 << 20,)] * 8))
     assert live_processes(parent=os.getpid()) == []
