@@ -43,6 +43,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size, parse_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
@@ -240,7 +241,7 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     from bpe.training.rung import pooled
 
     model = MODELS.get(variant, DEFAULT_MODEL)
-    workers = workers or os.cpu_count() or 1
+    given, workers = workers, workers or os.cpu_count() or 1
     serial = variant in VARIANTS and not pooled(VARIANTS[variant])  # pre-tokenizes in one process
     pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
@@ -252,26 +253,24 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
                + model.per_l * length)
     memory = BASE_MEMORY + model.bytes_per_l * length
-    if variant == "v7":
-        memory += shard_processes_memory(words, length, workers)
+    if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
+        memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
 
 
-def shard_processes_memory(words: float, length: float, workers: int) -> float:
+def shard_processes_memory(words: float, length: float, processes: int) -> float:
     """The memory of v7's shard processes, beside the parent's (which may end up holding every word,
     as v6 does, once the shards are gathered): each holds its share of the words.
 
     >>> shard_processes_memory(100_000, 800_000, 4)  # too few words for a shard process: none
     0.0
     """
-    from bpe.training.shard_policy import PARENT_WEIGHT, shard_count
-
-    shards = shard_count(int(words), workers)
+    shards = shard_count(int(words), processes)
     if shards < 2:
         return 0.0
-    processes = shards - 1
-    their_share = processes / (PARENT_WEIGHT + processes)  # the parent keeps the rest (shard_policy)
-    return processes * BASE_MEMORY + SHARD_BYTES_PER_L * length * their_share
+    remote = shards - 1  # the parent holds one shard
+    their_share = remote / (PARENT_WEIGHT + remote)  # the parent keeps the rest (shard_policy)
+    return remote * BASE_MEMORY + SHARD_BYTES_PER_L * length * their_share
 
 
 def rough_reason(variant: str, shape: CorpusShape) -> str:
