@@ -8,6 +8,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
+# The CLI words its hints for make (FORCE=1, not --force) when started from here (bpe/interface.py).
+export BPE_VIA_MAKE := 1
+
 VARIANT ?=
 DATA    ?= gutenberg-sample
 # default vocab: the data set's own (bpe/defaults.py: 10,000 for TinyStories and the Gutenberg corpora,

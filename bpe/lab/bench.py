@@ -26,6 +26,7 @@ from pathlib import Path
 from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
+from bpe.interface import option
 from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
@@ -114,8 +115,8 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
             name = candidate.label
             if not s.force and estimates[name] in slow:
                 result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past "
-                                           f"the {format_duration(s.budget)} budget; run it alone with --variant "
-                                           f"{candidate.spec} --force")
+                                           f"the {format_duration(s.budget)} budget; run it alone with "
+                                           f"{option('--variant', candidate.spec)} {option('--force')}")
                 print(result["skipped"][name], file=out)
                 continue
             counts_out = Path(tmp) / f"counts-{len(own_counts)}.pickle" if candidate.kind == "merger" else None

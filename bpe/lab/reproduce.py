@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-from bpe.lab.spread import compare, seconds, summarize_runs
+from bpe.lab.spread import compare, ratio_range_text, ratio_text, seconds, summarize_runs
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -196,8 +196,8 @@ def step_table(result: dict) -> str:
     lines = ["", "step (rungs, stage, data set)                      median ratio   range over runs   verdict"]
     for key, s in result["steps"].items():
         label = f"{s['before']} -> {s['after']} {s['stage']} [{s['set']}]"
-        spread = f"{s['low']:.2f}x-{s['high']:.2f}x"
-        lines.append(f"{label:<50}{s['ratio']:>10.2f}x   {spread:<16}  {s['verdict']}")
+        spread = ratio_range_text(s["low"], s["high"])
+        lines.append(f"{label:<50}{ratio_text(s['ratio']):>14}   {spread:<16}  {s['verdict']}")
     if any(s["clear"] is None for s in result["steps"].values()):
         lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)

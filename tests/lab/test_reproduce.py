@@ -9,7 +9,7 @@ from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab import publish
 from bpe.lab.reproduce import STEPS
-from bpe.lab.spread import compare
+from bpe.lab.spread import compare, ratio_text
 from conftest import REPO_ROOT
 
 
@@ -31,16 +31,16 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     assert len(result["steps"]) == len(expected)
     for step in result["steps"].values():
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
-        assert step["clear"] is None and step["verdict"] == f"{step['ratio']:.2f}x" and step["verdict"] in printed
+        assert step["clear"] is None and step["verdict"] == ratio_text(step["ratio"]) and step["verdict"] in printed
     assert "(one run of a rung: no spread to judge its ratios by)" in printed
     assert result["article"]["lili_part2"]["tinystories"]["merge"][0] == 118
 
 
 def test_a_gain_within_the_spread_is_not_a_ratio():
-    assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x"
+    assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x faster"
     assert compare([1.0, 1.4, 1.2], [1.3, 0.9, 1.0])["verdict"] == "within spread"
     slower = compare([1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
-    assert slower["clear"] and slower["verdict"] == "0.50x"
+    assert slower["clear"] and slower["verdict"] == "2.00x slower"
 
 
 def test_publish_is_refused_from_a_dirty_tree(monkeypatch, capsys):
