@@ -15,7 +15,7 @@ import pytest
 from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.timed_run import ticking
+from bpe.lab.timed_run import RunningLine
 from bpe.lab.candidates import parse_variants
 from conftest import FIXTURES
 
@@ -197,15 +197,27 @@ def test_a_candidate_that_fails_on_the_prefix_is_guarded_as_v1(capsys):
 def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):
     run_bench(BenchSettings(["v2", str(CANDIDATES / "correct_merger.py")], "corpus-en", 280, 1, EOT, 1, progress=True))
     err = capfd.readouterr().err
-    assert "v2 run 1/1: merging" in err and "correct_merger run 1/1: merging" in err
+    assert "v2 run 1/1: running, 0 s (merging, 0 of 23)" in err and "correct_merger run 1/1: running" in err
     assert "timing correct_merger on a prefix of the data to estimate it" in err
 
 
-def test_a_function_candidate_shows_its_elapsed_time():
+def test_every_run_shows_its_elapsed_time():
+    """The same live line for a function candidate (no merges to report) and for a rung or Merger."""
     stream = io.StringIO()
-    with ticking(stream, "mine run 1/3: ", time.perf_counter(), interval=0.01):
+    with RunningLine(stream, "mine run 1/3: ", "a train_bpe function reports no merges", interval=0.01):
         time.sleep(0.1)
     assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
+    assert stream.getvalue().count("running, 0 s") > 2 and stream.getvalue().endswith("\r\033[K")
+    stream = io.StringIO()
+    with RunningLine(stream, "v1 run 1/3: ", interval=0.01) as line:
+        line.start_bytes(200)
+        line.on_bytes(100)
+        time.sleep(0.05)
+        line.start_merges(43)
+        line.on_merge()
+        time.sleep(0.05)
+    shown = stream.getvalue()
+    assert "v1 run 1/3: running, 0 s (pre-tokenizing, 50%)" in shown and "(merging, 1 of 43)" in shown
 
 
 def test_estimate_times_a_candidate_too(capsys):
