@@ -148,7 +148,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
             merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, s.workers, end, out,
-            result["failed"])
+            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
     if s.peers:
         result["peers"] = run_peers(path, vocab_size, s.special_tokens, s.workers, s.repeat, peer_names(s.peers))
         print(peers_table(result["peers"], result["variants"]), file=out)

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, resolve)
-from bpe.lab.diagnose import encode_merges
+from bpe.lab.diagnose import encode_merges, vocab_problems
 from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.publish import merges_digest
 from bpe.training.progress import Progress
@@ -87,7 +87,7 @@ def _train_function(settings: dict) -> dict:
     vocab, merges = check_trained(returned, label)
     result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
               "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
-              "notes": vocab_notes(vocab, merges, specials)}
+              "vocab_problems": vocab_problems(vocab, merges, specials, settings["vocab_size"])}
     return _with_merges(result, merges, settings)
 
 
@@ -152,19 +152,6 @@ class RunningLine(Progress):
 
     def on_merge(self) -> None:
         self.done += 1
-
-
-def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
-    """What is off in a function candidate's vocab (CS336: the 256 bytes, the special tokens, one per merge)."""
-    notes, tokens = [], set(vocab.values())
-    expected = 256 + len(special_tokens) + len(merges)
-    if len(vocab) != expected:
-        notes.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
-                     f"{len(merges):,} merges = {expected:,}")
-    missing = [t for t in special_tokens if t.encode("utf-8") not in tokens]
-    if missing:
-        notes.append(f"its vocab lacks the special token(s) {', '.join(missing)}")
-    return notes
 
 
 def _with_merges(result: dict, merges: list, settings: dict) -> dict:
