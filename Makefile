@@ -22,12 +22,16 @@ JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
+# Measured durations on the 2-core machine (README, "The two commands"), said when a long target starts.
+TEST_MINUTES     := 3
+TEST_ALL_MINUTES := 15
+REPORT_MINUTES   := 10
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; ~half a minute)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; about 2 min on 2 cores)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
@@ -39,14 +43,14 @@ help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
-	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
-	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
+	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
-	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
+	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
 	@echo "  make clean     remove .venv and caches"
 	@echo ""
@@ -75,11 +79,14 @@ SIZE    ?=
 data: $(VENV)/.installed
 	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
+# -u: pytest's progress reaches a pipe or a log as it happens, not in blocks.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -m "not slow"
+	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 cores; one dot per test)"
+	$(PY) -u -m pytest -q -m "not slow"
 
 test-all: $(VENV)/.installed
-	$(PY) -m pytest -q
+	@echo "running every test, the slow ones too (about $(TEST_ALL_MINUTES) min on 2 cores)"
+	$(PY) -u -m pytest -q
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?=
@@ -94,6 +101,7 @@ profile: $(VENV)/.installed
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
+	@echo "benching every variant for the report (about $(REPORT_MINUTES) min on 2 cores; each run shows its line)"
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
