@@ -44,7 +44,7 @@ help:
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
 	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
-	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
+	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: ratios beside theirs (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
@@ -111,6 +111,7 @@ report: $(VENV)/.installed
 # idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, or the committed docs/articles-bench.json with PUBLISH=1
 # (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
+	@echo "measuring each step of the articles (about 5 min on an idle 2-core machine; slow)"
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
 
 # v6 without each of its techniques, beside v5 and v6 (docs/v6.md, "What each technique buys"): rewrites
@@ -118,6 +119,7 @@ reproduce: $(VENV)/.installed
 # or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
 GUTENBERG ?= gutenberg-books
 ablation: $(VENV)/.installed
+	@echo "v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)"
 	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
 
