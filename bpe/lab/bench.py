@@ -322,7 +322,8 @@ def comparison_table(report: dict) -> str:
     first_name = next(iter(report["variants"]))
     width = max(10, *(len(name) + 1 for name in report["variants"]))
     last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
-    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios are times, x = faster than; "
+    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios of median times, "
+             "'2.00x faster' or '33x slower' than the other; "
              f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
              f"{'candidate':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
              f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]

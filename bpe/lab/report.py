@@ -232,7 +232,7 @@ def render_markdown(result: dict) -> str:
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
             "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
-            "**vs** the table's first variant are ratios of median total time (higher is faster), or "
+            "**vs** the table's first variant are ratios of median total time (\"2.00x faster\", \"33x slower\"), or "
             f"*{WITHIN_SPREAD}* when the two variants' runs overlap, so that the difference is no gain of either.", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
