@@ -53,5 +53,5 @@ def test_long_targets_say_how_long_they_take_as_they_start():
     assert f"about {minutes['TEST']} min" in shown and f"about {minutes['REPORT']} min: slow" in shown
     readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
     assert f"`make test` about {minutes['TEST']} minutes idle" in readme
-    assert f"`make report` is slow, about {minutes['REPORT']} minutes idle" in readme
+    assert f"`make report` is slow, about {minutes['REPORT']} minutes" in readme
     assert "the first install about 2 minutes" in readme and "make venv      create .venv" in shown
