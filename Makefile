@@ -24,7 +24,6 @@ FUZZ_SCALE ?= 20
 PEERS   ?=
 # Measured durations on the 2-core machine (README, "The two commands"), said when a long target starts.
 TEST_MINUTES     := 3
-TEST_ALL_MINUTES := 15
 REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation
@@ -81,11 +80,11 @@ data: $(VENV)/.installed
 
 # -u: pytest's progress reaches a pipe or a log as it happens, not in blocks.
 test: $(VENV)/.installed
-	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 cores; one dot per test)"
+	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
 	$(PY) -u -m pytest -q -m "not slow"
 
 test-all: $(VENV)/.installed
-	@echo "running every test, the slow ones too (about $(TEST_ALL_MINUTES) min on 2 cores)"
+	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
 	$(PY) -u -m pytest -q
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
