@@ -8,6 +8,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
+# The CLI words its hints for make (FORCE=1, not --force) when started from here (bpe/interface.py).
+export BPE_VIA_MAKE := 1
+
 VARIANT ?=
 DATA    ?= gutenberg-sample
 # default vocab: the data set's own (bpe/defaults.py: 10,000 for TinyStories and the Gutenberg corpora,
@@ -19,12 +22,15 @@ JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
+# Measured durations on the 2-core machine (README, "The two commands"), said when a long target starts.
+TEST_MINUTES     := 3
+REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; ~half a minute)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras (pip's lines follow; about 2 min on 2 cores)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
@@ -41,15 +47,15 @@ help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
-	@echo "  make test      the test suite without the slow tests (make test-all: every test; make fuzz: more generated corpora)"
-	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/"
-	@echo "  make report    bench every variant, write out/report/report.md and its plots (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
+	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
+	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
 	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
-	@echo "  make venv      create .venv and install the project into it (the other targets do this on first use)"
+	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
 	@echo "  make clean     remove .venv and caches"
 	@echo ""
@@ -78,11 +84,14 @@ SIZE    ?=
 data: $(VENV)/.installed
 	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
+# -u: pytest's progress reaches a pipe or a log as it happens, not in blocks.
 test: $(VENV)/.installed $(VENV)/.browser
-	$(PY) -m pytest -q -m "not slow"
+	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
+	$(PY) -u -m pytest -q -m "not slow"
 
 test-all: $(VENV)/.installed $(VENV)/.browser
-	$(PY) -m pytest -q
+	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
+	$(PY) -u -m pytest -q
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?=
@@ -97,6 +106,7 @@ profile: $(VENV)/.installed
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
+	@echo "benching every variant for the report (about $(REPORT_MINUTES) min on 2 cores; each run shows its line)"
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
@@ -107,6 +117,7 @@ report: $(VENV)/.installed
 # coursework table) and out/articles-merge-cost.png, or the committed docs/articles-bench.json and plot with PUBLISH=1
 # (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
+	@echo "measuring each step of the articles (about 5 min on an idle 2-core machine; slow)"
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
 
 # v6 without each of its techniques, beside v5 and v6 (docs/v6.md, "What each technique buys"): rewrites
@@ -114,6 +125,7 @@ reproduce: $(VENV)/.installed
 # or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
 GUTENBERG ?= gutenberg-books
 ablation: $(VENV)/.installed
+	@echo "v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)"
 	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
 

@@ -316,7 +316,7 @@ def _add_report_parser(sub) -> None:
 
 def _add_profile_parser(sub) -> None:
     profile = sub.add_parser("profile", help="profile one variant's training under scalene; write "
-                                             "profiles/<variant>-<data>-<vocab>.{json,md}")
+                                             "out/profiles/<variant>-<data>-<vocab>.{json,md} (--publish: profiles/)")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
     _add_training_args(profile)
     _add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")

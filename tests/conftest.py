@@ -23,6 +23,8 @@ TINYSTORIES_SAMPLE = FIXTURES / "tinystories_sample.txt"
 REPO_ROOT = Path(__file__).parent.parent
 DEFAULT_CORPUS = REPO_ROOT / "corpora" / "gutenberg-sample.txt"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# `make test` exports BPE_VIA_MAKE=1; the tests read the command line's wording unless they set it themselves.
+os.environ.pop("BPE_VIA_MAKE", None)
 
 
 def reference_merges() -> list[tuple[bytes, bytes]]:

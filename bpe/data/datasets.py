@@ -60,6 +60,7 @@ class Dataset:
     vocab_size: int = VOCAB_SIZE  # the vocab a command uses on this data when given none
     built: bool = False  # made from several downloads by the project's code (bpe/data/gutenberg.py)
     generated: bool = False  # made on this machine by a generator (sized names: ``NAME-20MB``)
+    stand_in: str | None = None  # the data set to use offline instead (generated or shipped)
 
     @property
     def path(self) -> Path:
@@ -99,15 +100,15 @@ DATASETS: dict[str, Dataset] = {
                 "tests/fixtures/tinystories_sample.txt"),
         Dataset("gutenberg-books", "gutenberg-books.txt",
                 "14 MB: 21 Project Gutenberg books in ~2 KB documents, built from GITenberg (benchmark corpus)",
-                built=True),
+                built=True, stand_in="gutenberg-sample"),
         Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train",
-                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt"),
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt", stand_in="tinystories-synth"),
         Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",
-                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt"),
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt", stand_in="tinystories-synth"),
         Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train (gzip download)",
-                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
+                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth"),
         Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid (gzip download)",
-                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE),
+                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth"),
         Dataset("webtext-synth", "webtext-synth-100MB.txt",
                 "100 MB (any size: webtext-synth-20MB): generated web-like text, see docs/data.md",
                 generated=True, vocab_size=WEB_VOCAB_SIZE),
@@ -116,6 +117,35 @@ DATASETS: dict[str, Dataset] = {
                 generated=True),
     ]
 }
+
+
+#: The size of the stand-in a hint proposes for a data set that cannot be had offline (a minute to
+#: generate, a bench of seconds at the default vocab).
+STAND_IN_SIZE = "20MB"
+
+
+def offline_way(dataset: Dataset) -> str:
+    """The sentence that leads on from a data set that is not here and cannot be had offline: its stand-in,
+    and the commands that make and bench it, in the words of the interface in use (:mod:`bpe.interface`).
+
+    >>> os.environ.pop("BPE_VIA_MAKE", None) and None
+    >>> print(offline_way(DATASETS["tinystories"]))  # doctest: +NORMALIZE_WHITESPACE
+    offline, use its stand-in tinystories-synth (generated TinyStories-like stories, no network needed):
+    python -m bpe data get tinystories-synth --size 20MB, then python -m bpe bench --data tinystories-synth-20MB
+    """
+    from bpe.interface import command
+
+    if dataset.stand_in is None:
+        return ""
+    stand_in = DATASETS[dataset.stand_in]
+    if stand_in.generated:
+        sized = f"{stand_in.name}-{STAND_IN_SIZE}"
+        what = stand_in.description.split("): ", 1)[-1].split(", see")[0]
+        return (f"offline, use its stand-in {stand_in.name} ({what}, no network needed): "
+                f"{command('data', ('--data', stand_in.name), ('--size', STAND_IN_SIZE))}, then "
+                f"{command('bench', ('--data', sized))}")
+    return (f"offline, use its shipped sample {stand_in.name} ({stand_in.description}), no download needed: "
+            f"{command('bench', ('--data', stand_in.name))}")
 
 
 #: The module whose ``generate(path, size, on_bytes=...)`` makes each generated data set.
@@ -198,10 +228,10 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
     if dataset is not None:
         if not dataset.path.exists():
             if dataset.downloadable:
-                raise BPEError(
-                    f"data set {key!r} is not downloaded (expected {dataset.path}); "
-                    f"fetch it with: make data DATA={key}   (or: python -m bpe data get {key})"
-                )
+                from bpe.interface import command
+
+                raise BPEError(f"data set {key!r} is not downloaded (expected {dataset.path}); fetch it with: "
+                               f"{command('data', ('--data', key))}; {offline_way(dataset)}")
             raise BPEError(f"shipped data set {key!r} is missing from the checkout: {dataset.path}")
         return dataset.path
     path = Path(key)

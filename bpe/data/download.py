@@ -236,7 +236,13 @@ def get_dataset(name: str, size: str | None = None, *, progress: bool = True, ou
     if size is not None:
         raise BPEError(f"--size is for generated data sets (webtext-synth); {name!r} is downloaded whole")
     with signals_as_interrupt():  # SIGTERM: what is half-written goes (a download's .part stays, to resume)
-        path = fetch_dataset(name, progress=progress)
+        try:
+            path = fetch_dataset(name, progress=progress)
+        except BPEError as exc:  # offline, or the host failed: name the way on without it
+            from bpe.data.datasets import offline_way
+
+            way = offline_way(DATASETS[name]) if name in DATASETS else ""
+            raise BPEError(f"{exc}; {way}" if way else str(exc)) from None
     print(f"{name}: {path} ({format_size(path.stat().st_size)})", file=out)
     return path
 

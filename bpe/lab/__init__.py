@@ -4,14 +4,15 @@
   kept busy meanwhile); ``timed_run``: one run in a fresh process; ``spread``: runs summarized, and the
   one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
   where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same
-  data, in ``docs/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
+  data, in ``out/report/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
   ``articles``: their side of it (their ratios, the coursework table, the merge-cost plot);
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
-  trainer's merges part from the reference, and the likely cause; ``trace``: one merge at a time;
+  trainer's merges part from the reference, and the likely cause; ``probe``: the special-token probe, a
+  generated corpus on which the usual special-token mistakes show; ``trace``: one merge at a time;
   ``text_trace``: a text cut into labelled pre-tokens, a word encoded merge by merge; ``walkthrough``
   (a package): the merges on one HTML page, with each rung's work counted on its own code;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
-  ``profiling``: scalene summaries in ``profiles/``; ``merge_cost``: merge algorithms alone;
+  ``profiling``: scalene summaries in ``out/profiles/``; ``merge_cost``: merge algorithms alone;
 * ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe,
   ``bpe estimate``'s table); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
   pre-tokenizer against the plain one, per kind of text; ``handout``: the CS336 handout's tokenizer

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
+from bpe.lab.spread import ratio_range_text, ratio_text
 
 FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
 
@@ -106,11 +107,6 @@ def their_ratio(name: str) -> dict:
     return {"what": theirs.what, "source": theirs.source, "before": before, "after": after, "ratio": before / after}
 
 
-def times(ratio: float) -> str:
-    """A ratio as printed beside the verdicts (two decimals, as :func:`bpe.lab.spread.compare` writes them)."""
-    return f"{ratio:.2f}x"
-
-
 def coursework_table(result: dict) -> str:
     """One run's steps as a Markdown table to hand in: their ratio, yours, its range, why they differ."""
     machine = result["machine"]
@@ -123,9 +119,9 @@ def coursework_table(result: dict) -> str:
               "| step | stage | data | their ratio | your ratio | range over runs | why it differs | machine and commit |",
               "|---|---|---|---:|---:|---|---|---|"]
     for s in result["steps"].values():
-        their_cell = "; ".join(f"{times(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
+        their_cell = "; ".join(f"{ratio_text(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
         lines.append(f"| {s['before']} -> {s['after']} | {s['stage']} | {s['set']} | {their_cell} | {s['verdict']} | "
-                     f"{times(s['low'])}-{times(s['high'])} | {s['why']} | {stamp} |")
+                     f"{ratio_range_text(s['low'], s['high'])} | {s['why']} | {stamp} |")
     if result["mode"] == "quick":
         lines += ["", "**A quick run: not measurements.** `make reproduce` (about 5 minutes idle) measures them."]
     return "\n".join(lines) + "\n"

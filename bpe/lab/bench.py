@@ -26,6 +26,7 @@ from pathlib import Path
 from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
+from bpe.interface import option
 from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
@@ -115,8 +116,8 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
             name = candidate.label
             if not s.force and estimates[name] in slow:
                 result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past "
-                                           f"the {format_duration(s.budget)} budget; run it alone with --variant "
-                                           f"{candidate.spec} --force")
+                                           f"the {format_duration(s.budget)} budget; run it alone with "
+                                           f"{option('--variant', candidate.spec)} {option('--force')}")
                 print(result["skipped"][name], file=out)
                 continue
             counts_out = Path(tmp) / f"counts-{len(own_counts)}.pickle" if candidate.kind == "merger" else None
@@ -148,7 +149,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
             merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, s.workers, end, out,
-            result["failed"])
+            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
     if s.peers:
         result["peers"] = run_peers(path, vocab_size, s.special_tokens, s.workers, s.repeat, peer_names(s.peers))
         print(peers_table(result["peers"], result["variants"]), file=out)
@@ -359,7 +360,8 @@ def comparison_table(report: dict) -> str:
     first_name = next(iter(report["variants"]))
     width = max(10, *(len(name) + 1 for name in report["variants"]))
     last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
-    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios are times, x = faster than; "
+    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios of median times, "
+             "'2.00x faster' or '33x slower' than the other; "
              f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
              f"{'candidate':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
              f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]

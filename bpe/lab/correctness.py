@@ -1,6 +1,8 @@
 """After the bench's runs: every run's merges against the reference merges of the same data (the
 fastest rung's, from this bench or cached under ``data/``), a difference explained from its first
-diverging merge (:mod:`bpe.lab.diagnose`).
+diverging merge (:mod:`bpe.lab.diagnose`).  A trainer of your own is judged on its whole output: its
+vocab too (:func:`bpe.lab.diagnose.vocab_problems`), and its output on the special-token probe
+(:mod:`bpe.lab.probe`), where mistakes that the data at hand hides show.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ def all_correct(report: dict) -> bool:
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
-                      out, failed: dict | None = None) -> tuple[dict, dict]:
-    """Every run's merges against the reference merges of the same data; prints and returns the verdicts."""
+                      out, failed: dict | None = None, vocab: dict | None = None) -> tuple[dict, dict]:
+    """Every run's merges against the reference merges of the same data, a function's vocab
+    (``vocab``: its problems by name) and each own trainer on the probe; prints and returns the verdicts."""
+    from bpe.lab.probe import probe_verdict, with_vocab_problems
+
     from bpe.training.parallel import count_file_parallel
     from bpe.training.pretokenize import decode_utf8
 
@@ -37,8 +42,14 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
 
     evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
                         special_tokens)
-    verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name))
+    verdicts = {name: with_vocab_problems(diagnose(merges, reference, evidence, name, reference_name,
+                                                   own_counts.get(name)), (vocab or {}).get(name) or [])
                 for name, merges in merge_lists.items()}
+    for candidate in candidates:  # your own trainers, right so far: on the special-token probe too
+        if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
+            probed = probe_verdict(candidate)
+            verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
+                **verdicts[candidate.label], "probe": "identical"}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
     failed = failed or {}
     width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
@@ -54,11 +65,14 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
     true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
-        return f"identical ({v['merges']:,} merges)", ""
+        return f"identical ({v['merges']:,} merges)" + (", and on the special-token probe" if v.get("probe") else ""), ""
+    where = f" on {v['corpus']}" if v.get("corpus") else ""
+    if v["verdict"] == "failed":
+        return f"FAILED{where}: {v['explanation']}", ""
     why = ("likely cause: " if v["cause"] else "") + v["explanation"]
-    if v["step"] is None:  # the merges agree, its own pre-token counts do not
-        return "DIFFERS in its pre-token counts", why
-    what = f"DIFFERS at merge {v['step']:,} of {v['reference_merges']:,}: "
+    if v["step"] is None:  # the merges agree; its vocab, or its own pre-token counts, do not
+        return f"DIFFERS in its {'vocab' if v['cause'] == 'vocab' else 'pre-token counts'}{where}", why
+    what = f"DIFFERS{where} at merge {v['step']:,} of {v['reference_merges']:,}: "
     if v["candidate_pair"] is None or v["reference_pair"] is None:
         return what + v["explanation"], ""
     return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "

@@ -14,11 +14,16 @@ what a student needs is the first merge where they part, so :func:`diagnose` rep
   ``word-counts``      recounted with every distinct pre-token counted once (``+= 1`` where the
                        pre-token's count belongs), the candidate's pair is the most frequent;
   ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
-                       joined), the candidate's pair is the most frequent: its counts cross a special token;
+                       joined, or split on as an unescaped regular expression: ``<|endoftext|>`` is the
+                       alternation of ``<``, ``endoftext`` and ``>``), the candidate's pair is the most
+                       frequent; or one merge too many or too few per special token: the vocab leaves
+                       the special tokens out, or counts them twice;
   ``overlap``          a pair ``(x, x)`` whose count depends on counting overlapping occurrences
                        (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right, or merged from
                        the right (``aaa`` left as ``a aa``).
 
+A function candidate's vocab is checked on its own (:func:`vocab_problems`: its size, the 256 bytes,
+each special token once, one entry per merge, ids ``0..n-1``); merges alone can agree with a wrong vocab.
 An own pre-tokenizer's counts are compared first, even when the merges agree (a few miscounted rare
 pre-tokens may part the merges only at a larger vocab).  Later differences are left out: once the
 merges part, later steps say nothing new.  Replaying merges by rank (earliest learned first) gives
@@ -184,9 +189,8 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
              "candidate_count": None if mine is None else counts.get(mine, 0),
              "reference_count": None if theirs is None else counts.get(theirs, 0), "cause": None}
     if mine is None or theirs is None:
-        found["explanation"] = (f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: "
-                                + ("it stopped while pairs were left" if mine is None else
-                                   "it merged past the vocab size (or past the last pair)"))
+        found["cause"], why = merge_count_cause(len(merges), len(reference), evidence.special_tokens)
+        found["explanation"] = f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: {why}"
         return found
     cause, explanation = likely_cause(mine, theirs, counts, reference[:step], evidence, name, candidate_counts)
     found["cause"], found["explanation"] = cause, explanation
@@ -196,23 +200,24 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
 def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
                  name: str, candidate_counts: Mapping[bytes, int] | None = None) -> tuple[str | None, str]:
     """``(cause, one or two sentences)`` for a divergence where both sides chose a pair."""
-    from bpe.training.pretokenize import count_text, split_on_special_tokens
-
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
     if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
         return pretokenization_cause(candidate_counts, evidence, name)
     if mine_n == theirs_n and mine < theirs:
         return "tie", (f"tie broken the wrong way: both pairs occur {mine_n:,} times and {name} chose the smaller; "
                        "CS336 breaks ties by the larger pair (compare the byte strings: max by (count, pair))")
-    if evidence.special_tokens:
-        pieces = split_on_special_tokens(evidence.text, evidence.special_tokens)
-        for how, text in (("left in the text", evidence.text), ("cut out and the pieces joined", "".join(pieces))):
-            recount = pair_counts_after(count_text(text, []), before)
-            if best_pair(recount) == mine and recount.get(mine, 0) > mine_n:
-                return "special-tokens", (f"counts that cross a special token: with the special tokens {how}, "
-                                          f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
-                                          "is the most frequent pair; split the text on the special tokens first "
-                                          "and count each piece on its own")
+    for how, mistaken in special_token_mistakes(evidence):
+        recount = pair_counts_after(mistaken, before)
+        if best_pair(recount) == mine and (recount.get(mine, 0) > mine_n or recount.get(theirs, 0) < theirs_n):
+            if how == UNESCAPED:
+                return "special-tokens", (f"{unescaped_text(evidence.special_tokens)}; split that way, {show(mine)} "
+                                          f"is the most frequent pair ({show(theirs)} occurs "
+                                          f"{recount.get(theirs, 0):,} times, not {theirs_n:,}); escape each "
+                                          "special token (regex.escape) before joining them into a pattern")
+            return "special-tokens", (f"counts that cross a special token: with the special tokens {how}, "
+                                      f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
+                                      "is the most frequent pair; split the text on the special tokens first "
+                                      "and count each piece on its own")
     once = pair_counts_after({token: 1 for token in evidence.counts}, before)
     if best_pair(once) == mine and mine != theirs:
         return "word-counts", (f"pair counts not weighted by the pre-token counts: counting each distinct pre-token "
@@ -251,12 +256,14 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
     """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the reference counts."""
-    from bpe.training.pretokenize import count_text
-
-    if evidence.special_tokens and dict(candidate_counts) == dict(count_text(evidence.text, [])):
-        return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
-                                  "its pre-token counts are the GPT-2 pattern's on the text with the special "
-                                  "tokens left in; split on them first and count each piece on its own")
+    for how, mistaken in special_token_mistakes(evidence):
+        if dict(candidate_counts) == dict(mistaken):
+            if how == UNESCAPED:
+                return "special-tokens", (f"{name}'s pre-tokenizer splits on the {unescaped_text(evidence.special_tokens)}; "
+                                          "escape each special token (regex.escape) before joining them")
+            return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
+                                      f"its pre-token counts are the GPT-2 pattern's on the text with the special "
+                                      f"tokens {how}; split on them first and count each piece on its own")
     return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
 
 
@@ -291,3 +298,87 @@ def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
         if match.end() > where - start and match.start() < where - start + len(joined):
             spans.append(repr(match.group()))
     return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"
+
+
+#: How :func:`special_token_mistakes` names the split on the special tokens as an unescaped pattern.
+UNESCAPED = "read as an unescaped regular expression"
+
+
+def special_token_mistakes(evidence: Evidence) -> list[tuple[str, Counter]]:
+    """The usual ways of mishandling the special tokens, each with the pre-token counts it gives: left in
+    the text, cut out and the pieces joined (counts across them), and split on as an unescaped regular
+    expression (``<|endoftext|>`` reads as ``<`` or ``endoftext`` or ``>``: it splits at every ``<`` and
+    ``>`` of the text and keeps the bars as text).  None without special tokens."""
+    import regex
+
+    from bpe.training.pretokenize import count_text, split_on_special_tokens
+
+    if not evidence.special_tokens:
+        return []
+    text, specials = evidence.text, evidence.special_tokens
+    mistakes = [("left in the text", count_text(text, [])),
+                ("cut out and the pieces joined", count_text("".join(split_on_special_tokens(text, specials)), []))]
+    unescaped = "|".join(specials)
+    if unescaped != "|".join(regex.escape(t) for t in specials):
+        counts: Counter = Counter()
+        for piece in regex.split(unescaped, text):
+            if piece:
+                counts.update(count_text(piece, []))
+        mistakes.append((UNESCAPED, counts))
+    return mistakes
+
+
+def unescaped_text(special_tokens: Sequence[str]) -> str:
+    """What a split on unescaped special tokens does, in words."""
+    pattern = "|".join(special_tokens)
+    parts = " or ".join(repr(p) for p in pattern.split("|") if p)
+    return (f"special tokens read as a regular expression, unescaped: the pattern {pattern!r} matches {parts} "
+            "anywhere in the text, so it cuts words at those characters and leaves the special tokens' other "
+            "characters in the text")
+
+
+def merge_count_cause(made: int, expected: int, special_tokens: Sequence[str]) -> tuple[str | None, str]:
+    """``(cause, sentence)`` for a run that made a different number of merges with the same choices."""
+    n = len(special_tokens)
+    if n and made == expected + n:
+        return "special-tokens", (f"{n} merge(s) too many, one per special token: its vocab leaves the special "
+                                  "tokens out (vocab_size counts 256 bytes + the special tokens + the merges)")
+    if n and made == expected - n:
+        return "special-tokens", (f"{n} merge(s) too few, one per special token: it counts the special tokens "
+                                  "twice against vocab_size (256 bytes + each special token once + the merges)")
+    return None, ("it stopped while pairs were left" if made < expected else
+                  "it merged past the vocab size (or past the last pair)")
+
+
+def vocab_problems(vocab: Mapping[int, bytes], merges: Sequence[Pair], special_tokens: Sequence[str],
+                   vocab_size: int | None = None) -> list[str]:
+    """What is wrong with a trained vocab beside its merges (CS336: ids ``0..n-1``, the 256 single bytes,
+    each special token once, one entry per merge, at most ``vocab_size``); empty when nothing is.
+
+    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"ab"}, [(b"a", b"b")], ["<|e|>"])
+    []
+    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")], ["<|e|>"], 258)
+    ["its vocab lacks the special token '<|e|>'", 'its vocab has 257 entries, not 256 bytes + 1 special + 1 merges = 258']
+    """
+    problems = []
+    values = Counter(vocab.values())
+    for token in special_tokens:
+        n = values.get(token.encode("utf-8"), 0)
+        if n != 1:
+            problems.append(f"its vocab lacks the special token {token!r}" if n == 0 else
+                            f"its vocab holds the special token {token!r} {n} times")
+    missing = [b for b in range(256) if values.get(bytes([b]), 0) == 0]
+    if missing:
+        problems.append(f"its vocab lacks {len(missing)} of the 256 single bytes (first: {bytes([missing[0]])!r})")
+    lacking = [pair for pair in merges if values.get(pair[0] + pair[1], 0) == 0]
+    if lacking:
+        problems.append(f"its vocab lacks the token of {len(lacking):,} merge(s) (first: {show(lacking[0])})")
+    expected = 256 + len(special_tokens) + len(merges)
+    if len(vocab) != expected:
+        problems.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
+                        f"{len(merges):,} merges = {expected:,}")
+    elif sorted(vocab) != list(range(len(vocab))):
+        problems.append(f"its vocab ids are not 0..{len(vocab) - 1} (CS336's tests compare ids and tokens)")
+    if vocab_size is not None and len(vocab) > vocab_size:
+        problems.append(f"its vocab has {len(vocab):,} entries, more than vocab_size {vocab_size:,}")
+    return problems

@@ -43,6 +43,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bpe.interface import option
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size, parse_size
 
@@ -314,8 +315,9 @@ def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) ->
     from bpe.training.registry import best_variant
 
     fast = best_variant()
-    return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass --force to run it anyway, "
-            f"or try a smaller --vocab-size, --limit, or a faster variant ({fast}, the default, or v5, v6)")
+    return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass {option('--force')} to run it "
+            f"anyway, or try a smaller {option('--vocab-size', 'N')}, {option('--limit', '100MB')}, or a faster "
+            f"variant ({fast}, the default, or v5, v6)")
 
 
 def format_duration(seconds: float) -> str:
@@ -433,7 +435,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
           f"workers {workers or os.cpu_count()}", file=out)
     print(f"{'variant':<10}{'time':>12}{'peak memory':>14}", file=out)
     for e in estimates:
-        note = f"   needs --force (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
+        note = f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
         note += "   rough (below)" if e.basis.startswith("rough") else ""
         print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}", file=out)
     for reason in dict.fromkeys(e.basis for e in estimates if e.basis.startswith("rough")):

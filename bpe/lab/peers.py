@@ -26,6 +26,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from bpe.lab.fresh_process import run_json_child, write_result
+from bpe.lab.spread import ratio_text
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -130,13 +131,14 @@ def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[
 
 def peers_table(peers: dict, variants: dict) -> str:
     """One line per peer: its median time, merges, peak RSS, and each variant's time as a multiple of it."""
-    lines = ["\npeers (median total; 'vN x' = our variant's time / the peer's time, below 1 = we are faster)"]
+    lines = ["\npeers (median total; 'vN 2.00x faster': our variant against the peer)"]
     width = max(12, *(len(name) + 2 for name in peers)) if peers else 12
     for name, result in peers.items():
         if "missing" in result or "error" in result:
             lines.append(f"{name:<{width}}{result.get('missing') or result.get('error')}")
             continue
-        ratios = "  ".join(f"{v} {info['median']['total'] / result['total']:.2f}x" for v, info in variants.items())
+        ratios = "  ".join(f"{v} {ratio_text(result['total'] / info['median']['total'])}"
+                           for v, info in variants.items())
         lines.append(f"{name:<{width}}{result['total']:>8.3f}s{result['merges']:>8,} merges"
                      f"{'peak RSS ' + format(result['peak_rss'] / 1e6, ',.1f') + ' MB':>20}   {ratios}")
     return "\n".join(lines)

@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bpe.interface import command
 from bpe.lab.bench import BenchSettings, comparison_rows, format_mb, run_bench
 from bpe.lab.candidates import parse_variants
 from bpe.lab.correctness import verdict_parts
 from bpe.lab.estimate import candidate_estimate, probe_candidates
 from bpe.lab.publish import machine_info, write_json_atomic
-from bpe.lab.spread import WITHIN_SPREAD
+from bpe.lab.spread import WITHIN_SPREAD, ratio_text
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -65,7 +66,8 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
     left_out = [v for v in variants if v not in placed]
     if left_out:
         notes.append(f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
-                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with bpe bench --force")
+                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with "
+                     f"{command('bench', ('--variant', ','.join(left_out)), ('--force', None))}")
     for home, names in tables[1:]:
         moved = [v for v in names if all(v not in earlier for _, earlier in tables[:tables.index((home, names))])]
         if moved:
@@ -223,7 +225,7 @@ def render_markdown(result: dict) -> str:
             fastest = min(v["median"]["total"] for v in bench["variants"].values())
             for name, value in result["peers"].items():
                 if isinstance(value, (int, float)):
-                    out.append(f"| {name} | {value:.3f} s | {fastest / value:.2f}x |")
+                    out.append(f"| {name} | {value:.3f} s | {ratio_text(fastest / value)} |")
                 else:
                     out.append(f"| {name} | {value} | - |")
             out.append("")
@@ -233,7 +235,7 @@ def render_markdown(result: dict) -> str:
             "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
             "**select** and **update** are summed over merges; **peak memory** is the training process's "
             "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
-            "**vs** the table's first variant are ratios of median total time (higher is faster), or "
+            "**vs** the table's first variant are ratios of median total time (\"2.00x faster\", \"33x slower\"), or "
             f"*{WITHIN_SPREAD}* when the two variants' runs overlap, so that the difference is no gain of either.", "",
             "![time per stage, per variant](report-stages.png)", "",
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-from bpe.lab.spread import compare, seconds, summarize_runs
+from bpe.lab.spread import compare, ratio_range_text, ratio_text, seconds, summarize_runs
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -313,15 +313,13 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
 def step_table(result: dict) -> str:
     """The steps as printed: per step, the articles' ratio, the ladder's with its range and verdict, and why
     they differ."""
-    from bpe.lab.articles import times
-
     lines = [""]
     for s in result["steps"].values():
         lines.append(f"{s['before']} -> {s['after']}, {s['stage']} [{s['set']}]: {s['step']}")
-        lines += [f"    theirs  {times(t['ratio'])}  {t['what']} ({t['source']})" for t in s["theirs"]] or [
+        lines += [f"    theirs  {ratio_text(t['ratio'])}  {t['what']} ({t['source']})" for t in s["theirs"]] or [
             "    theirs  none"]
-        lines += [f"    ladder  {s['verdict']}  (ratio of medians {times(s['ratio'])}, range over runs "
-                  f"{times(s['low'])}-{times(s['high'])})", f"    why     {s['why']}"]
+        lines += [f"    ladder  {s['verdict']}  (ratio of medians {ratio_text(s['ratio'])}, range over runs "
+                  f"{ratio_range_text(s['low'], s['high'])})", f"    why     {s['why']}"]
     if any(s["clear"] is None for s in result["steps"].values()):
         lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)

@@ -11,16 +11,16 @@ import pickle
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 from bpe.errors import BPEError
 from bpe.lab.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                  load_function, resolve)
-from bpe.lab.diagnose import encode_merges
+from bpe.lab.diagnose import encode_merges, vocab_problems
 from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.publish import merges_digest
+from bpe.training.progress import Progress
 
 _CHILD_CODE = "from bpe.lab.timed_run import child_main; child_main()"
 
@@ -40,7 +40,6 @@ def child_main() -> None:
 def _train_merger(settings: dict) -> dict:
     """A rung or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
     from bpe.training.observer import Observer
-    from bpe.training.progress import BarProgress
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 
@@ -48,15 +47,15 @@ def _train_merger(settings: dict) -> dict:
     if settings.get("counts_out") and getattr(algorithm, "own_counter", False):
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
-    stream = progress_stream()
-    progress = BarProgress(stream, prefix=settings.get("run_label", "")) if stream is not None else False
-    observer = Observer(timer=StageTimer(), progress=progress)
+    line = RunningLine(progress_stream(), settings.get("run_label") or f"{settings['label']}: ")
+    observer = Observer(timer=StageTimer(), progress=line)
 
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
                          workers=settings["workers"], limit=settings.get("limit"), observer=observer)
 
-    _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
+    with line:
+        _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
     # The merger's own facts (v7: gathered_at, where its shards came back) beside the timings, which win a clash.
     result = {**observer.summary, **observer.timer.as_dict()}
     return _with_merges(result, merges, settings)
@@ -80,53 +79,79 @@ def _train_function(settings: dict) -> dict:
     label, specials = settings["label"], list(settings["special_tokens"])
     fn = load_function(settings["spec"])
     started = time.perf_counter()
-    with ticking(progress_stream(), settings.get("run_label") or f"{label}: ", started):
+    with RunningLine(progress_stream(), settings.get("run_label") or f"{label}: ",
+                     "a train_bpe function reports no merges", started):
         returned = call_candidate(label, fn, settings["path"], settings["vocab_size"], specials)
     total = time.perf_counter() - started
     peak_rss = peak_rss_bytes()
     vocab, merges = check_trained(returned, label)
     result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
               "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
-              "notes": vocab_notes(vocab, merges, specials)}
+              "vocab_problems": vocab_problems(vocab, merges, specials, settings["vocab_size"])}
     return _with_merges(result, merges, settings)
 
 
-@contextmanager
-def ticking(stream, label: str, started: float, interval: float = 1.0):
-    """While a function candidate runs (it reports no merges): its elapsed time on ``stream`` every ``interval`` s."""
-    if stream is None:
-        yield
-        return
-    done = threading.Event()
+class RunningLine(Progress):
+    """Every timed run's one live line on the terminal, a rung's as a student's: ``v1 run 1/3: running, 12 s
+    (merging, 5 of 43)``, rewritten each ``interval`` seconds from a thread, so a run whose merges are slow
+    (v1) or that reports none (a ``train_bpe`` function, ``note`` says so) still shows it is alive.  Used as
+    a ``with`` block; with no ``stream`` (progress off) it shows nothing."""
 
-    def tick() -> None:
-        while not done.wait(interval):
-            elapsed = time.perf_counter() - started
-            stream.write(f"\r{label}running, {elapsed:.0f} s (a train_bpe function reports no merges)")
-            stream.flush()
+    def __init__(self, stream, label: str, note: str = "", started: float | None = None, interval: float = 1.0):
+        self.stream, self.label, self.note, self.interval = stream, label, note, interval
+        self.started = time.perf_counter() if started is None else started
+        self.phase, self.done, self.total = "", 0, 0
+        self._lock, self._done = threading.Lock(), threading.Event()
+        self._thread: threading.Thread | None = None
 
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-        stream.write("\r\033[K")
-        stream.flush()
+    def text(self) -> str:
+        elapsed = time.perf_counter() - self.started
+        if self.phase == "merging":
+            detail = f"merging, {self.done:,} of {self.total:,}"
+        elif self.phase:
+            detail = f"{self.phase}, {100 * self.done / self.total:.0f}%" if self.total else self.phase
+        else:
+            detail = self.note
+        return f"{self.label}running, {elapsed:.0f} s" + (f" ({detail})" if detail else "")
 
+    def show(self) -> None:
+        if self.stream is not None:
+            with self._lock:
+                self.stream.write(f"\r{self.text()}\033[K")
+                self.stream.flush()
 
-def vocab_notes(vocab: dict, merges: list, special_tokens: list[str]) -> list[str]:
-    """What is off in a function candidate's vocab (CS336: the 256 bytes, the special tokens, one per merge)."""
-    notes, tokens = [], set(vocab.values())
-    expected = 256 + len(special_tokens) + len(merges)
-    if len(vocab) != expected:
-        notes.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
-                     f"{len(merges):,} merges = {expected:,}")
-    missing = [t for t in special_tokens if t.encode("utf-8") not in tokens]
-    if missing:
-        notes.append(f"its vocab lacks the special token(s) {', '.join(missing)}")
-    return notes
+    def __enter__(self) -> RunningLine:
+        if self.stream is not None:
+            self.show()
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.interval):
+            self.show()
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            with self._lock:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+
+    def start_bytes(self, total: int) -> None:
+        self.phase, self.done, self.total = "pre-tokenizing", 0, total
+        self.show()
+
+    def on_bytes(self, done: int) -> None:
+        self.done += done
+
+    def start_merges(self, total: int) -> None:
+        self.phase, self.done, self.total = "merging", 0, total
+        self.show()
+
+    def on_merge(self) -> None:
+        self.done += 1
 
 
 def _with_merges(result: dict, merges: list, settings: dict) -> dict:

@@ -57,10 +57,32 @@ def test_sigterm_during_generation_leaves_no_temporary_file(tmp_path):
 
 
 def test_bench_on_a_missing_data_set_names_the_command(tmp_path, monkeypatch, capsys):
+    """The command in the words of the interface in use, and the offline stand-in with the commands that make it."""
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     assert main(["bench", "--data", "tinystories"]) == 2
-    assert "fetch it with: make data DATA=tinystories   (or: python -m bpe data get tinystories)" in \
-        capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "fetch it with: python -m bpe data get tinystories; offline, use its stand-in tinystories-synth" in err
+    assert "python -m bpe data get tinystories-synth --size 20MB, then python -m bpe bench --data " \
+           "tinystories-synth-20MB" in err
+    monkeypatch.setenv("BPE_VIA_MAKE", "1")
+    assert main(["bench", "--data", "owt"]) == 2
+    err = capsys.readouterr().err
+    assert "fetch it with: make data DATA=owt; offline, use its stand-in webtext-synth" in err
+    assert "make data DATA=webtext-synth SIZE=20MB, then make bench DATA=webtext-synth-20MB" in err
+    assert main(["bench", "--data", "gutenberg-books"]) == 2
+    assert "offline, use its shipped sample gutenberg-sample" in capsys.readouterr().err
+
+
+def test_every_downloadable_data_set_has_an_offline_stand_in():
+    from bpe.data.datasets import DATASETS, resolve_data
+
+    for dataset in DATASETS.values():
+        if dataset.downloadable:
+            assert dataset.stand_in in DATASETS, dataset.name
+            stand_in = DATASETS[dataset.stand_in]
+            assert stand_in.generated or stand_in.shipped_path is not None
+            if stand_in.shipped_path is not None:
+                assert resolve_data(stand_in.name).is_file()
 
 
 def test_cli_reports_bad_input_without_traceback(capsys):
@@ -72,4 +94,4 @@ def test_cli_reports_bad_input_without_traceback(capsys):
 def test_missing_download_says_how_to_get_it(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     assert main(["train", "--data", "tinystories", "--vocab-size", "300"]) == 2
-    assert "make data DATA=tinystories" in capsys.readouterr().err
+    assert "python -m bpe data get tinystories;" in capsys.readouterr().err

@@ -191,7 +191,7 @@ def test_not_downloadable_names():
 
 def test_missing_data_set_says_how_to_fetch_it(tmp_path, monkeypatch):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    with pytest.raises(BPEError, match=r"fetch it with: make data DATA=owt"):
+    with pytest.raises(BPEError, match=r"fetch it with: python -m bpe data get owt; offline, use its stand-in webtext-synth"):
         resolve_data("owt")
 
 
@@ -294,5 +294,7 @@ def test_a_failed_books_download_leaves_no_empty_folder(tmp_path, monkeypatch, c
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("BPE_DATA_URL", "http://127.0.0.1:9/nothing")  # nothing listens on the discard port
     assert main(["data", "get", "gutenberg-books"]) == 2
-    assert capsys.readouterr().err.startswith("bpe: error: cannot reach 127.0.0.1:9")
+    err = capsys.readouterr().err
+    assert err.startswith("bpe: error: cannot reach 127.0.0.1:9")
+    assert "offline, use its shipped sample gutenberg-sample" in err and "python -m bpe bench --data gutenberg-sample" in err
     assert not (tmp_path / "gutenberg-books-src").exists()

@@ -44,11 +44,11 @@ def test_block_costs_leave_out_the_first_block_and_normalise():
 
 
 def test_the_coursework_table_of_a_quick_run_says_so_first_and_last():
-    step = {"before": "v1", "after": "v2", "stage": "merge_phase", "set": "s", "verdict": "2.00x", "low": 1.5,
+    step = {"before": "v1", "after": "v2", "stage": "merge_phase", "set": "s", "verdict": "2.00x faster", "low": 1.5,
             "high": 2.5, "why": "because", "theirs": [their_ratio("v1_v2_merge")]}
     result = {"generated": "now", "mode": "quick", "command": "python -m bpe reproduce --quick", "steps": {"k": step},
               "machine": {"cpu_count": 2, "platform": "Linux x86_64", "python": "3.11", "git_commit": "abc1234"}}
     lines = coursework_table(result).splitlines()
     assert "not measurements" in lines[2] and "not measurements" in lines[-1]
     row = next(line for line in lines if line.startswith("| v1 -> v2"))
-    assert "13.26x" in row and "| 2.00x | 1.50x-2.50x | because |" in row and "commit abc1234" in row
+    assert "13.3x faster" in row and "| 2.00x faster | 1.50-2.50x faster | because |" in row and "commit abc1234" in row

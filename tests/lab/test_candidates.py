@@ -15,7 +15,7 @@ import pytest
 from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.timed_run import ticking
+from bpe.lab.timed_run import RunningLine
 from bpe.lab.candidates import parse_variants
 from conftest import FIXTURES
 
@@ -80,7 +80,7 @@ def test_special_tokens_not_split_is_diagnosed(capsys):
 def test_correct_function_is_identical_against_the_cached_reference(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     report = bench([str(CANDIDATES / "correct.py")])
-    assert report["verdicts"] == {"correct": {"verdict": "identical", "merges": 43}}
+    assert report["verdicts"] == {"correct": {"verdict": "identical", "merges": 43, "probe": "identical"}}
     assert report["reference"]["source"].startswith("computed now, cached in")
     assert report["variants"]["correct"]["median"]["peak_rss"]["self"] > 0
     again = bench([str(CANDIDATES / "correct.py")])
@@ -107,7 +107,7 @@ def test_failing_candidates_are_one_line_each_and_the_bench_goes_on(tmp_path, ca
     assert "note: prints printed 2 line(s) to stdout (first: 'training on " in captured.out
     saved = json.loads(out_json.read_text())
     assert set(saved["failed"]) == {"raises", "wrong_shape"}
-    assert saved["verdicts"]["prints"] == {"verdict": "identical", "merges": 43}  # its prints did not corrupt it
+    assert saved["verdicts"]["prints"] == {"verdict": "identical", "merges": 43, "probe": "identical"}  # not corrupted
 
 
 def test_all_identical_exits_0(capsys):
@@ -140,8 +140,8 @@ def test_class_based_trainer_runs_like_any_candidate(monkeypatch, capsys):
                                                   ("class_trainer#3", "function")]
     assert found[2].spec.endswith("class_trainer.py:BPE_Trainer")  # found by its name when none is given
     report = bench(["v2", f"{CANDIDATES / 'class_trainer.py'}:BPE_Trainer", "class_trainer:BPE_Trainer"])
-    assert report["verdicts"]["class_trainer"] == {"verdict": "identical", "merges": 43}
-    assert report["verdicts"]["class_trainer#2"] == {"verdict": "identical", "merges": 43}
+    assert report["verdicts"]["class_trainer"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert report["verdicts"]["class_trainer#2"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
     assert "class_trainer#2  identical (43 merges)" in capsys.readouterr().out
 
 
@@ -157,8 +157,8 @@ def test_pool_with_a_module_level_worker_can_pickle_it():
     forked or spawned (the spawned workers import the file again by that name)."""
     report = bench(["v2", f"{CANDIDATES / 'pool_counter.py'},{CANDIDATES / 'pool_counter_spawn.py'}"])
     assert not report["failed"], report["failed"]
-    assert report["verdicts"]["pool_counter"] == {"verdict": "identical", "merges": 43}
-    assert report["verdicts"]["pool_counter_spawn"] == {"verdict": "identical", "merges": 43}
+    assert report["verdicts"]["pool_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert report["verdicts"]["pool_counter_spawn"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
 
 
 def test_a_bare_counter_runs_on_a_whole_file():
@@ -166,7 +166,7 @@ def test_a_bare_counter_runs_on_a_whole_file():
     runs: the whole file needs no ``end``, and a counter without ``workers`` decides its own processes."""
     report = bench(["v2", str(CANDIDATES / "bare_counter.py")])
     assert not report["failed"], report["failed"]
-    assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43}
+    assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
 
 
 # --- what a student meets: an estimate that guards the candidate, a run that shows it is alive -------
@@ -197,15 +197,27 @@ def test_a_candidate_that_fails_on_the_prefix_is_guarded_as_v1(capsys):
 def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):
     run_bench(BenchSettings(["v2", str(CANDIDATES / "correct_merger.py")], "corpus-en", 280, 1, EOT, 1, progress=True))
     err = capfd.readouterr().err
-    assert "v2 run 1/1: merging" in err and "correct_merger run 1/1: merging" in err
+    assert "v2 run 1/1: running, 0 s (merging, 0 of 23)" in err and "correct_merger run 1/1: running" in err
     assert "timing correct_merger on a prefix of the data to estimate it" in err
 
 
-def test_a_function_candidate_shows_its_elapsed_time():
+def test_every_run_shows_its_elapsed_time():
+    """The same live line for a function candidate (no merges to report) and for a rung or Merger."""
     stream = io.StringIO()
-    with ticking(stream, "mine run 1/3: ", time.perf_counter(), interval=0.01):
+    with RunningLine(stream, "mine run 1/3: ", "a train_bpe function reports no merges", interval=0.01):
         time.sleep(0.1)
     assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
+    assert stream.getvalue().count("running, 0 s") > 2 and stream.getvalue().endswith("\r\033[K")
+    stream = io.StringIO()
+    with RunningLine(stream, "v1 run 1/3: ", interval=0.01) as line:
+        line.start_bytes(200)
+        line.on_bytes(100)
+        time.sleep(0.05)
+        line.start_merges(43)
+        line.on_merge()
+        time.sleep(0.05)
+    shown = stream.getvalue()
+    assert "v1 run 1/3: running, 0 s (pre-tokenizing, 50%)" in shown and "(merging, 1 of 43)" in shown
 
 
 def test_estimate_times_a_candidate_too(capsys):

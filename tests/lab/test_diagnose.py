@@ -56,3 +56,24 @@ def test_shorter_or_longer_merge_lists():
     assert short["step"] == 2 and short["candidate_pair"] is None and "it stopped while pairs were left" in \
         short["explanation"]
     assert diagnose(reference, reference, evidence_for(counts)) == {"verdict": "identical", "merges": 2}
+
+
+def test_the_vocab_is_checked_beside_the_merges():
+    from bpe.lab.diagnose import merge_count_cause, vocab_problems
+    from bpe.training.train import build_vocab
+
+    merges = [(b"a", b"b"), (b"ab", b"c")]
+    good = build_vocab(["<|endoftext|>"], merges)
+    assert vocab_problems(good, merges, ["<|endoftext|>"], 259) == []
+    twice = {**good, 259: b"<|endoftext|>"}
+    assert vocab_problems(twice, merges, ["<|endoftext|>"], 260)[0] == \
+        "its vocab holds the special token '<|endoftext|>' 2 times"
+    holes = {i + (i >= 100): token for i, token in good.items()}  # ids 0..99, 101..259
+    assert vocab_problems(holes, merges, ["<|endoftext|>"]) == ["its vocab ids are not 0..258 (CS336's tests "
+                                                                "compare ids and tokens)"]
+    no_byte = {i: token for i, token in good.items() if token != b"z"}
+    assert "its vocab lacks 1 of the 256 single bytes (first: b'z')" in vocab_problems(no_byte, merges, ["<|endoftext|>"])
+    no_merge = {i: token for i, token in good.items() if token != b"abc"}
+    assert "its vocab lacks the token of 1 merge(s) (first: (b'ab', b'c'))" in vocab_problems(no_merge, merges, [])
+    assert merge_count_cause(10, 12, ["<|a|>", "<|b|>"])[0] == "special-tokens"
+    assert merge_count_cause(11, 12, ["<|a|>", "<|b|>"]) == (None, "it stopped while pairs were left")

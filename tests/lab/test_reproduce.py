@@ -10,7 +10,7 @@ from bpe.errors import BPEError
 from bpe.lab import publish
 from bpe.lab.articles import THEIRS, their_ratio
 from bpe.lab.reproduce import STEPS, compare_steps, names
-from bpe.lab.spread import compare
+from bpe.lab.spread import compare, ratio_text
 from conftest import REPO_ROOT
 
 
@@ -36,18 +36,18 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     assert len(result["steps"]) == len(expected)
     for step in result["steps"].values():
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
-        assert step["clear"] is None and step["verdict"] == f"{step['ratio']:.2f}x" and step["verdict"] in printed
+        assert step["clear"] is None and step["verdict"] == ratio_text(step["ratio"]) and step["verdict"] in printed
     assert "(one run of a rung: no spread to judge its ratios by)" in printed
     # Each step prints the articles' ratio of its stage beside the ladder's, and why they differ.
     v1_v2 = result["steps"]["tinystories-v1:v1-v2:merge_phase"]
-    assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.26x" in printed
+    assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.3x faster" in printed
     assert all(f"why     {s['why']}" in printed for s in result["steps"].values())
     # The coursework table and the merge-cost plot go beside the JSON, from this run alone.
     table = (tmp_path / "articles.md").read_text()
     assert "not measurements" in table.splitlines()[2] and "not measurements" in table.splitlines()[-1]
     assert "| their ratio | your ratio | range over runs | why it differs | machine and commit |" in table
     assert sum(line.startswith("| v") for line in table.splitlines()) == len(result["steps"])
-    assert "13.26x" in table and result["machine"]["git_commit"] in table
+    assert "13.3x faster" in table and result["machine"]["git_commit"] in table
     assert (tmp_path / "articles-merge-cost.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -74,10 +74,10 @@ def test_a_step_below_one_or_within_the_spread_says_why():
 
 
 def test_a_gain_within_the_spread_is_not_a_ratio():
-    assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x"
+    assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x faster"
     assert compare([1.0, 1.4, 1.2], [1.3, 0.9, 1.0])["verdict"] == "within spread"
     slower = compare([1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
-    assert slower["clear"] and slower["verdict"] == "0.50x"
+    assert slower["clear"] and slower["verdict"] == "2.00x slower"
 
 
 def test_publish_is_refused_from_a_dirty_tree(monkeypatch, capsys):

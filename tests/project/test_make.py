@@ -1,4 +1,5 @@
-"""The Makefile: `make` alone prints help and touches nothing; each target echoes one readable line."""
+"""The Makefile: `make` alone prints help and touches nothing; each target echoes one readable line; a long target
+says how long it takes as it starts."""
 
 import re
 import shutil
@@ -31,3 +32,26 @@ def test_plain_make_prints_help_and_touches_nothing():
     assert proc.returncode == 0
     for target in ("make bench", "make test", "make data", "make report", "make profile", "make shell"):
         assert target in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_long_targets_say_how_long_they_take_as_they_start():
+    """Every wait is announced, with the duration the README and `make help` give; pytest's dots reach a pipe."""
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    minutes = {name: re.search(rf"^{name}_MINUTES\s*:= (\d+)$", makefile, re.M).group(1) for name in ("TEST", "REPORT")}
+    for target, said in (("test", f"running the tests without the slow ones (about {minutes['TEST']} min"),
+                         ("report", f"benching every variant for the report (about {minutes['REPORT']} min"),
+                         ("reproduce", "measuring each step of the articles (about 5 min"),
+                         ("ablation", "v6 without each of its techniques (about 10 min")):
+        dry = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "-o", ".venv/.browser", target], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=60).stdout.splitlines()
+        assert dry[0].startswith("echo") and said in dry[0], dry[:2]
+        if target == "test":
+            assert "-u -m pytest" in dry[1]  # unbuffered: the progress reaches a log as it happens
+    shown = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO_ROOT, capture_output=True, text=True,
+                           timeout=60).stdout
+    assert f"about {minutes['TEST']} min" in shown and f"about {minutes['REPORT']} min: slow" in shown
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"`make test` about {minutes['TEST']} minutes idle" in readme
+    assert f"`make report` is slow, about {minutes['REPORT']} minutes" in readme
+    assert "the first install about 2 minutes" in readme and "make venv      create .venv" in shown

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 import pytest
 
 from bpe.lab.candidates import load_algorithm, load_function, parse_variants
-from bpe.lab.diagnose import Evidence, diagnose
+from bpe.lab.diagnose import Evidence, diagnose, vocab_problems
+from bpe.lab.probe import PROBE_VOCAB_SIZE, probe_evidence, probe_text, reference_probe_merges, write_probe
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
@@ -91,6 +92,18 @@ def test_cs336_reference_merges(candidate):
     vocab, merges, counts = train(candidate, CORPUS_EN, 500)
     check(merges, reference_merges(), text_evidence(CORPUS_EN), candidate.label, counts)
     assert sorted(vocab) == list(range(500)), "vocab ids must be 0..vocab_size-1"
+    problems = vocab_problems(vocab, merges, EOT, 500)
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.parametrize("candidate", cases(CANDIDATES))
+def test_special_token_probe(candidate, tmp_path):
+    """The special-token mistakes the shipped corpora hide (bpe/lab/probe.py), in its merges and its vocab."""
+    path = write_probe(tmp_path)
+    vocab, merges, counts = train(candidate, path, PROBE_VOCAB_SIZE)
+    check(merges, reference_probe_merges(path), probe_evidence(probe_text()), candidate.label, counts)
+    problems = vocab_problems(vocab, merges, EOT, PROBE_VOCAB_SIZE)
+    assert not problems, "; ".join(problems)
 
 
 @pytest.mark.parametrize("candidate", cases(CANDIDATES))

@@ -6,6 +6,7 @@ whose merges can still match the reference's at a small vocab.
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -93,3 +94,28 @@ def test_the_ladder_checks_run_on_a_candidate_file():
     assert "4 failed" in proc.stdout, proc.stdout[-2000:]
     assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
             "tie broken the wrong way" in proc.stdout)
+
+
+def test_the_bench_judges_the_whole_output(capsys):
+    """The vocab and the special-token probe count in the verdict, beside the merges of the data."""
+    entries = ",".join(str(CANDIDATES / f"{name}.py") for name in ("vocab_without_specials", "unescaped_special"))
+    report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
+    out = capsys.readouterr().out
+    missing = report["verdicts"]["vocab_without_specials"]
+    assert missing["cause"] == "special-tokens" and "corpus" not in missing  # on the data itself
+    assert missing["vocab"][0] == "its vocab lacks the special token '<|endoftext|>'"
+    assert "vocab_without_specials  DIFFERS at merge 44 of 43" in out and "merged past the vocab size" not in out
+    unescaped = report["verdicts"]["unescaped_special"]  # right on corpus-en: the probe finds it
+    assert unescaped["corpus"] == "the special-token probe" and unescaped["cause"] == "special-tokens"
+    assert re.search(r"unescaped_special +DIFFERS on the special-token probe at merge 6 of 53", out)
+    assert "likely cause: special tokens read as a regular expression, unescaped" in out
+    assert not all_correct(report)
+
+
+def test_own_trainer_run_names_an_unescaped_special_token():
+    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k probe."""
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "unescaped_special.py"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
+                          "-k", "probe"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "likely cause: special tokens read as a regular expression, unescaped" in run.stdout

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.errors import BPEError
+from bpe.lab.spread import ratio_text
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
 ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_tuning", "no_fast_counter")
@@ -179,13 +180,13 @@ def ablation_table(regime: dict, ideas: dict[str, str]) -> str:
     """One regime's rows: seconds (median, min-max), time against v6's, and whether the merges are v6's."""
     width = max(len(row) for row in regime["rows"]) + 2
     lines = [f"\n{regime['label']}: {regime['corpus_bytes']:,} bytes, vocab {regime['vocab_size']:,} "
-             f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'x v6': the "
-             f"row's total time over v6's ('~': the two rows' runs overlap)",
-             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'x v6':>9}  identical merges"]
+             f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'vs v6': the "
+             f"row's total time against v6's ('~': the two rows' runs overlap)",
+             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs v6':>16}  identical merges"]
     for row, entry in regime["rows"].items():
         against = entry["vs_v6"]["total"]
-        ratio = f"{against['ratio']:.2f}x" + ("~" if against["clear"] is False else " ")
+        ratio = ratio_text(1 / against["ratio"]) + ("~" if against["clear"] is False else " ")
         lines.append(f"{row:<{width}}{_spread(entry['pretokenize']):>22}{_spread(entry['merge_phase']):>22}"
-                     f"{_spread(entry['total']):>22}{ratio:>9}  {'yes' if entry['identical'] else 'NO'}")
+                     f"{_spread(entry['total']):>22}{ratio:>16}  {'yes' if entry['identical'] else 'NO'}")
     lines += [f"  {row}: {ideas[row]}" for row in regime["rows"]]
     return "\n".join(lines)
