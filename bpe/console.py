@@ -1,5 +1,6 @@
-"""How a command meets its terminal: stdout that survives its reader leaving, one Ctrl-C, and the one
-line (and exit status) a failure prints.  :func:`bpe.cli.main` runs every subcommand inside :func:`console`."""
+"""How a command meets its terminal: stdout that survives its reader leaving, one Ctrl-C (or SIGTERM, or
+SIGHUP), and the one line (and exit status) a failure prints.  :func:`bpe.cli.main` runs every subcommand
+inside :func:`console`."""
 
 from __future__ import annotations
 
@@ -40,28 +41,44 @@ class PipeSafeStdout:
         return getattr(self._stream, name)
 
 
+#: The signals that end a command the way Ctrl-C does: SIGTERM (``kill``, a service manager) and SIGHUP (the
+#: terminal closed) raise :class:`~bpe.errors.Terminated`, a ``KeyboardInterrupt``, so every clean-up that
+#: Ctrl-C runs (a pool terminated, a child's process group ended, a half-written file removed) runs for them.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _untouched(signum: int) -> bool:
+    """Whether ``signum`` still has Python's default (an ignored SIGHUP, as under ``nohup``, stays ignored)."""
+    return signal.getsignal(signum) is (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+
 def _interrupt_once(signum, frame):
-    """The first Ctrl-C interrupts; later ones are ignored, so none can break the clean-up or the message."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
+    """The first stop signal interrupts; every later one, of any kind, is ignored, so none can break the
+    clean-up or the message."""
+    from bpe.errors import Terminated
+
+    for other in STOP_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
 
 @contextmanager
 def console():
-    """stdout made :class:`PipeSafeStdout` and SIGINT :func:`_interrupt_once` (from the main thread, when
-    the default handler is in place) for the block; both restored after it unless it was interrupted."""
+    """stdout made :class:`PipeSafeStdout` and each of :data:`STOP_SIGNALS` :func:`_interrupt_once` (from the
+    main thread, where the default is in place) for the block; all restored after it unless it was interrupted."""
     stdout = sys.stdout
     sys.stdout = PipeSafeStdout(stdout)
-    handle_sigint = (threading.current_thread() is threading.main_thread()
-                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-    if handle_sigint:
-        signal.signal(signal.SIGINT, _interrupt_once)
+    handled = [signum for signum in STOP_SIGNALS if _untouched(signum)] \
+        if threading.current_thread() is threading.main_thread() else []
+    for signum in handled:
+        signal.signal(signum, _interrupt_once)
     try:
         yield
     finally:
         sys.stdout = stdout
-        if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if all(signal.getsignal(signum) is _interrupt_once for signum in handled):  # not interrupted: restore
+            for signum in handled:
+                signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
 
 
 def failure(exc: BaseException) -> tuple[str, int]:

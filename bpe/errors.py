@@ -42,7 +42,9 @@ class signals_as_interrupt:
     def _raise(signum, frame):
         import signal
 
-        signal.signal(signum, signal.SIG_IGN)  # a second one must not interrupt the clean-up
+        for name in signals_as_interrupt.SIGNALS:  # a second one, of either kind, must not interrupt the clean-up
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
         raise Terminated(signum)
 
     def __exit__(self, *exc) -> None:

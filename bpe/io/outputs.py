@@ -12,9 +12,10 @@
   ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens).
 
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
-(``.DIR.new-PID``) and swapped in with two renames while SIGINT and SIGTERM are held back, so a
-reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
-previous run (an old ``tokenizer.json`` beside a new vocab).  Only a directory that holds nothing
+(``.DIR.new-PID``) and swapped in with two renames while SIGINT, SIGTERM and SIGHUP are held back,
+so a reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
+previous run (an old ``tokenizer.json`` beside a new vocab); a signal before the swap removes the
+sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a directory that holds nothing
 but these files (or nothing) is replaced; anything else in it is an error before training.  A
 second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an ``flock`` on the
 hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
@@ -155,9 +156,9 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
-        # The two renames cannot be made one system call portably; with SIGINT and SIGTERM held back a
-        # Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
-        blocked = {signal.SIGINT, signal.SIGTERM}
+        # The two renames cannot be made one system call portably; with SIGINT, SIGTERM and SIGHUP held back
+        # a Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
+        blocked = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
         try:
             had_old = out_dir.exists()

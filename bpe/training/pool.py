@@ -20,10 +20,11 @@ Guarantees (``tests/training/test_pool.py``):
   ``BPEError`` raised in the worker, e.g. invalid UTF-8 with its file offset, comes back as is);
 * a worker that dies (``kill -9``, the OOM killer), even half-way through writing its answer, becomes
   one ``BPEError`` naming the signal;
-* any failure, Ctrl-C included, terminates and reaps every worker before the exception leaves;
-  SIGINT is held back while forking and while cleaning up, so a second Ctrl-C cannot break either;
-* workers ignore SIGINT (a terminal sends it to the whole process group: only the parent reacts) and,
-  on Linux, die with the parent even if it is killed with SIGKILL.
+* any failure, Ctrl-C (or SIGTERM, SIGHUP) included, terminates and reaps every worker before the
+  exception leaves; those signals are held back while forking and while cleaning up, so a second one
+  cannot break either;
+* workers ignore SIGINT and SIGHUP (a terminal sends them to the whole process group: only the parent
+  reacts), die of SIGTERM and, on Linux, die with the parent even if it is killed with SIGKILL.
 
 A worker may also get a *channel*: a pipe of its own beside the task pipe, for a long task that talks
 with the parent many times (v7's merges: :mod:`bpe.training.shards`).  Each channel is made just before its
@@ -86,17 +87,22 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
+#: What the parent holds back while forking and cleaning up: Ctrl-C, and SIGTERM and SIGHUP, which the CLI
+#: turns into the same interrupt (:mod:`bpe.console`).
+_HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+
+
 @contextmanager
 def sigint_held():
-    """Hold back SIGINT for the block; one that arrives meanwhile is delivered when it exits."""
+    """Hold back SIGINT (and SIGTERM, SIGHUP) for the block; one that arrives meanwhile is delivered when it exits."""
     can_block = hasattr(signal, "pthread_sigmask")
     if can_block:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         yield
     finally:
-        if can_block and signal.SIGINT not in old:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD - set(old))
 
 
 def _context():
@@ -128,11 +134,16 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
     for other in inherited:  # forked copies of the parent's ends of its own and earlier workers' pipes
         other.close()
     _die_with_parent(parent_pid)
-    # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
-    # pool); a worker that also raised KeyboardInterrupt would print its own traceback.
+    # Ctrl-C in a terminal signals the whole process group, and so does a closed terminal (SIGHUP).  Only the
+    # parent reacts (it terminates the pool); a worker that also raised KeyboardInterrupt would print its
+    # own traceback.  SIGTERM is how the pool (and the kernel, when the parent dies) stops a worker: the
+    # default action, not the parent's handler inherited through fork.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     global _state
     _state = {} if channel is None else {CHANNEL_KEY: channel}  # not a copy of the parent's
     kill_on_task, kill_mid_answer = _env_number(KILL_ON_TASK_ENV), _env_number(KILL_MID_ANSWER_ENV)
