@@ -10,6 +10,8 @@ import sys
 import threading
 from contextlib import contextmanager
 
+from bpe.errors import STOP_SIGNALS, Terminated
+
 
 class PipeSafeStdout:
     """stdout that survives its reader leaving (``bpe train ... | head -1``): later writes are dropped, so the
@@ -41,22 +43,16 @@ class PipeSafeStdout:
         return getattr(self._stream, name)
 
 
-#: The signals that end a command the way Ctrl-C does: SIGTERM (``kill``, a service manager) and SIGHUP (the
-#: terminal closed) raise :class:`~bpe.errors.Terminated`, a ``KeyboardInterrupt``, so every clean-up that
-#: Ctrl-C runs (a pool terminated, a child's process group ended, a half-written file removed) runs for them.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
 def _untouched(signum: int) -> bool:
     """Whether ``signum`` still has Python's default (an ignored SIGHUP, as under ``nohup``, stays ignored)."""
     return signal.getsignal(signum) is (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 
 
 def _interrupt_once(signum, frame):
-    """The first stop signal interrupts; every later one, of any kind, is ignored, so none can break the
-    clean-up or the message."""
-    from bpe.errors import Terminated
-
+    """The first of :data:`~bpe.errors.STOP_SIGNALS` interrupts (SIGTERM and SIGHUP as
+    :class:`~bpe.errors.Terminated`, so every clean-up that Ctrl-C runs runs for them: a pool terminated, a
+    child's process group ended, a half-written file removed); every later one, of any kind, is ignored,
+    so none can break the clean-up or the message."""
     for other in STOP_SIGNALS:
         signal.signal(other, signal.SIG_IGN)
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
@@ -64,8 +60,8 @@ def _interrupt_once(signum, frame):
 
 @contextmanager
 def console():
-    """stdout made :class:`PipeSafeStdout` and each of :data:`STOP_SIGNALS` :func:`_interrupt_once` (from the
-    main thread, where the default is in place) for the block; all restored after it unless it was interrupted."""
+    """stdout made :class:`PipeSafeStdout` and each stop signal :func:`_interrupt_once` (from the main thread,
+    where the default is in place) for the block; all restored after it unless it was interrupted."""
     stdout = sys.stdout
     sys.stdout = PipeSafeStdout(stdout)
     handled = [signum for signum in STOP_SIGNALS if _untouched(signum)] \
@@ -83,7 +79,7 @@ def console():
 
 def failure(exc: BaseException) -> tuple[str, int]:
     """The one line and the exit status of a run that ``exc`` ended."""
-    from bpe.errors import BPEError, Terminated
+    from bpe.errors import BPEError
 
     if isinstance(exc, BPEError):
         return f"bpe: error: {exc}", 2

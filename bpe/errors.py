@@ -1,9 +1,17 @@
-"""The one exception type users see.
+"""The one exception type users see, and the signals that interrupt a run.
 
 Every problem a user can cause (bad path, bad vocab size, bad bytes, a worker that died) is raised as
 :class:`BPEError` with a sentence that names the problem; the CLI prints that sentence and exits
-non-zero instead of showing a traceback.
+non-zero instead of showing a traceback.  SIGTERM and SIGHUP are raised as :class:`Terminated`, a
+``KeyboardInterrupt``, so the clean-up that Ctrl-C runs runs for them too.
 """
+
+import signal
+
+#: The signals that interrupt a run: SIGINT (Ctrl-C: ``KeyboardInterrupt``) and, where the CLI
+#: (:mod:`bpe.console`) or :class:`signals_as_interrupt` handles them, SIGTERM (``kill``, a service manager)
+#: and SIGHUP (the terminal closed): :class:`Terminated`.  Code that must not be cut in two holds all of them.
+STOP_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 class BPEError(Exception):
@@ -23,32 +31,25 @@ class signals_as_interrupt:
     """Within ``with signals_as_interrupt():``, SIGTERM and SIGHUP raise :class:`Terminated` (main thread
     only; elsewhere, and for signals already handled, nothing changes)."""
 
-    SIGNALS = ("SIGTERM", "SIGHUP")
+    SIGNALS = STOP_SIGNALS - {signal.SIGINT}
 
     def __enter__(self):
-        import signal
         import threading
 
         self.previous = {}
         if threading.current_thread() is not threading.main_thread():
             return self
-        for name in self.SIGNALS:
-            signum = getattr(signal, name, None)
-            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+        for signum in self.SIGNALS:
+            if signal.getsignal(signum) is signal.SIG_DFL:
                 self.previous[signum] = signal.signal(signum, self._raise)
         return self
 
     @staticmethod
     def _raise(signum, frame):
-        import signal
-
-        for name in signals_as_interrupt.SIGNALS:  # a second one, of either kind, must not interrupt the clean-up
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_IGN)
+        for other in signals_as_interrupt.SIGNALS:  # a second one, of either kind, must not interrupt the clean-up
+            signal.signal(other, signal.SIG_IGN)
         raise Terminated(signum)
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)

@@ -13,7 +13,7 @@ import pytest
 
 import bpe.cli
 from bpe.cli import build_parser, main
-from bpe.console import STOP_SIGNALS
+from bpe.errors import STOP_SIGNALS
 
 #: The smallest command line of every subcommand (a new subcommand must be added here).
 ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],

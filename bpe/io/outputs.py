@@ -14,11 +14,11 @@
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
 (``.DIR.new-PID``) and swapped in with two renames while SIGINT, SIGTERM and SIGHUP are held back,
 so a reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
-previous run (an old ``tokenizer.json`` beside a new vocab); a signal before the swap removes the
-sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a directory that holds nothing
-but these files (or nothing) is replaced; anything else in it is an error before training.  A
-second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an ``flock`` on the
-hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
+previous run (an old ``tokenizer.json`` beside a new vocab); one that comes earlier removes the
+sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a
+directory that holds nothing but these files (or nothing) is replaced; anything else in it is an error
+before training.  A second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an
+``flock`` on the hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
 :func:`check_output_dir` runs before training so an unusable ``--out`` fails in a second, not after
 an hour.
 """
@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bpe.errors import BPEError
+from bpe.errors import STOP_SIGNALS, BPEError
 from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
 from bpe.io.tokenizer import Tokenizer
 
@@ -158,8 +158,7 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
         os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
         # The two renames cannot be made one system call portably; with SIGINT, SIGTERM and SIGHUP held back
         # a Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
-        blocked = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             had_old = out_dir.exists()
             if had_old:

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 
-from bpe.errors import BPEError
+from bpe.errors import STOP_SIGNALS, BPEError
 
 #: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
 #: sends them) SIGKILLs itself before running it, as the OOM killer would.
@@ -87,22 +87,18 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-#: What the parent holds back while forking and cleaning up: Ctrl-C, and SIGTERM and SIGHUP, which the CLI
-#: turns into the same interrupt (:mod:`bpe.console`).
-_HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
-
-
 @contextmanager
 def sigint_held():
-    """Hold back SIGINT (and SIGTERM, SIGHUP) for the block; one that arrives meanwhile is delivered when it exits."""
+    """Hold back SIGINT (and the other :data:`~bpe.errors.STOP_SIGNALS`) for the block; one that arrives
+    meanwhile is delivered when it exits."""
     can_block = hasattr(signal, "pthread_sigmask")
     if can_block:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
         if can_block:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD - set(old))
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS - set(old))
 
 
 def _context():
@@ -143,7 +139,7 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     global _state
     _state = {} if channel is None else {CHANNEL_KEY: channel}  # not a copy of the parent's
     kill_on_task, kill_mid_answer = _env_number(KILL_ON_TASK_ENV), _env_number(KILL_MID_ANSWER_ENV)
