@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bpe.console import console, failure
+    from bpe.console import console, failure, tell
     from bpe.dependencies import missing_dependencies, missing_dependency_message
 
     missing = missing_dependencies()
@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.debug:
                 raise
             line, status = failure(exc)
-            print(line, file=sys.stderr)
+            tell(line)
             return status
 
 

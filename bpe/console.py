@@ -10,7 +10,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-from bpe.errors import STOP_SIGNALS, Terminated
+from bpe.errors import STOP_SIGNALS, Terminated, defer_interrupt
 
 
 class PipeSafeStdout:
@@ -55,7 +55,8 @@ def _interrupt_once(signum, frame):
     so none can break the clean-up or the message."""
     for other in STOP_SIGNALS:
         signal.signal(other, signal.SIG_IGN)
-    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+    if not defer_interrupt(signum):  # inside stop_signals_held: it interrupts when the block ends
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
 
 @contextmanager
@@ -75,6 +76,19 @@ def console():
         if all(signal.getsignal(signum) is _interrupt_once for signum in handled):  # not interrupted: restore
             for signum in handled:
                 signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
+
+
+def tell(line: str) -> None:
+    """``line`` on stderr; when stderr is gone (its terminal closed: SIGHUP), the line is dropped and so is
+    any later output, so the exit status still says what ended the run (not 1 for a second error, nor 120
+    for a stream that cannot be flushed at exit)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def failure(exc: BaseException) -> tuple[str, int]:

@@ -7,11 +7,50 @@ non-zero instead of showing a traceback.  SIGTERM and SIGHUP are raised as :clas
 """
 
 import signal
+from contextlib import contextmanager
 
 #: The signals that interrupt a run: SIGINT (Ctrl-C: ``KeyboardInterrupt``) and, where the CLI
 #: (:mod:`bpe.console`) or :class:`signals_as_interrupt` handles them, SIGTERM (``kill``, a service manager)
 #: and SIGHUP (the terminal closed): :class:`Terminated`.  Code that must not be cut in two holds all of them.
 STOP_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+_held = {"depth": 0, "pending": None}  # stop_signals_held blocks now open, and a signal that came meanwhile
+
+
+@contextmanager
+def stop_signals_held():
+    """Hold back the stop signals for the block (forking a worker, a pool's clean-up, the two renames of a
+    save); one that arrives meanwhile interrupts when the block ends.
+
+    Blocking them (``pthread_sigmask``) is not enough: the mask is the main thread's, and the kernel hands
+    a process-wide signal to any thread that does not block it (numpy's BLAS threads), whose handler still
+    interrupts the main thread.  So the CLI's handler also asks :func:`defer_interrupt` first.
+    """
+    can_block = hasattr(signal, "pthread_sigmask")
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ()) if can_block else None  # the mask as it is
+    _held["depth"] += 1
+    try:
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        yield
+    finally:
+        _held["depth"] -= 1
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if not _held["depth"] and _held["pending"] is not None:
+            signum, _held["pending"] = _held["pending"], None
+            raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+
+
+def defer_interrupt(signum: int) -> bool:
+    """In a signal handler: inside :func:`stop_signals_held`, note ``signum`` to interrupt when the block ends
+    and say so (True); outside, False: interrupt now."""
+    if not _held["depth"]:
+        return False
+    if _held["pending"] is None:
+        _held["pending"] = signum
+    return True
 
 
 class BPEError(Exception):
@@ -48,7 +87,8 @@ class signals_as_interrupt:
     def _raise(signum, frame):
         for other in signals_as_interrupt.SIGNALS:  # a second one, of either kind, must not interrupt the clean-up
             signal.signal(other, signal.SIG_IGN)
-        raise Terminated(signum)
+        if not defer_interrupt(signum):
+            raise Terminated(signum)
 
     def __exit__(self, *exc) -> None:
         for signum, handler in self.previous.items():

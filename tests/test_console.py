@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import threading
 
 import pytest
 
@@ -75,3 +76,27 @@ def test_an_ignored_sighup_stays_ignored(monkeypatch):
 
     every_command_does(monkeypatch, work)
     assert main(["trace"]) == 0
+
+
+def test_a_signal_in_a_held_block_waits_for_its_end(monkeypatch, capsys):
+    """Even one the kernel hands to another thread (numpy's BLAS threads do not block it), whose handler
+    then runs in the main thread inside the block: a fork's hooks there would drop its exception."""
+    from bpe.errors import stop_signals_held
+
+    went_on = []
+
+    def work(args):
+        go = threading.Event()
+        other = threading.Thread(target=lambda: go.wait() and signal.pthread_kill(threading.get_ident(),
+                                                                                  signal.SIGTERM))
+        other.start()  # before the block: this thread does not block the signal
+        with stop_signals_held():
+            go.set()
+            other.join()
+            for _ in range(1000):  # many chances for the handler to run here
+                went_on.append(len(went_on))
+        raise AssertionError("the held signal did not interrupt at the end of the block")
+
+    every_command_does(monkeypatch, work)
+    assert main(["trace"]) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == "bpe: terminated (SIGTERM)\n" and len(went_on) == 1000

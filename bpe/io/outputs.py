@@ -28,12 +28,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bpe.errors import STOP_SIGNALS, BPEError
+from bpe.errors import BPEError, stop_signals_held
 from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
 from bpe.io.tokenizer import Tokenizer
 
@@ -158,8 +157,7 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
         os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
         # The two renames cannot be made one system call portably; with SIGINT, SIGTERM and SIGHUP held back
         # a Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        try:
+        with stop_signals_held():
             had_old = out_dir.exists()
             if had_old:
                 os.rename(out_dir, old)
@@ -169,12 +167,10 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
                 if had_old:
                     os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
                 raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        if had_old:
-            shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(new, ignore_errors=True)
+        if out_dir.exists():  # swapped (or never moved): the old set aside, if any, is not needed; a Ctrl-C
+            shutil.rmtree(old, ignore_errors=True)  # held back till now does not leave it behind
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

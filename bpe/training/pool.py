@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 
-from bpe.errors import STOP_SIGNALS, BPEError
+from bpe.errors import STOP_SIGNALS, BPEError, stop_signals_held
 
 #: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
 #: sends them) SIGKILLs itself before running it, as the OOM killer would.
@@ -87,18 +87,8 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-@contextmanager
-def sigint_held():
-    """Hold back SIGINT (and the other :data:`~bpe.errors.STOP_SIGNALS`) for the block; one that arrives
-    meanwhile is delivered when it exits."""
-    can_block = hasattr(signal, "pthread_sigmask")
-    if can_block:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        if can_block:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS - set(old))
+#: Ctrl-C, SIGTERM and SIGHUP held back while forking and cleaning up (:func:`bpe.errors.stop_signals_held`).
+sigint_held = stop_signals_held
 
 
 def _context():

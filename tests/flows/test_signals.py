@@ -92,6 +92,25 @@ def test_train_in_its_pool(tmp_path, signum):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no output, nothing half-made
 
 
+def test_train_when_its_terminal_is_gone(tmp_path):
+    """A closed terminal: SIGHUP, and stderr no longer takes the line; the exit status still says SIGHUP."""
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", "train", "--variant", "v6", "--data", str(DEFAULT_CORPUS),
+                             "--vocab-size", "2000", "--workers", "2", "--quiet"], cwd=REPO_ROOT, env=child_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        poll(lambda: proc.poll() is not None or workers_running(proc), "the pool never started")
+        started = descendants(proc.pid)
+        proc.stderr.close()  # nobody reads it any more: writing it fails (EPIPE)
+        proc.send_signal(signal.SIGHUP)
+        proc.wait(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert started and proc.returncode == 128 + signal.SIGHUP
+    poll(lambda: not [pid for pid in started if _alive(pid)], f"processes left over: {started}")
+
+
 _SIGNAL_WHILE_SAVING = """
 import os, sys
 import bpe.io.outputs as outputs
@@ -117,7 +136,20 @@ def test_train_while_saving(tmp_path, signum):
 
 
 def timed_child_has_workers(proc) -> bool:
-    return any(live_processes(parent=child) for child in live_processes(parent=proc.pid))
+    return any(len(live_processes(parent=child)) >= 2 for child in live_processes(parent=proc.pid))
+
+
+def scalene_runs_the_training(proc) -> bool:
+    """scalene (the child) has started the run it profiles (its own child; it may start helpers before)."""
+    return any("train_for_profile" in _cmdline(grandchild)
+               for child in live_processes(parent=proc.pid) for grandchild in live_processes(parent=child))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
@@ -158,7 +190,7 @@ def test_profile_ends_scalene_and_its_child(tmp_path):
     scratch.mkdir()
     proc, err, started = signal_in_phase(
         ["profile", "--variant", "v2", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--out-dir",
-         str(tmp_path / "out")], signal.SIGTERM, timed_child_has_workers, env=child_env(TMPDIR=str(scratch)))
+         str(tmp_path / "out")], signal.SIGTERM, scalene_runs_the_training, env=child_env(TMPDIR=str(scratch)))
     assert len(started) >= 2, f"scalene and the run it profiles were not both seen: {started}"
     assert_ended_cleanly(proc, err, started, signal.SIGTERM)
     assert list(scratch.iterdir()) == [] and not list((tmp_path / "out").glob("**/*"))  # no profile written
