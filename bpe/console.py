@@ -10,7 +10,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-from bpe.errors import STOP_SIGNALS, Terminated, defer_interrupt
+from bpe.errors import STOP_SIGNALS, Terminated, stop
 
 
 class PipeSafeStdout:
@@ -52,11 +52,8 @@ def _interrupt_once(signum, frame):
     """The first of :data:`~bpe.errors.STOP_SIGNALS` interrupts (SIGTERM and SIGHUP as
     :class:`~bpe.errors.Terminated`, so every clean-up that Ctrl-C runs runs for them: a pool terminated, a
     child's process group ended, a half-written file removed); every later one, of any kind, is ignored,
-    so none can break the clean-up or the message."""
-    for other in STOP_SIGNALS:
-        signal.signal(other, signal.SIG_IGN)
-    if not defer_interrupt(signum):  # inside stop_signals_held: it interrupts when the block ends
-        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+    so none can break the clean-up or the message (:func:`bpe.errors.stop`)."""
+    stop(signum)
 
 
 @contextmanager

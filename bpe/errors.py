@@ -25,7 +25,7 @@ def stop_signals_held():
 
     Blocking them (``pthread_sigmask``) is not enough: the mask is the main thread's, and the kernel hands
     a process-wide signal to any thread that does not block it (numpy's BLAS threads), whose handler still
-    interrupts the main thread.  So the CLI's handler also asks :func:`defer_interrupt` first.
+    interrupts the main thread.  So the handler (:func:`stop`) also defers it itself.
     """
     can_block = hasattr(signal, "pthread_sigmask")
     before = signal.pthread_sigmask(signal.SIG_BLOCK, ()) if can_block else None  # the mask as it is
@@ -40,17 +40,23 @@ def stop_signals_held():
             signal.pthread_sigmask(signal.SIG_SETMASK, before)
         if not _held["depth"] and _held["pending"] is not None:
             signum, _held["pending"] = _held["pending"], None
-            raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+            raise _interruption(signum)
 
 
-def defer_interrupt(signum: int) -> bool:
-    """In a signal handler: inside :func:`stop_signals_held`, note ``signum`` to interrupt when the block ends
-    and say so (True); outside, False: interrupt now."""
+def stop(signum: int, ignoring=STOP_SIGNALS) -> None:
+    """What a stop signal's handler does (the CLI's, :class:`signals_as_interrupt`'s): ignore every later one
+    of ``ignoring``, so none can break the clean-up or its message, then interrupt: now, or where
+    :func:`stop_signals_held`'s block ends if one is open."""
+    for other in ignoring:
+        signal.signal(other, signal.SIG_IGN)
     if not _held["depth"]:
-        return False
+        raise _interruption(signum)
     if _held["pending"] is None:
         _held["pending"] = signum
-    return True
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
 
 
 class BPEError(Exception):
@@ -85,10 +91,7 @@ class signals_as_interrupt:
 
     @staticmethod
     def _raise(signum, frame):
-        for other in signals_as_interrupt.SIGNALS:  # a second one, of either kind, must not interrupt the clean-up
-            signal.signal(other, signal.SIG_IGN)
-        if not defer_interrupt(signum):
-            raise Terminated(signum)
+        stop(signum, signals_as_interrupt.SIGNALS)
 
     def __exit__(self, *exc) -> None:
         for signum, handler in self.previous.items():
