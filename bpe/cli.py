@@ -1,7 +1,8 @@
 """``python -m bpe`` / ``bpe``: each subcommand's arguments, handed by its ``cmd_*`` to the module that does
 the work.  Training commands take :mod:`bpe.defaults`, refuse a run estimated past 10 minutes without
 ``--force`` and show progress on a terminal.  A user's error, an OS error or exhausted memory is one line
-and status 2; Ctrl-C is ``bpe: interrupted``, 130 (``--debug``: the traceback).  A reader of stdout that
+and status 2; Ctrl-C is ``bpe: interrupted``, 130, and SIGTERM or SIGHUP ``bpe: terminated (SIGTERM)``,
+128 + the signal, after the same clean-up (``--debug``: the traceback).  A reader of stdout that
 leaves early (``| head``) does not stop the run: later output is dropped and the files are saved.
 """
 
@@ -432,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bpe.console import console, failure
+    from bpe.console import console, failure, tell
     from bpe.dependencies import missing_dependencies, missing_dependency_message
 
     missing = missing_dependencies()
@@ -447,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.debug:
                 raise
             line, status = failure(exc)
-            print(line, file=sys.stderr)
+            tell(line)
             return status
 
 

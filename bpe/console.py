@@ -1,5 +1,6 @@
-"""How a command meets its terminal: stdout that survives its reader leaving, one Ctrl-C, and the one
-line (and exit status) a failure prints.  :func:`bpe.cli.main` runs every subcommand inside :func:`console`."""
+"""How a command meets its terminal: stdout that survives its reader leaving, one Ctrl-C (or SIGTERM, or
+SIGHUP), and the one line (and exit status) a failure prints.  :func:`bpe.cli.main` runs every subcommand
+inside :func:`console`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
+
+from bpe.errors import STOP_SIGNALS, Terminated, stop
 
 
 class PipeSafeStdout:
@@ -40,33 +43,54 @@ class PipeSafeStdout:
         return getattr(self._stream, name)
 
 
+def _untouched(signum: int) -> bool:
+    """Whether ``signum`` still has Python's default (an ignored SIGHUP, as under ``nohup``, stays ignored)."""
+    return signal.getsignal(signum) is (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+
 def _interrupt_once(signum, frame):
-    """The first Ctrl-C interrupts; later ones are ignored, so none can break the clean-up or the message."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
+    """The first of :data:`~bpe.errors.STOP_SIGNALS` interrupts (SIGTERM and SIGHUP as
+    :class:`~bpe.errors.Terminated`, so every clean-up that Ctrl-C runs runs for them: a pool terminated, a
+    child's process group ended, a half-written file removed); every later one, of any kind, is ignored,
+    so none can break the clean-up or the message (:func:`bpe.errors.stop`)."""
+    stop(signum)
 
 
 @contextmanager
 def console():
-    """stdout made :class:`PipeSafeStdout` and SIGINT :func:`_interrupt_once` (from the main thread, when
-    the default handler is in place) for the block; both restored after it unless it was interrupted."""
+    """stdout made :class:`PipeSafeStdout` and each stop signal :func:`_interrupt_once` (from the main thread,
+    where the default is in place) for the block; all restored after it unless it was interrupted."""
     stdout = sys.stdout
     sys.stdout = PipeSafeStdout(stdout)
-    handle_sigint = (threading.current_thread() is threading.main_thread()
-                     and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-    if handle_sigint:
-        signal.signal(signal.SIGINT, _interrupt_once)
+    handled = [signum for signum in STOP_SIGNALS if _untouched(signum)] \
+        if threading.current_thread() is threading.main_thread() else []
+    for signum in handled:
+        signal.signal(signum, _interrupt_once)
     try:
         yield
     finally:
         sys.stdout = stdout
-        if handle_sigint and signal.getsignal(signal.SIGINT) is _interrupt_once:  # not interrupted: restore
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if all(signal.getsignal(signum) is _interrupt_once for signum in handled):  # not interrupted: restore
+            for signum in handled:
+                signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
+
+
+def tell(line: str) -> None:
+    """``line`` on stderr; when stderr is gone (its terminal closed: SIGHUP), the line is dropped and so is
+    any later output, so the exit status still says what ended the run (not 1 for a second error, nor 120
+    for a stream that cannot be flushed at exit)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def failure(exc: BaseException) -> tuple[str, int]:
     """The one line and the exit status of a run that ``exc`` ended."""
-    from bpe.errors import BPEError, Terminated
+    from bpe.errors import BPEError
 
     if isinstance(exc, BPEError):
         return f"bpe: error: {exc}", 2

@@ -1,9 +1,62 @@
-"""The one exception type users see.
+"""The one exception type users see, and the signals that interrupt a run.
 
 Every problem a user can cause (bad path, bad vocab size, bad bytes, a worker that died) is raised as
 :class:`BPEError` with a sentence that names the problem; the CLI prints that sentence and exits
-non-zero instead of showing a traceback.
+non-zero instead of showing a traceback.  SIGTERM and SIGHUP are raised as :class:`Terminated`, a
+``KeyboardInterrupt``, so the clean-up that Ctrl-C runs runs for them too.
 """
+
+import signal
+from contextlib import contextmanager
+
+#: The signals that interrupt a run: SIGINT (Ctrl-C: ``KeyboardInterrupt``) and, where the CLI
+#: (:mod:`bpe.console`) or :class:`signals_as_interrupt` handles them, SIGTERM (``kill``, a service manager)
+#: and SIGHUP (the terminal closed): :class:`Terminated`.  Code that must not be cut in two holds all of them.
+STOP_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+_held = {"depth": 0, "pending": None}  # stop_signals_held blocks now open, and a signal that came meanwhile
+
+
+@contextmanager
+def stop_signals_held():
+    """Hold back the stop signals for the block (forking a worker, a pool's clean-up, the two renames of a
+    save); one that arrives meanwhile interrupts when the block ends.
+
+    Blocking them (``pthread_sigmask``) is not enough: the mask is the main thread's, and the kernel hands
+    a process-wide signal to any thread that does not block it (numpy's BLAS threads), whose handler still
+    interrupts the main thread.  So the handler (:func:`stop`) also defers it itself.
+    """
+    can_block = hasattr(signal, "pthread_sigmask")
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ()) if can_block else None  # the mask as it is
+    _held["depth"] += 1
+    try:
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        yield
+    finally:
+        _held["depth"] -= 1
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if not _held["depth"] and _held["pending"] is not None:
+            signum, _held["pending"] = _held["pending"], None
+            raise _interruption(signum)
+
+
+def stop(signum: int, ignoring=STOP_SIGNALS) -> None:
+    """What a stop signal's handler does (the CLI's, :class:`signals_as_interrupt`'s): ignore every later one
+    of ``ignoring``, so none can break the clean-up or its message, then interrupt: now, or where
+    :func:`stop_signals_held`'s block ends if one is open."""
+    for other in ignoring:
+        signal.signal(other, signal.SIG_IGN)
+    if not _held["depth"]:
+        raise _interruption(signum)
+    if _held["pending"] is None:
+        _held["pending"] = signum
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
 
 
 class BPEError(Exception):
@@ -23,30 +76,23 @@ class signals_as_interrupt:
     """Within ``with signals_as_interrupt():``, SIGTERM and SIGHUP raise :class:`Terminated` (main thread
     only; elsewhere, and for signals already handled, nothing changes)."""
 
-    SIGNALS = ("SIGTERM", "SIGHUP")
+    SIGNALS = STOP_SIGNALS - {signal.SIGINT}
 
     def __enter__(self):
-        import signal
         import threading
 
         self.previous = {}
         if threading.current_thread() is not threading.main_thread():
             return self
-        for name in self.SIGNALS:
-            signum = getattr(signal, name, None)
-            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+        for signum in self.SIGNALS:
+            if signal.getsignal(signum) is signal.SIG_DFL:
                 self.previous[signum] = signal.signal(signum, self._raise)
         return self
 
     @staticmethod
     def _raise(signum, frame):
-        import signal
-
-        signal.signal(signum, signal.SIG_IGN)  # a second one must not interrupt the clean-up
-        raise Terminated(signum)
+        stop(signum, signals_as_interrupt.SIGNALS)
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)

@@ -13,8 +13,9 @@ answer waits in the parent for an earlier one.  The ``.npy`` header (which holds
 is written last into a space reserved at the start: a 1-D array's header is 128 bytes for every
 length below 10**19, so the ids are never held or rewritten.
 
-The output is written to a temporary file next to ``out`` and renamed only at the end: an error or
-Ctrl-C leaves no output (and no worker: the pool is terminated first).
+The output is written to a temporary file next to ``out`` and renamed only at the end: an error, Ctrl-C,
+SIGTERM or SIGHUP leaves no output (and no worker: the pool is terminated first), and a full disk is
+one line naming ``out``.
 
 What it leaves out: no sharding into several files and no document index (the ids of special tokens
 mark the documents).
@@ -28,7 +29,7 @@ import sys
 import time
 from array import array
 from collections import deque
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,28 +143,48 @@ class NpyWriter:
     """A 1-D ``.npy`` written as it grows: header space first, data appended, header filled in at the end.
 
     The file is a temporary sibling of ``out`` until :meth:`commit` renames it; :meth:`abort` removes it.
+    An OS error while writing (a full disk, a file-size limit) is a :class:`BPEError` naming ``out``.
     """
 
     def __init__(self, out: Path, dtype):
         self.out, self.dtype = out, np.dtype(dtype)
         self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
         self.count = 0
-        self._file = open(self.tmp, "wb")
-        self._file.write(b"\0" * NPY_HEADER_BYTES)
+        self._file = None
+        try:
+            with self._naming_out():
+                self._file = open(self.tmp, "wb")
+                self._file.write(b"\0" * NPY_HEADER_BYTES)
+        except BPEError:
+            self.abort()
+            raise
 
     def write(self, packed: bytes) -> None:
-        self._file.write(packed)
+        with self._naming_out():
+            self._file.write(packed)
         self.count += len(packed) // self.dtype.itemsize
 
     def commit(self) -> None:
-        self._file.seek(0)
-        self._file.write(npy_header(self.dtype, self.count))
-        self._file.close()
-        os.replace(self.tmp, self.out)
+        with self._naming_out():
+            self._file.seek(0)
+            self._file.write(npy_header(self.dtype, self.count))
+            self._file.close()
+            os.replace(self.tmp, self.out)
 
     def abort(self) -> None:
-        self._file.close()
+        try:
+            if self._file is not None:
+                self._file.close()
+        except OSError:  # what was still buffered cannot be written either (the disk is full): it goes anyway
+            pass
         self.tmp.unlink(missing_ok=True)
+
+    @contextmanager
+    def _naming_out(self):
+        try:
+            yield
+        except OSError as exc:
+            raise BPEError(f"cannot write {self.out}: {exc.strerror or exc}") from None
 
 
 def npy_header(dtype, length: int) -> bytes:
@@ -258,8 +279,9 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
     finally:
         for bar in bars:
             bar.close()
+    ratio = f"{stats.bytes_per_token:.2f} bytes/token" if stats.tokens else "an empty file"
     print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
-          f"({stats.bytes_per_token:.2f} bytes/token) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
+          f"({ratio}) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
           f"{stats.workers} worker{'s' if stats.workers != 1 else ''}")
     peak = peak_rss_mb()
     print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)"

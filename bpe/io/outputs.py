@@ -12,12 +12,13 @@
   ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens).
 
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
-(``.DIR.new-PID``) and swapped in with two renames while SIGINT and SIGTERM are held back, so a
-reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
-previous run (an old ``tokenizer.json`` beside a new vocab).  Only a directory that holds nothing
-but these files (or nothing) is replaced; anything else in it is an error before training.  A
-second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an ``flock`` on the
-hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
+(``.DIR.new-PID``) and swapped in with two renames while SIGINT, SIGTERM and SIGHUP are held back,
+so a reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
+previous run (an old ``tokenizer.json`` beside a new vocab); one that comes earlier removes the
+sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a
+directory that holds nothing but these files (or nothing) is replaced; anything else in it is an error
+before training.  A second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an
+``flock`` on the hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
 :func:`check_output_dir` runs before training so an unusable ``--out`` fails in a second, not after
 an hour.
 """
@@ -27,12 +28,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bpe.errors import BPEError
+from bpe.errors import BPEError, stop_signals_held
 from bpe.io.checks import check_merges, check_train_info, read_json
 from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
 from bpe.io.tokenizer import Tokenizer
@@ -156,11 +156,9 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
-        # The two renames cannot be made one system call portably; with SIGINT and SIGTERM held back a
-        # Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
-        blocked = {signal.SIGINT, signal.SIGTERM}
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-        try:
+        # The two renames cannot be made one system call portably; with SIGINT, SIGTERM and SIGHUP held back
+        # a Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
+        with stop_signals_held():
             had_old = out_dir.exists()
             if had_old:
                 os.rename(out_dir, old)
@@ -170,12 +168,10 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
                 if had_old:
                     os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
                 raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        if had_old:
-            shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(new, ignore_errors=True)
+        if out_dir.exists():  # swapped (or never moved): the old set aside, if any, is not needed; a Ctrl-C
+            shutil.rmtree(old, ignore_errors=True)  # held back till now does not leave it behind
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

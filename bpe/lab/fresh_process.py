@@ -4,16 +4,19 @@ The bench (one training run per repeat), the peers (one peer run per repeat) and
 use this: the settings go in as JSON on stdin, and the child hands its result back with
 :func:`write_result`, as JSON in a file of its own (named by ``$BPE_LAB_RESULT``).  Not on stdout:
 the child may run code that is not ours (a student's trainer) and that code may print, so stdout is
-only captured and shown, never parsed.
+only captured and shown, never parsed.  The child runs in a session of its own: Ctrl-C, SIGTERM or SIGHUP
+to the parent ends the child's whole process group (:func:`end_process_group`), its workers included.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,16 +75,54 @@ def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: in
         result_path = Path(tmp) / "result.json"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                    **{RESULT_ENV: str(result_path)}, **extra_env)
-        proc = subprocess.run([*prefix, sys.executable, "-c", code], input=json.dumps(settings),
-                              capture_output=True, text=True, errors="replace", env=env,
-                              pass_fds=() if progress_fd is None else (progress_fd,))
+        with subprocess.Popen([*prefix, sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, errors="replace", env=env, start_new_session=True,
+                              pass_fds=() if progress_fd is None else (progress_fd,)) as proc:
+            try:
+                stdout, stderr = proc.communicate(json.dumps(settings))
+            except BaseException:  # Ctrl-C, SIGTERM: the child and its workers go before the exception leaves
+                end_process_group(proc)
+                raise
         result = None
         if result_path.exists():
             try:
                 result = json.loads(result_path.read_text(encoding="utf-8"))
             except ValueError:  # cut short (the child was killed while writing)
                 result = None
-    return ChildRun(proc.returncode, proc.stdout, proc.stderr, result)
+    return ChildRun(proc.returncode, stdout, stderr, result)
+
+
+#: How long :func:`end_process_group` gives a group to end on SIGTERM before SIGKILL; it only bounds a wait.
+END_GRACE_SECONDS = 1.0
+
+
+def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) -> None:
+    """End ``proc`` and everything in its process group (it was started with ``start_new_session=True``):
+    a timed child's pool workers, the program scalene runs.  SIGTERM, then SIGKILL to whatever is left once
+    ``proc`` has ended or ``grace`` seconds have passed; ``proc`` is reaped.  The group is signalled only
+    while ``proc`` is not yet reaped, so its number cannot have been given to another process."""
+    if proc.returncode is None:
+        try:
+            group = os.getpgid(proc.pid)
+        except ProcessLookupError:
+            group = None
+        if group != proc.pid:  # not a group of its own: end the process alone
+            proc.kill()
+        else:
+            os.killpg(group, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and not _ended(proc):
+                time.sleep(0.01)
+            os.killpg(group, signal.SIGKILL)  # a zombie leader still holds the group's number
+    proc.wait()
+
+
+def _ended(proc: subprocess.Popen) -> bool:
+    """Whether ``proc`` has exited, without reaping it."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 def progress_stream():

@@ -23,6 +23,7 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
+from bpe.lab.fresh_process import end_process_group
 from bpe.lab.estimate import check_affordable, estimate_file, format_duration
 
 PROFILES_DIR = REPO_ROOT / "profiles"
@@ -94,7 +95,8 @@ def clean_profile(profile: dict) -> dict:
 
 def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple[str, str]:
     """``proc.communicate()``, calling ``alive(seconds)`` every ``every`` seconds until it ends; on
-    Ctrl-C or any error the process is killed, so nothing is left running."""
+    Ctrl-C, SIGTERM or any error the process is ended, with its process group when it has one of its own
+    (:func:`~bpe.lab.fresh_process.end_process_group`), so nothing is left running."""
     started = time.monotonic()
     try:
         while True:
@@ -104,8 +106,7 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
                 if alive is not None:
                     alive(time.monotonic() - started)
     except BaseException:
-        proc.kill()
-        proc.wait()
+        end_process_group(proc)
         raise
 
 
@@ -122,8 +123,9 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                    TMPDIR=tmp)
         try:
+            # A session of its own: scalene runs the training in a child of its own, which must go with it.
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                    cwd=REPO_ROOT)
+                                    cwd=REPO_ROOT, start_new_session=True)
         except FileNotFoundError as exc:
             raise BPEError(f"cannot run scalene: {exc}") from None
         stdout, stderr = wait_alive(proc, alive, every)

@@ -21,10 +21,11 @@ Guarantees (``tests/training/test_pool.py``):
 * a worker that dies (``kill -9``, the OOM killer), even half-way through writing its answer, becomes
   one ``BPEError`` naming the signal, the phase (``doing``) and the worker (its number and pid, which
   the kernel's log names if the OOM killer took it);
-* any failure, Ctrl-C included, terminates and reaps every worker before the exception leaves;
-  SIGINT is held back while forking and while cleaning up, so a second Ctrl-C cannot break either;
-* workers ignore SIGINT (a terminal sends it to the whole process group: only the parent reacts) and,
-  on Linux, die with the parent even if it is killed with SIGKILL.
+* any failure, Ctrl-C (or SIGTERM, SIGHUP) included, terminates and reaps every worker before the
+  exception leaves; those signals are held back while forking and while cleaning up, so a second one
+  cannot break either;
+* workers ignore SIGINT and SIGHUP (a terminal sends them to the whole process group: only the parent
+  reacts), die of SIGTERM and, on Linux, die with the parent even if it is killed with SIGKILL.
 
 A worker may also get a *channel*: a pipe of its own beside the task pipe, for a long task that talks
 with the parent many times (v7's merges: :mod:`bpe.training.shards`).  Each channel is made just before its
@@ -49,7 +50,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 
-from bpe.errors import BPEError
+from bpe.errors import STOP_SIGNALS, BPEError, stop_signals_held
 
 #: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
 #: sends them) SIGKILLs itself before running it, as the OOM killer would.
@@ -87,17 +88,8 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-@contextmanager
-def sigint_held():
-    """Hold back SIGINT for the block; one that arrives meanwhile is delivered when it exits."""
-    can_block = hasattr(signal, "pthread_sigmask")
-    if can_block:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        if can_block and signal.SIGINT not in old:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+#: Ctrl-C, SIGTERM and SIGHUP held back while forking and cleaning up (:func:`bpe.errors.stop_signals_held`).
+sigint_held = stop_signals_held
 
 
 def _context():
@@ -129,11 +121,16 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
     for other in inherited:  # forked copies of the parent's ends of its own and earlier workers' pipes
         other.close()
     _die_with_parent(parent_pid)
-    # Ctrl-C in a terminal signals the whole process group.  Only the parent reacts (it terminates the
-    # pool); a worker that also raised KeyboardInterrupt would print its own traceback.
+    # Ctrl-C in a terminal signals the whole process group, and so does a closed terminal (SIGHUP).  Only the
+    # parent reacts (it terminates the pool); a worker that also raised KeyboardInterrupt would print its
+    # own traceback.  SIGTERM is how the pool (and the kernel, when the parent dies) stops a worker: the
+    # default action, not the parent's handler inherited through fork.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     global _state
     _state = {} if channel is None else {CHANNEL_KEY: channel}  # not a copy of the parent's
     kill_on_task, kill_mid_answer = _env_number(KILL_ON_TASK_ENV), _env_number(KILL_MID_ANSWER_ENV)

@@ -162,6 +162,53 @@ def test_empty_file_gives_an_empty_array(gpt2_dir, tmp_path, write_corpus):
     assert ids.dtype == np.uint16 and ids.shape == (0,)
 
 
+def test_an_empty_file_says_so_instead_of_a_ratio(gpt2_dir, tmp_path, write_corpus, capsys):
+    assert main(["encode", "--tokenizer", str(gpt2_dir), "--data", str(write_corpus("")),
+                 "--out", str(tmp_path / "ids.npy")]) == 0
+    printed = capsys.readouterr().out
+    assert "0 bytes -> 0 tokens (an empty file)" in printed and "nan" not in printed, printed
+
+
+def test_a_file_size_limit_names_the_output_and_leaves_nothing(trained_dir, tmp_path):
+    """A real write refused by the kernel (RLIMIT_FSIZE: EFBIG, as a full disk gives ENOSPC)."""
+    import resource
+    import subprocess
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    out = tmp_path / "ids.npy"
+    proc = subprocess.run([sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data",
+                           str(DEFAULT_CORPUS), "--out", str(out), "--workers", "2", "--chunk-size", "64KiB"],
+                          env=child_env(), capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    assert proc.returncode == 2 and proc.stderr == f"bpe: error: cannot write {out}: File too large\n", proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (root, where mounting is allowed; skipped elsewhere)."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_real_full_disk_names_the_output_and_leaves_nothing(trained_dir, tiny_disk, capsys):
+    out = tiny_disk / "ids.npy"
+    assert main(["encode", "--tokenizer", str(trained_dir), "--data", str(DEFAULT_CORPUS), "--out", str(out),
+                 "--workers", "1"]) == 2
+    assert capsys.readouterr().err == f"bpe: error: cannot write {out}: No space left on device\n"
+    assert list(tiny_disk.iterdir()) == []
+
+
 def test_npy_header_has_a_fixed_size():
     for length in (0, 1, 10**9, 10**19 - 1):
         for dtype in (np.uint16, np.uint32):

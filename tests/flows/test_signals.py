@@ -1,0 +1,196 @@
+"""SIGTERM (``kill``, a service manager) and SIGHUP (the terminal closed) end a command as Ctrl-C does.
+
+Each command runs in a real process on small data, in a session of its own.  The test waits until the
+command is in the phase under test (its pool's workers exist; the bench's timed child has workers of
+its own; encode's temporary ``.npy`` exists; scalene's child runs), sends the signal to the command's
+process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit status 128 + the signal; no
+process it started still alive (those seen before the signal, and anything left in its session); no
+temporary file or folder left.  Saving is reached from inside: the file writer signals its own process
+after the first file.  Polls are bounded by :data:`HANG_GUARD_SECONDS`; nothing asserts a duration.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bpe.cli import main
+from conftest import DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes
+
+SIGNALS = [signal.SIGTERM, signal.SIGHUP]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, their children, ...), read from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        children = live_processes(parent=todo.pop())
+        found += children
+        todo += children
+    return found
+
+
+def poll(condition, what: str) -> None:
+    """Wait until ``condition()`` holds; a hang guard only, never a measure of speed."""
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def signal_in_phase(argv: list[str], signum: int, in_phase, env: dict[str, str] | None = None):
+    """Run ``bpe argv``; once ``in_phase(proc)`` holds, send ``signum`` to it alone.  Returns the process, its
+    stderr and the processes it had started by then."""
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", *argv], cwd=REPO_ROOT, env=env or child_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        poll(lambda: proc.poll() is not None or in_phase(proc), "the command never reached the phase")
+        assert proc.poll() is None, f"it ended before the signal: {proc.communicate()[1]}"
+        started = descendants(proc.pid)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc, err, started
+
+
+def assert_ended_cleanly(proc, err: str, started: list[int], signum: int) -> None:
+    assert err == f"bpe: terminated ({signal.Signals(signum).name})\n", err
+    assert proc.returncode == 128 + signum
+    poll(lambda: not [pid for pid in started if _alive(pid)] and not live_processes(session=proc.pid),
+         f"processes left over: {started}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in "ZX"
+
+
+def workers_running(proc) -> bool:
+    return bool(live_processes(parent=proc.pid))
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_train_in_its_pool(tmp_path, signum):
+    out = tmp_path / "tok"
+    proc, err, started = signal_in_phase(
+        ["train", "--variant", "v6", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--workers", "2",
+         "--quiet", "--out", str(out)], signum, workers_running)
+    assert started, "no pool worker was seen"
+    assert_ended_cleanly(proc, err, started, signum)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no output, nothing half-made
+
+
+def test_train_when_its_terminal_is_gone(tmp_path):
+    """A closed terminal: SIGHUP, and stderr no longer takes the line; the exit status still says SIGHUP."""
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", "train", "--variant", "v6", "--data", str(DEFAULT_CORPUS),
+                             "--vocab-size", "2000", "--workers", "2", "--quiet"], cwd=REPO_ROOT, env=child_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        poll(lambda: proc.poll() is not None or workers_running(proc), "the pool never started")
+        started = descendants(proc.pid)
+        proc.stderr.close()  # nobody reads it any more: writing it fails (EPIPE)
+        proc.send_signal(signal.SIGHUP)
+        proc.wait(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert started and proc.returncode == 128 + signal.SIGHUP
+    poll(lambda: not [pid for pid in started if _alive(pid)], f"processes left over: {started}")
+
+
+_SIGNAL_WHILE_SAVING = """
+import os, sys
+import bpe.io.outputs as outputs
+from bpe.cli import main
+real_write = outputs._write
+def write_then_signal(path, text, *, shown):
+    real_write(path, text, shown=shown)
+    os.kill(os.getpid(), int(sys.argv[1]))  # the first file is in the new folder; the swap has not begun
+outputs._write = write_then_signal
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_train_while_saving(tmp_path, signum):
+    out = tmp_path / "tok"
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_WHILE_SAVING, str(int(signum)), "train", "--variant", "v2",
+                           "--data", "corpus-en", "--vocab-size", "300", "--quiet", "--out", str(out)],
+                          cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert proc.stderr == f"bpe: terminated ({signal.Signals(signum).name})\n", proc.stderr
+    assert proc.returncode == 128 + signum
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no .tok.new-* folder, no tok
+
+
+def timed_child_has_workers(proc) -> bool:
+    return any(len(live_processes(parent=child)) >= 2 for child in live_processes(parent=proc.pid))
+
+
+def scalene_runs_the_training(proc) -> bool:
+    """scalene (the child) has started the run it profiles (its own child; it may start helpers before)."""
+    return any("train_for_profile" in _cmdline(grandchild)
+               for child in live_processes(parent=proc.pid) for grandchild in live_processes(parent=child))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_bench_in_its_timed_child(tmp_path, signum):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc, err, started = signal_in_phase(
+        ["bench", "--variant", "v6", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--workers", "2",
+         "--repeat", "3"], signum, timed_child_has_workers, env=child_env(TMPDIR=str(scratch)))
+    assert len(started) >= 3, f"the timed child and its workers were not all seen: {started}"
+    assert_ended_cleanly(proc, err, started, signum)
+    assert list(scratch.iterdir()) == []  # neither the bench's folder nor the timed child's
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_encode_while_writing(tmp_path, signum):
+    tok = tmp_path / "tok"
+    assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "300", "--limit", "100KB", "--workers", "1",
+                 "--quiet", "--out", str(tok)]) == 0
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:  # long enough to be still running when the signal comes
+        for _ in range(10):
+            f.write(DEFAULT_CORPUS.read_bytes())
+    out = tmp_path / "ids.npy"
+
+    def writing(proc) -> bool:
+        return workers_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
+
+    proc, err, started = signal_in_phase(["encode", "--tokenizer", str(tok), "--data", str(big), "--out", str(out),
+                                          "--workers", "2", "--chunk-size", "64KiB"], signum, writing)
+    assert_ended_cleanly(proc, err, started, signum)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "big.txt", "tok"]  # no .npy, no .tmp
+
+
+def test_profile_ends_scalene_and_its_child(tmp_path):
+    pytest.importorskip("scalene")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc, err, started = signal_in_phase(
+        ["profile", "--variant", "v2", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--out-dir",
+         str(tmp_path / "out")], signal.SIGTERM, scalene_runs_the_training, env=child_env(TMPDIR=str(scratch)))
+    assert len(started) >= 2, f"scalene and the run it profiles were not both seen: {started}"
+    assert_ended_cleanly(proc, err, started, signal.SIGTERM)
+    assert list(scratch.iterdir()) == [] and not list((tmp_path / "out").glob("**/*"))  # no profile written
