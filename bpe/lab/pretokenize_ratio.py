@@ -58,16 +58,17 @@ def count_fast(path: Path):
 
 
 def measure(path: Path, repeat: int) -> dict:
-    """Both counters on ``path``, ``repeat`` times each, alternating (plain, fast, plain, fast, ...).
+    """Both counters on ``path``, ``repeat`` times each, alternating, each going first in turn (the
+    second of two runs can gain or lose from what the first left in memory).
 
-    ``plain_s``, ``fast_s`` and ``ratio`` are the best of each; ``pair_ratios`` are each run's fast over
-    the plain run just before it, and their spread (``ratio_min``/``median``/``max``) says how far
-    the machine's noise reaches.
+    ``plain_s``, ``fast_s`` and ``ratio`` are the best of each; ``pair_ratios`` summarize each run's
+    fast over its plain (``min``, ``median``, ``max``): their spread says how far the machine's noise reaches.
     """
     runs: dict[str, list[float]] = {"plain": [], "fast": []}
+    counters = (("plain", count_plain), ("fast", count_fast))
     for run in range(repeat):
         results = {}
-        for name, count in (("plain", count_plain), ("fast", count_fast)):
+        for name, count in counters if run % 2 == 0 else counters[::-1]:  # each goes first in turn
             start = time.perf_counter()
             results[name] = count(path)
             runs[name].append(time.perf_counter() - start)

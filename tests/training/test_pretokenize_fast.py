@@ -203,6 +203,26 @@ def test_blocks_are_cut_at_exact_cuts(monkeypatch):
         assert all(len(b) >= 10 for b in blocks[:-1])  # a block ends at the first cut after its size
 
 
+def test_next_cut_is_an_exact_cut():
+    rng = random.Random(11)
+    for _ in range(300):
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(1, 80)))
+        cut = pretokenize_fast._next_cut(text, rng.randrange(len(text) + 1))
+        assert GPT2_REGEX.findall(text[:cut]) + GPT2_REGEX.findall(text[cut:]) == GPT2_REGEX.findall(text), (text, cut)
+
+
+def test_the_share_test_counts_a_short_block_whole_and_samples_a_long_one():
+    worth = pretokenize_fast._worth_cutting
+    line = "x" * 99
+    assert worth(line + "\u00e9") and not worth(line[:49] + "\u00e9")  # 1 % and 2 %, every character counted
+    assert worth("") and worth("plain ascii")
+    rng = random.Random(3)
+    for share, expected in ((0.003, True), (0.05, False)):
+        text = "".join("\u00e9" if rng.random() < share else "x" for _ in range(100_000))
+        assert worth(text) is expected, share
+    assert not worth(("x" * 19 + "\u00e9") * 5000)  # a column every 20 characters: 5 %, seen
+
+
 def test_dense_blocks_take_the_unicode_pattern_whole_without_cutting(monkeypatch):
     cut = []
     monkeypatch.setattr(pretokenize_fast, "cut_islands", lambda block: cut.append(block) or cut_islands(block))
