@@ -82,6 +82,15 @@ MAX_NON_ASCII_SHARE = 0.01
 #: Pieces longer than this many characters are tested and cut in blocks of about this size, so one
 #: passage in another script takes the Unicode pattern without its whole book or page.
 BLOCK_CHARS = 8192
+#: A block above this share takes the Unicode pattern whole: Cyrillic, Greek, Arabic, CJK, accents in
+#: every other word.
+DENSE_SHARE = 0.1
+#: A block between the two shares may still be worth cutting (a run of CJK in English, emoji of five
+#: code points): such blocks are cut while a tally over the chunk says it pays.  It gives up for the
+#: rest of the chunk once ISLAND_PROBE islands of such blocks have kept fewer than MIN_GAP ASCII
+#: characters each for the twin (a call of the handler costs about what the twin saves on that many).
+ISLAND_PROBE = 32
+MIN_GAP = 48
 _island_state = threading.local()
 
 
@@ -100,17 +109,21 @@ def _island_handler(exc: UnicodeEncodeError) -> tuple[str, int]:
     encoder resumes there, so a word with three accents costs one call.  What the encoder writes is
     thrown away: the ASCII scan in C is the fast way to find the non-ASCII characters.
     """
-    text, spans = exc.object, _island_state.spans
+    text, state = exc.object, _island_state
+    spans = state.spans
     lo = spans[-1][1] if spans else 0
     start = text.rfind(" ", lo, exc.start)
     while start > lo and text[start - 1] in _WHITESPACE_SET:  # back to the first of a run of spaces
         start -= 1
     start = max(start, lo)
-    stop = _next_cut(text, exc.end)
+    if state.judged:
+        state.calls += 1
+    stop = len(text) if state.judged and _not_paying() else _next_cut(text, exc.end)
     if spans and start == lo:
         spans[-1][1] = stop  # touches the previous island: one island
     else:
         spans.append([start, stop])
+        state.kept += (start - lo) * state.judged
     return "", stop
 
 
@@ -126,8 +139,18 @@ def _blocks(text: str) -> Iterator[str]:
         start = stop
 
 
-def _worth_cutting(block: str) -> bool:
-    """Whether few enough of ``block``'s characters are non-ASCII (:data:`MAX_NON_ASCII_SHARE`).
+def _start_tally() -> None:
+    _island_state.calls = _island_state.kept = 0
+
+
+def _not_paying() -> bool:
+    """Whether the tally says that cutting blocks above the share costs more than it saves."""
+    state = _island_state
+    return state.calls >= ISLAND_PROBE and state.kept < MIN_GAP * state.calls
+
+
+def _non_ascii_share(block: str) -> float:
+    """The share of ``block``'s characters that are not ASCII, to decide whether to cut it.
 
     A long block is judged by 8 runs of 64 characters spread over it (runs, not every n-th character,
     so that a table's columns cannot hide from it); the C ASCII encoder with ``errors="ignore"`` drops
@@ -135,19 +158,21 @@ def _worth_cutting(block: str) -> bool:
     """
     if len(block) > 1024:
         block = "".join([block[i : i + 64] for i in range(0, len(block), len(block) // 8)])
-    return len(block) - len(block.encode("ascii", "ignore")) <= MAX_NON_ASCII_SHARE * len(block)
+    return (len(block) - len(block.encode("ascii", "ignore"))) / max(len(block), 1)
 
 
-def cut_islands(text: str) -> list[str]:
+def cut_islands(text: str, judged: bool = False) -> list[str]:
     """``text`` cut by the error handler into ``[ascii, island, ascii, ..., island, ascii]``.
 
-    Every even part is ASCII (possibly empty), every odd part holds a non-ASCII character, and the
-    pre-tokens of ``text`` are those of its parts in order.
+    Every even part is ASCII (possibly empty), every odd part holds a non-ASCII character (``judged``:
+    or, once the tally says cutting does not pay, runs to the end), and the pre-tokens of ``text`` are
+    those of its parts in order.
 
     >>> cut_islands("The café’s  owner — Zoë — said 42.")
     ['The', ' café’s', '  owner', ' — Zoë —', ' said 42.']
     """
     _island_state.spans = spans = []
+    _island_state.judged = judged
     text.encode("ascii", _ISLANDS)
     parts, done = [], 0
     for start, stop in spans:
@@ -160,9 +185,10 @@ def cut_islands(text: str) -> list[str]:
 def ascii_parts_and_islands(text: str) -> list[str]:
     """``text`` cut at exact cuts into ``[ascii, island, ascii, ..., island, ascii]`` (parts may be empty).
 
-    Each block (:func:`_blocks`) is one ASCII part when it is all ASCII, one island when it is dense
-    with non-ASCII characters (:func:`_worth_cutting`), and otherwise cut by :func:`cut_islands`; an
-    empty island stands between two blocks.  Parts of one kind may be joined: each part but the first
+    Each block (:func:`_blocks`) is one ASCII part when it is all ASCII, cut by :func:`cut_islands`
+    when few of its characters are non-ASCII (:data:`MAX_NON_ASCII_SHARE`), one island when many are
+    (:data:`DENSE_SHARE`), and in between cut while the tally says it pays (:data:`ISLAND_PROBE`), then
+    taken whole; an empty island stands between two blocks.  Parts of one kind may be joined: each part but the first
     starts with whitespace or is empty, and each but the last ends in a non-space, so the joins are
     exact cuts too.
 
@@ -173,16 +199,26 @@ def ascii_parts_and_islands(text: str) -> list[str]:
     """
     if text.isascii():
         return [text]
+    _start_tally()
+    return _parts(text)
+
+
+def _parts(text: str) -> list[str]:
+    """:func:`ascii_parts_and_islands` on a non-ASCII ``text``, keeping the running tally."""
     parts: list[str] = []
     for block in _blocks(text):
         if parts:
             parts.append("")  # an empty island between two blocks keeps the parts alternating
         if block.isascii():
             parts.append(block)
-        elif _worth_cutting(block):
+            continue
+        share = _non_ascii_share(block)
+        if share <= MAX_NON_ASCII_SHARE:
             parts += cut_islands(block)
-        else:
+        elif share > DENSE_SHARE or _not_paying():
             parts += ("", block, "")
+        else:
+            parts += cut_islands(block, judged=True)
     return parts
 
 
@@ -220,11 +256,12 @@ def _count_into(counts: Counter[bytes], island_counts: Counter[str], text: str, 
     (:func:`_joined`), however many chunks it counts (:func:`count_file_serial_fast`).
     """
     ascii_text, islands = [], []
+    _start_tally()
     for piece in _pieces(text, special_tokens):
         if piece.isascii():
             ascii_text.append(piece)
         else:
-            parts = ascii_parts_and_islands(piece)
+            parts = _parts(piece)
             # each kind joined: exact (see ascii_parts_and_islands), and one findall call per piece
             ascii_text.append("".join(parts[0::2]))
             islands.append("".join(parts[1::2]))

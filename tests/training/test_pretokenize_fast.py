@@ -29,10 +29,13 @@ SPECIAL = ["<|endoftext|>"]
 ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
 
 
-#: The ways a text can be cut: as chosen, every block cut into islands (in blocks of a few characters
-#: or whole), and no block cut (dense text: the Unicode pattern on each block whole).
-CUTTING = [{"MAX_NON_ASCII_SHARE": pretokenize_fast.MAX_NON_ASCII_SHARE}, {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 5}, {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 10**9},
-           {"MAX_NON_ASCII_SHARE": 0.0, "BLOCK_CHARS": 7}]
+#: The ways a text can be cut: as chosen; every block cut into islands (in blocks of a few characters
+#: or whole); no block cut (the Unicode pattern on each block whole); every block judged by the tally,
+#: giving up at once or after a few islands.
+CUTTING = [{"MAX_NON_ASCII_SHARE": pretokenize_fast.MAX_NON_ASCII_SHARE}, {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 5},
+           {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 10**9}, {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 0.0, "BLOCK_CHARS": 7},
+           {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 1, "MIN_GAP": 10**9},
+           {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 3, "MIN_GAP": 5, "BLOCK_CHARS": 11}]
 
 
 def assert_exact(text, special_tokens=SPECIAL):
@@ -187,7 +190,7 @@ def test_any_share_and_block_size_gives_the_same_counts(share, block):
     # Whether a block is cut or taken whole, and however small the blocks, the counts and pre-tokens are the same.
     rng = random.Random(int(share * 100) + block)
     text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'\n", 200) + " plain words" * rng.randrange(30) for _ in range(20))
-    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=share, BLOCK_CHARS=block):
+    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=share, DENSE_SHARE=max(share, 0.05), BLOCK_CHARS=block):
         assert count_text_fast(text, SPECIAL) == count_text(text, SPECIAL)
         assert split_pretokens(text) == GPT2_REGEX.findall(text)
 
@@ -212,15 +215,28 @@ def test_next_cut_is_an_exact_cut():
 
 
 def test_the_share_test_counts_a_short_block_whole_and_samples_a_long_one():
-    worth = pretokenize_fast._worth_cutting
-    line = "x" * 99
-    assert worth(line + "\u00e9") and not worth(line[:49] + "\u00e9")  # 1 % and 2 %, every character counted
-    assert worth("") and worth("plain ascii")
+    share = pretokenize_fast._non_ascii_share
+    assert share("x" * 99 + "\u00e9") == 0.01 and share("x" * 49 + "\u00e9") == 0.02  # every character counted
+    assert share("") == 0 and share("plain ascii") == 0
     rng = random.Random(3)
-    for share, expected in ((0.003, True), (0.05, False)):
-        text = "".join("\u00e9" if rng.random() < share else "x" for _ in range(100_000))
-        assert worth(text) is expected, share
-    assert not worth(("x" * 19 + "\u00e9") * 5000)  # a column every 20 characters: 5 %, seen
+    for wanted, low, high in ((0.003, 0, 0.01), (0.05, 0.02, 0.1)):
+        text = "".join("\u00e9" if rng.random() < wanted else "x" for _ in range(100_000))
+        assert low <= share(text) <= high, wanted
+    assert share(("x" * 19 + "\u00e9") * 5000) == pytest.approx(0.05, abs=0.01)  # a column every 20 characters, seen
+
+
+def test_between_the_shares_cutting_goes_on_while_it_pays(monkeypatch):
+    calls = []  # where the error handler was called: it looks for each island's end once
+    real = pretokenize_fast._next_cut
+    monkeypatch.setattr(pretokenize_fast, "_next_cut", lambda text, i: calls.append(i) or real(text, i))
+    # 3 % non-ASCII: accents every few words, islands too close to pay, judged by the tally and given up
+    accents = "<|endoftext|>".join(" ".join(["le caf\u00e9 est ici et puis encore"] * 40) for _ in range(30))
+    assert count_text_fast(accents, SPECIAL) == count_text(accents, SPECIAL)
+    assert pretokenize_fast.ISLAND_PROBE - 1 <= len(calls) <= pretokenize_fast.ISLAND_PROBE + 1  # then no call
+    # 3 % non-ASCII as one run of CJK per page: one island a page, far apart, all cut
+    calls.clear()
+    pages = "<|endoftext|>".join("plain words " * 80 + "\u4e2d" * 30 for _ in range(30))
+    assert count_text_fast(pages, SPECIAL) == count_text(pages, SPECIAL) and len(calls) == 30
 
 
 def test_dense_blocks_take_the_unicode_pattern_whole_without_cutting(monkeypatch):
