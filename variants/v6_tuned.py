@@ -10,7 +10,8 @@ Each one that can be turned off is a name a subclass or a candidate file can swa
 
 * **The fast pre-tokenizer** (``count_pretokens``, ``bpe/training/pretokenize_fast.py``): v3's pool
   counts with an ASCII twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words
-  around non-ASCII characters take ``regex``; the counts are the plain counter's;
+  around non-ASCII characters take ``regex`` (all of a block dense with them); the counts are the
+  plain counter's;
 * **Words as strings** (``pairs_of``, ``count_pairs``): a word is a ``str`` with one character per
   token, a pair a 2-character ``str``, so search and rewrite are C-level ``str`` methods;
 * **The diff grouped by neighbour** (``rewrite_words``, ``add_neighbour_changes``;

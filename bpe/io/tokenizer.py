@@ -18,7 +18,8 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
   pre-tokens are short (a few bytes), so this beats a heap or linked list per word.
 * **The fast pre-tokenizer** (v6's), :func:`bpe.training.pretokenize_fast.split_pretokens`: ASCII
   text is cut by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around
-  non-ASCII characters by the Unicode pattern; the pre-tokens are exactly the pattern's, in order.
+  non-ASCII characters (all of a block dense with them) by the Unicode pattern; the pre-tokens are
+  exactly the pattern's, in order.
 
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])

@@ -15,7 +15,7 @@
   ``profiling``: scalene summaries in ``out/profiles/``; ``merge_cost``: merge algorithms alone;
 * ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe,
   ``bpe estimate``'s table); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
-  pre-tokenizer against the plain one, per kind of text; ``handout``: the CS336 handout's tokenizer
+  pre-tokenizer against the plain one, per kind of text (``text_kinds`` makes each kind); ``handout``: the CS336 handout's tokenizer
   questions; ``ablation`` (a package): v6 without each of its techniques in turn; ``figures``: every
   quoted figure checked against its committed result file;
 * ``train_command``: ``bpe train``, the run with its files and summary; ``fresh_process``: a timed job

@@ -59,9 +59,9 @@ class FastCalls:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """About 400 KB, several documents, with non-ASCII words (islands for the fast counter) and enough
-    bytes for a pool of 2 workers to get several chunks."""
-    doc = "The caf\u00e9 owner \u2014 Zo\u00eb \u2014 said \u201cna\u00efve\u201d things, 42 times.\nPlain words here. " * 40
+    """About 1 MB, several documents, with non-ASCII words far enough apart to be cut into islands by the
+    fast counter, and enough bytes for a pool of 2 workers to get several chunks."""
+    doc = ("The caf\u00e9 owner \u2014 Zo\u00eb \u2014 said \u201cna\u00efve\u201d things, 42 times.\n" + "Plain words here. " * 12) * 40
     path = tmp_path_factory.mktemp("plain") / "corpus.txt"
     path.write_text(EOT.join([doc] * 100), encoding="utf-8")
     return path

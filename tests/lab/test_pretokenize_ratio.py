@@ -1,13 +1,14 @@
-"""The per-kind ratio command: deterministic samples, equal counts checked, a JSON the docs can quote, clear errors."""
+"""The per-kind ratio command: equal counts checked, each kind's figures with their spread in a JSON the docs can quote, clear errors."""
 
 import json
 
 import pytest
 
 import bpe.lab.pretokenize_ratio as ratio
+from bpe.lab import text_kinds
 from bpe.training.pretokenize import count_file_serial, count_text
 
-SMALL_KINDS = "books,accented,cyrillic,cjk"
+SMALL_KINDS = "books,accented,cyrillic,rtl,cjk,mixed,emoji,combining,digits,whitespace"
 
 
 @pytest.fixture
@@ -17,30 +18,32 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path / "data"
 
 
-def test_writes_every_kind_it_can_and_skips_wikipedia_without_a_file(data_dir, tmp_path, capsys):
+def test_writes_every_kind_it_can_with_the_spread_and_skips_wikipedia_without_a_file(data_dir, tmp_path, capsys):
     out = tmp_path / "ratio.json"
-    assert ratio.main(["--size", "30KB", "--repeat", "1", "--kinds", SMALL_KINDS + ",wikipedia", "--json", str(out)]) == 0
+    assert ratio.main(["--size", "20KB", "--repeat", "2", "--kinds", SMALL_KINDS + ",wikipedia", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     assert list(result["kinds"]) == SMALL_KINDS.split(",")
     for kind, figures in result["kinds"].items():
-        assert figures["bytes"] >= 30_000 and figures["plain_s"] > 0 and figures["fast_s"] > 0
-        assert figures["ratio"] > 0 and figures["path"].endswith(f"pretokenize-{kind}-30KB.txt")
-    assert result["kinds"]["books"]["non_ascii_chars_pct"] < 5 < result["kinds"]["cyrillic"]["non_ascii_chars_pct"]
-    assert result["kinds"]["cjk"]["non_ascii_chars_pct"] > 50
-    assert "wikipedia: skipped" in capsys.readouterr().out
+        assert figures["bytes"] >= 20_000 and figures["path"].endswith(f"pretokenize-{kind}-20KB.txt")
+        assert len(figures["plain_runs_s"]) == len(figures["fast_runs_s"]) == 2
+        assert figures["plain_s"] == min(figures["plain_runs_s"]) and figures["fast_s"] == min(figures["fast_runs_s"])
+        assert figures["ratio"] == pytest.approx(figures["fast_s"] / figures["plain_s"], rel=1e-2)
+        pairs = figures["pair_ratios"]
+        assert 0 < pairs["min"] <= pairs["median"] <= pairs["max"]
+    kinds = result["kinds"]
+    assert kinds["books"]["non_ascii_chars_pct"] < 5 < kinds["cyrillic"]["non_ascii_chars_pct"]
+    assert kinds["cjk"]["non_ascii_chars_pct"] > 50 and kinds["rtl"]["non_ascii_chars_pct"] > 50
+    assert kinds["digits"]["non_ascii_chars_pct"] == 0 and 0 < kinds["emoji"]["non_ascii_chars_pct"] < 5
+    printed = capsys.readouterr().out
+    assert "wikipedia: skipped" in printed and "pairs " in printed and printed.count("ratio ") == len(kinds)
 
 
-def test_samples_are_deterministic_and_counted_exactly(data_dir):
-    for kind in ("accented", "cyrillic", "cjk"):
-        source = ratio.sample_sources(None)[kind]
-        first = ratio.make_sample(kind, source, 20_000).read_bytes()
-        ratio.make_sample(kind, source, 20_000).unlink()
-        path = ratio.make_sample(kind, source, 20_000)
-        assert path.read_bytes() == first
-        text = first.decode("utf-8")
-        expected = count_text(text, ["<|endoftext|>"])
+def test_what_the_command_times_counts_exactly(data_dir):
+    for kind in ("accented", "rtl", "mixed", "emoji", "whitespace"):
+        path = text_kinds.make_sample(kind, text_kinds.SOURCES[kind], 20_000)
+        expected = count_text(path.read_bytes().decode("utf-8"), ["<|endoftext|>"])  # not read_text: it turns \r into \n
         assert count_file_serial(path, ["<|endoftext|>"]) == expected
-        assert ratio.count_fast(path) == ratio.count_plain(path) == expected  # what the command times
+        assert ratio.count_fast(path) == ratio.count_plain(path) == expected
 
 
 def test_a_wikipedia_file_is_used_when_given(data_dir, tmp_path):
@@ -48,7 +51,8 @@ def test_a_wikipedia_file_is_used_when_given(data_dir, tmp_path):
     wiki.write_text(" = Title = \n The café 's history , 1990 – 2000 .\n", encoding="utf-8")
     out = tmp_path / "ratio.json"
     assert ratio.main(["--size", "5KB", "--repeat", "1", "--kinds", "wikipedia", "--wikipedia", str(wiki), "--json", str(out)]) == 0
-    assert list(json.loads(out.read_text())["kinds"]) == ["wikipedia"]
+    figures = json.loads(out.read_text())["kinds"]["wikipedia"]
+    assert figures["bytes"] >= 5_000 and len(figures["plain_runs_s"]) == 1
 
 
 @pytest.mark.parametrize("args, message", [

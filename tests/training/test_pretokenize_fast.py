@@ -10,14 +10,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpe.training.pretokenize_fast as pretokenize_fast
+from bpe.lab import text_kinds
 from bpe.training.parallel import count_file_parallel_fast
 from bpe.training.pretokenize import GPT2_REGEX, count_file_serial, count_text
 from bpe.training.pretokenize_fast import (
     ASCII_TWIN_BYTES_REGEX,
     ASCII_TWIN_REGEX,
+    UNICODE_REGEX,
     ascii_parts_and_islands,
     count_file_serial_fast,
     count_text_fast,
+    cut_islands,
     split_pretokens,
 )
 from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
@@ -26,10 +29,22 @@ SPECIAL = ["<|endoftext|>"]
 ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
 
 
+#: The ways a text can be cut: as chosen; every block cut into islands (in blocks of a few characters
+#: or whole); no block cut (the Unicode pattern on each block whole); every block judged by the tally,
+#: giving up at once or after a few islands.
+CUTTING = [{"MAX_NON_ASCII_SHARE": pretokenize_fast.MAX_NON_ASCII_SHARE}, {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 5},
+           {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 10**9}, {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 0.0, "BLOCK_CHARS": 7},
+           {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 1, "MIN_GAP": 10**9},
+           {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 3, "MIN_GAP": 5, "BLOCK_CHARS": 11}]
+
+
 def assert_exact(text, special_tokens=SPECIAL):
-    """Counts, the in-order split and the island cut all agree with the plain GPT-2 pattern."""
-    assert count_text_fast(text, special_tokens) == count_text(text, special_tokens), repr(text[:200])
-    assert split_pretokens(text) == GPT2_REGEX.findall(text), repr(text[:200])
+    """Counts, the in-order split and the island cut agree with the plain GPT-2 pattern, however cut."""
+    expected, pre_tokens = count_text(text, special_tokens), GPT2_REGEX.findall(text)
+    for cutting in CUTTING:
+        with mock.patch.multiple(pretokenize_fast, **cutting):
+            assert count_text_fast(text, special_tokens) == expected, (cutting, text[:200])
+            assert split_pretokens(text) == pre_tokens, (cutting, text[:200])
 
 
 def test_ascii_twin_equals_gpt2_on_every_ascii_context():
@@ -41,6 +56,14 @@ def test_ascii_twin_equals_gpt2_on_every_ascii_context():
             assert ASCII_TWIN_BYTES_REGEX.findall(text.encode()) == [t.encode() for t in GPT2_REGEX.findall(text)]
 
 
+def test_reordered_unicode_pattern_equals_gpt2_on_every_code_point_in_every_context():
+    # Letters first, then contraction, other, numbers: the same pre-tokens as GPT-2's order.
+    assert UNICODE_REGEX.findall(ALL_CODE_POINTS) == GPT2_REGEX.findall(ALL_CODE_POINTS)
+    for c in ALL_CODE_POINTS[::41] + "'sdmtlvre \u00a0\u3000":
+        for text in (c, " " + c, c + c, "a" + c + "1", "'" + c, c + "'s", " '" + c, "x '" + c + "ll", "  " + c, c + " \n", "1" + c + "a"):
+            assert UNICODE_REGEX.findall(text) == GPT2_REGEX.findall(text), repr(text)
+
+
 def test_whitespace_set_is_the_patterns_whitespace():
     # The islands' exact cuts need GPT-2's \s exactly: every code point checked against `regex`.
     spaces = set(regex.findall(r"\s", ALL_CODE_POINTS))
@@ -49,10 +72,14 @@ def test_whitespace_set_is_the_patterns_whitespace():
 
 
 def test_every_code_point():
-    # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes.
+    # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes; the
+    # spaced text also cut into islands everywhere (the share test off), in blocks of a few thousand characters.
     assert count_text_fast(ALL_CODE_POINTS, SPECIAL) == count_text(ALL_CODE_POINTS, SPECIAL)
     spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x" for i in range(0, len(ALL_CODE_POINTS), 3))
-    assert count_text_fast(spaced, SPECIAL) == count_text(spaced, SPECIAL)
+    expected = count_text(spaced, SPECIAL)
+    assert count_text_fast(spaced, SPECIAL) == expected
+    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=1.0, BLOCK_CHARS=4000):
+        assert count_text_fast(spaced[:300_000], SPECIAL) == count_text(spaced[:300_000], SPECIAL)
 
 
 def test_former_stand_in_marks_and_control_characters():
@@ -73,16 +100,33 @@ def test_fixture_corpora():
 
 
 # Characters chosen for the cuts: ASCII of every class, contraction letters, non-ASCII whitespace (\u00a0,
-# \u3000, \u2009, \x85), letters from several scripts, CJK, emoji (astral), combining marks, digits from
-# other scripts, and the characters the twin treats as other but `re` would call space (\x1c).
+# \u3000, \u2009, \x85, \u2028), letters from several scripts (Latin, Cyrillic, Greek, Hebrew, Arabic),
+# CJK, emoji (astral, skin tones, ZWJ), combining marks, digits from other scripts (Arabic-Indic,
+# fullwidth), direction marks, and the characters the twin treats as other but `re` would call space (\x1c).
 TRICKY = ("ab1 '\n\t\r\x0b\x0c\x1c.,-!sdmtlvre" "\u00a0\u3000\u2009\x85\u2028\u00e9\u00df\u0436\u03bb\u05d0"
-          "\u4e2d\u6587\u3002\uff0c\U0001f600\U0001f44d\u0301\u0308\u0663\u2019\u201c\u2014\u00ab")
+          "\u4e2d\u6587\u3002\uff0c\U0001f600\U0001f44d\u0301\u0308\u0663\u2019\u201c\u2014\u00ab"
+          "\u0627\u0644\u060c\u061f\u200f\u200e\u200d\U0001f3fd\uff15\u05b8\u0651")
 
+
+def _words(alphabet, lengths=(1, 9)):
+    return st.lists(st.text(alphabet=alphabet, min_size=lengths[0], max_size=lengths[1]), min_size=1, max_size=6).map(" ".join)
+
+
+# Pieces of each kind of text the counter must get right: mixed scripts, right-to-left words with
+# their marks and digits, emoji sequences, combining marks, digit runs and whitespace runs.
 pieces = st.one_of(
     st.text(min_size=1, max_size=8),
     st.text(alphabet=TRICKY, min_size=1, max_size=12),
     st.sampled_from(["<|endoftext|>", "don\u2019t", "\u201cHe said\u201d", " \u00a0 ", "1\u20142", "we're", "I'll",
-                     "e\u0301t\u00e9", "abc123def", "\u4e2d\u6587 text", "\U0001f600\U0001f600 ok", "  \u3000 x"]),
+                     "e\u0301t\u00e9", "abc123def", "\u4e2d\u6587 text", "\U0001f600\U0001f600 ok", "  \u3000 x",
+                     "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7!", "\u05e9\u05b8\u05dc\u05d5\u05b9\u05dd",
+                     "\u0627\u0644\u0633\u0644\u0627\u0645 \u0661\u0662\u0663", "\u200fabc\u200e", "x\u0301\u0323y", "\r\n\r\n\t "]),
+    _words("\u0627\u0644\u0628\u0633\u0645\u200f\u0660\u0661 1.,\u060c"),  # right to left, with marks and digits
+    _words("\u05d0\u05d1\u05d2\u05b8\u05bc'\"-"),
+    _words("aeiou\u0300\u0301\u0308\u0323\u0327nt"),  # combining marks, stacked
+    _words("\U0001f600\U0001f44d\U0001f3fd\u200d\u2764\ufe0f\U0001f1eb\U0001f1f7ab"),  # emoji sequences
+    _words("0123456789.,:-$%\u0663\uff15\u00bd", (1, 12)),  # digits of every kind
+    st.text(alphabet=" \t\n\r\x0b\x0c\x85\u00a0\u2009\u3000\u2028xy'", min_size=1, max_size=16),  # whitespace runs
 )
 
 
@@ -134,27 +178,93 @@ def test_scripts_and_mixtures():
         assert_exact(text.replace(" ", "<|endoftext|>", 50))
 
 
-@pytest.mark.parametrize("probe", [1, 2, 10**9])
-def test_dense_text_gives_up_cutting_with_the_same_counts(monkeypatch, probe):
-    # Whether the cutting gives up early, late or never, the counts and pre-tokens are the same.
-    monkeypatch.setattr(pretokenize_fast, "ISLAND_PROBE", probe)
-    rng = random.Random(probe)
-    text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'", 200) for _ in range(20))
-    assert_exact(text)
+@pytest.mark.parametrize("kind", sorted(set(text_kinds.SOURCES) - {"ascii"}))  # ascii: webtext, all ASCII
+def test_every_kind_of_text(kind):
+    # The lab's kinds (bpe.lab.text_kinds): web text, other scripts, mixed, emoji, combining, digits, whitespace.
+    assert_exact("".join(itertools.islice(text_kinds.SOURCES[kind](), 4))[:30_000])
 
 
-def test_parts_alternate_and_join_exactly():
-    rng = random.Random(7)
+@pytest.mark.parametrize("share", [0.0, 0.01, 0.2, 1.0])
+@pytest.mark.parametrize("block", [3, 64, 8192])
+def test_any_share_and_block_size_gives_the_same_counts(share, block):
+    # Whether a block is cut or taken whole, and however small the blocks, the counts and pre-tokens are the same.
+    rng = random.Random(int(share * 100) + block)
+    text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'\n", 200) + " plain words" * rng.randrange(30) for _ in range(20))
+    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=share, DENSE_SHARE=max(share, 0.05), BLOCK_CHARS=block):
+        assert count_text_fast(text, SPECIAL) == count_text(text, SPECIAL)
+        assert split_pretokens(text) == GPT2_REGEX.findall(text)
+
+
+def test_blocks_are_cut_at_exact_cuts(monkeypatch):
+    monkeypatch.setattr(pretokenize_fast, "BLOCK_CHARS", 10)
+    rng = random.Random(11)
+    for _ in range(200):
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(1, 80)))
+        blocks = list(pretokenize_fast._blocks(text))
+        assert "".join(blocks) == text and all(blocks)
+        assert list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, blocks))) == GPT2_REGEX.findall(text)
+        assert all(len(b) >= 10 for b in blocks[:-1])  # a block ends at the first cut after its size
+
+
+def test_next_cut_is_an_exact_cut():
+    rng = random.Random(11)
     for _ in range(300):
-        text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(1, 60)))
-        parts = ascii_parts_and_islands(text)
-        assert "".join(parts) == text and len(parts) % 2 == 1
-        assert all(part.isascii() for part in parts[0::2])
-        expected = GPT2_REGEX.findall(text)
-        assert list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, parts))) == expected
-        # the parts of one kind joined cut the same as apart
-        for kind in (parts[0::2], parts[1::2]):
-            assert GPT2_REGEX.findall("".join(kind)) == list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, kind)))
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(1, 80)))
+        cut = pretokenize_fast._next_cut(text, rng.randrange(len(text) + 1))
+        assert GPT2_REGEX.findall(text[:cut]) + GPT2_REGEX.findall(text[cut:]) == GPT2_REGEX.findall(text), (text, cut)
+
+
+def test_the_share_test_counts_a_short_block_whole_and_samples_a_long_one():
+    share = pretokenize_fast._non_ascii_share
+    assert share("x" * 99 + "\u00e9") == 0.01 and share("x" * 49 + "\u00e9") == 0.02  # every character counted
+    assert share("") == 0 and share("plain ascii") == 0
+    rng = random.Random(3)
+    for wanted, low, high in ((0.003, 0, 0.01), (0.05, 0.02, 0.1)):
+        text = "".join("\u00e9" if rng.random() < wanted else "x" for _ in range(100_000))
+        assert low <= share(text) <= high, wanted
+    assert share(("x" * 19 + "\u00e9") * 5000) == pytest.approx(0.05, abs=0.01)  # a column every 20 characters, seen
+
+
+def test_between_the_shares_cutting_goes_on_while_it_pays(monkeypatch):
+    calls = []  # where the error handler was called: it looks for each island's end once
+    real = pretokenize_fast._next_cut
+    monkeypatch.setattr(pretokenize_fast, "_next_cut", lambda text, i: calls.append(i) or real(text, i))
+    # 3 % non-ASCII: accents every few words, islands too close to pay, judged by the tally and given up
+    accents = "<|endoftext|>".join(" ".join(["le caf\u00e9 est ici et puis encore"] * 40) for _ in range(30))
+    assert count_text_fast(accents, SPECIAL) == count_text(accents, SPECIAL)
+    assert pretokenize_fast.ISLAND_PROBE - 1 <= len(calls) <= pretokenize_fast.ISLAND_PROBE + 1  # then no call
+    # 3 % non-ASCII as one run of CJK per page: one island a page, far apart, all cut
+    calls.clear()
+    pages = "<|endoftext|>".join("plain words " * 80 + "\u4e2d" * 30 for _ in range(30))
+    assert count_text_fast(pages, SPECIAL) == count_text(pages, SPECIAL) and len(calls) == 30
+
+
+def test_dense_blocks_take_the_unicode_pattern_whole_without_cutting(monkeypatch):
+    cut = []
+    monkeypatch.setattr(pretokenize_fast, "cut_islands", lambda block: cut.append(block) or cut_islands(block))
+    monkeypatch.setattr(pretokenize_fast, "BLOCK_CHARS", 400)
+    russian = " ".join(["\u043c\u043e\u0440\u0435 \u0438 \u043d\u0435\u0431\u043e"] * 100)
+    sparse = "a plain line of text with one caf\u00e9 in it, and then many more of the same plain words, " * 2 + "and so on. " * 20
+    parts = ascii_parts_and_islands(russian + " " + sparse)
+    assert not cut[0].isascii() and all("\u043c" not in block for block in cut)  # the sparse blocks only
+    assert parts[1].startswith("\u043c\u043e\u0440\u0435") and len(parts[1]) >= 400  # Russian: one island per block
+    assert " caf\u00e9" in parts  # sparse text: the word around the accent alone
+
+
+@pytest.mark.parametrize("cutting", CUTTING)
+def test_parts_alternate_and_join_exactly(cutting):
+    rng = random.Random(7)
+    with mock.patch.multiple(pretokenize_fast, **cutting):
+        for _ in range(300):
+            text = "".join(rng.choice(TRICKY) for _ in range(rng.randrange(1, 60)))
+            for parts in (ascii_parts_and_islands(text), cut_islands(text)):
+                assert "".join(parts) == text and len(parts) % 2 == 1
+                assert all(part.isascii() for part in parts[0::2])
+                expected = GPT2_REGEX.findall(text)
+                assert list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, parts))) == expected
+                # the parts of one kind joined cut the same as apart
+                for kind in (parts[0::2], parts[1::2]):
+                    assert GPT2_REGEX.findall("".join(kind)) == list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, kind)))
 
 
 def test_file_counts_across_chunks(tmp_path, monkeypatch):
@@ -185,7 +295,7 @@ def test_only_the_island_takes_the_slow_path(monkeypatch):
     # One accented word in a 400 KB piece: only that word goes to the Unicode regex, not its line or piece.
     text = "plain ascii line, number 1.\n" * 7000 + "a café au lait\n" + "more ascii text\n  \n" * 7000
     expected = count_text(text, ["<|endoftext|>"])
-    real = pretokenize_fast.GPT2_REGEX
+    real = pretokenize_fast.UNICODE_REGEX
     slow = []
 
     class Spy:
@@ -193,6 +303,6 @@ def test_only_the_island_takes_the_slow_path(monkeypatch):
             slow.append(piece)
             return real.findall(piece)
 
-    monkeypatch.setattr(pretokenize_fast, "GPT2_REGEX", Spy())
+    monkeypatch.setattr(pretokenize_fast, "UNICODE_REGEX", Spy())
     assert count_text_fast(text, ["<|endoftext|>"]) == expected
     assert slow == [" café"]
