@@ -19,7 +19,7 @@ from bpe.errors import STOP_SIGNALS
 #: The smallest command line of every subcommand (a new subcommand must be added here).
 ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],
         "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "figures": [], "ablation": [],
-        "reproduce": [], "handout": [], "data": ["list"]}
+        "reproduce": [], "handout": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
 
 
 @pytest.fixture(autouse=True)

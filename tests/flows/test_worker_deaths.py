@@ -204,7 +204,7 @@ def test_the_phases_are_seen_without_a_kill(pools, monkeypatch):
     with hang_guard():
         _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v7", workers=3, observer=observer)
     assert merges == reference_merges()
-    assert observer.summary == {"gathered_at": GATHER_AFTER}
+    assert observer.summary == {"shards": 3, "gathered_at": GATHER_AFTER}
     for phase, workers in V7_PHASES.items():
         assert {w for doing, w in seen if doing == phase} >= set(workers), phase
 
