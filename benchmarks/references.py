@@ -7,6 +7,7 @@ regime's setting or of a data generator, re-make them (v1 on every setting; minu
 
     python -m benchmarks.references            # both sizes
     python -m benchmarks.references --size tiny
+    python -m benchmarks.references --rung v6  # in seconds: every rung makes v1's merges (tests/ladder/)
 """
 
 from __future__ import annotations
@@ -33,14 +34,14 @@ def reference(setting: Setting) -> dict:
     return known[setting.key]
 
 
-def reference_merges(setting: Setting, folder: Path) -> dict:
-    """v1's merges on ``setting``, as they are stored: their count and digest."""
+def reference_merges(setting: Setting, folder: Path, rung: str = REFERENCE_RUNG) -> dict:
+    """v1's merges (or ``rung``'s) on ``setting``, as they are stored: their count and digest."""
     from bpe.defaults import SPECIAL_TOKENS
     from bpe.lab.publish import merges_digest
     from bpe.training.train import train_bpe
 
     path = make_data(setting, folder)
-    _, merges = train_bpe(path, setting.vocab_size, list(SPECIAL_TOKENS), variant=REFERENCE_RUNG)
+    _, merges = train_bpe(path, setting.vocab_size, list(SPECIAL_TOKENS), variant=rung)
     return {"merges": len(merges), "digest": merges_digest(merges)}
 
 
@@ -49,14 +50,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.references", description=__doc__.split("\n")[0])
     parser.add_argument("--size", choices=SIZES, action="append", help="only this size (repeatable); default: both")
+    parser.add_argument("--rung", default=REFERENCE_RUNG, help=f"the rung that makes them (default {REFERENCE_RUNG})")
     args = parser.parse_args(argv)
     known = json.loads(REFERENCES.read_text(encoding="utf-8")) if REFERENCES.exists() else {}
     with tempfile.TemporaryDirectory() as folder:
         for size in args.size or SIZES:
             for regime in REGIMES:
                 setting = regime.setting(size)
-                print(f"{setting.key}: {REFERENCE_RUNG} ...", file=sys.stderr, flush=True)
-                known[setting.key] = reference_merges(setting, Path(folder))
+                print(f"{setting.key}: {args.rung} ...", file=sys.stderr, flush=True)
+                known[setting.key] = reference_merges(setting, Path(folder), args.rung)
     write_json_atomic(REFERENCES, dict(sorted(known.items())), log=sys.stderr)
     return 0
 
