@@ -88,13 +88,18 @@ ROUNDS    ?= 3
 RUNS      ?=
 THRESHOLD ?=
 HISTOGRAM ?=
+BENCHMARK_CMD = $(PY) -m pytest benchmarks -q --benchmark-only --benchmark-autosave --benchmark-min-rounds=$(ROUNDS) \
+	--benchmark-sort=name --benchmark-columns=median,min,max,iqr,rounds
+COMPARE_CMD = $(PY) -m benchmarks.compare $(RUNS) $(if $(THRESHOLD),--fail $(THRESHOLD)) \
+	$(if $(HISTOGRAM),--histogram $(if $(filter 1,$(HISTOGRAM)),out/benchmarks/histogram,$(HISTOGRAM)))
+
 benchmark: $(VENV)/.installed
-	$(PY) -m pytest benchmarks -q --benchmark-only --benchmark-autosave --benchmark-min-rounds=$(ROUNDS) \
-		--benchmark-sort=name --benchmark-columns=median,min,max,iqr,rounds
+	@echo '$(strip $(BENCHMARK_CMD))'
+	@$(BENCHMARK_CMD)
 
 benchmark-compare: $(VENV)/.installed
-	$(PY) -m benchmarks.compare $(RUNS) $(if $(THRESHOLD),--fail $(THRESHOLD)) \
-		$(if $(HISTOGRAM),--histogram $(if $(filter 1,$(HISTOGRAM)),out/benchmarks/histogram,$(HISTOGRAM)))
+	@echo '$(strip $(COMPARE_CMD))'
+	@$(COMPARE_CMD)
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?=

@@ -60,6 +60,14 @@ def pick_runs(names: list[str], storage: Path = STORAGE) -> tuple[Path, Path]:
     return runs[-2], runs[-1]
 
 
+def shown(path: Path) -> str:
+    """``path`` relative to the current folder when inside it (``.benchmarks/...``)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _benchmarks(path: Path) -> dict[str, dict]:
     return {bench["fullname"]: bench for bench in json.loads(path.read_text(encoding="utf-8"))["benchmarks"]}
 
@@ -67,7 +75,7 @@ def _benchmarks(path: Path) -> dict[str, dict]:
 def regressions(before: Path, after: Path, threshold: str) -> tuple[list[str], list[str]]:
     """``after``'s benchmarks past ``threshold`` against ``before`` (pytest-benchmark's checks, e.g.
     ``median:10%`` or ``min:0.05`` seconds), and the benchmarks not compared because their data differ."""
-    from pytest_benchmark.utils import parse_compare_fail
+    from pytest_benchmark.utils import PercentageRegressionCheck, parse_compare_fail
 
     try:
         check = parse_compare_fail(threshold)
@@ -78,12 +86,13 @@ def regressions(before: Path, after: Path, threshold: str) -> tuple[list[str], l
     for name in sorted(old.keys() & new.keys()):
         was, now = old[name], new[name]
         if was.get("extra_info", {}).get("data") != now.get("extra_info", {}).get("data"):
-            skipped.append(name)
+            skipped.append(now["name"])
             continue
-        fail = check.fails(now["stats"], was["stats"])
-        if fail:
-            failed.append(f"{name} ({check.field} {was['stats'][check.field]:.4f}s -> "
-                          f"{now['stats'][check.field]:.4f}s) - {fail}")
+        if check.fails(now["stats"], was["stats"]):
+            grew = check.compute(now["stats"], was["stats"])
+            growth = f"{grew:+.1f}%" if isinstance(check, PercentageRegressionCheck) else f"{grew:+.4f}s"
+            failed.append(f"{now['name']}: {check.field} {was['stats'][check.field]:.4f}s -> "
+                          f"{now['stats'][check.field]:.4f}s ({growth})")
     return failed, skipped
 
 
@@ -101,16 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"comparing {before} (earlier) with {after}", flush=True)
+    print(f"comparing {shown(before)} (earlier) with {shown(after)}", flush=True)
     histogram = ["--histogram", args.histogram] if args.histogram else []
-    shown = subprocess.run([sys.executable, "-m", "pytest_benchmark", "compare", *TABLE, *histogram,
+    table = subprocess.run([sys.executable, "-m", "pytest_benchmark", "compare", *TABLE, *histogram,
                             str(before), str(after)])
-    if shown.returncode != 0:
-        return shown.returncode
+    if table.returncode != 0:
+        return table.returncode
     if skipped:
         print(f"not checked, their data differ between the runs: {', '.join(skipped)}")
     if failed:
-        print(f"Performance has regressed past {args.fail}:\n\t" + "\n\t".join(failed))
+        print(f"past {args.fail} (pytest-benchmark's --benchmark-compare-fail rule), later run against earlier:\n  "
+              + "\n  ".join(failed))
         return 1
     if args.fail:
         print(f"no benchmark past {args.fail}")

@@ -53,7 +53,8 @@ def test_benchmark_only_times_directly_and_records_the_stages(tmp_path):
 
 
 def _saved_run(folder, number: int, when: str, medians: dict[str, float], data: str = "d") -> None:
-    benches = [{"fullname": f"benchmarks/test_ladder.py::test_ladder[{name}]", "extra_info": {"data": data},
+    benches = [{"name": f"test_ladder[{name}]", "fullname": f"benchmarks/test_ladder.py::test_ladder[{name}]",
+                "extra_info": {"data": data},
                 "stats": {"median": median, "min": median, "max": median, "mean": median, "stddev": 0, "iqr": 0}}
                for name, median in medians.items()]
     (folder / f"{number:04d}_abc_{when}.json").write_text(json.dumps({"datetime": when, "benchmarks": benches}))
@@ -82,10 +83,10 @@ def test_a_threshold_fails_by_pytest_benchmarks_own_rule(tmp_path):
     _saved_run(tmp_path, 2, "2", {"v6": 1.15, "v7": 1.05, "v5": 0.5})
     before, after = sorted(tmp_path.glob("*.json"))
     failed, skipped = compare.regressions(before, after, "median:10%")
-    assert [line.split(" ")[0] for line in failed] == ["benchmarks/test_ladder.py::test_ladder[v6]"]
-    assert "median 1.0000s -> 1.1500s" in failed[0]
+    assert failed == ["test_ladder[v6]: median 1.0000s -> 1.1500s (+15.0%)"]
     assert skipped == []
     assert compare.regressions(before, after, "median:20%")[0] == []
+    assert compare.regressions(before, after, "median:0.1")[0] == ["test_ladder[v6]: median 1.0000s -> 1.1500s (+0.1500s)"]
     with pytest.raises(compare.CompareError, match="threshold 'median:ten'"):
         compare.regressions(before, after, "median:ten")
 
@@ -93,22 +94,23 @@ def test_a_threshold_fails_by_pytest_benchmarks_own_rule(tmp_path):
 def test_runs_on_other_data_are_not_checked(tmp_path):
     _saved_run(tmp_path, 1, "1", {"v6": 1.0})
     _saved_run(tmp_path, 2, "2", {"v6": 9.0}, data="webtext-synth-64KB")
-    assert compare.regressions(*sorted(tmp_path.glob("*.json")), "median:10%") == (
-        [], ["benchmarks/test_ladder.py::test_ladder[v6]"])
+    assert compare.regressions(*sorted(tmp_path.glob("*.json")), "median:10%") == ([], ["test_ladder[v6]"])
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_targets():
     def dry_run(*args):
         return subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", *args], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=60).stdout.replace("\\\n", "")
+                              capture_output=True, text=True, timeout=60).stdout
 
-    run = dry_run("benchmark")
+    def echoed(*args):
+        return [line for line in dry_run(*args).splitlines() if line.startswith("echo")]
+
+    [run] = echoed("benchmark")
     assert "-m pytest benchmarks" in run and "--benchmark-autosave" in run and "--benchmark-min-rounds=3" in run
-    assert dry_run("benchmark-compare").split() == [".venv/bin/python", "-m", "benchmarks.compare"]
-    named = dry_run("benchmark-compare", "RUNS=0001 0002", "THRESHOLD=median:10%", "HISTOGRAM=1")
-    assert named.split() == [".venv/bin/python", "-m", "benchmarks.compare", "0001", "0002", "--fail", "median:10%",
-                             "--histogram", "out/benchmarks/histogram"]
+    assert echoed("benchmark-compare") == ["echo '.venv/bin/python -m benchmarks.compare'"]
+    assert echoed("benchmark-compare", "RUNS=0001 0002", "THRESHOLD=median:10%", "HISTOGRAM=1") == [
+        "echo '.venv/bin/python -m benchmarks.compare 0001 0002 --fail median:10% --histogram out/benchmarks/histogram'"]
 
 
 def test_the_peers_are_the_labs():
