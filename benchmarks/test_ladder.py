@@ -31,7 +31,7 @@ PEER_TRAINERS = {"tokenizers": peers.train_tokenizers, "rustbpe": peers.train_ru
 def median_peak(peaks: list[int | None]) -> int | None:
     """The median of the rounds' peak RSS of this process (its workers' figure is the whole session's, so it
     is left out); ``None`` where the peak could not be reset before a round (not Linux)."""
-    return None if None in peaks else statistics.median(peaks)
+    return None if None in peaks else int(statistics.median(peaks))
 
 
 @pytest.mark.parametrize(("regime", "rung"), RUNGS)
