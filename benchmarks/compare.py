@@ -72,9 +72,15 @@ def _benchmarks(path: Path) -> dict[str, dict]:
     return {bench["fullname"]: bench for bench in json.loads(path.read_text(encoding="utf-8"))["benchmarks"]}
 
 
+def _setting(bench: dict) -> tuple:
+    """What a benchmark trained on: its data and vocab size (``extra_info``)."""
+    info = bench.get("extra_info", {})
+    return info.get("data"), info.get("vocab_size")
+
+
 def regressions(before: Path, after: Path, threshold: str) -> tuple[list[str], list[str]]:
     """``after``'s benchmarks past ``threshold`` against ``before`` (pytest-benchmark's checks, e.g.
-    ``median:10%`` or ``min:0.05`` seconds), and the benchmarks not compared because their data differ."""
+    ``median:10%`` or ``min:0.05`` seconds), and the benchmarks not compared because their data or vocab differ."""
     from pytest_benchmark.utils import PercentageRegressionCheck, parse_compare_fail
 
     try:
@@ -85,7 +91,7 @@ def regressions(before: Path, after: Path, threshold: str) -> tuple[list[str], l
     failed, skipped = [], []
     for name in sorted(old.keys() & new.keys()):
         was, now = old[name], new[name]
-        if was.get("extra_info", {}).get("data") != now.get("extra_info", {}).get("data"):
+        if _setting(was) != _setting(now):
             skipped.append(now["name"])
             continue
         if check.fails(now["stats"], was["stats"]):
@@ -117,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if table.returncode != 0:
         return table.returncode
     if skipped:
-        print(f"not checked, their data differ between the runs: {', '.join(skipped)}")
+        print(f"not checked, their data or vocab differ between the runs: {', '.join(skipped)}")
     if failed:
         print(f"past {args.fail} (pytest-benchmark's --benchmark-compare-fail rule), later run against earlier:\n  "
               + "\n  ".join(failed))

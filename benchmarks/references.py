@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                 setting = regime.setting(size)
                 print(f"{setting.key}: {args.rung} ...", file=sys.stderr, flush=True)
                 known[setting.key] = reference_merges(setting, Path(folder), args.rung)
-    write_json_atomic(REFERENCES, dict(sorted(known.items())), log=sys.stderr)
+    current = {regime.setting(size).key for regime in REGIMES for size in SIZES}  # a setting no regime has is dropped
+    write_json_atomic(REFERENCES, {key: known[key] for key in sorted(known) if key in current}, log=sys.stderr)
     return 0
 
 

@@ -70,7 +70,7 @@ class Regime:
 _LADDER = ("v2", "v3", "v4", "v5", "v6", "v7")
 
 REGIMES = (
-    Regime("gutenberg-like", _LADDER, full=Setting("gutenberg-sample", 2000),
+    Regime("gutenberg-like", _LADDER, full=Setting("gutenberg-sample", 1000),
            tiny=Setting("gutenberg-sample", 400, limit="64KB")),
     Regime("tinystories-like", ("v1", *_LADDER), full=Setting("tinystories-synth-2MB", 2000),
            tiny=Setting("tinystories-synth-64KB", 400)),

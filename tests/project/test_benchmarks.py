@@ -52,9 +52,9 @@ def test_benchmark_only_times_directly_and_records_the_stages(tmp_path):
         assert info["peak_rss_bytes"] > 0 and info["commit"]
 
 
-def _saved_run(folder, number: int, when: str, medians: dict[str, float], data: str = "d") -> None:
+def _saved_run(folder, number: int, when: str, medians: dict[str, float], data: str = "d", vocab: int = 400) -> None:
     benches = [{"name": f"test_ladder[{name}]", "fullname": f"benchmarks/test_ladder.py::test_ladder[{name}]",
-                "extra_info": {"data": data},
+                "extra_info": {"data": data, "vocab_size": vocab},
                 "stats": {"median": median, "min": median, "max": median, "mean": median, "stddev": 0, "iqr": 0}}
                for name, median in medians.items()]
     (folder / f"{number:04d}_abc_{when}.json").write_text(json.dumps({"datetime": when, "benchmarks": benches}))
@@ -91,10 +91,13 @@ def test_a_threshold_fails_by_pytest_benchmarks_own_rule(tmp_path):
         compare.regressions(before, after, "median:ten")
 
 
-def test_runs_on_other_data_are_not_checked(tmp_path):
+def test_runs_on_other_data_or_vocab_are_not_checked(tmp_path):
     _saved_run(tmp_path, 1, "1", {"v6": 1.0})
     _saved_run(tmp_path, 2, "2", {"v6": 9.0}, data="webtext-synth-64KB")
-    assert compare.regressions(*sorted(tmp_path.glob("*.json")), "median:10%") == ([], ["test_ladder[v6]"])
+    _saved_run(tmp_path, 3, "3", {"v6": 9.0}, data="webtext-synth-64KB", vocab=500)
+    runs = sorted(tmp_path.glob("*.json"))
+    assert compare.regressions(runs[0], runs[1], "median:10%") == ([], ["test_ladder[v6]"])
+    assert compare.regressions(runs[1], runs[2], "median:10%") == ([], ["test_ladder[v6]"])
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
