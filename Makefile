@@ -80,7 +80,7 @@ test-all: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
-# peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); about 5 minutes on an idle
+# peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
 # 2-core machine (BPE_BENCH_SIZE=tiny: seconds).  benchmark-compare: the last two saved runs, or RUNS="0001 0002";
 # THRESHOLD=median:10% exits 1 past it (pytest-benchmark's --benchmark-compare-fail rule); HISTOGRAM=1 writes
 # out/benchmarks/histogram-*.svg (or HISTOGRAM=PREFIX).
