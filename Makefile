@@ -26,7 +26,7 @@ PEERS   ?=
 TEST_MINUTES     := 3
 REPORT_MINUTES   := 9
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough
+.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
@@ -48,6 +48,7 @@ help:
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
 	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md (QUICK=1, PUBLISH=1; docs/articles.md)"
@@ -92,6 +93,28 @@ test: $(VENV)/.installed $(VENV)/.browser
 test-all: $(VENV)/.installed $(VENV)/.browser
 	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
 	$(PY) -u -m pytest -q
+
+# The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
+# peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
+# 2-core machine (BPE_BENCH_SIZE=tiny: seconds).  benchmark-compare: the last two saved runs, or RUNS="0001 0002";
+# THRESHOLD=median:10% exits 1 past it (pytest-benchmark's --benchmark-compare-fail rule); HISTOGRAM=1 writes
+# out/benchmarks/histogram-*.svg (or HISTOGRAM=PREFIX).
+ROUNDS    ?= 3
+RUNS      ?=
+THRESHOLD ?=
+HISTOGRAM ?=
+BENCHMARK_CMD = $(PY) -m pytest benchmarks -q --benchmark-only --benchmark-autosave --benchmark-min-rounds=$(ROUNDS) \
+	--benchmark-sort=name --benchmark-columns=median,min,max,iqr,rounds
+COMPARE_CMD = $(PY) -m benchmarks.compare $(RUNS) $(if $(THRESHOLD),--fail $(THRESHOLD)) \
+	$(if $(HISTOGRAM),--histogram $(if $(filter 1,$(HISTOGRAM)),out/benchmarks/histogram,$(HISTOGRAM)))
+
+benchmark: $(VENV)/.installed
+	@echo '$(strip $(BENCHMARK_CMD))'
+	@$(BENCHMARK_CMD)
+
+benchmark-compare: $(VENV)/.installed
+	@echo '$(strip $(COMPARE_CMD))'
+	@$(COMPARE_CMD)
 
 # Teaching and reports: scalene profile of one variant; the all-variant report with plots.
 V1_VOCAB ?=
