@@ -75,8 +75,23 @@ def measure_busy_cores(*, sample_seconds: float = SAMPLE_SECONDS,
     return None
 
 
+#: A second look at the cores this soon after the last one reuses it: one run may ask twice (v7: how
+#: many processes to merge in, then how many workers to count with), and each look costs
+#: :data:`SAMPLE_SECONDS` of waiting, which on a small corpus is a visible share of the run.
+REUSE_SECONDS = 1.0
+_last_look = [-math.inf, None]  # (time.monotonic() at the end of the last look, its busy cores)
+
+
+def busy_cores_now() -> float | None:
+    """:func:`measure_busy_cores`, or the last look's figure if it ended under :data:`REUSE_SECONDS` ago."""
+    if time.monotonic() - _last_look[0] >= REUSE_SECONDS:
+        taken = measure_busy_cores()
+        _last_look[:] = [time.monotonic(), taken]
+    return _last_look[1]
+
+
 def choose_workers(requested: int | None = None, *, cpu_count: int | None = None,
-                   busy: Callable[[], float | None] = measure_busy_cores) -> int:
+                   busy: Callable[[], float | None] = busy_cores_now) -> int:
     """``requested`` when given; else the cores not kept busy by other processes (at least 1).
 
     >>> choose_workers(3), choose_workers(None, cpu_count=2, busy=lambda: 0.97), choose_workers(None, cpu_count=4, busy=lambda: 0.1)

@@ -1,11 +1,14 @@
 """The worker count chosen from what the cores are doing: sampling, fallbacks, and the explicit count winning."""
 
+import math
 import sys
+import time
 from collections import Counter
 
 import pytest
 
 import bpe.training.parallel as parallel
+from bpe.training import cores
 from bpe.training.cores import _read_proc_stat, measure_busy_cores, choose_workers
 from bpe.training.pretokenize import count_file_serial
 from conftest import DEFAULT_CORPUS
@@ -66,3 +69,13 @@ def test_default_worker_count_follows_the_free_cores(monkeypatch):
 def test_an_explicit_worker_count_is_never_second_guessed(monkeypatch):
     monkeypatch.setattr(parallel, "choose_workers", lambda requested: pytest.fail("sampled the cores"))
     assert parallel.count_file_parallel(DEFAULT_CORPUS, EOT, workers=2) == count_file_serial(DEFAULT_CORPUS, EOT)
+
+
+def test_a_second_look_soon_after_reuses_the_first(monkeypatch):
+    looks = []
+    monkeypatch.setattr(cores, "_last_look", [-math.inf, None])
+    monkeypatch.setattr(cores, "measure_busy_cores", lambda: looks.append(1) or 0.9)
+    assert cores.busy_cores_now() == cores.busy_cores_now() == 0.9
+    assert len(looks) == 1  # v7 asks twice in one run: one sample of SAMPLE_SECONDS, not two
+    monkeypatch.setattr(cores, "_last_look", [time.monotonic() - cores.REUSE_SECONDS, 0.9])
+    assert cores.busy_cores_now() == 0.9 and len(looks) == 2  # an old look is taken again
