@@ -2,12 +2,13 @@
 
 A *candidate* is what ``--variant`` names (:mod:`bpe.lab.candidates`): a rung of the ladder, or your
 own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat
-runs in a fresh process (:mod:`bpe.lab.timed_run`).  The stages: **pretokenize** (read, split on
+runs in a fresh process (:mod:`bpe.lab.timed_run`), the candidates taking turns.  The stages: **pretokenize** (read, split on
 special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
 **update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
 process, and the largest pool worker).  Ratios mean something only within one bench, outside the
 run-to-run spread (:mod:`bpe.lab.spread`).  ``--busy N`` runs it all beside N processes spinning on
-a core (:func:`spin_on_cores`), as on a machine doing something else.  The printed tables' rows
+a core (:func:`spin_on_cores`), as on a machine doing something else; ``--busy N:bursty``, beside N
+processes spinning and sleeping in bursts, as a browser does.  The printed tables' rows
 (:func:`comparison_rows`) are the report's too.
 """
 
@@ -106,12 +107,15 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     print(header(result), file=out)
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
 
-    # 3. Run each candidate ``repeat`` times, each run in a fresh process; print its table.
+    # 3. Run each candidate ``repeat`` times, each run in a fresh process, the candidates taking turns
+    #    (a drift of the machine over the bench, a warming cache or a busy neighbour, then falls on every
+    #    candidate alike, not on the ones that ran last); print each one's table.
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
     with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(s.busy, s.load):
         subset = None  # a function takes a file, not a limit: give it exactly those bytes
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = write_prefix(path, end, Path(tmp) / path.name)
+        plans = {}  # label: (candidate, its path, its limit, where its own counts go)
         for candidate in candidates:
             name = candidate.label
             if not s.force and estimates[name] in slow:
@@ -120,12 +124,12 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
                                            f"{option('--variant', candidate.spec)} {option('--force')}")
                 print(result["skipped"][name], file=out)
                 continue
-            counts_out = Path(tmp) / f"counts-{len(own_counts)}.pickle" if candidate.kind == "merger" else None
             on_subset = candidate.kind == "function" and subset is not None
-            runs = _repeats(s, candidate, subset if on_subset else path, vocab_size, None if on_subset else limit,
-                            counts_out, result["failed"], out)
-            if runs is None:
-                continue
+            counts_out = Path(tmp) / f"counts-{len(plans)}.pickle" if candidate.kind == "merger" else None
+            plans[name] = (candidate, subset if on_subset else path, None if on_subset else limit, counts_out)
+        all_runs = _in_turns(s, plans, vocab_size, result["failed"], out)
+        for name, runs in all_runs.items():
+            candidate, _, _, counts_out = plans[name]
             merge_lists[name] = decode_merges(runs[0].pop("merge_list"))
             if counts_out is not None and counts_out.exists():
                 own_counts[name] = pickle.loads(counts_out.read_bytes())
@@ -158,23 +162,26 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     return result
 
 
-def _repeats(s: BenchSettings, candidate: Candidate, path: Path, vocab_size: int, limit: int | None,
-             counts_out: Path | None, failed: dict, out) -> list[dict] | None:
-    """``s.repeat`` runs of one candidate (the first keeps its merges and, for a ``Merger``, its own
-    pre-token counts in ``counts_out``); ``None`` when a run failed (its line is in ``failed``)."""
-    name, runs = candidate.label, []
+def _in_turns(s: BenchSettings, plans: dict, vocab_size: int, failed: dict, out) -> dict[str, list[dict]]:
+    """``s.repeat`` rounds, each running every candidate of ``plans`` once, in order (the first round keeps
+    each one's merges and, for a ``Merger``, its own pre-token counts); a candidate whose run failed
+    (its line is in ``failed``) drops out.  Each candidate's runs, in the order of ``plans``."""
+    runs: dict[str, list[dict]] = {name: [] for name in plans}
     for i in range(s.repeat):
-        run = run_once(path, candidate, vocab_size, s.special_tokens, s.workers, limit, want_merges=i == 0,
-                       counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
-                       run_label=f"{name} run {i + 1}/{s.repeat}: ")
-        if "failed" in run:
-            failed[name] = run["failed"]
-            print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
-            return None
-        runs.append(run)
-        if s.progress:
-            print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
-    return runs
+        for name, (candidate, path, limit, counts_out) in plans.items():
+            if name in failed:
+                continue
+            run = run_once(path, candidate, vocab_size, s.special_tokens, s.workers, limit, want_merges=i == 0,
+                           counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
+                           run_label=f"{name} run {i + 1}/{s.repeat}: ")
+            if "failed" in run:
+                failed[name] = run["failed"]
+                print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
+                continue
+            runs[name].append(run)
+            if s.progress:
+                print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
+    return {name: r for name, r in runs.items() if name not in failed}
 
 
 _SPIN = """

@@ -13,6 +13,7 @@ import pytest
 
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
+import bpe.lab.bench as bench_module
 from bpe.lab.bench import BenchSettings, parse_busy, run_bench, run_once, spin_on_cores
 from bpe.training.chunking import find_limit_end
 from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
@@ -37,6 +38,21 @@ def test_bench_json_has_every_figure(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "comparison" in printed and "median" in printed
     assert report["variants"]["v2"]["median"]["merges_sha256"] == report["variants"]["v1"]["median"]["merges_sha256"]
+
+
+def test_the_candidates_take_turns(monkeypatch):
+    # A drift of the machine during the bench falls on every candidate alike: v1, v2, v1, v2, not v1, v1, v2, v2.
+    order = []
+    real_run_once = bench_module.run_once
+
+    def recorded(path, candidate, *args, **kwargs):
+        order.append(candidate.label)
+        return real_run_once(path, candidate, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_once", recorded)
+    report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, [EOT], 2))
+    assert order == ["v1", "v2", "v1", "v2"]
+    assert [len(report["variants"][name]["runs"]) for name in ("v1", "v2")] == [2, 2]
 
 
 def test_a_run_records_its_mergers_summary_beside_the_timings():
