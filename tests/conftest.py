@@ -174,3 +174,14 @@ def project_modules() -> dict[str, Path]:
                 parts.pop()
             modules[".".join(parts)] = path
     return modules
+
+
+@pytest.fixture
+def sighup_not_ignored():
+    """SIGHUP at its default for the test and the processes it starts.  Under ``nohup``, or a runner that
+    ignores SIGHUP, it arrives ignored, every child inherits that, and the CLI rightly keeps it ignored:
+    the tests of what a SIGHUP does need one that is not."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, previous)
+

@@ -16,6 +16,8 @@ import bpe.cli
 from bpe.cli import build_parser, main
 from bpe.errors import STOP_SIGNALS
 
+pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
+
 #: The smallest command line of every subcommand (a new subcommand must be added here).
 ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],
         "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "figures": [], "ablation": [],

@@ -23,6 +23,8 @@ import pytest
 from bpe.cli import main
 from conftest import DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes
 
+pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
+
 SIGNALS = [signal.SIGTERM, signal.SIGHUP]
 
 
