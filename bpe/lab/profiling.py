@@ -10,6 +10,7 @@ code, so "profile first, then optimize the line it points at" is visible for eac
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -110,6 +111,43 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
         raise
 
 
+#: Files scalene's native library makes in /tmp whatever TMPDIR says, named by the pid of the process it
+#: profiles; scalene removes them when it ends on its own, not when it is ended by a signal.
+SCALENE_FILES = "/tmp/scalene-malloc-*"
+
+
+def remove_scalene_leftovers(before: set[str], wait: float = 1.0) -> None:
+    """Remove the :data:`SCALENE_FILES` that were not there ``before``, once their process has ended
+    (waiting up to ``wait`` seconds: a process just killed with its group may not be gone yet)."""
+    deadline = time.monotonic() + wait
+    for path in sorted(set(glob.glob(SCALENE_FILES)) - before):
+        pid = re.search(r"(\d+)$", path)
+        if pid is None:
+            continue
+        while _running(int(pid.group(1))) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not _running(int(pid.group(1))):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
+    try:
+        os.kill(pid, 0)  # signal 0 only asks whether the process is there
+    except ProcessLookupError:
+        return False
+    except OSError:  # there, and someone else's
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # no /proc (not Linux), or it has just gone
+        return True
+
+
 def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
     """Run one training under scalene, writing its JSON profile to ``json_out``; ``alive`` as for
     :func:`wait_alive`, so a long profile says it is still going."""
@@ -122,13 +160,17 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
         # TMPDIR: scalene makes a temporary folder of its own and leaves it behind; inside ours, it goes with ours.
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                    TMPDIR=tmp)
+        before = set(glob.glob(SCALENE_FILES))
         try:
             # A session of its own: scalene runs the training in a child of its own, which must go with it.
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                     cwd=REPO_ROOT, start_new_session=True)
         except FileNotFoundError as exc:
             raise BPEError(f"cannot run scalene: {exc}") from None
-        stdout, stderr = wait_alive(proc, alive, every)
+        try:
+            stdout, stderr = wait_alive(proc, alive, every)
+        finally:
+            remove_scalene_leftovers(before)
         if proc.returncode != 0 or not raw.exists():
             if "No module named scalene" in stderr:
                 raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")

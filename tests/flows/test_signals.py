@@ -11,6 +11,7 @@ after the first file.  Polls are bounded by :data:`HANG_GUARD_SECONDS`; nothing 
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bpe.cli import main
+from bpe.lab.profiling import SCALENE_FILES
 from conftest import DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
@@ -158,6 +160,7 @@ def _cmdline(pid: int) -> str:
 def test_bench_in_its_timed_child(tmp_path, signum):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
+    scalene_files = set(glob.glob(SCALENE_FILES))  # its native library writes to /tmp whatever TMPDIR says
     proc, err, started = signal_in_phase(
         ["bench", "--variant", "v6", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--workers", "2",
          "--repeat", "3"], signum, timed_child_has_workers, env=child_env(TMPDIR=str(scratch)))
@@ -190,9 +193,11 @@ def test_profile_ends_scalene_and_its_child(tmp_path):
     pytest.importorskip("scalene")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
+    scalene_files = set(glob.glob(SCALENE_FILES))  # its native library writes to /tmp whatever TMPDIR says
     proc, err, started = signal_in_phase(
         ["profile", "--variant", "v2", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--out-dir",
          str(tmp_path / "out")], signal.SIGTERM, scalene_runs_the_training, env=child_env(TMPDIR=str(scratch)))
     assert len(started) >= 2, f"scalene and the run it profiles were not both seen: {started}"
     assert_ended_cleanly(proc, err, started, signal.SIGTERM)
     assert list(scratch.iterdir()) == [] and not list((tmp_path / "out").glob("**/*"))  # no profile written
+    assert set(glob.glob(SCALENE_FILES)) <= scalene_files, "scalene's files in /tmp were left behind"
