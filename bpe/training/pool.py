@@ -88,10 +88,6 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-#: Ctrl-C, SIGTERM and SIGHUP held back while forking and cleaning up (:func:`bpe.errors.stop_signals_held`).
-sigint_held = stop_signals_held
-
-
 def _context():
     # fork starts a worker in milliseconds with every module already imported; spawn where it is missing
     methods = multiprocessing.get_all_start_methods()
@@ -200,7 +196,7 @@ class WorkerPool:
         ctx = _context()
         forking = ctx.get_start_method() == "fork"
         try:
-            with sigint_held():  # no worker may see a Ctrl-C before it ignores SIGINT
+            with stop_signals_held():  # no worker may see a stop signal before it sets its own handling
                 for _ in range(workers):
                     parent_end, child_end = ctx.Pipe(duplex=True)
                     ours, theirs = ctx.Pipe(duplex=True) if channels else (None, None)
@@ -304,7 +300,7 @@ class WorkerPool:
             self.terminate()
             return
         self._closed = True
-        with sigint_held():
+        with stop_signals_held():
             for conn in self._conns:
                 try:
                     conn.send(None)
@@ -317,7 +313,7 @@ class WorkerPool:
         is then no process to watch (or to be killed unseen) and no memory held."""
         if self._busy[worker]:
             raise RuntimeError(f"worker {worker} is busy: read its result first")
-        with sigint_held():
+        with stop_signals_held():
             try:
                 self._conns[worker].send(None)
             except OSError:
@@ -335,7 +331,7 @@ class WorkerPool:
         """SIGTERM every worker, SIGKILL those still alive after a short wait, reap all; never blocks
         for long, and SIGINT is held back meanwhile so a second Ctrl-C cannot break the clean-up."""
         self._closed = True
-        with sigint_held():
+        with stop_signals_held():
             for process in self._processes:
                 if process.exitcode is None:
                     try:
