@@ -8,8 +8,12 @@ The folder is ``variants/`` at the top of the repository, installed as the packa
 named ``bpe.variants.vN_<idea>`` wherever the project runs.
 
 Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
-the folder, and a module is imported only when it is first looked up: the variants import ``bpe``,
-so importing them all while ``bpe`` itself is being imported would be a cycle.
+the folder, and a module is imported only when it is first looked up or listed: the variants import
+``bpe``, so importing them all while ``bpe`` itself is being imported would be a cycle.
+
+A rung that cannot run here says why in its ``UNAVAILABLE`` (v8, when it was installed without a C
+compiler): it is left out of :data:`VARIANTS`, so the ladder's loops and tests run on what works, and
+naming it gets that reason as the one-line error (:func:`get_variant`).
 
 >>> list(VARIANTS)[:2], VARIANTS["v1"].__name__
 (['v1', 'v2'], 'bpe.variants.v1_naive')
@@ -30,10 +34,12 @@ _VARIANT_FILE = re.compile(r"^(v\d+)_\w+$")
 
 
 class _LazyVariants(Mapping):
-    """name -> module, in ladder order (v1, v2, ...); each module imported on first lookup."""
+    """name -> module of every rung that can run here, in ladder order (v1, v2, ...); each module
+    imported on first lookup."""
 
     def __init__(self) -> None:
         self._files: dict[str, str] | None = None
+        self._runnable: list[str] | None = None
 
     def _names(self) -> dict[str, str]:
         if self._files is None:
@@ -45,17 +51,29 @@ class _LazyVariants(Mapping):
             self._files = dict(sorted(found.items(), key=lambda item: int(item[0][1:])))
         return self._files
 
-    def __getitem__(self, name: str) -> ModuleType:
+    def module(self, name: str) -> ModuleType:
+        """The rung's module whether or not it can run here (``KeyError``: no such rung)."""
         return importlib.import_module(self._names()[name])
 
+    def _runnable_names(self) -> list[str]:
+        if self._runnable is None:
+            self._runnable = [name for name in self._names() if unavailable(self.module(name)) is None]
+        return self._runnable
+
+    def __getitem__(self, name: str) -> ModuleType:
+        module = self.module(name)
+        if unavailable(module) is not None:
+            raise KeyError(name)
+        return module
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
+        return iter(self._runnable_names())
 
     def __len__(self) -> int:
-        return len(self._names())
+        return len(self._runnable_names())
 
     def __reversed__(self) -> Iterator[str]:
-        return reversed(list(self._names()))
+        return reversed(self._runnable_names())
 
     def __repr__(self) -> str:
         return f"VARIANTS({', '.join(self._names())})"
@@ -65,22 +83,36 @@ class _LazyVariants(Mapping):
 VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
-#: The default variant (``train``, ``bench``, ``train_bpe``) when none is named: the fastest one
-#: *measured* on both regimes, which need not be the last rung.  v7 is v6 itself, in one process, below
-#: two shards' worth of distinct pre-tokens and with one worker; above, it shards the words, and gathers
-#: them back to finish as v6 when a busy core or small merges make the round trips stall.  The figures,
-#: idle and with one core busy: docs/v7.md, "Idle and with one core busy".  None: the last rung.
-DEFAULT_VARIANT: str | None = "v7"
+#: The default variants (``train``, ``bench``, ``train_bpe``) when none is named, in order of preference:
+#: the fastest *measured* on both regimes that can run here.  v8 (compiled) when it was built (docs/v8.md);
+#: else v7, the fastest in pure Python: v6 itself, in one process, below two shards' worth of distinct
+#: pre-tokens and with one worker; above, it shards the words (docs/v7.md, "Idle and with one core busy").
+DEFAULT_VARIANTS: tuple[str, ...] = ("v8", "v7")
+
+
+def unavailable(module: ModuleType) -> str | None:
+    """Why a rung cannot run here (its ``UNAVAILABLE``: v8 built without a C compiler), or ``None``."""
+    return getattr(module, "UNAVAILABLE", None)
 
 
 def best_variant() -> str:
-    """The default variant: :data:`DEFAULT_VARIANT`, or the last step of the ladder."""
-    return DEFAULT_VARIANT if DEFAULT_VARIANT in VARIANTS else next(reversed(VARIANTS))
+    """The default variant: the first of :data:`DEFAULT_VARIANTS` that can run here, else the last rung."""
+    for name in DEFAULT_VARIANTS:
+        if name in VARIANTS:
+            return name
+    return next(reversed(VARIANTS))
 
 
 def get_variant(name: str | None) -> ModuleType:
+    """The rung ``name`` (the default when ``None``), or a :class:`BPEError` naming why it cannot be had."""
     if name is None:
         name = best_variant()
-    if name not in VARIANTS:
-        raise BPEError(f"unknown variant {name!r}; valid variants: {', '.join(VARIANTS)}")
-    return VARIANTS[name]
+    if name in VARIANTS:
+        return VARIANTS[name]
+    try:
+        reason = unavailable(VARIANTS.module(name))
+    except KeyError:
+        reason = None
+    if reason is not None:
+        raise BPEError(reason)
+    raise BPEError(f"unknown variant {name!r}; valid variants: {', '.join(VARIANTS)}")

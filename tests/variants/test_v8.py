@@ -1,0 +1,139 @@
+"""v8, the compiled merge: exactly v1's merges on the cases where C arrays could go wrong (ties in byte
+order, two merges making the same bytes, 64-bit counts), clear errors, and the one line it prints
+where it was not built.  The ladder-wide tests (equivalence, reference, reliability) run it too."""
+
+import shutil
+import sysconfig
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe import VARIANTS, BPEError, train_bpe
+from bpe.training import registry
+from bpe.training.merge_loop import run_merges
+from bpe.training.timer import NullTimer
+from bpe.variants import v1_naive, v8_compiled
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, reference_merges
+
+built = pytest.mark.skipif(v8_compiled.UNAVAILABLE is not None, reason=str(v8_compiled.UNAVAILABLE))
+
+
+def merges_of(module, pretoken_counts, num_merges=10_000):
+    return run_merges(module.Merger(pretoken_counts), num_merges, NullTimer())
+
+
+def test_built_wherever_a_compiler_is():
+    """A machine with a C compiler (CI's, a developer's) must have built v8: else its tests would skip
+    quietly and the default fall back to v7 unnoticed."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) here: v8 is rightly not built")
+    assert v8_compiled.UNAVAILABLE is None
+    assert "v8" in VARIANTS and registry.best_variant() == "v8"
+
+
+@built
+def test_reference_merges():
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v8")
+    assert merges == reference_merges()
+
+
+@built
+@pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+def test_small_corpora_to_the_last_merge(counts):
+    assert merges_of(v8_compiled, counts) == merges_of(v1_naive, counts)
+
+
+@built
+def test_tie_follows_byte_order_not_id_order():
+    # zz is made before ab, so it has the smaller id; (zz, c) and (ab, c) tie at 3 and v1 takes the
+    # larger *bytes*, (zz, c): the heap compares the tokens' bytes, not their ids.
+    counts = {b"zzc": 3, b"abc": 3, b"zz": 5, b"ab": 2}
+    assert merges_of(v8_compiled, counts, 4) == [(b"z", b"z"), (b"a", b"b"), (b"zz", b"c"), (b"ab", b"c")]
+
+
+@built
+def test_tie_prefers_the_longer_token_with_the_same_prefix():
+    counts = {b"abx": 4, b"ax": 4, b"ab": 3, b"q": 1}
+    assert merges_of(v8_compiled, counts, 4) == merges_of(v1_naive, counts, 4)
+
+
+@built
+def test_a_merge_into_an_existing_token_joins_its_pairs():
+    # Should two merges ever make the same bytes ((a, bc) and (ab, c)), the second merge's token already
+    # exists and so may its pairs: the compiled merge then finds them instead of making new slots (no
+    # greedy run found here makes such a pair, so the state is driven directly).
+    state = v8_compiled.MergeState({b"abcd": 5, b"xyd": 2, b"xy": 1})
+    a, b, c, d, x, y = (ord(ch) for ch in "abcdxy")
+    bc = state.add_token(b"bc")
+    state.merge(b, c, bc)
+    abc = state.add_token(b"abc")
+    state.merge(a, bc, abc)
+    state.merge(x, y, abc)  # not fresh: (abc, d) exists, with count 5
+    assert state.live_pairs() == {(abc, d): 7}
+    assert sorted(state.words()) == [([abc], 1), ([abc, d], 2), ([abc, d], 5)]
+    assert state.best_pair() == (abc, d)
+
+
+@built
+def test_counts_past_32_bits():
+    # One pre-token 3e9 times, a pair's count past 2**32: a 32-bit count would wrap and pick wrong.
+    counts = {b"ab": 3_000_000_000, b"ba": 2_999_999_999, b"abab": 2**31, b"cd": 5}
+    expected = merges_of(v1_naive, counts)
+    merger = v8_compiled.Merger(counts)
+    assert merger.state.pair_count(ord("a"), ord("b")) == 3_000_000_000 + 2 * 2**31
+    assert run_merges(merger, 10, NullTimer()) == expected
+
+
+@built
+def test_a_count_beyond_64_bits_is_refused_clearly():
+    with pytest.raises(OverflowError, match="does not fit in 64 bits"):
+        v8_compiled.Merger({b"ab": 2**64})
+
+
+@built
+def test_a_merge_of_an_absent_pair_changes_nothing():
+    merger = v8_compiled.Merger({b"ab": 2})
+    merger.merge((b"x", b"y"))
+    assert merger.select_best_pair() == (b"a", b"b")
+
+
+@built
+def test_summary_counts_the_index_work():
+    merger = v8_compiled.Merger({b"abab": 1, b"abc": 2, b"bc": 7})
+    run_merges(merger, 5, NullTimer())
+    summary = merger.summary()
+    assert summary["word_visits"] >= 3 and summary["merge_memory_bytes"] > 0
+    assert set(summary) == {"word_visits", "stale_visits", "skipped_visits", "stale_pops", "merge_memory_bytes"}
+
+
+pretokens = st.dictionaries(st.binary(min_size=1, max_size=6).map(lambda b: bytes(c % 4 + 97 for c in b)),
+                            st.integers(1, 2**40), min_size=1, max_size=25)
+
+
+@built
+@settings(max_examples=300, deadline=None)
+@given(pretokens)
+def test_matches_v1_on_generated_counts(counts):
+    # Four letters make repeats, overlaps and ties common; counts up to 2**40 keep 64-bit sums honest.
+    assert merges_of(v8_compiled, counts) == merges_of(v1_naive, counts)
+
+
+def test_unbuilt_v8_says_why_in_one_line(monkeypatch):
+    monkeypatch.setattr(v8_compiled, "UNAVAILABLE", v8_compiled.NOT_BUILT)
+    monkeypatch.setattr(v8_compiled, "MergeState", None)
+    monkeypatch.setattr(registry.VARIANTS, "_runnable", None)
+    try:
+        assert "v8" not in VARIANTS and "v7" in VARIANTS
+        assert registry.best_variant() == "v7"  # the fastest pure-Python rung
+        for call in (lambda: registry.get_variant("v8"), lambda: v8_compiled.Merger({b"ab": 1}),
+                     lambda: train_bpe(CORPUS_EN, 300, [], variant="v8")):
+            with pytest.raises(BPEError) as error:
+                call()
+            assert str(error.value) == v8_compiled.NOT_BUILT
+        assert "\n" not in v8_compiled.NOT_BUILT and "C compiler" in v8_compiled.NOT_BUILT
+        assert "make venv" in v8_compiled.NOT_BUILT
+    finally:
+        monkeypatch.undo()
+        registry.VARIANTS._runnable = None

@@ -1,0 +1,1006 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""v8's compiled merge: v6's algorithm on C arrays (the Python side is ``v8_compiled.py``).
+
+Unlike v6, nothing here is a Python object while the merges run.  Each structure below replaces one
+of v6's, and says what it replaces and why; the algorithm is v6's, step for step:
+
+* a word is a record in one block of memory (its count, its length, a visit stamp, its token ids),
+  where v6 had a ``str`` in a list beside an ``int`` in another list;
+* a pair is a slot in one array (count, holders, the two tokens), found through an open-addressing
+  table keyed by the two ids, where v6 had ``dict[str, int]`` and ``dict[str, list[int]]``;
+* the lazy index is each slot's array of word numbers, grown by doubling, never searched;
+* the heap is an array of (count, slot) ordered by count and then the pair's bytes, where v6 had
+  ``heapq`` over tuples holding inverted-key strings;
+* the diff grouped by neighbour is a table indexed by token id, where v6 had two ``defaultdict(list)``.
+
+Counts are 64-bit everywhere: a pair's count is a sum of word counts and can pass 2**31 (a 32-bit
+count is a real bug some trainers shipped).  Long loops call ``PyErr_CheckSignals`` every few
+thousand words, so Ctrl-C and SIGTERM land within a fraction of a second even in a merge that
+rewrites millions of words.  Every allocation is checked: a failure raises ``MemoryError``.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcmp, memcpy, memmove, memset
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_Check
+from cpython.dict cimport PyDict_Next
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.long cimport PyLong_AsLongLong
+from cpython.ref cimport PyObject
+
+cdef extern from *:
+    """
+    /* A hint to fetch a word's record into the cache a few words before it is read: the merge visits
+       words in index order, scattered over the block, and a miss on each first touch is most of a
+       merge's time.  A no-op where the compiler lacks the builtin. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define V8_PREFETCH(p) __builtin_prefetch((p), 1, 3)
+    #else
+    #define V8_PREFETCH(p) ((void)(p))
+    #endif
+
+    /* Ask Linux to back a large block with 2 MiB pages.  The merge reads its blocks at random, and with
+       4 KiB pages nearly every read of a few hundred MB also misses the TLB and walks the page tables
+       (a second miss); one 2 MiB page covers 512 of them.  Elsewhere, or for a small block, nothing. */
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #include <stdint.h>
+    static void v8_advise_huge(void *p, size_t size) {
+        const uintptr_t page = (uintptr_t)2 << 20;
+        uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)p + size) & ~(page - 1);
+        if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+    }
+    #else
+    static void v8_advise_huge(void *p, size_t size) { (void)p; (void)size; }
+    #endif
+    """
+    void V8_PREFETCH(const void *p) nogil
+    void v8_advise_huge(void *p, size_t size) nogil
+
+
+# --- Words: one block of records, and a small summary of each -------------------------------------------
+# A record is a 16-byte head and the word's token ids (int32), padded to a multiple of 16 bytes, so a
+# word of up to 7 tokens is one 64-byte cache line with its count and length.  A merge shortens a word
+# in place; the record keeps its size.  v6's `words[i]` and `word_counts[i]` were two pointer chases
+# into two lists, then into a str object and an int object elsewhere on the heap.
+#
+# The records are laid out by count, the most frequent words first (bucketed by the count's bit
+# length, which costs one pass): the words that hold the pairs merged most often sit together, and
+# stay in the cache between merges.
+#
+# A word is named by its number, which is what the index stores, and a number leads to a WordRef: the
+# record's offset (16-byte units: up to 64 GiB of records) and a 32-bit summary of the pairs the word
+# holds now (one bit per pair, chosen by a hash).  The lazy index lists words that have since lost the
+# pair (about half the visits on web-like text); a clear bit proves the pair is gone without touching
+# the record, a miss saved.  The refs are 8 bytes a word, dense, and mostly in the cache.
+
+ctypedef struct WordHead:
+    int64_t count      # the pre-token's count in the corpus
+    int32_t length     # tokens now
+    int32_t stamp      # the merge that last visited it: a word listed twice is rewritten once
+
+ctypedef struct WordRef:
+    uint32_t offset    # where its record starts, in 16-byte units
+    uint32_t summary   # the bits of the pairs it holds (pair_bit); a clear bit: the pair is not there
+
+cdef inline WordHead *word_at(char *block, uint32_t offset) noexcept nogil:
+    return <WordHead *>(block + (<size_t>offset << 4))
+
+cdef inline int32_t *tokens_of(WordHead *head) noexcept nogil:
+    return <int32_t *>(head + 1)
+
+cdef inline uint32_t pair_bit(int32_t first, int32_t second) noexcept nogil:
+    return (<uint32_t>1) << (((<uint32_t>first * 0x9E3779B1u) ^ (<uint32_t>second * 0x85EBCA77u)) >> 27)
+
+cdef inline uint32_t summarize(int32_t *tokens, int32_t length) noexcept nogil:
+    cdef uint32_t bits = 0
+    cdef int32_t j
+    for j in range(length - 1):
+        bits |= pair_bit(tokens[j], tokens[j + 1])
+    return bits
+
+
+# --- Pairs: slots, and a table from (first, second) to a slot -------------------------------------------
+# A slot is never freed: a pair whose count falls to zero keeps its slot (and frees its holders), so the
+# table needs no deletion and no tombstones.  Holders are word numbers, appended and never removed
+# (v6's lazy index): a visit that finds no occurrence is skipped.  The build's holders are slices of one
+# block (capacity -1: not owned, never grown, since a byte pair can never be gained again: every merged
+# token is two bytes or more).  Most pairs made by merges are held by one or two words: those are kept
+# in the slot itself, where the merge writes the count anyway; a third word moves them to an array of
+# their own, grown by doubling.  (A malloc per new pair was a tenth of the merge's time.)
+
+ctypedef union Holders:
+    uint32_t *many     # capacity > 0: an array of its own; -1: a slice of the build's block
+    uint32_t few[2]    # capacity 0: up to two, kept in the slot itself
+
+ctypedef struct PairSlot:
+    int64_t count
+    Holders holders    # word numbers
+    int32_t size
+    int32_t capacity
+    int32_t first
+    int32_t second
+
+ctypedef struct TableEntry:
+    uint64_t key       # (first << 32) | second
+    int32_t slot       # -1: empty
+
+cdef inline uint64_t pair_key(int32_t first, int32_t second) noexcept nogil:
+    return (<uint64_t><uint32_t>first << 32) | <uint32_t>second
+
+cdef inline size_t spread(uint64_t key) noexcept nogil:
+    # Fibonacci hashing: the multiply mixes both ids into the high bits, which the table's mask reads.
+    return <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> 17)
+
+
+# --- The heap: (count, slot), best first ----------------------------------------------------------------
+# Ordered by count, then by the pair's bytes, compared as v1 compares (bytes, bytes) tuples: the first
+# tokens by memcmp and length, then the second ones.  v6 built an inverted-key string per entry so that
+# heapq's tuple comparison gave that order; here the comparison reads the tokens' bytes directly, and
+# only when two counts tie.  Lazy deletion as in v5 and v6: a popped entry whose count is stale is
+# re-keyed with the live count, or dropped when the pair is gone.
+
+ctypedef struct HeapEntry:
+    int64_t count
+    int32_t slot
+
+
+# --- The neighbour table: v6's diff grouped by neighbour --------------------------------------------------
+# A word with one occurrence of the merged pair (a, b) -> n, between x and y, loses (x, a) and (b, y)
+# and gains (x, n) and (n, y).  Those pairs depend only on x (or y), so each neighbour token has a row,
+# indexed by its id, filled on its first word in a merge (the stamp says which merge filled it).  A word
+# then adds its count to two rows and to two gained slots: no hash probe, no scattered write.  The losses
+# wait in the rows until the merge ends, when each row's lost pair is found and lowered once, with
+# the table and the slots fetched ahead: a miss per distinct neighbour, overlapped, instead of a miss
+# per word, one after the other.  v6 grouped the same way with two dicts of lists.
+
+ctypedef struct NeighbourRow:
+    int64_t lost_before    # x, the token right before an occurrence: the count (x, a) loses
+    int64_t lost_after     # y, the token right after one: the count (b, y) loses
+    int32_t stamp_before   # the merge that filled the "before" half
+    int32_t gained_before  # slot of (x, n)
+    int32_t stamp_after
+    int32_t gained_after   # slot of (n, y)
+
+
+cdef enum:
+    SIGNAL_EVERY = 1 << 14   # word visits between two checks for a signal (Ctrl-C, SIGTERM)
+    PREFETCH_AHEAD = 16      # how many words ahead of the one being rewritten a record is fetched
+
+
+cdef class MergeState:
+    """The words, the pair counts, the index and the heap, in C arrays; one merge per ``merge`` call."""
+
+    # words
+    cdef char *block
+    cdef size_t block_units
+    cdef WordRef *refs
+    cdef Py_ssize_t num_words
+    # tokens: bytes for the tie-break, and the neighbour rows
+    cdef char *token_bytes
+    cdef size_t token_bytes_size, token_bytes_capacity
+    cdef int64_t *token_start
+    cdef int32_t *token_length
+    cdef NeighbourRow *neighbours
+    cdef int32_t num_tokens, token_capacity
+    # pairs
+    cdef PairSlot *pairs
+    cdef int32_t num_pairs, pair_capacity
+    cdef TableEntry *table
+    cdef size_t table_mask
+    cdef uint32_t *build_holders
+    # heap
+    cdef HeapEntry *heap
+    cdef Py_ssize_t heap_size, heap_capacity
+    # per merge
+    cdef int32_t stamp
+    cdef int32_t newest_made     # the largest token id a merge has made: n above it is a fresh token
+    cdef bint fresh              # this merge's n is fresh: no pair holding it exists yet
+    cdef int32_t *touched_before # the neighbour rows filled in this merge (x, then y), capacity: the tokens
+    cdef int32_t *touched_after
+    cdef Py_ssize_t num_before, num_after
+    cdef int32_t *pending        # slots made in this merge, filed in the table when it ends
+    cdef Py_ssize_t num_pending, pending_capacity
+    cdef int32_t *work_slots     # the lost pairs' slots and counts, found when the merge ends
+    cdef int64_t *work_counts
+    cdef int32_t *lowered
+    cdef Py_ssize_t num_lowered, lowered_capacity
+    cdef int32_t *scratch
+    cdef Py_ssize_t scratch_capacity
+    cdef bint broken
+    # what a run reports
+    cdef public int64_t visits, stale_visits, skipped_visits, stale_pops
+
+    def __cinit__(self):
+        self.block = NULL
+        self.refs = NULL
+        self.token_bytes = NULL
+        self.token_start = NULL
+        self.token_length = NULL
+        self.neighbours = NULL
+        self.pairs = NULL
+        self.table = NULL
+        self.build_holders = NULL
+        self.heap = NULL
+        self.touched_before = NULL
+        self.touched_after = NULL
+        self.pending = NULL
+        self.work_slots = NULL
+        self.work_counts = NULL
+        self.lowered = NULL
+        self.scratch = NULL
+
+    def __dealloc__(self):
+        cdef int32_t i
+        if self.pairs != NULL:
+            for i in range(self.num_pairs):
+                if self.pairs[i].capacity > 0:
+                    free(self.pairs[i].holders.many)
+        free(self.block); free(self.refs); free(self.token_bytes); free(self.token_start)
+        free(self.token_length); free(self.neighbours); free(self.pairs); free(self.table)
+        free(self.build_holders); free(self.heap); free(self.touched_before); free(self.touched_after)
+        free(self.pending); free(self.work_slots); free(self.work_counts); free(self.lowered); free(self.scratch)
+
+    def __init__(self, pretoken_counts):
+        """Phase pair_count: the words' records, each byte pair's count and holders, and the heap.
+
+        ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts."""
+        cdef int32_t i
+        if not isinstance(pretoken_counts, dict):
+            raise TypeError(f"pre-token counts must be a dict, got {type(pretoken_counts).__name__}")
+        self.token_capacity = 512
+        self.token_bytes_capacity = 4096
+        self.token_bytes = <char *>check(malloc(self.token_bytes_capacity))
+        self.token_start = <int64_t *>check(malloc(self.token_capacity * sizeof(int64_t)))
+        self.token_length = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
+        self.neighbours = <NeighbourRow *>check(calloc(self.token_capacity, sizeof(NeighbourRow)))
+        self.touched_before = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
+        self.touched_after = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
+        self.work_slots = <int32_t *>check(malloc(2 * self.token_capacity * sizeof(int32_t)))
+        self.work_counts = <int64_t *>check(malloc(2 * self.token_capacity * sizeof(int64_t)))
+        for i in range(256):  # tokens 0-255: the bytes
+            self.token_bytes[i] = <char>i
+            self.token_start[i] = i
+            self.token_length[i] = 1
+        self.num_tokens = 256
+        self.newest_made = 255
+        self.token_bytes_size = 256
+        self.pending_capacity = self.lowered_capacity = 1024
+        self.pending = <int32_t *>check(malloc(self.pending_capacity * sizeof(int32_t)))
+        self.lowered = <int32_t *>check(malloc(self.lowered_capacity * sizeof(int32_t)))
+        self.scratch_capacity = 256
+        self.scratch = <int32_t *>check(malloc(self.scratch_capacity * sizeof(int32_t)))
+        self._build_words(pretoken_counts)
+        self._build_pairs()
+        self._build_heap()
+
+    # -- the build ----------------------------------------------------------------------------------------
+
+    cdef int _build_words(self, pretoken_counts) except -1:
+        """Copy each pre-token of two bytes or more into its record, reading the bytes where Python
+        keeps them (no copy into a Python object on the way), the most frequent words first."""
+        cdef Py_ssize_t position = 0, length, j, n = 0, first
+        cdef PyObject *key
+        cdef PyObject *value
+        cdef size_t total = 0, at
+        cdef size_t units[65]     # per bucket (64 - the count's bit length): its records' 16-byte units,
+        cdef Py_ssize_t words[65] # and its words; then, their running starts
+        cdef int bucket
+        cdef int64_t count
+        cdef unsigned char *text
+        cdef WordHead *head
+        cdef int32_t *tokens
+        memset(units, 0, sizeof(units))
+        memset(words, 0, sizeof(words))
+        # First pass: check the counts, and size each bucket.
+        while PyDict_Next(pretoken_counts, &position, &key, &value):
+            if not PyBytes_Check(<object>key):
+                raise TypeError(f"pre-tokens must be bytes, got {type(<object>key).__name__}")
+            length = PyBytes_GET_SIZE(<object>key)
+            if length > 1:
+                bucket = count_bucket(checked_count(<object>value))
+                units[bucket] += record_units(length)
+                words[bucket] += 1
+                total += record_units(length)
+                n += 1
+        if total >= (<size_t>1 << 32):
+            raise MemoryError("v8's words need more than 64 GiB of records")
+        at = 0
+        first = 0
+        for bucket in range(65):  # each bucket's sizes become where it starts
+            units[bucket], at = at, at + units[bucket]
+            words[bucket], first = first, first + words[bucket]
+        self.block = <char *>big(max(total, 1) << 4)
+        self.refs = <WordRef *>big(max(n, 1) * sizeof(WordRef))
+        self.block_units = total
+        self.num_words = n
+        # Second pass: the records, each in its bucket.
+        position = 0
+        n = 0
+        while PyDict_Next(pretoken_counts, &position, &key, &value):
+            length = PyBytes_GET_SIZE(<object>key)
+            if length <= 1:
+                continue
+            count = checked_count(<object>value)
+            bucket = count_bucket(count)
+            at = units[bucket]
+            units[bucket] += record_units(length)
+            head = word_at(self.block, <uint32_t>at)
+            head.count = count
+            head.length = <int32_t>length
+            head.stamp = 0
+            tokens = tokens_of(head)
+            text = <unsigned char *>PyBytes_AS_STRING(<object>key)
+            for j in range(length):
+                tokens[j] = text[j]
+            self.refs[words[bucket]].offset = <uint32_t>at
+            self.refs[words[bucket]].summary = summarize(tokens, <int32_t>length)
+            words[bucket] += 1
+            n += 1
+            if (n & (SIGNAL_EVERY - 1)) == 0:
+                PyErr_CheckSignals()
+        return 0
+
+    cdef int _build_pairs(self) except -1:
+        """Each byte pair's count and holders.  A byte pair is one of 65,536, so the build indexes a
+        dense table by ``256 * first + second`` instead of hashing; the holders of all pairs are then
+        slices of one block (a counting sort), each word listed once per pair it holds."""
+        cdef int64_t *counts = <int64_t *>check(calloc(65536, sizeof(int64_t)))
+        cdef int64_t *sizes = <int64_t *>calloc(65536, sizeof(int64_t))
+        cdef uint32_t *last = <uint32_t *>malloc(65536 * sizeof(uint32_t))
+        cdef int64_t *fill = NULL
+        cdef Py_ssize_t w, j
+        cdef WordHead *head
+        cdef int32_t *tokens
+        cdef int32_t code, slot
+        cdef int64_t total = 0
+        try:
+            if sizes == NULL or last == NULL:
+                raise MemoryError()
+            memset(last, 0xFF, 65536 * sizeof(uint32_t))
+            # Count each pair, and how many words hold it.
+            for w in range(self.num_words):
+                head = word_at(self.block, self.refs[w].offset)
+                tokens = tokens_of(head)
+                for j in range(head.length - 1):
+                    code = (tokens[j] << 8) | tokens[j + 1]
+                    counts[code] += head.count
+                    if last[code] != <uint32_t>w:
+                        last[code] = <uint32_t>w
+                        sizes[code] += 1
+                if (w & (SIGNAL_EVERY - 1)) == 0:
+                    PyErr_CheckSignals()
+            # One slot per byte pair that occurs; its holders a slice of one block.
+            fill = <int64_t *>check(malloc(65536 * sizeof(int64_t)))
+            for code in range(65536):
+                fill[code] = total
+                total += sizes[code]
+            self.build_holders = <uint32_t *>big(max(total, 1) * sizeof(uint32_t))
+            self._init_table(1 << 16)
+            for code in range(65536):
+                if counts[code]:
+                    slot = self._new_slot(code >> 8, code & 255)
+                    self.pairs[slot].count = counts[code]
+                    self.pairs[slot].holders.many = self.build_holders + fill[code]
+                    self.pairs[slot].size = <int32_t>sizes[code]
+                    self.pairs[slot].capacity = -1
+            memset(last, 0xFF, 65536 * sizeof(uint32_t))
+            for w in range(self.num_words):
+                head = word_at(self.block, self.refs[w].offset)
+                tokens = tokens_of(head)
+                for j in range(head.length - 1):
+                    code = (tokens[j] << 8) | tokens[j + 1]
+                    if last[code] != <uint32_t>w:
+                        last[code] = <uint32_t>w
+                        self.build_holders[fill[code]] = <uint32_t>w
+                        fill[code] += 1
+        finally:
+            free(counts); free(sizes); free(last); free(fill)
+        return 0
+
+    cdef int _build_heap(self) except -1:
+        cdef int32_t slot
+        cdef Py_ssize_t i
+        self.heap_capacity = max(self.num_pairs * 2, 1024)
+        self.heap = <HeapEntry *>big(self.heap_capacity * sizeof(HeapEntry))
+        self.heap_size = 0
+        for slot in range(self.num_pairs):
+            self.heap[self.heap_size].count = self.pairs[slot].count
+            self.heap[self.heap_size].slot = slot
+            self.heap_size += 1
+        i = self.heap_size // 2
+        while i > 0:
+            i -= 1
+            self._sift_down(i)
+        return 0
+
+    # -- tokens ---------------------------------------------------------------------------------------------
+
+    def add_token(self, bytes merged):
+        """A new token id for ``merged`` (the caller keeps one id per distinct byte string)."""
+        cdef Py_ssize_t length = len(merged)
+        cdef int32_t new = self.num_tokens
+        cdef int32_t capacity
+        cdef size_t byte_capacity = self.token_bytes_capacity
+        if new == self.token_capacity:  # (each capacity is raised only once every array has grown)
+            capacity = 2 * self.token_capacity
+            self.token_start = <int64_t *>grow(self.token_start, capacity * sizeof(int64_t))
+            self.token_length = <int32_t *>grow(self.token_length, capacity * sizeof(int32_t))
+            self.neighbours = <NeighbourRow *>grow(self.neighbours, capacity * sizeof(NeighbourRow))
+            memset(self.neighbours + new, 0, (capacity - new) * sizeof(NeighbourRow))
+            self.touched_before = <int32_t *>grow(self.touched_before, capacity * sizeof(int32_t))
+            self.touched_after = <int32_t *>grow(self.touched_after, capacity * sizeof(int32_t))
+            self.work_slots = <int32_t *>grow(self.work_slots, 2 * capacity * sizeof(int32_t))
+            self.work_counts = <int64_t *>grow(self.work_counts, 2 * capacity * sizeof(int64_t))
+            self.token_capacity = capacity
+        while self.token_bytes_size + length > byte_capacity:
+            byte_capacity *= 2
+        if byte_capacity != self.token_bytes_capacity:
+            self.token_bytes = <char *>grow(self.token_bytes, byte_capacity)
+            self.token_bytes_capacity = byte_capacity
+        memcpy(self.token_bytes + self.token_bytes_size, PyBytes_AS_STRING(merged), length)
+        self.token_start[new] = self.token_bytes_size
+        self.token_length[new] = <int32_t>length
+        self.token_bytes_size += length
+        self.num_tokens += 1
+        return new
+
+    cdef inline int compare_tokens(self, int32_t s, int32_t t) noexcept nogil:
+        """<0, 0, >0 as bytes(s) <, ==, > bytes(t): memcmp, then the shorter is smaller (Python's order)."""
+        cdef int32_t ls = self.token_length[s], lt = self.token_length[t]
+        cdef int c
+        if s == t:
+            return 0
+        c = memcmp(self.token_bytes + self.token_start[s], self.token_bytes + self.token_start[t],
+                   ls if ls < lt else lt)
+        if c != 0:
+            return c
+        return ls - lt
+
+    # -- the pair table -------------------------------------------------------------------------------------
+
+    cdef int _init_table(self, size_t capacity) except -1:
+        cdef size_t i
+        self.table = <TableEntry *>big(capacity * sizeof(TableEntry))
+        for i in range(capacity):
+            self.table[i].slot = -1
+        self.table_mask = capacity - 1
+        return 0
+
+    cdef int _grow_table(self) except -1:
+        """Double the table and re-file every slot (the load stays at most one half)."""
+        cdef size_t capacity = (self.table_mask + 1) * 2
+        cdef int32_t slot
+        free(self.table)
+        self.table = NULL
+        self._init_table(capacity)
+        for slot in range(self.num_pairs):
+            self._file(slot)
+        return 0
+
+    cdef inline int32_t find(self, int32_t first, int32_t second) noexcept nogil:
+        """The slot of (first, second), or -1 if the pair never occurred."""
+        cdef uint64_t key = pair_key(first, second)
+        cdef size_t i = spread(key) & self.table_mask
+        while self.table[i].slot >= 0:
+            if self.table[i].key == key:
+                return self.table[i].slot
+            i = (i + 1) & self.table_mask
+        return -1
+
+    cdef int32_t _new_slot(self, int32_t first, int32_t second, bint file=True) except -1:
+        """A fresh slot for a pair known not to be in the table: filed in it now, or (``file`` false)
+        listed as pending and filed when the merge ends (:meth:`_file_pending`)."""
+        cdef int32_t slot = self.num_pairs
+        cdef int32_t capacity
+        if slot == self.pair_capacity:
+            capacity = max(self.pair_capacity * 2, 1024)
+            self.pairs = <PairSlot *>grow(self.pairs, capacity * sizeof(PairSlot))
+            self.pair_capacity = capacity
+        self.pairs[slot].count = 0
+        self.pairs[slot].size = 0
+        self.pairs[slot].capacity = 0
+        self.pairs[slot].first = first
+        self.pairs[slot].second = second
+        self.num_pairs += 1
+        if not file:
+            if self.num_pending == self.pending_capacity:
+                self.pending = <int32_t *>grow(self.pending, 2 * self.pending_capacity * sizeof(int32_t))
+                self.pending_capacity *= 2
+            self.pending[self.num_pending] = slot
+            self.num_pending += 1
+        elif <size_t>self.num_pairs * 2 > self.table_mask + 1:
+            self._grow_table()  # re-files every slot, the new one included
+        else:
+            self._file(slot)
+        return slot
+
+    cdef inline void _file(self, int32_t slot) noexcept nogil:
+        cdef uint64_t key = pair_key(self.pairs[slot].first, self.pairs[slot].second)
+        cdef size_t i = spread(key) & self.table_mask
+        while self.table[i].slot >= 0:
+            i = (i + 1) & self.table_mask
+        self.table[i].key = key
+        self.table[i].slot = slot
+
+    cdef int _file_pending(self) except -1:
+        """File the slots this merge made, each bucket fetched a few slots ahead."""
+        cdef Py_ssize_t i
+        cdef int32_t ahead
+        if <size_t>self.num_pairs * 2 > self.table_mask + 1:
+            self._grow_table()  # files every slot, the pending ones included
+        else:
+            for i in range(self.num_pending):
+                if i + PREFETCH_AHEAD < self.num_pending:
+                    ahead = self.pending[i + PREFETCH_AHEAD]
+                    V8_PREFETCH(&self.table[spread(pair_key(self.pairs[ahead].first, self.pairs[ahead].second))
+                                            & self.table_mask])
+                self._file(self.pending[i])
+        self.num_pending = 0
+        return 0
+
+    cdef inline int32_t find_or_add(self, int32_t first, int32_t second) except -1:
+        cdef int32_t slot = self.find(first, second)
+        if slot >= 0:
+            return slot
+        return self._new_slot(first, second)
+
+    cdef inline int add_holder(self, int32_t slot, uint32_t word) except -1:
+        cdef PairSlot *pair = &self.pairs[slot]
+        cdef int32_t capacity
+        cdef uint32_t *holders
+        if pair.capacity == 0:
+            if pair.size < 2:
+                pair.holders.few[pair.size] = word
+                pair.size += 1
+                return 0
+            holders = <uint32_t *>check(malloc(8 * sizeof(uint32_t)))  # a third word: an array of its own
+            holders[0] = pair.holders.few[0]
+            holders[1] = pair.holders.few[1]
+            pair.holders.many = holders
+            pair.capacity = 8
+        elif pair.size == pair.capacity or pair.capacity < 0:
+            capacity = max(8, 2 * pair.size)
+            if pair.capacity < 0:  # a slice of the build's block: copy it out before growing
+                holders = <uint32_t *>check(malloc(capacity * sizeof(uint32_t)))
+                memcpy(holders, pair.holders.many, pair.size * sizeof(uint32_t))
+            else:
+                holders = <uint32_t *>grow(pair.holders.many, capacity * sizeof(uint32_t))
+            pair.holders.many = holders
+            pair.capacity = capacity
+        pair.holders.many[pair.size] = word
+        pair.size += 1
+        return 0
+
+    cdef inline uint32_t *holders_of(self, int32_t slot) noexcept nogil:
+        """Where a pair's holders are; in the slot itself (a pointer that a new slot may move) when few."""
+        if self.pairs[slot].capacity == 0:
+            return self.pairs[slot].holders.few
+        return self.pairs[slot].holders.many
+
+    cdef inline void release_holders(self, int32_t slot) noexcept nogil:
+        """A pair whose count is zero lists no word: its holders go (v6 drops it from the index)."""
+        cdef PairSlot *pair = &self.pairs[slot]
+        if pair.capacity > 0:
+            free(pair.holders.many)
+        pair.size = 0
+        pair.capacity = 0
+
+    # -- the heap -------------------------------------------------------------------------------------------
+
+    cdef inline bint better(self, HeapEntry *e, HeapEntry *f) noexcept nogil:
+        """Whether ``e`` comes out of the heap before ``f``: a larger count, or the same count and the
+        larger (first, second) by bytes."""
+        cdef int c
+        cdef PairSlot *p
+        cdef PairSlot *q
+        if e.count != f.count:
+            return e.count > f.count
+        p = &self.pairs[e.slot]
+        q = &self.pairs[f.slot]
+        c = self.compare_tokens(p.first, q.first)
+        if c == 0:
+            c = self.compare_tokens(p.second, q.second)
+        return c > 0
+
+    cdef void _sift_down(self, Py_ssize_t i) noexcept nogil:
+        cdef HeapEntry moving = self.heap[i]
+        cdef Py_ssize_t child
+        while True:
+            child = 2 * i + 1
+            if child >= self.heap_size:
+                break
+            if child + 1 < self.heap_size and self.better(&self.heap[child + 1], &self.heap[child]):
+                child += 1
+            if not self.better(&self.heap[child], &moving):
+                break
+            self.heap[i] = self.heap[child]
+            i = child
+        self.heap[i] = moving
+
+    cdef int push(self, int64_t count, int32_t slot) except -1:
+        cdef Py_ssize_t i, parent
+        cdef HeapEntry entry
+        if self.heap_size == self.heap_capacity:
+            self.heap = <HeapEntry *>grow(self.heap, 2 * self.heap_capacity * sizeof(HeapEntry))
+            self.heap_capacity *= 2
+        entry.count = count
+        entry.slot = slot
+        i = self.heap_size
+        self.heap_size += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not self.better(&entry, &self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = entry
+        return 0
+
+    cdef void pop(self) noexcept nogil:
+        self.heap_size -= 1
+        if self.heap_size > 0:
+            self.heap[0] = self.heap[self.heap_size]
+            self._sift_down(0)
+
+    def best_pair(self):
+        """The pair to merge next as ``(first id, second id)``, or ``None`` when no pair is left.
+
+        The top entry is only peeked at: once its pair is merged, its count is zero and it is dropped."""
+        cdef int64_t live
+        cdef int32_t slot
+        while self.heap_size > 0:
+            slot = self.heap[0].slot
+            live = self.pairs[slot].count
+            if live == self.heap[0].count:
+                return self.pairs[slot].first, self.pairs[slot].second
+            if live == 0 or live > self.heap[0].count:
+                self.pop()  # gone, or a newer entry with the larger count is in the heap
+                self.stale_pops += 1
+            else:
+                self.heap[0].count = live  # the count fell since it was pushed: re-key in place
+                self._sift_down(0)
+        return None
+
+    # -- the merge ------------------------------------------------------------------------------------------
+
+    cdef inline int lower(self, int32_t slot, int64_t count) except -1:
+        """Lower a pair's count now (a word with several occurrences); checked for zero when the merge ends."""
+        self.pairs[slot].count -= count
+        if self.num_lowered == self.lowered_capacity:
+            self.lowered = <int32_t *>grow(self.lowered, 2 * self.lowered_capacity * sizeof(int32_t))
+            self.lowered_capacity *= 2
+        self.lowered[self.num_lowered] = slot
+        self.num_lowered += 1
+        return 0
+
+    cdef inline int gain(self, int32_t slot, int64_t count, uint32_t word) except -1:
+        """Raise a pair holding n and list the word under it (the lazy index only grows)."""
+        self.pairs[slot].count += count
+        return self.add_holder(slot, word)
+
+    cdef inline int32_t gained_slot(self, int32_t first, int32_t second) except -1:
+        """The slot of a pair holding n.  When n is fresh, no such pair exists: the slot is made without
+        a probe of the table and filed when the merge ends."""
+        if self.fresh:
+            return self._new_slot(first, second, False)
+        return self.find_or_add(first, second)
+
+    cdef inline NeighbourRow *row_before(self, int32_t x, int32_t n) except NULL:
+        """x's row, filled on x's first word in this merge: (x, n)'s slot, no loss yet."""
+        cdef NeighbourRow *row = &self.neighbours[x]
+        cdef int32_t slot
+        if row.stamp_before != self.stamp:
+            slot = self.gained_slot(x, n)
+            row.stamp_before = self.stamp
+            row.lost_before = 0
+            row.gained_before = slot
+            self.touched_before[self.num_before] = x
+            self.num_before += 1
+        return row
+
+    cdef inline NeighbourRow *row_after(self, int32_t y, int32_t n) except NULL:
+        cdef NeighbourRow *row = &self.neighbours[y]
+        cdef int32_t slot
+        if row.stamp_after != self.stamp:
+            slot = self.gained_slot(n, y)
+            row.stamp_after = self.stamp
+            row.lost_after = 0
+            row.gained_after = slot
+            self.touched_after[self.num_after] = y
+            self.num_after += 1
+        return row
+
+    def merge(self, int32_t a, int32_t b, int32_t n):
+        """Merge (a, b) into token n in every word that holds it and update the counts, index and heap."""
+        cdef int32_t merged_slot, slot
+        cdef uint32_t *listed
+        cdef uint32_t few[2]
+        cdef Py_ssize_t size, i, visited = 0
+        cdef uint32_t word, bit
+        cdef WordRef *ref
+        cdef WordHead *head
+        cdef int32_t *tokens
+        cdef int32_t length, j, k, x, y
+        cdef int64_t count
+        cdef NeighbourRow *row
+        if self.broken:
+            raise RuntimeError("this v8 merger was interrupted during a merge; its state is incomplete")
+        if not (0 <= a < self.num_tokens and 0 <= b < self.num_tokens and 256 <= n < self.num_tokens):
+            raise ValueError(f"token ids out of range: ({a}, {b}) -> {n}")
+        merged_slot = self.find(a, b)
+        if merged_slot < 0 or self.pairs[merged_slot].count == 0:
+            return  # no word holds the pair: nothing changes (v1 would rewrite nothing)
+        self.broken = True  # until the merge is done: an interrupt leaves the state half-updated
+        self.stamp += 1
+        self.fresh = n > self.newest_made
+        if self.fresh:
+            self.newest_made = n
+        self.num_before = self.num_after = self.num_lowered = self.num_pending = 0
+        size = self.pairs[merged_slot].size
+        listed = self.holders_of(merged_slot)
+        if self.pairs[merged_slot].capacity == 0:  # kept in the slot: copied out, as new slots may move it
+            few[0], few[1] = listed[0], listed[1]
+            listed = few
+        # 1. Rewrite every word listed under (a, b).  Two words ahead, a ref is fetched; one word ahead,
+        #    the record, unless the ref's summary already shows the pair gone.
+        bit = pair_bit(a, b)
+        for i in range(size):
+            if i + 2 * PREFETCH_AHEAD < size:
+                V8_PREFETCH(&self.refs[listed[i + 2 * PREFETCH_AHEAD]])
+            if i + PREFETCH_AHEAD < size:
+                ref = &self.refs[listed[i + PREFETCH_AHEAD]]
+                if ref.summary & bit:
+                    V8_PREFETCH(word_at(self.block, ref.offset))
+            word = listed[i]
+            ref = &self.refs[word]
+            if not (ref.summary & bit):
+                self.skipped_visits += 1
+                continue  # stale, and known to be without reading the record
+            head = word_at(self.block, ref.offset)
+            if head.stamp == self.stamp:
+                continue  # listed twice (the index keeps a word once per pair it gained)
+            head.stamp = self.stamp
+            self.visits += 1
+            visited += 1
+            if (visited & (SIGNAL_EVERY - 1)) == 0:
+                PyErr_CheckSignals()
+            tokens = tokens_of(head)
+            length = head.length
+            j = 0
+            while j < length - 1 and not (tokens[j] == a and tokens[j + 1] == b):
+                j += 1
+            if j >= length - 1:
+                self.stale_visits += 1
+                continue  # stale: the word lost the pair in an earlier merge (its bit is another pair's)
+            if self._occurs_after(tokens, length, j + 2, a, b):
+                self._rewrite_several(head, word, a, b, n)
+                ref.summary = summarize(tokens, head.length)
+                continue
+            # One occurrence (nearly every visit): rewrite in place, then add to its neighbours' rows.
+            count = head.count
+            x = tokens[j - 1] if j > 0 else -1
+            y = tokens[j + 2] if j + 2 < length else -1
+            tokens[j] = n
+            for k in range(j + 1, length - 1):  # a few ids: a loop beats a call to memmove
+                tokens[k] = tokens[k + 1]
+            head.length = length - 1
+            ref.summary = summarize(tokens, length - 1)
+            if x >= 0:
+                row = self.row_before(x, n)
+                row.lost_before += count
+                self.gain(row.gained_before, count, word)
+            if y >= 0:
+                row = self.row_after(y, n)
+                if not (a == b and y == b):  # (b, y) is the merged pair itself, as in "aaa": it goes to 0 below
+                    row.lost_after += count
+                self.gain(row.gained_after, count, word)
+        # 2. The rows' losses, one lowered pair per neighbour; the slots made, filed.
+        self._apply_losses(a, b)
+        self._file_pending()
+        # 3. The merged pair is gone from every word; the pairs that fell to zero free their holders.
+        self.pairs[merged_slot].count = 0
+        self.release_holders(merged_slot)
+        for i in range(self.num_lowered):
+            slot = self.lowered[i]
+            if self.pairs[slot].count == 0:
+                self.release_holders(slot)
+        # 4. Each pair that gained is pushed once, with its count now; its older entries are stale.
+        for i in range(self.num_before):
+            slot = self.neighbours[self.touched_before[i]].gained_before
+            if self.pairs[slot].count > 0:
+                self.push(self.pairs[slot].count, slot)
+        for i in range(self.num_after):
+            slot = self.neighbours[self.touched_after[i]].gained_after
+            if self.pairs[slot].count > 0:
+                self.push(self.pairs[slot].count, slot)
+        self.broken = False
+
+    cdef int _apply_losses(self, int32_t a, int32_t b) except -1:
+        """Lower (x, a) and (b, y) once per row filled in this merge.  First every lost pair's slot is
+        found, its table bucket fetched a few rows ahead; then every count is lowered, its slot fetched
+        ahead: the misses overlap instead of following one another."""
+        cdef Py_ssize_t i, k = 0, total = self.num_before + self.num_after
+        cdef int32_t first, second, slot
+        cdef int64_t lost
+        cdef NeighbourRow *row
+        for i in range(total + PREFETCH_AHEAD):
+            if i < total:  # fetch the bucket of the row PREFETCH_AHEAD ahead
+                first, second = self._lost_pair(i, a, b)
+                V8_PREFETCH(&self.table[spread(pair_key(first, second)) & self.table_mask])
+            if i >= PREFETCH_AHEAD:
+                lost = self._lost_count(i - PREFETCH_AHEAD)
+                if lost:
+                    first, second = self._lost_pair(i - PREFETCH_AHEAD, a, b)
+                    self.work_slots[k] = self.find(first, second)
+                    self.work_counts[k] = lost
+                    V8_PREFETCH(&self.pairs[self.work_slots[k]])
+                    k += 1
+        for i in range(k):
+            slot = self.work_slots[i]
+            self.pairs[slot].count -= self.work_counts[i]
+            if self.pairs[slot].count == 0:
+                self.release_holders(slot)
+        return 0
+
+    cdef inline (int32_t, int32_t) _lost_pair(self, Py_ssize_t i, int32_t a, int32_t b) noexcept nogil:
+        """The pair the i-th row filled in this merge loses: (x, a) for a "before" row, (b, y) for an "after" one."""
+        if i < self.num_before:
+            return self.touched_before[i], a
+        return b, self.touched_after[i - self.num_before]
+
+    cdef inline int64_t _lost_count(self, Py_ssize_t i) noexcept nogil:
+        if i < self.num_before:
+            return self.neighbours[self.touched_before[i]].lost_before
+        return self.neighbours[self.touched_after[i - self.num_before]].lost_after
+
+    cdef inline bint _occurs_after(self, int32_t *tokens, int32_t length, int32_t start, int32_t a,
+                                   int32_t b) noexcept nogil:
+        cdef int32_t j
+        for j in range(start, length - 1):
+            if tokens[j] == a and tokens[j + 1] == b:
+                return True
+        return False
+
+    cdef int _rewrite_several(self, WordHead *head, uint32_t word, int32_t a, int32_t b,
+                              int32_t n) except -1:
+        """A word with several occurrences (rare): rewrite it left to right without overlap, as v1 does,
+        and apply the difference of its pair multisets: every old pair lowered, every new pair raised
+        (the pairs holding n through the neighbour rows, so each is one slot and pushed once)."""
+        cdef int32_t length = head.length, j, out = 0, first, second
+        cdef int32_t *tokens = tokens_of(head)
+        cdef int32_t *old
+        cdef int64_t count = head.count
+        cdef NeighbourRow *row
+        if length > self.scratch_capacity:
+            self.scratch = <int32_t *>grow(self.scratch, length * sizeof(int32_t))
+            self.scratch_capacity = length
+        old = self.scratch
+        memcpy(old, tokens, length * sizeof(int32_t))
+        j = 0
+        while j < length:
+            if j + 1 < length and old[j] == a and old[j + 1] == b:
+                tokens[out] = n
+                j += 2
+            else:
+                tokens[out] = old[j]
+                j += 1
+            out += 1
+        head.length = out
+        for j in range(length - 1):
+            first, second = old[j], old[j + 1]
+            if not (first == a and second == b):
+                self.lower(self.find(first, second), count)
+        for j in range(out - 1):
+            first, second = tokens[j], tokens[j + 1]
+            if second == n:  # (x, n), (n, n) included
+                row = self.row_before(first, n)
+                self.gain(row.gained_before, count, word)
+            elif first == n:  # (n, y)
+                row = self.row_after(second, n)
+                self.gain(row.gained_after, count, word)
+            else:  # a pair the word had before: lowered above, restored here
+                self.pairs[self.find(first, second)].count += count
+        return 0
+
+    # -- what the Python side reads ---------------------------------------------------------------------------
+
+    def pair_count(self, int32_t first, int32_t second):
+        cdef int32_t slot = self.find(first, second)
+        return 0 if slot < 0 else self.pairs[slot].count
+
+    def live_pairs(self):
+        """``{(first id, second id): count}`` of every pair with a count above zero (``bpe trace``)."""
+        cdef int32_t slot
+        return {(self.pairs[slot].first, self.pairs[slot].second): self.pairs[slot].count
+                for slot in range(self.num_pairs) if self.pairs[slot].count > 0}
+
+    def words(self):
+        """``[(token ids, count)]`` of every word, in build order (``bpe trace``)."""
+        cdef Py_ssize_t w
+        cdef WordHead *head
+        cdef int32_t j
+        result = []
+        for w in range(self.num_words):
+            head = word_at(self.block, self.refs[w].offset)
+            result.append(([tokens_of(head)[j] for j in range(head.length)], head.count))
+        return result
+
+    def holders(self, int32_t first, int32_t second):
+        """The word numbers listed under a pair (lazy: may name words that lost it), for ``bpe trace``."""
+        cdef int32_t slot = self.find(first, second)
+        cdef Py_ssize_t w
+        if slot < 0:
+            return []
+        return sorted({self.holders_of(slot)[w] for w in range(self.pairs[slot].size)})
+
+    @property
+    def heap_entries(self):
+        return self.heap_size
+
+    @property
+    def pair_slots(self):
+        return self.num_pairs
+
+    @property
+    def num_words_kept(self):
+        return self.num_words
+
+    def memory_bytes(self):
+        """The bytes of C memory the structures hold now (words, pairs, table, holders, heap)."""
+        cdef int64_t total = (self.block_units << 4) + self.num_words * sizeof(WordRef)
+        cdef int32_t slot
+        total += self.pair_capacity * sizeof(PairSlot) + (self.table_mask + 1) * sizeof(TableEntry)
+        total += self.heap_capacity * sizeof(HeapEntry)
+        for slot in range(self.num_pairs):
+            if self.pairs[slot].capacity > 0:
+                total += self.pairs[slot].capacity * 4
+        return total
+
+
+# --- helpers ----------------------------------------------------------------------------------------------
+
+cdef inline int64_t checked_count(object value) except? -1:
+    """A pre-token's count as a positive 64-bit integer, or a clear error."""
+    cdef int64_t count
+    try:
+        count = PyLong_AsLongLong(value)
+    except OverflowError:
+        raise OverflowError(f"a pre-token's count does not fit in 64 bits: {value!r}") from None
+    if count <= 0:
+        raise ValueError(f"a pre-token's count must be positive, got {value!r}")
+    return count
+
+cdef inline int count_bucket(int64_t count) noexcept nogil:
+    """0 for the largest counts, 64 for a count of 1... (64 - the bit length): the records' order."""
+    cdef int bits = 0
+    while count:
+        bits += 1
+        count >>= 1
+    return 64 - bits
+
+cdef inline size_t record_units(Py_ssize_t length) noexcept nogil:
+    """16-byte units of a word's record: the head and ``length`` int32 ids, rounded up."""
+    return 1 + (<size_t>length * 4 + 15) // 16
+
+cdef inline void *check(void *pointer) except NULL:
+    if pointer == NULL:
+        raise MemoryError()
+    return pointer
+
+cdef inline void *big(size_t size) except NULL:
+    """malloc for a block the merge reads at random: 2 MiB pages where Linux gives them (v8_advise_huge)."""
+    cdef void *pointer = check(malloc(size))
+    v8_advise_huge(pointer, size)
+    return pointer
+
+cdef inline void *grow(void *pointer, size_t size) except NULL:
+    """realloc, keeping the old block on failure (then freed with its owner); a large block is
+    advised to 2 MiB pages as :func:`big` does."""
+    cdef void *larger = realloc(pointer, size)
+    if larger == NULL:
+        raise MemoryError()
+    if size >= (<size_t>4 << 20):
+        v8_advise_huge(larger, size)
+    return larger

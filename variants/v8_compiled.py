@@ -1,0 +1,124 @@
+r"""v8 — compiled: v6's algorithm on C arrays, its merge loop in Cython.
+
+Unlike v6: the same algorithm (v4's fine-grained diff grouped by neighbour, v2's lazy index, v5's
+lazy-deletion heap with the byte-order tie-break), its data in C arrays and its loop compiled
+(``variants/_v8_merge.pyx``).  v6 had made every step of a merge a C call on Python objects: a
+partition of a ``str``, a ``dict`` probe, a ``heapq`` push of a tuple.  What was left was the cost of
+the objects themselves: each probe hashes a string and follows pointers to it, each count is a boxed
+``int``, each word a separate ``str`` somewhere on the heap.  Here a word is a record in one block
+(count, length, token ids), a pair a slot in one array found through an open-addressing table of
+integer keys, and the heap an array of (count, slot): a merge's work is loads and stores, and the
+first touch of each word, a cache miss, is what remains; the records are fetched ahead of use.
+
+This file is the rung's Python side: the pre-tokenizer (v6's, unchanged: the articles kept
+pre-tokenization in Python too), the tokens' bytes and ids, and the three calls per merge.  The
+compiled module is built by ``pip install`` from ``pyproject.toml`` (setuptools and Cython); where no
+C compiler was found at install time it is absent, and the rung says so in one line
+(:data:`UNAVAILABLE`) instead of running.
+
+What it leaves out: parallel merging (v7's idea; one core's merge is now a small part of the run);
+the floor of v6's heap (a push is a few nanoseconds here, so keeping cold pairs out of the heap
+does not pay for its buckets); words longer than 2**31 tokens.
+
+Complexity: as v6.  Memory: 16 bytes per word plus 4 per token, 32 per pair, 4 per index entry and
+16 per heap entry, instead of Python objects of 30-70 bytes each.
+
+Measured: docs/v8.md.
+
+Walkthrough: docs/v8.md.
+
+>>> merger = Merger({b"low": 5, b"lower": 2})
+>>> merger.select_best_pair()  # (o, w) and (l, o) tie at 7: the larger byte pair wins
+(b'o', b'w')
+>>> merger.merge((b"o", b"w")); merger.select_best_pair()
+(b'l', b'ow')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bpe.errors import BPEError
+from bpe.training.merge_loop import Pair
+from bpe.training.parallel import count_file_parallel_fast
+
+IDEA = "the merge compiled: v6's algorithm on C arrays (words in one block, pair slots, an array heap), in Cython"
+POOLED = True
+
+try:
+    from ._v8_merge import MergeState
+except ImportError:  # built without a C compiler: the rest of the ladder works, v8 says why it does not
+    MergeState = None
+
+#: The line v8 answers with where its compiled merge was not built.
+NOT_BUILT = ("v8 is not built: its compiled merge needs a C compiler when bpe-lab is installed; install gcc or "
+             "clang (apt-get install gcc, xcode-select --install), then run make venv again")
+#: Why v8 cannot run here, or ``None`` when its compiled merge is built (the registry reads it).
+UNAVAILABLE: str | None = None if MergeState is not None else NOT_BUILT
+
+# v6's fast pre-tokenizer in v3's pool, unchanged.
+count_pretokens = count_file_parallel_fast
+
+
+class Merger:
+    """The compiled state (:class:`_v8_merge.MergeState`) and the tokens' bytes beside it.
+
+    Token ids: 0-255 the bytes, then one id per *distinct* merged byte string, as in v6 (two merges
+    that make the same bytes, (a, bc) and (ab, c), make one token).  The ids and bytes live here, in
+    Python, because ``select_best_pair`` answers in bytes; the compiled state keeps its own copy of
+    the bytes for the heap's tie-break.
+    """
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        if MergeState is None:
+            raise BPEError(UNAVAILABLE)
+        counts = pretoken_counts if isinstance(pretoken_counts, dict) else dict(pretoken_counts)  # a Counter is one
+        self.token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
+        self.token_ids: dict[bytes, int] = {token: i for i, token in enumerate(self.token_bytes)}
+        self.state = MergeState(counts)  # pair_count: the words' records, byte pairs' counts and holders, heap
+
+    def select_best_pair(self) -> Pair | None:
+        best = self.state.best_pair()
+        if best is None:
+            return None
+        return self.token_bytes[best[0]], self.token_bytes[best[1]]
+
+    def merge(self, pair: Pair) -> None:
+        first, second = pair
+        ids = self.token_ids
+        merged = first + second
+        new = ids.get(merged)
+        if new is None:
+            new = ids[merged] = self.state.add_token(merged)
+            self.token_bytes.append(merged)
+        self.state.merge(ids[first], ids[second], new)
+
+    def summary(self) -> dict:
+        """What the compiled loop counted: words read, reads that found the pair gone and listings
+        skipped on the word's summary alone (the lazy index's cost), stale heap entries popped, and the
+        C memory held at the end."""
+        state = self.state
+        return {"word_visits": state.visits, "stale_visits": state.stale_visits,
+                "skipped_visits": state.skipped_visits, "stale_pops": state.stale_pops,
+                "merge_memory_bytes": state.memory_bytes()}
+
+    def trace_state(self) -> dict:
+        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training)."""
+        token_bytes, state = self.token_bytes, self.state
+
+        def as_bytes(pair: tuple[int, int]) -> Pair:
+            return token_bytes[pair[0]], token_bytes[pair[1]]
+
+        pair_counts = {as_bytes(pair): count for pair, count in state.live_pairs().items()}
+        words = [(tuple(token_bytes[t] for t in word), count) for word, count in state.words()]
+        index = {}
+        for pair in state.live_pairs():
+            holders = [i for i in state.holders(*pair) if self._holds(words[i][0], as_bytes(pair))]
+            if holders:
+                index[as_bytes(pair)] = holders
+        return {"pair_counts": pair_counts, "words": words, "pair_to_words": index,
+                "heap_size": state.heap_entries}
+
+    @staticmethod
+    def _holds(word: tuple[bytes, ...], pair: Pair) -> bool:
+        return any(word[i] == pair[0] and word[i + 1] == pair[1] for i in range(len(word) - 1))
