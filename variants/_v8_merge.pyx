@@ -177,7 +177,10 @@ cdef class MergeState:
     cdef size_t block_units
     cdef WordRef *refs
     cdef Py_ssize_t num_words
-    # tokens: bytes for the tie-break, and the neighbour rows
+    # tokens: their bytes as Python objects (what the rung answers with) and one id per distinct byte
+    # string, as v6 keeps them; their bytes again in C for the heap's tie-break; the neighbour rows
+    cdef list token_list
+    cdef dict token_ids
     cdef char *token_bytes
     cdef size_t token_bytes_size, token_bytes_capacity
     cdef int64_t *token_start
@@ -212,7 +215,7 @@ cdef class MergeState:
     # what a run reports
     cdef public int64_t visits, stale_visits, skipped_visits, stale_pops
 
-    def __cinit__(self):
+    def __cinit__(self, *arguments, **keywords):  # (a Python subclass, v8's Merger, passes its own along)
         self.block = NULL
         self.refs = NULL
         self.token_bytes = NULL
@@ -259,6 +262,8 @@ cdef class MergeState:
         self.touched_after = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
         self.work_slots = <int32_t *>check(malloc(2 * self.token_capacity * sizeof(int32_t)))
         self.work_counts = <int64_t *>check(malloc(2 * self.token_capacity * sizeof(int64_t)))
+        self.token_list = [bytes([i]) for i in range(256)]
+        self.token_ids = {token: i for i, token in enumerate(self.token_list)}
         for i in range(256):  # tokens 0-255: the bytes
             self.token_bytes[i] = <char>i
             self.token_start[i] = i
@@ -418,7 +423,16 @@ cdef class MergeState:
     # -- tokens ---------------------------------------------------------------------------------------------
 
     def add_token(self, bytes merged):
-        """A new token id for ``merged`` (the caller keeps one id per distinct byte string)."""
+        """The id of the token ``merged``: an existing one if a merge already made these bytes.
+
+        v1's tokens *are* bytes, so should two merges ever make the same bytes ((a, bc) and (ab, c)),
+        they make one token here too, and the second merge's pairs may already exist."""
+        found = self.token_ids.get(merged)
+        if found is not None:
+            return found
+        return self._new_token(merged)
+
+    cdef int32_t _new_token(self, bytes merged) except -1:
         cdef Py_ssize_t length = len(merged)
         cdef int32_t new = self.num_tokens
         cdef int32_t capacity
@@ -443,6 +457,8 @@ cdef class MergeState:
         self.token_start[new] = self.token_bytes_size
         self.token_length[new] = <int32_t>length
         self.token_bytes_size += length
+        self.token_list.append(merged)
+        self.token_ids[merged] = new
         self.num_tokens += 1
         return new
 
@@ -644,8 +660,8 @@ cdef class MergeState:
             self.heap[0] = self.heap[self.heap_size]
             self._sift_down(0)
 
-    def best_pair(self):
-        """The pair to merge next as ``(first id, second id)``, or ``None`` when no pair is left.
+    def select_best_pair(self):
+        """The pair to merge next, as ``(bytes, bytes)``, or ``None`` when no pair is left.
 
         The top entry is only peeked at: once its pair is merged, its count is zero and it is dropped."""
         cdef int64_t live
@@ -654,7 +670,7 @@ cdef class MergeState:
             slot = self.heap[0].slot
             live = self.pairs[slot].count
             if live == self.heap[0].count:
-                return self.pairs[slot].first, self.pairs[slot].second
+                return self.token_list[self.pairs[slot].first], self.token_list[self.pairs[slot].second]
             if live == 0 or live > self.heap[0].count:
                 self.pop()  # gone, or a newer entry with the larger count is in the heap
                 self.stale_pops += 1
@@ -712,7 +728,18 @@ cdef class MergeState:
             self.num_after += 1
         return row
 
-    def merge(self, int32_t a, int32_t b, int32_t n):
+    def merge(self, pair):
+        """Merge ``pair`` (two tokens' bytes) into one token in every word that holds it, and update the
+        counts, the index and the heap.  The bookkeeping of the ids is here, not in Python around the
+        call: a Python method per merge cost a fifth of the merge phase on web-like text."""
+        first, second = pair
+        self._merge(self.token_ids[first], self.token_ids[second], self.add_token(first + second))
+
+    def merge_ids(self, int32_t a, int32_t b, int32_t n):
+        """:meth:`merge` by token ids, the new one from :meth:`add_token` (for tests of the state)."""
+        self._merge(a, b, n)
+
+    cdef int _merge(self, int32_t a, int32_t b, int32_t n) except -1:
         """Merge (a, b) into token n in every word that holds it and update the counts, index and heap."""
         cdef int32_t merged_slot, slot
         cdef uint32_t *listed
@@ -731,7 +758,7 @@ cdef class MergeState:
             raise ValueError(f"token ids out of range: ({a}, {b}) -> {n}")
         merged_slot = self.find(a, b)
         if merged_slot < 0 or self.pairs[merged_slot].count == 0:
-            return  # no word holds the pair: nothing changes (v1 would rewrite nothing)
+            return 0  # no word holds the pair: nothing changes (v1 would rewrite nothing)
         self.broken = True  # until the merge is done: an interrupt leaves the state half-updated
         self.stamp += 1
         self.fresh = n > self.newest_made
@@ -816,6 +843,7 @@ cdef class MergeState:
             if self.pairs[slot].count > 0:
                 self.push(self.pairs[slot].count, slot)
         self.broken = False
+        return 0
 
     cdef int _apply_losses(self, int32_t a, int32_t b) except -1:
         """Lower (x, a) and (b, y) once per row filled in this merge.  First every lost pair's slot is
@@ -905,6 +933,11 @@ cdef class MergeState:
         return 0
 
     # -- what the Python side reads ---------------------------------------------------------------------------
+
+    @property
+    def tokens(self):
+        """Each token's bytes, by id."""
+        return self.token_list
 
     def pair_count(self, int32_t first, int32_t second):
         cdef int32_t slot = self.find(first, second)

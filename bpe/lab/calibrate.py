@@ -29,14 +29,15 @@ GUTENBERG_BOOKS = "gutenberg-books"
 #: (data, variant, vocab size): each run a few seconds to a minute on one core.
 POINTS = [(data, variant, vocab) for data, runs in {
     "gutenberg-sample": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 2000),
-                         ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
-    GUTENBERG_BOOKS: [("v4", 2000), ("v6", 10000)],
+                         ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
+    GUTENBERG_BOOKS: [("v4", 2000), ("v6", 10000), ("v8", 10000)],
     "tinystories-synth-10MB": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 10000),
-                               ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000)],
+                               ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
     "tinystories-synth-50MB": [("v2", 10000)],
     "webtext-synth-2MB": [("v1", 300), ("v2", 500), ("v2", 2000), ("v3", 2000),
-                          ("v4", 2000), ("v5", 2000), ("v6", 10000), ("v7", 10000)],
-    "webtext-synth-20MB": [("v2", 500), ("v5", 10000), ("v5", 32000), ("v6", 32000), ("v7", 10000)],
+                          ("v4", 2000), ("v5", 2000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
+    "webtext-synth-20MB": [("v2", 500), ("v5", 10000), ("v5", 32000), ("v6", 32000), ("v7", 10000), ("v8", 32000)],
+    "webtext-synth-100MB": [("v8", 32000)],
 }.items() for variant, vocab in runs]
 
 

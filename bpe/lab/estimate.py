@@ -15,7 +15,8 @@ The model counts what each variant's loops do, one constant per loop fitted on o
 * v1 recounts every pair of every word after every merge: ``merges x L``;
 * v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
   pairs (:func:`live_pairs`), never more than v1's recount;
-* v5-v7 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge;
+* v5-v8 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge
+  (v8's is the Python call around its compiled merge);
   v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
   credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
 * every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
@@ -99,6 +100,8 @@ MODELS = {
     "v5": CostModel("heap", 2.4e-6, 7.0e-7, 1e-6, 170),
     "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
     "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
+    # v8: the rewrites and the build in C; what is left per merge is the Python around each call.
+    "v8": CostModel("heap", 4e-6, 5e-9, 2.5e-8, 36),
 }
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).

@@ -3,7 +3,7 @@
 The wheel is built offline from a copy of the files ``pyproject.toml`` packs (no build isolation: the
 dev extras bring a setuptools that builds wheels), and must hold every module of ``bpe/`` and
 ``variants/`` (installed as ``bpe.variants``), the shipped corpus and fixtures, and no top-level
-``variants``.  It is then installed, without its dependencies, into a fresh venv that borrows them
+``variants``, and v8's compiled merge where a C compiler built it.  It is then installed, without its dependencies, into a fresh venv that borrows them
 from the running environment through a ``.pth`` line (a ``.pth`` file in a folder named that way is
 not run, so this checkout's editable install cannot stand in for a missing module); then ``bpe train``,
 ``bench`` and ``trace`` run from a folder outside the checkout.
@@ -22,12 +22,15 @@ from pathlib import Path
 
 import pytest
 
+from bpe.training.registry import VARIANTS
 from conftest import REPO_ROOT, SOURCE_FOLDERS, project_modules
 
 #: What the build reads: pyproject.toml, the readme it names, and the folders it packs.
 BUILD_INPUTS = ["pyproject.toml", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
 SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt",
                 "bpe/lab/walkthrough/page.html"]
+#: Without a C compiler the wheel is built without v8's compiled merge, and still installs.
+V8_UNBUILT = VARIANTS.module("v8").UNAVAILABLE is not None
 
 
 def run(argv, **kwargs) -> subprocess.CompletedProcess:
@@ -36,19 +39,35 @@ def run(argv, **kwargs) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("wheel")
+def build_wheel(tmp: Path, env: dict | None = None) -> Path:
     src = tmp / "src"
     for name in BUILD_INPUTS:
         if (REPO_ROOT / name).is_dir():
-            shutil.copytree(REPO_ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+            # the checkout's build of v8 (the .c Cython wrote, the .so) stays behind: the wheel builds its own
+            shutil.copytree(REPO_ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
         else:
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO_ROOT / name, src / name)
     code = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
-    proc = run([sys.executable, "-c", code, str(tmp / "dist")], cwd=src)
+    proc = run([sys.executable, "-c", code, str(tmp / "dist")], cwd=src, env=env)
     return tmp / "dist" / proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def install(wheel: Path, venv: Path) -> tuple[Path, str]:
+    """A fresh venv with ``wheel`` installed, its dependencies borrowed from the running environment."""
+    run([sys.executable, "-m", "venv", str(venv)])  # its pip comes from the standard library (ensurepip): offline
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    # the dependencies (regex, tqdm, numpy) come from the running environment: the test stays offline
+    Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-index",
+         str(wheel)])
+    return python, site
 
 
 def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
@@ -59,6 +78,9 @@ def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
     assert set(SHIPPED_DATA) <= names
     assert not any(name.startswith("variants/") for name in names), "variants installs as bpe.variants"
     assert {name for name in names if name.endswith(".py")} == expected, "the wheel holds only the source tree"
+    compiled = [name for name in names if name.startswith("bpe/variants/_v8_merge") and name.endswith((".so", ".pyd"))]
+    assert len(compiled) == (0 if V8_UNBUILT else 1), compiled
+
 
 
 def test_every_source_folder_is_a_listed_package():
@@ -74,13 +96,7 @@ def test_every_source_folder_is_a_listed_package():
 
 def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", str(venv)])  # its pip comes from the standard library (ensurepip): offline
-    python = venv / "bin" / "python"
-    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    # the dependencies (regex, tqdm, numpy) come from the running environment: the test stays offline
-    Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-index",
-         str(wheel)])
+    python, site = install(wheel, venv)
 
     work = tmp_path / "work"
     work.mkdir()
@@ -98,6 +114,10 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
 
     _, merges = train_bpe(work / "tiny.txt", 300, ["<|endoftext|>"], variant="v2")
     assert load_tokenizer(work / "tok").merges == merges
+    if not V8_UNBUILT:  # the wheel's own build of the compiled merge
+        run([bpe_cmd, "train", "--variant", "v8", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok8"],
+            cwd=work, env=env)
+        assert load_tokenizer(work / "tok8").merges == merges
 
     # the shipped corpus, named by its data set name, comes from the package data
     out = run([bpe_cmd, "bench", "--variant", "v2", "--limit", "20KB", "--vocab-size", "300", "--repeat", "1",
@@ -106,4 +126,27 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
     assert json.loads((work / "bench.json").read_text())["variants"]["v2"]["median"]["merges"] == 300 - 257
     trace = run([bpe_cmd, "trace", "--variant", "v2", "--merges", "1"], cwd=work, env=env).stdout
     assert "merge 1" in trace
-    assert sorted(p.name for p in work.iterdir() if not p.name.startswith(".")) == ["bench.json", "tiny.txt", "tok"]
+    written = sorted(p.name for p in work.iterdir() if not p.name.startswith("."))
+    assert written == ["bench.json", "tiny.txt", "tok"] + ([] if V8_UNBUILT else ["tok8"])
+
+
+def test_without_a_c_compiler_the_install_succeeds_and_v8_says_why(tmp_path):
+    """CC=false: every compile fails.  The build goes on without v8's compiled merge (optional in
+    pyproject.toml); the installed bpe trains with the default, now v7, and names v8's absence in one line."""
+    env = {**os.environ, "CC": "false"}
+    wheel = build_wheel(tmp_path / "build", env=env)
+    assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith((".so", ".pyd"))]
+    venv = tmp_path / "venv"
+    install(wheel, venv)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tiny.txt").write_bytes((REPO_ROOT / "tests" / "fixtures" / "corpus.en").read_bytes()[:20_000])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_DATA_DIR")}
+    bpe_cmd = str(venv / "bin" / "bpe")
+    proc = subprocess.run([bpe_cmd, "train", "--variant", "v8", "--data", "tiny.txt", "--vocab-size", "300"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    from bpe.variants.v8_compiled import NOT_BUILT
+
+    assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {NOT_BUILT}"
+    out = run([bpe_cmd, "train", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"], cwd=work, env=env)
+    assert "v7" in out.stdout + out.stderr

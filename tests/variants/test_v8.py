@@ -67,13 +67,14 @@ def test_a_merge_into_an_existing_token_joins_its_pairs():
     state = v8_compiled.MergeState({b"abcd": 5, b"xyd": 2, b"xy": 1})
     a, b, c, d, x, y = (ord(ch) for ch in "abcdxy")
     bc = state.add_token(b"bc")
-    state.merge(b, c, bc)
+    state.merge_ids(b, c, bc)
     abc = state.add_token(b"abc")
-    state.merge(a, bc, abc)
-    state.merge(x, y, abc)  # not fresh: (abc, d) exists, with count 5
+    state.merge_ids(a, bc, abc)
+    assert state.add_token(b"abc") == abc  # one id per distinct byte string
+    state.merge_ids(x, y, abc)  # not fresh: (abc, d) exists, with count 5
     assert state.live_pairs() == {(abc, d): 7}
     assert sorted(state.words()) == [([abc], 1), ([abc, d], 2), ([abc, d], 5)]
-    assert state.best_pair() == (abc, d)
+    assert state.select_best_pair() == (b"abc", b"d")
 
 
 @built
@@ -82,7 +83,7 @@ def test_counts_past_32_bits():
     counts = {b"ab": 3_000_000_000, b"ba": 2_999_999_999, b"abab": 2**31, b"cd": 5}
     expected = merges_of(v1_naive, counts)
     merger = v8_compiled.Merger(counts)
-    assert merger.state.pair_count(ord("a"), ord("b")) == 3_000_000_000 + 2 * 2**31
+    assert merger.pair_count(ord("a"), ord("b")) == 3_000_000_000 + 2 * 2**31
     assert run_merges(merger, 10, NullTimer()) == expected
 
 
