@@ -106,11 +106,9 @@ def failure(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, KeyboardInterrupt):
         return "bpe: interrupted", 130
     if isinstance(exc, MemoryError):
-        from bpe.interface import option
+        from bpe.errors import out_of_memory
 
-        return (f"bpe: error: out of memory; train on less ({option('--limit', '100MB')}), with a smaller "
-                f"{option('--vocab-size', 'N')}, or with a variant that needs less (python -m bpe estimate shows "
-                "each one's peak)", 2)
+        return f"bpe: error: {out_of_memory()}", 2
     # OSError: the environment failed us mid-run (disk full, file vanished): still one line
     where = f": {exc.filename}" if exc.filename else ""
     return f"bpe: error: {exc.strerror or exc}{where}", 2

@@ -82,6 +82,18 @@ class BPEError(Exception):
     """A problem with the user's input or environment, with a message meant for the user."""
 
 
+def out_of_memory(where: str = "", *, advice: str | None = None) -> str:
+    """The out-of-memory sentence, in the words of the interface in use: ``where`` memory ran out ("" for
+    this process; a pool names its worker and phase) and what to try, ``advice`` if given."""
+    from bpe.interface import option
+
+    if advice is None:
+        fewer = f"with fewer workers ({option('--workers', '1')}), " if where else ""
+        advice = (f"train on less ({option('--limit', '100MB')}), {fewer}with a smaller {option('--vocab-size', 'N')}, "
+                  "or with a variant that needs less (python -m bpe estimate shows each one's peak)")
+    return f"out of memory{where}; {advice}"
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised where the program is (see :func:`signals_as_interrupt`), so the clean-up
     that Ctrl-C runs (a half-written file removed) runs for them too."""
