@@ -1,5 +1,3 @@
-import sys
+from bpe.cli import run
 
-from bpe.cli import main
-
-sys.exit(main())
+run()

@@ -432,6 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_debugging = [False]  # whether the last main() was given --debug (run() then lets its traceback out)
+
+
 def main(argv: list[str] | None = None) -> int:
     from bpe.console import console, failure, tell
     from bpe.dependencies import missing_dependencies, missing_dependency_message
@@ -441,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
         return 2
     args = build_parser().parse_args(argv)
+    _debugging[0] = args.debug
     with console():
         try:
             return args.func(args)
@@ -452,5 +456,29 @@ def main(argv: list[str] | None = None) -> int:
             return status
 
 
+def run() -> None:
+    """The ``bpe`` command and ``python -m bpe``: :func:`main` on this process's arguments, then exit with its
+    status.
+
+    main leaves the stop signals as it found them: here, Python's defaults.  The run has ended and said so
+    by then, and this process only exits: a signal in that last moment (the third Ctrl-C of an impatient
+    user) must not add a traceback, nor one during the exit change the status.  Nothing is started from
+    here on, so no child inherits the ignored signals.
+    """
+    import signal
+
+    from bpe.errors import STOP_SIGNALS
+
+    try:
+        status = main()
+    except KeyboardInterrupt as exc:  # came after main's own handling ended (or --debug let it out)
+        if _debugging[0]:
+            raise
+        status = 128 + getattr(exc, "signum", signal.SIGINT)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -10,7 +10,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-from bpe.errors import STOP_SIGNALS, Terminated, stop
+from bpe.errors import STOP_SIGNALS, InterruptOnce, Terminated
 
 
 class PipeSafeStdout:
@@ -48,31 +48,38 @@ def _untouched(signum: int) -> bool:
     return signal.getsignal(signum) is (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 
 
-def _interrupt_once(signum, frame):
-    """The first of :data:`~bpe.errors.STOP_SIGNALS` interrupts (SIGTERM and SIGHUP as
-    :class:`~bpe.errors.Terminated`, so every clean-up that Ctrl-C runs runs for them: a pool terminated, a
-    child's process group ended, a half-written file removed); every later one, of any kind, is ignored,
-    so none can break the clean-up or the message (:func:`bpe.errors.stop`)."""
-    stop(signum)
-
-
 @contextmanager
 def console():
-    """stdout made :class:`PipeSafeStdout` and each stop signal :func:`_interrupt_once` (from the main thread,
-    where the default is in place) for the block; all restored after it unless it was interrupted."""
+    """stdout made :class:`PipeSafeStdout` for the block, and each stop signal that still has Python's
+    default (from the main thread) handled by one :class:`~bpe.errors.InterruptOnce`: the first of
+    SIGINT, SIGTERM and SIGHUP interrupts (SIGTERM and SIGHUP as :class:`~bpe.errors.Terminated`, so every
+    clean-up that Ctrl-C runs runs for them: a pool terminated, a child's process group ended, a
+    half-written file removed), and every later one is dropped until the block ends.
+
+    Whatever happens in the block, interrupted or not, the signals' dispositions are left as they were
+    found: a caller of :func:`bpe.cli.main` in its own process (a test runner, a notebook, a script)
+    must still hear the next Ctrl-C, and so must every process it starts later.
+    """
     stdout = sys.stdout
     sys.stdout = PipeSafeStdout(stdout)
-    handled = [signum for signum in STOP_SIGNALS if _untouched(signum)] \
-        if threading.current_thread() is threading.main_thread() else []
-    for signum in handled:
-        signal.signal(signum, _interrupt_once)
+    found = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} \
+        if threading.current_thread() is threading.main_thread() else {}
+    handler = InterruptOnce()
+    for signum in found:
+        if _untouched(signum):
+            signal.signal(signum, handler)
     try:
         yield
     finally:
         sys.stdout = stdout
-        if all(signal.getsignal(signum) is _interrupt_once for signum in handled):  # not interrupted: restore
-            for signum in handled:
-                signal.signal(signum, signal.SIG_DFL if signum != signal.SIGINT else signal.default_int_handler)
+        # From here the handler only notes a signal: one that comes while the dispositions are put back
+        # is passed on to them afterwards, unless the block was interrupted (then it is a later one).
+        interrupted, handler.interrupted = handler.interrupted, True
+        for signum, disposition in found.items():
+            if disposition is not None and signal.getsignal(signum) is not disposition:  # None: set outside Python
+                signal.signal(signum, disposition)
+        if not interrupted and handler.dropped:
+            os.kill(os.getpid(), handler.dropped[0])
 
 
 def tell(line: str) -> None:
@@ -99,11 +106,9 @@ def failure(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, KeyboardInterrupt):
         return "bpe: interrupted", 130
     if isinstance(exc, MemoryError):
-        from bpe.interface import option
+        from bpe.errors import out_of_memory
 
-        return (f"bpe: error: out of memory; train on less ({option('--limit', '100MB')}), with a smaller "
-                f"{option('--vocab-size', 'N')}, or with a variant that needs less (python -m bpe estimate shows "
-                "each one's peak)", 2)
+        return f"bpe: error: {out_of_memory()}", 2
     # OSError: the environment failed us mid-run (disk full, file vanished): still one line
     where = f": {exc.filename}" if exc.filename else ""
     return f"bpe: error: {exc.strerror or exc}{where}", 2

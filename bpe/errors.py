@@ -43,16 +43,35 @@ def stop_signals_held():
             raise _interruption(signum)
 
 
-def stop(signum: int, ignoring=STOP_SIGNALS) -> None:
-    """What a stop signal's handler does (the CLI's, :class:`signals_as_interrupt`'s): ignore every later one
-    of ``ignoring``, so none can break the clean-up or its message, then interrupt: now, or where
+def stop(signum: int) -> None:
+    """What a stop signal's handler does the first time (:class:`InterruptOnce`): interrupt now, or where
     :func:`stop_signals_held`'s block ends if one is open."""
-    for other in ignoring:
-        signal.signal(other, signal.SIG_IGN)
     if not _held["depth"]:
         raise _interruption(signum)
     if _held["pending"] is None:
         _held["pending"] = signum
+
+
+class InterruptOnce:
+    """A handler for the stop signals of one block (the CLI's, :class:`signals_as_interrupt`'s): the first
+    signal interrupts (:func:`stop`); every later one, of any kind it handles, is dropped, so none can
+    break the clean-up or its message.
+
+    Dropped by this handler, not ignored with ``SIG_IGN``: an ignored signal is inherited by every process
+    started meanwhile (through fork and exec alike) and stays ignored after the block unless someone puts
+    the handler back; a caught one reverts to its default in an exec'd child.
+    """
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self.dropped: list[int] = []  # the later ones, in order
+
+    def __call__(self, signum, frame) -> None:
+        if self.interrupted:
+            self.dropped.append(signum)
+            return
+        self.interrupted = True
+        stop(signum)
 
 
 def _interruption(signum: int) -> KeyboardInterrupt:
@@ -61,6 +80,18 @@ def _interruption(signum: int) -> KeyboardInterrupt:
 
 class BPEError(Exception):
     """A problem with the user's input or environment, with a message meant for the user."""
+
+
+def out_of_memory(where: str = "", *, advice: str | None = None) -> str:
+    """The out-of-memory sentence, in the words of the interface in use: ``where`` memory ran out ("" for
+    this process; a pool names its worker and phase) and what to try, ``advice`` if given."""
+    from bpe.interface import option
+
+    if advice is None:
+        fewer = f"with fewer workers ({option('--workers', '1')}), " if where else ""
+        advice = (f"train on less ({option('--limit', '100MB')}), {fewer}with a smaller {option('--vocab-size', 'N')}, "
+                  "or with a variant that needs less (python -m bpe estimate shows each one's peak)")
+    return f"out of memory{where}; {advice}"
 
 
 class Terminated(KeyboardInterrupt):
@@ -84,14 +115,11 @@ class signals_as_interrupt:
         self.previous = {}
         if threading.current_thread() is not threading.main_thread():
             return self
+        handler = InterruptOnce()
         for signum in self.SIGNALS:
             if signal.getsignal(signum) is signal.SIG_DFL:
-                self.previous[signum] = signal.signal(signum, self._raise)
+                self.previous[signum] = signal.signal(signum, handler)
         return self
-
-    @staticmethod
-    def _raise(signum, frame):
-        stop(signum, signals_as_interrupt.SIGNALS)
 
     def __exit__(self, *exc) -> None:
         for signum, handler in self.previous.items():

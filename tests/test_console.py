@@ -1,20 +1,28 @@
 """Every subcommand meets SIGTERM and SIGHUP as it meets Ctrl-C: one line, exit status 128 + the signal,
-and any later signal ignored while the clean-up runs.  In this process: each subcommand's work is replaced
+and any later signal dropped while the clean-up runs.  In this process: each subcommand's work is replaced
 by a function that signals its own process (the real commands, in real processes, are in
-``tests/flows/test_signals.py``)."""
+``tests/flows/test_signals.py``).
+
+A caller of ``main()`` in its own process gets its signals back as it had them: a real ``bpe train`` here
+signals itself once its first file is written, and every disposition afterwards, and what a child started
+during the clean-up or after it inherits, is compared with what it was before."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
 
 import bpe.cli
+import bpe.io.outputs as outputs
 from bpe.cli import build_parser, main
 from bpe.errors import STOP_SIGNALS
+from conftest import HANG_GUARD_SECONDS
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 
@@ -26,7 +34,7 @@ ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"
 
 @pytest.fixture(autouse=True)
 def handlers_kept():
-    """An interrupted run leaves the stop signals ignored (its clean-up may still run): not in this process."""
+    """Whatever a test sets (or a failing run leaves), the next test starts with this process's own."""
     saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     yield
     for signum, handler in saved.items():
@@ -102,3 +110,136 @@ def test_a_signal_in_a_held_block_waits_for_its_end(monkeypatch, capsys):
     every_command_does(monkeypatch, work)
     assert main(["trace"]) == 128 + signal.SIGTERM
     assert capsys.readouterr().err == "bpe: terminated (SIGTERM)\n" and len(went_on) == 1000
+
+
+# --- a caller of main() in its own process: as it was before, interrupted or not ----------------------
+
+def caller_handler(signum, frame):
+    """A caller's own SIGTERM handler (a service's, a test runner's): it notes the signals it gets."""
+    CALLER_GOT.append(signum)
+
+
+CALLER_GOT: list[int] = []
+
+#: The caller's dispositions before main(): Python's defaults; or its own SIGTERM handler and SIGHUP
+#: ignored (as under nohup), which the CLI leaves to the caller and so only SIGINT interrupts.
+CALLERS = {"defaults": {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL,
+                        signal.SIGHUP: signal.SIG_DFL},
+           "own": {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: caller_handler,
+                   signal.SIGHUP: signal.SIG_IGN}}
+INTERRUPTED = [pytest.param("defaults", signum, id=f"defaults-{signal.Signals(signum).name}")
+               for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)] + [
+               pytest.param("own", signal.SIGINT, id="own-SIGINT")]
+
+#: A child's report of the stop signals it was started with ignored.
+_IGNORED = ("import signal; print(*(int(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) "
+            "if signal.getsignal(s) is signal.SIG_IGN))")
+
+
+def ignored_in_a_child() -> set[int]:
+    """The stop signals a process started now inherits as ignored."""
+    out = subprocess.run([sys.executable, "-c", _IGNORED], capture_output=True, text=True, check=True,
+                         timeout=HANG_GUARD_SECONDS).stdout  # the timeout only guards against a hang
+    return {int(word) for word in out.split()}
+
+
+def dispositions() -> dict[int, object]:
+    return {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+
+def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_clean_up) -> int:
+    """A real ``bpe train`` in this process: once its first file is written, it signals itself; while the
+    clean-up runs, every stop signal comes again and ``during_clean_up()`` runs.  The exit status."""
+    real_write = outputs._write
+    sent = []
+
+    def write_then_signal(path, text, *, shown):
+        real_write(path, text, shown=shown)
+        if sent:
+            return
+        sent.append(signum)
+        try:
+            os.kill(os.getpid(), signum)
+            raise AssertionError("the signal did not interrupt the run")
+        finally:  # the run is interrupted, its clean-up starts here
+            for later in STOP_SIGNALS:
+                os.kill(os.getpid(), later)
+            during_clean_up()
+
+    monkeypatch.setattr(outputs, "_write", write_then_signal)
+    return main(["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
+                 "--out", str(tmp_path / "tok")])
+
+
+def set_caller(caller: str) -> dict[int, object]:
+    CALLER_GOT.clear()
+    for signum, disposition in CALLERS[caller].items():
+        signal.signal(signum, disposition)
+    return dispositions()
+
+
+@pytest.mark.parametrize("caller, signum", INTERRUPTED)
+def test_an_interrupted_run_leaves_the_callers_dispositions(monkeypatch, capsys, tmp_path, caller, signum):
+    before = set_caller(caller)
+    while_cleaning = []
+    status = train_interrupted_while_saving(monkeypatch, tmp_path, signum,
+                                            lambda: while_cleaning.append(dispositions()))
+    assert status == 128 + signum
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    assert capsys.readouterr().err == f"bpe: {name}\n"
+    assert dispositions() == before
+    during = while_cleaning[0]
+    if caller == "defaults":  # the later signals were dropped by the CLI's handler, none was ignored
+        assert signal.SIG_IGN not in during.values()
+    else:  # what the CLI leaves to the caller stays the caller's, also while it cleans up
+        assert during[signal.SIGTERM] is caller_handler and during[signal.SIGHUP] is signal.SIG_IGN
+        assert CALLER_GOT == [signal.SIGTERM]
+
+
+@pytest.mark.parametrize("caller, signum", INTERRUPTED)
+def test_no_child_inherits_an_ignored_signal(monkeypatch, capsys, tmp_path, caller, signum):
+    """Neither one started while the interrupted run cleans up nor one the caller starts afterwards: only
+    a SIGHUP the caller itself ignores stays ignored."""
+    set_caller(caller)
+    started_before = ignored_in_a_child()
+    assert started_before == ({signal.SIGHUP} if caller == "own" else set())
+    started_while_cleaning = []
+    assert train_interrupted_while_saving(monkeypatch, tmp_path, signum,
+                                          lambda: started_while_cleaning.append(ignored_in_a_child())) == 128 + signum
+    assert started_while_cleaning == [started_before]
+    assert ignored_in_a_child() == started_before
+    assert not {signal.SIGINT, signal.SIGTERM} & started_before
+
+
+def test_a_signal_after_an_interrupted_run_reaches_the_caller(monkeypatch, capsys, tmp_path):
+    """The CLI's handling ends with the run: the caller's next Ctrl-C is its own KeyboardInterrupt again,
+    and the next SIGTERM its own handler's."""
+    set_caller("own")
+    assert train_interrupted_while_saving(monkeypatch, tmp_path, signal.SIGINT, lambda: None) == 130
+    assert CALLER_GOT == [signal.SIGTERM]  # the later one sent during the clean-up
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("SIGINT did not interrupt the caller")
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert CALLER_GOT == [signal.SIGTERM, signal.SIGTERM]
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_the_command_ends_quietly_on_a_signal_after_its_run(monkeypatch, capsys, debug):
+    """``bpe`` / ``python -m bpe``: a Ctrl-C that comes once main has put the defaults back (the run has
+    ended and said so) ends the command with 130 and no traceback; with --debug it shows its traceback."""
+    real_main = bpe.cli.main
+
+    def main_then_ctrl_c(argv=None):
+        status = real_main(argv)
+        os.kill(os.getpid(), signal.SIGINT)
+        return status
+
+    every_command_does(monkeypatch, lambda args: 0)
+    monkeypatch.setattr(bpe.cli, "main", main_then_ctrl_c)
+    monkeypatch.setattr(sys, "argv", ["bpe", *(["--debug"] if debug else []), "trace"])
+    with pytest.raises(KeyboardInterrupt if debug else SystemExit) as raised:
+        bpe.cli.run()
+    if not debug:
+        assert raised.value.code == 130
+    assert capsys.readouterr().err == ""

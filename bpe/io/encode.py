@@ -247,7 +247,8 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     try:
         # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
         # One worker needs no pool: the parent encodes, with the same task function.
-        with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path)) if workers > 1 \
+        with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
+                        memory_advice="try fewer --workers or a smaller --chunk-size") if workers > 1 \
                 else nullcontext() as pool:
             for (_, _, start, end, _), packed in encoded_in_order(pool, encode_chunk, tasks):
                 writer.write(packed)

@@ -18,6 +18,8 @@ Guarantees (``tests/training/test_pool.py``):
 
 * a task that raises sends back one line; the parent raises :class:`~bpe.errors.BPEError` (a
   ``BPEError`` raised in the worker, e.g. invalid UTF-8 with its file offset, comes back as is);
+* a worker that runs out of memory (``MemoryError``, in a task or receiving one) becomes the
+  out-of-memory sentence the parent's own would give, naming the worker and the phase;
 * a worker that dies (``kill -9``, the OOM killer), even half-way through writing its answer, becomes
   one ``BPEError`` naming the signal, the phase (``doing``) and the worker (its number and pid, which
   the kernel's log names if the OOM killer took it);
@@ -50,7 +52,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 
-from bpe.errors import STOP_SIGNALS, BPEError, stop_signals_held
+from bpe.errors import STOP_SIGNALS, BPEError, out_of_memory, stop_signals_held
 
 #: TEST-ONLY: the worker that picks up task number N (tasks are numbered from 0 in the order the pool
 #: sends them) SIGKILLs itself before running it, as the OOM killer would.
@@ -71,6 +73,9 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 _state: dict = {}  # the running worker's state (see worker_state)
+
+# A worker out of memory answers with this, made before it is needed: then the answer needs no memory.
+_OUT_OF_MEMORY_ANSWER = pickle.dumps((False, MemoryError()), pickle.HIGHEST_PROTOCOL)
 
 #: The key of a worker's own end of its channel in :func:`worker_state` (pools made with ``channels=True``).
 CHANNEL_KEY = "channel"
@@ -136,6 +141,11 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
             message = conn.recv()
         except (EOFError, OSError):  # the parent is gone
             return
+        except MemoryError:  # too little left to take the task: say so, then stop
+            # The rest of the message may still be in the pipe, so nothing more can be read from it; a
+            # parent still sending sees this worker gone instead (its message names memory too).
+            _answer(conn, _OUT_OF_MEMORY_ANSWER)
+            return
         if message is None:  # close()
             return
         number, fn, args = message
@@ -143,6 +153,8 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
             os.kill(os.getpid(), _SIGKILL)
         try:
             answer = pickle.dumps((True, fn(*args)), pickle.HIGHEST_PROTOCOL)
+        except MemoryError:  # the exception is not kept: its traceback's frames, and what they held, go
+            answer = _OUT_OF_MEMORY_ANSWER
         except BaseException as exc:  # noqa: BLE001 - every failure goes back as one line
             error = exc if isinstance(exc, BPEError) else f"{type(exc).__name__}: {exc}"
             try:
@@ -157,10 +169,17 @@ def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
                 os.kill(os.getpid(), _SIGKILL)
             while True:
                 time.sleep(3600)
-        try:
-            conn.send_bytes(answer)
-        except OSError:  # the parent is gone
+        if not _answer(conn, answer):
             return
+
+
+def _answer(conn, answer: bytes) -> bool:
+    """Send a pickled answer; False if the parent is gone."""
+    try:
+        conn.send_bytes(answer)
+    except OSError:
+        return False
+    return True
 
 
 class WorkerPool:
@@ -174,18 +193,20 @@ class WorkerPool:
     ([3, 3], [(0, 8), (1, 9)])
 
     ``what``, ``doing`` and ``source`` only shape error messages: "a pre-tokenization worker died
-    (killed by SIGKILL) while counting FILE; ...".  ``doing`` may be changed as the owner moves from one
-    phase to the next.  ``channels=True`` gives each worker a channel: ``channels[i]`` here, the
+    (killed by SIGKILL) while counting FILE; ...", and so does ``memory_advice``, what to try when a
+    worker runs out of memory (default: the trainer's advice, :func:`~bpe.errors.out_of_memory`).
+    ``doing`` may be changed as the owner moves from one phase to the next.  ``channels=True`` gives each worker a channel: ``channels[i]`` here, the
     other end in worker ``i``'s :func:`worker_state` (``CHANNEL_KEY``).
     """
 
     def __init__(self, workers: int, *, what: str = "pre-tokenization", source: str | None = None,
-                 doing: str = "counting", channels: bool = False):
+                 doing: str = "counting", channels: bool = False, memory_advice: str | None = None):
         if not isinstance(workers, int) or workers < 1:
             raise BPEError(f"workers must be at least 1, got {workers}")
         self.size = workers
         self.doing = doing
         self._what, self._source = what, source
+        self._memory_advice = memory_advice
         self._processes: list = []
         self._conns: list = []
         self.channels: list = []
@@ -384,6 +405,10 @@ class WorkerPool:
         self._busy[worker] = False
         if ok:
             return value
+        if isinstance(value, MemoryError):
+            self._fail(BPEError(out_of_memory(f" in a {self._what} worker{self._while()} (worker {worker} of "
+                                              f"{self.size}, pid {self._processes[worker].pid})",
+                                              advice=self._memory_advice)))
         self._fail(value if isinstance(value, BPEError) else BPEError(
             f"a {self._what} worker failed{self._while()}: {value}"))
 

@@ -13,10 +13,15 @@ forever, so a SIGALRM guard ends such a hang (failing the test).  Nothing assert
 
 One case per rung and phase runs in ``make test``; the other workers and signals are marked slow.
 ``bpe train --out`` killed the same way leaves the previous tokenizer in ``--out`` as it was.
+
+A worker that runs out of memory (``MemoryError``; the parent gives it a task that raises one, or, while
+merging, its shard raises one at merge 3) is said as the parent's own out-of-memory would be, with the
+worker and the phase named.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -28,7 +33,7 @@ import pytest
 
 from bpe import BPEError, train_bpe
 from bpe.training import pool as pool_module
-from bpe.training import shard_policy
+from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer
 from bpe.training.progress import Progress
 from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes, pooled_variants, \
@@ -219,6 +224,137 @@ def test_while_merging_only_v7s_shard_workers_are_alive(pools, monkeypatch, vari
     assert merges == reference_merges()
     shard_workers = sorted(p.pid for p in pools[-1]._processes[1:]) if variant == "v7" else []
     assert watcher.alive_while_merging == shard_workers
+
+
+# --- a worker out of memory: the parent's out-of-memory line, naming the worker and the phase ---------
+
+def run_out_of_memory(*args):
+    """A worker's task in place of the phase's own: it runs out of memory."""
+    raise MemoryError
+
+
+def serve_merges_then_run_out():
+    """v7's merge task, on a shard that runs out of memory at merge 3 (after serving two merges)."""
+    shard = pool_module.worker_state()["shard"]
+    merges, merge = itertools.count(1), shard.merge
+
+    def merge_or_run_out(*args):
+        if next(merges) == KILL_AT_MERGE:
+            raise MemoryError
+        return merge(*args)
+
+    shard.merge = merge_or_run_out
+    shards._serve_merges()
+
+
+class RunOutOfMemory:
+    """Worker ``worker`` of the last pool runs out of memory in ``phase``: in the first task the parent gives
+    it in the phase, or, while merging, at merge 3.  ``pid``: that worker's."""
+
+    def __init__(self, phase: str, worker: int, monkeypatch):
+        self.pid = None
+        submit = pool_module.WorkerPool.submit
+
+        def submit_one_that_runs_out(pool, w, fn, *args):
+            if self.pid is None and pool.doing == phase and w == worker:
+                self.pid = pool._processes[w].pid
+                fn = serve_merges_then_run_out if phase == "merging" else run_out_of_memory
+            submit(pool, w, fn, *args)
+
+        monkeypatch.setattr(pool_module.WorkerPool, "submit", submit_one_that_runs_out)
+
+
+def out_of_memory_message(variant: str, phase: str, worker: int, workers: int, pid: int) -> str:
+    what = "shard" if variant == "v7" else "pre-tokenization"
+    return (f"out of memory in a {what} worker while {phase} {CORPUS_EN} (worker {worker} of {workers}, pid {pid}); "
+            "train on less (--limit 100MB), with fewer workers (--workers 1), with a smaller --vocab-size N, or with "
+            "a variant that needs less (python -m bpe estimate shows each one's peak)")
+
+
+def out_of_memory_cases():
+    """(variant, phase, worker): every pooled rung while counting, v7 in each of its phases; the last worker
+    alive in the phase."""
+    for variant in pooled_variants():
+        phases = V7_PHASES if variant == "v7" else {"counting": [0, 1]}
+        for phase, workers in phases.items():
+            yield pytest.param(variant, phase, workers[-1], id=f"{variant}-{phase.replace(' ', '_')}")
+
+
+@pytest.mark.parametrize("variant, phase, worker", list(out_of_memory_cases()))
+def test_a_worker_out_of_memory_in_any_phase(pools, monkeypatch, variant, phase, worker):
+    monkeypatch.delenv("BPE_VIA_MAKE", raising=False)  # the hint in the command line's words
+    workers = 3 if variant == "v7" else 2
+    runs_out = RunOutOfMemory(phase, worker, monkeypatch)
+    gather_after(monkeypatch, GATHER_AFTER)
+    with hang_guard(), pytest.raises(BPEError) as raised:
+        train_bpe(CORPUS_EN, 500, [EOT], variant=variant, workers=workers)
+    assert runs_out.pid is not None
+    assert str(raised.value) == out_of_memory_message(variant, phase, worker, workers, runs_out.pid)
+
+
+RUNS_OUT = """
+import itertools, sys
+from bpe.cli import main
+from bpe.training import pool, shard_policy, shards
+
+variant, phase, workers, data = sys.argv[1:5]
+shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
+shard_policy.STALL_RATIO = float("inf")  # and they stay until the end
+submit = pool.WorkerPool.submit
+
+
+def run_out_of_memory(*args):
+    raise MemoryError
+
+
+def serve_merges_then_run_out():  # the shard runs out of memory at its third merge
+    shard, merges = pool.worker_state()["shard"], itertools.count(1)
+    merge = shard.merge
+
+    def merge_or_run_out(*args):
+        if next(merges) == 3:
+            raise MemoryError
+        return merge(*args)
+
+    shard.merge = merge_or_run_out
+    shards._serve_merges()
+
+
+def submit_one_that_runs_out(self, w, fn, *args):
+    if self.doing == phase and w == 1 and not getattr(pool, "ran_out", False):
+        pool.ran_out = True
+        fn = serve_merges_then_run_out if phase == "merging" else run_out_of_memory
+    submit(self, w, fn, *args)
+
+
+pool.WorkerPool.submit = submit_one_that_runs_out
+sys.exit(main(["train", "--variant", variant, "--data", data, "--workers", workers, "--vocab-size", "500", "--quiet"]))
+"""
+
+
+@pytest.mark.parametrize("variant, phase", [("v6", "counting"), ("v7", "merging")])
+def test_bpe_train_says_a_worker_ran_out_of_memory_in_one_line(tmp_path, variant, phase):
+    script = tmp_path / "runs_out.py"
+    script.write_text(RUNS_OUT)
+    workers = 3 if variant == "v7" else 2
+    env = {name: value for name, value in child_env().items() if name != "BPE_VIA_MAKE"}
+    proc = subprocess.Popen([sys.executable, str(script), variant, phase, str(workers), str(CORPUS_EN)], cwd=REPO_ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)  # the timeout only guards against a hang
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 2, err
+    what = "shard" if variant == "v7" else "pre-tokenization"
+    assert err.startswith(f"bpe: error: out of memory in a {what} worker while {phase} {CORPUS_EN} (worker 1 of "
+                          f"{workers}, pid "), err
+    assert err.endswith("); train on less (--limit 100MB), with fewer workers (--workers 1), with a smaller "
+                        "--vocab-size N, or with a variant that needs less (python -m bpe estimate shows each one's "
+                        "peak)\n"), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert live_processes(session=proc.pid) == []
 
 
 # --- bpe train --out: the previous tokenizer stays whole ---------------------------------------------

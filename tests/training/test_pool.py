@@ -1,6 +1,6 @@
 """The worker pool: tasks and per-worker state; a failed task, a killed worker (before a task or half-way
-through its answer) and Ctrl-C (once, or three times in a few ms) each end in one clear result and
-leave no process behind.
+through its answer), a worker out of memory and Ctrl-C (once, or three times in a few ms) each end in one
+clear result and leave no process behind.
 
 The bad moments are made to happen on purpose (the pool's test-only fault hooks); the subprocess
 timeouts below only guard against a hang, nothing asserts a duration.
@@ -77,6 +77,42 @@ def test_failed_task_is_one_bpe_error_and_no_process_left(kind, message):
         with WorkerPool(2, source="data.txt") as pool:
             list(pool.imap_unordered(fail, [(kind,)] * 5))
     assert live_processes(parent=os.getpid()) == []
+
+
+def run_out_of_memory(*args):
+    raise MemoryError
+
+
+class TooBigToReceive:
+    """A task argument the worker runs out of memory unpickling, before the task can start."""
+
+    def __reduce__(self):
+        return run_out_of_memory, ()
+
+
+@pytest.mark.parametrize("where", ["task", "receiving"])
+def test_a_worker_out_of_memory_is_the_out_of_memory_line(monkeypatch, where):
+    monkeypatch.delenv("BPE_VIA_MAKE", raising=False)
+    task, args = (run_out_of_memory, ()) if where == "task" else (echo, (TooBigToReceive(),))
+    with pytest.raises(BPEError) as raised:
+        with WorkerPool(2, source="f.txt") as pool:
+            pids = [process.pid for process in pool._processes]
+            pool.submit(0, echo, 1)
+            pool.submit(1, task, *args)
+            pool.result(1)
+    assert str(raised.value) == (
+        f"out of memory in a pre-tokenization worker while counting f.txt (worker 1 of 2, pid {pids[1]}); train on "
+        "less (--limit 100MB), with fewer workers (--workers 1), with a smaller --vocab-size N, or with a variant "
+        "that needs less (python -m bpe estimate shows each one's peak)")
+    assert live_processes(parent=os.getpid()) == []
+
+
+def test_a_pool_gives_its_own_advice_for_memory():
+    with pytest.raises(BPEError, match=r"^out of memory in a tokenizer worker while encoding f.txt \(worker 0 of 1, "
+                                       r"pid \d+\); try fewer --workers$"):
+        with WorkerPool(1, what="tokenizer", doing="encoding", source="f.txt",
+                        memory_advice="try fewer --workers") as pool:
+            pool.broadcast(run_out_of_memory)
 
 
 def test_bad_worker_count():
