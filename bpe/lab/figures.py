@@ -15,6 +15,12 @@ middle of the values: the range of a median's runs, or the median of an article'
 ``"{:.2f}"``); a figure that is text rather than a number is shown as it is, and FORMAT then has to be
 left out; a JSON ``null`` is shown as ``never``.
 
+A figure that a committed result file will hold only once it is re-made (a step added to a command
+before its published run) is marked ``pending``: ``<!--fig pending FILE KEYPATH ...-->?<!--/fig-->``.
+While its key is missing it shows :data:`PENDING` and counts as current; once the key is there it is
+stale until ``--update`` rewrites it into an ordinary marker with its value.  A missing file is still
+a problem, pending or not.
+
 ``python -m bpe figures`` checks every shown text against its value (one line per stale figure, exit 1;
 ``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
 computed from more than two numbers needs its own field in the result file.
@@ -40,6 +46,9 @@ MARKER = re.compile(r"<!--fig (?P<spec>.*?)-->(?P<shown>.*?)<!--/fig-->", re.DOT
 _KEYPATH = r"(?:'[^']*'|[^\s'\"/])+"
 _SPEC = re.compile(rf'^(?P<file>\S+)\s+(?P<key>{_KEYPATH})(?:\s+/\s+(?P<key2>{_KEYPATH}))?(?:\s+"(?P<fmt>[^"]*)")?\s*$')
 DEFAULT_FORMAT = "{:.2f}"
+#: What a pending figure shows while its result file does not hold its key yet.
+PENDING = "?"
+_PENDING_PREFIX = "pending "
 
 
 @dataclass
@@ -54,6 +63,13 @@ class Figure:
     fmt: str | None
     shown: str
     span: tuple[int, int]  # the shown text's offsets in the page
+    pending: bool = False  # its key may be missing from the file until the file is re-made
+    marker_start: int = 0  # the offset of its opening comment, ``<!--fig``
+
+    def spec(self) -> str:
+        """The marker's spec as an ordinary (not pending) marker writes it."""
+        keys = self.key + (f" / {self.key2}" if self.key2 else "")
+        return f"{self.file} {keys}" + (f' "{self.fmt}"' if self.fmt is not None else "")
 
     def where(self) -> str:
         try:
@@ -132,12 +148,14 @@ def parse(page: Path, text: str | None = None) -> list[Figure]:
     figures = []
     for match in MARKER.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
-        spec = _SPEC.match(match.group("spec").strip())
+        raw = match.group("spec").strip()
+        pending = raw.startswith(_PENDING_PREFIX)
+        spec = _SPEC.match(raw[len(_PENDING_PREFIX):] if pending else raw)
         if spec is None:
             raise BPEError(f"{page}:{line}: malformed figure marker <!--fig {match.group('spec')}-->; "
                            'expected <!--fig FILE KEYPATH [/ KEYPATH2] ["FORMAT"]-->')
         figures.append(Figure(page, line, spec["file"], spec["key"], spec["key2"], spec["fmt"],
-                              match.group("shown"), match.span("shown")))
+                              match.group("shown"), match.span("shown"), pending, match.start()))
     return figures
 
 
@@ -159,6 +177,8 @@ def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) ->
             denominator = lookup(data, figure.key2)
             value = value / denominator
     except BPEError as e:
+        if figure.pending:
+            return PENDING
         raise BPEError(f"{figure.where()}: {figure.file}: {e}") from None
     except (TypeError, ZeroDivisionError):
         raise BPEError(f"{figure.where()}: {figure.key} / {figure.key2} in {figure.file} is not a ratio "
@@ -190,7 +210,10 @@ def check(paths: list[Path], root: Path = REPO_ROOT) -> list[str]:
             except BPEError as e:
                 problems.append(str(e))
                 continue
-            if figure.shown != expected:
+            if figure.pending and expected != PENDING:
+                problems.append(f"{figure.where()}: a pending figure that {figure.file} now holds "
+                                f"({figure.key}{' / ' + figure.key2 if figure.key2 else ''} gives {expected!r})")
+            elif figure.shown != expected:
                 problems.append(f"{figure.where()}: shows {figure.shown!r}, {figure.file} "
                                 f"{figure.key}{' / ' + figure.key2 if figure.key2 else ''} gives {expected!r}")
     return problems
@@ -212,6 +235,9 @@ def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None
                 if problems is not None:
                     problems.append(str(e))
                 continue
+            if figure.pending and shown != PENDING:  # measured now: an ordinary marker from here on
+                start = figure.marker_start
+                shown = f"<!--fig {figure.spec()}-->{shown}"
             new = new[:start] + shown + new[end:]
         if new != text:
             page.write_text(new, encoding="utf-8")

@@ -7,7 +7,10 @@ at vocab 10,000, ``webtext-synth`` at 32,000, CS336's ``corpus.en`` fixture at 5
 ``tinystories`` and ``owt`` when present; a step too slow at the article's vocab runs at a reduced one,
 and says so.  Each step compares one stage on both sides: it prints the articles' ratio of that stage
 (:mod:`bpe.lab.articles`, from ``docs/articles-figures.json``; "none" where no article measures it), the
-ladder's (:mod:`bpe.lab.spread`'s rule), and one line on why the two differ.  The result,
+ladder's (:mod:`bpe.lab.spread`'s rule), and one line on why the two differ.  The articles' C++ and
+compiled steps stand beside v8, the ladder's compiled rung, against v6 (whose algorithm v8 compiles) or
+the rung whose algorithm the article's starting program has; where v8 was not built its steps are left
+out, with its reason, and ``--publish`` is refused.  The result,
 ``docs/articles-bench.json``, is quoted by ``docs/articles.md``; beside it go a coursework table
 (``articles.md``; ``out/articles.md`` for a published run) and the merge-cost plot.  ``--quick`` runs the
 same plan on tiny inputs (for tests) and says on its first and last lines that its ratios mean nothing.
@@ -66,23 +69,23 @@ class Step:
 FULL = [
     RunSet("cs336-speed", "corpus-en", 500, ("v1", "v2"),
            "corpus.en at vocab 500: the fixture and vocab of CS336's train_bpe tests, test_train_bpe_speed among them"),
-    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7")),
-    RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5"),
+    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7", "v8")),
+    RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5", "v8"),
            "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
            "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
     RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
            "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB that is minutes per run, so "
            "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
-    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7"),
+    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7", "v8"),
            "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
-    RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6"),
+    RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6", "v8"),
            "v2-v4 scan every pair with max() once per merge: on web text at vocab 32,000 that is days, "
            "so they run on 2 MB at vocab 500 (243 merges)"),
-    RunSet("real-tinystories", "tinystories", 10_000, ("v5", "v6", "v7"),
+    RunSet("real-tinystories", "tinystories", 10_000, ("v5", "v6", "v7", "v8"),
            "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
     RunSet("real-tinystories-reduced", "tinystories", 2_000, ("v2", "v3", "v4", "v5"),
            "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
-    RunSet("real-owt", "owt", 32_000, ("v6", "v7"), "the first 20 MB of owt_train.txt",
+    RunSet("real-owt", "owt", 32_000, ("v6", "v7", "v8"), "the first 20 MB of owt_train.txt",
            limit="20MB", real=True),
 ]
 
@@ -100,17 +103,25 @@ _COUNTING_NO_GAIN = ("on a small file (the web-like set is 2 MB), one core or a 
 _HEAP_SELECT = ("no article times the select stage across a heap: Part 9, the series' heap, is not among the parts "
                 "quoted, and Koschei gives only the whole merge; the ladder's ratio grows with the live pairs the "
                 "scan visits, hence with the vocab")
-_PYTHON_ONLY = ("no article step: after Part 8 the series turns to a heap (Part 9), Cython and PyPy (Part 10) and C++ "
-                "wrapped with Cython (Part 11), none timed in the parts quoted; v6 stays in pure Python")
+_PYTHON_ONLY = ("no article step: the parts quoted time no Python trainer past bpe_v5, and the series' C++ and "
+                "compiled steps stand beside v8 (below); v6 stays in pure Python")
 _OMP_MERGE = ("their OpenMP threads (32) split the max() scan; v7's processes split the words, so the update, over "
               "this machine's cores; after v5's heap there is no scan left to split")
 _V7_NO_GAIN = ("each merge is a round trip to the shard processes: on a 2-core machine the gain can sink into the "
                "spread, and on a busy one v7 gathers its shards back and runs as v6")
 _V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's code in one process: the two rungs run "
                  "the same code, so any difference is noise")
+_COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among the parts quoted; the C++ ratio they "
+                   "give for this stage is the flat hash map's (Part 7's step, timed in Part 8's section 5 table, "
+                   "whose data set is not named there), a swap of tables inside C++ that mostly speeds its max() "
+                   "scan; v8 is v6's algorithm (heap, grouped diff, lazy index) moved from CPython objects to C "
+                   "arrays, with no scan left, so the ladder's ratio is compiled code against interpreted, the "
+                   "algorithm unchanged")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
 # sides; ``theirs`` names the articles' ratios (bpe.lab.articles.THEIRS), or is None where none exists.
+# The articles' C++ and compiled steps stand beside v8, the ladder's compiled rung: against v6, whose
+# algorithm it compiles, or against the rung whose algorithm the article's starting program has.
 STEPS = [
     Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
          "corpus.en at vocab 500, the fixture and vocab of CS336's train_bpe tests; their seconds are the time the test "
@@ -123,18 +134,17 @@ STEPS = [
          "pretokenize", "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
          "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
-    Step("fine-grained pair-count updates (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
-         ("fine_python_update", "fine_cpp_update", "fine_cpp_flat_update"),
-         "the same change and stage; their Python figure is OpenWebText at vocab 32,000, the ladder's 2 MB at 500; "
-         "their C++ gains are larger (Part 8 section 1 notes that a CPython dict reuses a deleted key's slot while "
-         "std::unordered_map re-links its chain); the ladder's dicts are CPython's",
+    Step("fine-grained pair-count updates in Python (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
+         "fine_python_update",
+         "the same change and stage, both in Python; their figure is OpenWebText at vocab 32,000, the ladder's 2 MB at "
+         "500; Part 8's C++ ports of the change stand beside v8 (v3 -> v8, below)",
          "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
-    Step("fine-grained pair-count updates (Part 8): update, TinyStories-like", "tinystories-reduced", "v3", "v4",
-         "update", None,
+    Step("fine-grained pair-count updates in Python (Part 8): update, TinyStories-like", "tinystories-reduced", "v3",
+         "v4", "update", None,
          "no article figure: Part 8's bpe_v3 TinyStories row prints no update time",
          "on TinyStories-like text the update is a small stage (as in bpe_v5's TinyStories row of Part 8), so a "
          "gain is hard to see"),
-    Step("fine-grained pair-count updates (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
+    Step("fine-grained pair-count updates in Python (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
          "merge_phase", "fine_python_merge",
          "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
          "gives no reason; v4 keeps v3's max() scan, so its merge phase moves by the update's gain at most",
@@ -142,20 +152,15 @@ STEPS = [
     Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select",
          None, _HEAP_SELECT),
     Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", None, _HEAP_SELECT),
-    Step("a heap (Koschei's C++ merge): merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
-         "merge_phase", "koschei_merge",
-         "Koschei times an 'optimized merge' (its optimizations include a lazy-deletion heap and incremental "
-         "updates through a pair-position index) against an 'unoptimized merge' it does not describe; v4 already "
-         "updates incrementally, so only the heap differs between the ladder's rungs"),
-    Step("flat hash maps (Part 8's C++ ports): merge phase, TinyStories-like", "tinystories", "v5", "v6",
-         "merge_phase", "flat_maps_merge",
-         "a constant-factor step of another kind: the C++ swap of std::unordered_map for a flat map mostly speeds "
-         "its max() scan; CPython's dict is open addressing already (Part 8 section 1), and after v5's heap there "
-         "is no scan, so v6 changes other representations"),
-    Step("flat sets in the inverted index (Part 8's C++): update, TinyStories-like", "tinystories", "v5", "v6",
-         "update", "flat_sets_update",
-         "the C++ step changes one container of the index; v6 changes several things of the update at once "
-         "(words as str, a lazy index, the diff grouped by neighbour)"),
+    Step("a heap replaces the max() scan, in Python: merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
+         "merge_phase", None,
+         "no article times a heap alone across a whole merge: Part 9 is not among the parts quoted, and Koschei's "
+         "merges are C++ (they stand beside v4 -> v8, below); v4 already updates incrementally, so only the heap "
+         "differs between the ladder's rungs"),
+    Step("constant factors in pure Python: merge phase, TinyStories-like", "tinystories", "v5", "v6",
+         "merge_phase", None, _PYTHON_ONLY),
+    Step("constant factors in pure Python: update, TinyStories-like", "tinystories", "v5", "v6", "update", None,
+         _PYTHON_ONLY),
     Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total", None,
          _PYTHON_ONLY),
     Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", None, _PYTHON_ONLY),
@@ -171,6 +176,38 @@ STEPS = [
          "tinystories", "v6", "v7", "merge_phase", None, _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
     Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", None,
          "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, TinyStories-like",
+         "tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, web-like", "web", "v6", "v8",
+         "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: flat hash maps under the max() scan (Part 7) -> v8: select, web-like", "web", "v6", "v8",
+         "select", "flat_maps_max",
+         "their flat map speeds a scan of every pair at every merge; v6 and v8 both pop a lazy-deletion heap, v8's an "
+         "array in C, so no scan is left for a flatter table to speed; Part 9 (the series' heap) is not among the "
+         "parts quoted"),
+    Step("compiled: flat hash maps (Part 7), flat sets in the index (Part 8) -> v8: update, web-like", "web", "v6",
+         "v8", "update", ("flat_maps_update", "flat_sets_update"),
+         "their steps change the containers under a C++ update and keep its algorithm (the maps in Part 7's step, "
+         "the index's sets in Part 8's section 6); v8 keeps v6's update and moves its counts, index and words from "
+         "CPython objects to C arrays, so the ladder's ratio also holds what compiling gains"),
+    Step("compiled: the fine-grained update in C++ (Part 8) -> v8: update, web-like", "web-reduced", "v3", "v8",
+         "update", ("fine_cpp_update", "fine_cpp_flat_update"),
+         "both their programs are C++, so their ratio is the finer diff alone; the ladder starts from v3, the coarse "
+         "update of their starting program, in Python, and v8 adds compiled code and v6's grouped diff and lazy "
+         "index, so its ratio is larger by what those gain; in the same table the fine-grained program's whole "
+         "merge was slower than bpe_train_updater's (its max() took longer), the article gives no reason"),
+    Step("compiled: Koschei's C++ merge with a lazy-deletion heap -> v8: merge phase, TinyStories-like",
+         "tinystories-reduced", "v4", "v8", "merge_phase", "koschei_merge",
+         "Koschei times a C++ 'optimized merge' (a lazy-deletion heap, incremental updates through a pair_positions "
+         "index) against a C++ 'unoptimized merge' it does not describe, pre-tokenizing in Python on both, as v4 "
+         "and v8 do; the ladder starts from v4, incremental updates without a heap, in Python, so its ratio also "
+         "holds what compiling gains"),
+    Step("compiled: Cython (Part 10) -> v8: total, TinyStories-like", "tinystories", "v6", "v8", "total", None,
+         "no article figure: Part 10 (Cython and PyPy) and Part 11 (C++ wrapped with Cython) are known from the "
+         "series' contents alone; v8 compiles the merge and pre-tokenizes with v6's Python, so the whole run gains "
+         "at most the merge's share",
+         "where pre-tokenizing and start-up, the same code on both rungs, are most of the run, the merge's gain can "
+         "sink into their spread"),
     Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize",
          "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
     Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
@@ -179,6 +216,10 @@ STEPS = [
          _PYTHON_ONLY),
     Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", "omp_merge",
          _OMP_MERGE, _V7_NO_GAIN),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real TinyStories",
+         "real-tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real OpenWebText",
+         "real-owt", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
 ]
 
 
@@ -194,15 +235,18 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
     path = resolve_data(run.data)
     limit = parse_size(run.limit) if run.limit else None
     corpus_bytes = find_limit_end(path, limit, special_tokens) if limit else path.stat().st_size
+    variants = runnable(run.variants)
+    for left_out in (v for v in run.variants if v not in variants):
+        print(f"[{run.name}] {left_out} left out, and its steps with it: {cannot_run(left_out)}", file=log, flush=True)
     print(f"[{run.name}] {run.data}{f' (first {run.limit})' if run.limit else ''}, vocab {run.vocab_size:,}: "
-          f"{', '.join(run.variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
-    runs = interleaved_runs(run.name, path, run.variants, run.vocab_size, special_tokens, workers, limit, repeat, log)
+          f"{', '.join(variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
+    runs = interleaved_runs(run.name, path, variants, run.vocab_size, special_tokens, workers, limit, repeat, log)
     digests = {v: rs[0]["merges_sha256"] for v, rs in runs.items()}
     if len(set(digests.values())) != 1:
         raise BPEError(f"[{run.name}] the rungs gave different merges: {digests}")
     return {
         "data": run.data, "path": shown_path(path), "corpus_bytes": corpus_bytes, "limit": run.limit,
-        "vocab_size": run.vocab_size, "num_merges": runs[run.variants[0]][0]["merges"], "note": run.note,
+        "vocab_size": run.vocab_size, "num_merges": runs[variants[0]][0]["merges"], "note": run.note,
         "repeat": repeat, "merges_sha256": next(iter(digests.values())),
         "variants": {v: {"runs": [slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
     }
@@ -229,6 +273,20 @@ def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_toke
     return runs
 
 
+def runnable(variants: tuple[str, ...]) -> tuple[str, ...]:
+    """The rungs of ``variants`` that can run here (v8 cannot where it was installed without a C compiler)."""
+    from bpe.training.registry import VARIANTS
+
+    return tuple(v for v in variants if v in VARIANTS)
+
+
+def cannot_run(variant: str) -> str:
+    """Why a rung of the plan cannot run here (its one line)."""
+    from bpe.training.registry import VARIANTS, unavailable
+
+    return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
+
+
 def slim(run: dict) -> dict:
     """What a result file keeps of one run: its seconds, its checkpoints (merges done, seconds) and peak memory."""
     return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
@@ -248,6 +306,8 @@ def compare_steps(sets: dict) -> dict:
     steps = {}
     for step in (step for step in STEPS if step.run_set in sets):
         runs = sets[step.run_set]["variants"]
+        if step.before not in runs or step.after not in runs:  # a rung that cannot run here (v8 unbuilt)
+            continue
         before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
         compared = compare(before, after)
         no_gain = compared["clear"] is False or compared["ratio"] < 1
@@ -281,6 +341,10 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
     if out is not None:
         check_json_path(out)
+    rungs = tuple(dict.fromkeys(v for run in plan for v in run.variants))
+    missing = [v for v in rungs if v not in runnable(rungs)]
+    if missing and out is not None and out.resolve() == PUBLISHED_OUT.resolve():
+        raise BPEError(f"the committed result needs every rung of the plan: {'; '.join(cannot_run(v) for v in missing)}")
     specials = [SPECIAL_TOKEN]
     # Each step runs its rung's idea in full: every core unless a count is given, as the articles'
     # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).

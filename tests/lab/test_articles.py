@@ -52,3 +52,26 @@ def test_the_coursework_table_of_a_quick_run_says_so_first_and_last():
     assert "not measurements" in lines[2] and "not measurements" in lines[-1]
     row = next(line for line in lines if line.startswith("| v1 -> v2"))
     assert "13.3x faster" in row and "| 2.00x faster | 1.50-2.50x faster | because |" in row and "commit abc1234" in row
+
+
+def test_the_cpp_ratios_are_part_8s_tables_and_koscheis():
+    """The C++ ratios set beside v8, each from the figures file as the articles print them (medians of three)."""
+    expected = {  # name: (before, after, where)
+        "flat_maps_merge": (7856, 485, "lili Part 8, section 5 table"),
+        "flat_maps_max": (7376, 83, "lili Part 8, section 5 table"),
+        "flat_maps_update": (478, 401, "lili Part 8, section 5 table"),  # 1.19x: the update moves a little
+        "fine_cpp_update": (478, 220, "lili Part 8, section 5 table"),
+        "fine_cpp_flat_update": (401, 200, "lili Part 8, section 5 table"),
+        "flat_sets_update": (200, 108, "lili Part 8, section 6 table"),
+        "koschei_merge": (366.644, 1.081, "Koschei, the performance comparison table"),
+    }
+    for name, (before, after, source) in expected.items():
+        theirs = their_ratio(name)
+        assert (theirs["before"], theirs["after"], theirs["source"]) == (before, after, source), name
+    assert round(their_ratio("flat_maps_update")["ratio"], 2) == 1.19
+    # The fine-grained C++ program's whole merge was slower than bpe_train_updater's, though its update halved.
+    cpp = article_figures()["lili_part8"]["cpp"]
+    assert lookup(cpp, "median(bpe_train_updater_fine_grained.total.*)") == 8773
+    assert lookup(cpp, "median(bpe_train_updater.total.*)") == 7856
+    # Part 8 names no data set for its C++ tables, and the figures file does not name one for it either.
+    assert "OpenWebText" not in cpp["about"].split("(")[0] and "does not name the data set" in cpp["about"]

@@ -69,3 +69,21 @@ def test_cli_exit_status_and_update(tmp_path, capsys, monkeypatch):
     assert main(["figures", "--update", str(page)]) == 0
     assert main(["figures", str(page)]) == 0
     assert "all current" in capsys.readouterr().out
+
+
+def test_a_pending_figure_shows_a_mark_until_its_file_holds_it_then_update_makes_it_ordinary(tmp_path):
+    page = _page(tmp_path, figures.PENDING, 'pending r.json runs.v8 "{:.1f}x"')
+    assert figures.check([page], root=tmp_path) == []  # the key is not there yet: current as it is
+    assert figures.update([page], root=tmp_path) == []
+    (tmp_path / "r.json").write_text(json.dumps({"runs": {"v8": 0.25}}))  # the file re-made with the key
+    problems = figures.check([page], root=tmp_path)
+    assert len(problems) == 1 and "a pending figure that r.json now holds" in problems[0] and "'0.2x'" in problems[0]
+    assert figures.update([page], root=tmp_path) == [page]
+    assert page.read_text() == 'v2 is <!--fig r.json runs.v8 "{:.1f}x"-->0.2x<!--/fig--> faster.\n'
+    assert figures.check([page], root=tmp_path) == []
+
+
+def test_a_pending_figure_still_needs_its_file_and_its_mark(tmp_path):
+    assert "does not exist" in figures.check([_page(tmp_path, "?", "pending missing.json runs.v8")], root=tmp_path)[0]
+    stale = figures.check([_page(tmp_path, "1.0x", "pending r.json runs.v8")], root=tmp_path)
+    assert len(stale) == 1 and "shows '1.0x'" in stale[0]

@@ -104,3 +104,90 @@ def test_the_default_output_is_not_a_tracked_file(tmp_path, monkeypatch):
     assert git("ls-files", "--error-unmatch", str(published)) == 0  # tracked: docs/articles.md quotes it
     quoted = published.resolve().relative_to(REPO_ROOT.resolve()).as_posix()
     assert f"<!--fig {quoted} " in (REPO_ROOT / "docs" / "articles.md").read_text()  # the page quotes it
+
+
+#: The articles' ratios between two C++ programs (Part 8's ports, Part 7's flat maps as its table times them,
+#: Koschei's merges), OpenMP's aside: v7, the parallel rung, stands beside those.
+COMPILED = {name for name, theirs in THEIRS.items()
+            if (theirs.what.startswith("C++") and "OpenMP" not in theirs.what) or name.startswith("koschei")}
+
+
+def test_the_articles_cpp_steps_stand_beside_v8():
+    assert COMPILED == {"fine_cpp_update", "fine_cpp_flat_update", "flat_sets_update", "flat_maps_merge",
+                        "flat_maps_max", "flat_maps_update", "koschei_merge"}
+    for step in STEPS:
+        compiled = set(names(step.theirs)) & COMPILED
+        if compiled:  # against v6, whose algorithm v8 compiles, or the rung of their starting program's algorithm
+            assert step.after == "v8" and step.before in ("v3", "v4", "v6"), step.name
+            assert all(THEIRS[name].stage == step.stage for name in compiled), step.name
+        if step.after == "v8":
+            assert step.name.startswith("compiled: ") and "v8" in step.name
+            assert all(name in COMPILED for name in names(step.theirs)), step.name  # no Python ratio beside v8
+    # Their coarse C++ update (bpe_train_updater) is v3's; Koschei's merge without its heap is read as v4's.
+    by_ratio = {name: (s.before, s.after, s.stage) for s in STEPS for name in names(s.theirs) if name in COMPILED}
+    assert by_ratio["fine_cpp_update"] == ("v3", "v8", "update")
+    assert by_ratio["koschei_merge"] == ("v4", "v8", "merge_phase")
+    assert by_ratio["flat_maps_merge"] == ("v6", "v8", "merge_phase")
+    assert by_ratio["flat_maps_max"] == ("v6", "v8", "select")
+    # Part 5 (a C++ merge) and Part 10 (Cython) are steps with no figure of theirs, said so in their why.
+    untimed = [s for s in STEPS if s.after == "v8" and not names(s.theirs)]
+    assert untimed and all("no article figure" in s.why and "Part 10" in s.why for s in untimed)
+    assert all("Part 5" in s.why and "not among the parts quoted" in s.why
+               for s in STEPS if "flat_maps_merge" in names(s.theirs))
+    # Flat hash maps are Part 7's step, wherever their figures are printed (Part 8's table).
+    assert all("Part 7" in s.name or "Parts 5 and 7" in s.name
+               for s in STEPS if set(names(s.theirs)) & {"flat_maps_merge", "flat_maps_max", "flat_maps_update"})
+    assert not any("Part 8" in t.what for t in THEIRS.values()) and all(
+        "Part 7" in THEIRS[name].what for name in ("flat_maps_merge", "flat_maps_max", "flat_maps_update"))
+
+
+def test_a_v8_step_compares_the_same_stage_of_the_same_runs():
+    def run(pretokenize, select, update):
+        return {"total": pretokenize + select + update, "merge_phase": select + update,
+                "stages": {"pretokenize": pretokenize, "pair_count": 0.0, "select": select, "update": update}}
+
+    sets = {"web": {"variants": {"v6": {"runs": [run(2.0, 0.4, 4.0)] * 3}, "v7": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+                                 "v8": {"runs": [run(2.0, 0.1, 0.5)] * 3}}},
+            "web-reduced": {"variants": {v: {"runs": [run(1.0, 0.5, 3.0)] * 3} for v in ("v2", "v4", "v5", "v6")}
+                            | {"v3": {"runs": [run(1.0, 0.5, 6.0)] * 3}, "v8": {"runs": [run(1.0, 0.1, 0.3)] * 3}}}}
+    steps = compare_steps(sets)
+    assert steps["web:v6-v8:select"]["ratio"] == pytest.approx(4.0)  # 0.4 / 0.1: select on both sides
+    assert steps["web:v6-v8:update"]["ratio"] == pytest.approx(8.0)
+    assert steps["web:v6-v8:merge_phase"]["ratio"] == pytest.approx(4.4 / 0.6)
+    assert steps["web-reduced:v3-v8:update"]["ratio"] == pytest.approx(20.0)
+    assert [t["what"] for t in steps["web:v6-v8:update"]["theirs"]] == [
+        THEIRS["flat_maps_update"].what, THEIRS["flat_sets_update"].what]
+    assert [round(t["ratio"], 2) for t in steps["web-reduced:v3-v8:update"]["theirs"]] == [2.17, 2.0]
+    # Where v8 could not run (built without a C compiler) its steps are left out, the rest stand.
+    for run_set in sets.values():
+        del run_set["variants"]["v8"]
+    left = compare_steps(sets)
+    assert left and not any(s["after"] == "v8" for s in left.values()) and "web:v6-v7:update" in left
+
+
+def test_an_unbuilt_v8_leaves_its_steps_out_and_refuses_to_publish(monkeypatch):
+    from bpe.lab import reproduce
+
+    monkeypatch.setattr(reproduce, "runnable", lambda variants: tuple(v for v in variants if v != "v8"))
+    monkeypatch.setattr(reproduce, "cannot_run", lambda variant: "v8 is not built: no C compiler")
+    with pytest.raises(BPEError, match="needs every rung of the plan: v8 is not built"):
+        reproduce.run_reproduce(reproduce.PUBLISHED_OUT)
+
+
+def test_the_page_waits_for_the_v8_steps_the_command_makes(tmp_path, monkeypatch):
+    """The page's pending figures (`?` until the committed run is re-made) name keys a run of the plan writes."""
+    from bpe.lab import figures
+    from bpe.lab.figures import lookup, parse
+
+    pending = [fig for fig in parse(REPO_ROOT / "docs" / "articles.md") if fig.pending]
+    assert pending and all(fig.file == "docs/articles-bench.json" for fig in pending)
+    keys = {f"{s.run_set}:{s.before}-{s.after}:{s.stage}" for s in STEPS if not s.run_set.startswith("real-")}
+    quoted = {fig.key.split("'")[1] for fig in pending if fig.key.startswith("steps.")}
+    assert quoted <= keys and {k for k in keys if "-v8:" in k} <= quoted  # every v8 step is on the page
+    # The stage figures name a set and a stage the run keeps.
+    fake = {"sets": {"tinystories": {"variants": {"v8": {stage: {"median": 1.0} for stage in
+                                                         ("pretokenize", "select", "update", "merge_phase", "total")}}}}}
+    for fig in pending:
+        if fig.key.startswith("sets."):
+            assert lookup(fake, fig.key) == 1.0
+    assert figures.PENDING == "?"
