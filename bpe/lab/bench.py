@@ -105,6 +105,8 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
     print(header(result), file=out)
+    if s.variants is None:  # the default: say when it is not the first choice, and why
+        print(default_note(), file=out)
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
 
     # 3. Run each candidate ``repeat`` times, each run in a fresh process, the candidates taking turns
@@ -292,6 +294,20 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
 
 def format_mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB"
+
+
+def default_note() -> str:
+    """Which rung the default is here, and, where it is not the first choice (v8 not built), why.
+
+    >>> default_note().startswith("default variant: ")
+    True
+    """
+    from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
+
+    chosen = best_variant()
+    passed = [name for name in DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)]] if chosen in DEFAULT_VARIANTS else []
+    reasons = [unavailable(VARIANTS.module(name)) for name in passed]
+    return f"default variant: {chosen}" + "".join(f" ({reason})" for reason in reasons if reason)
 
 
 def header(report: dict) -> str:

@@ -100,8 +100,11 @@ MODELS = {
     "v5": CostModel("heap", 2.4e-6, 7.0e-7, 1e-6, 170),
     "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
     "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
-    # v8: the rewrites and the build in C; what is left per merge is the Python around each call.
-    "v8": CostModel("heap", 4e-6, 5e-9, 2.5e-8, 36),
+    # v8: the rewrites and the build in C.  Fitted like the others, on one-worker CPU times, but on a
+    # day this machine ran v6 at about twice its CPU time in the points above: the constants carry
+    # that day's slower pre-tokenizing (per merge too, on the small corpora), and still tell minutes
+    # from hours (1 GB of webtext-synth, docs/v8-web-1GB.json: estimated about 2 min, measured 2.3).
+    "v8": CostModel("heap", 6e-5, 4e-8, 3e-7, 36),
 }
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).

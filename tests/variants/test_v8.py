@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.lab.bench import default_note
 from bpe.training import registry
 from bpe.training.merge_loop import run_merges
 from bpe.training.timer import NullTimer
@@ -128,6 +129,7 @@ def test_unbuilt_v8_says_why_in_one_line(monkeypatch):
     try:
         assert "v8" not in VARIANTS and "v7" in VARIANTS
         assert registry.best_variant() == "v7"  # the fastest pure-Python rung
+        assert default_note() == f"default variant: v7 ({v8_compiled.NOT_BUILT})"  # bench's header says why
         for call in (lambda: registry.get_variant("v8"), lambda: v8_compiled.Merger({b"ab": 1}),
                      lambda: train_bpe(CORPUS_EN, 300, [], variant="v8")):
             with pytest.raises(BPEError) as error:
