@@ -332,20 +332,27 @@ sys.exit(main(["train", "--variant", variant, "--data", data, "--workers", worke
 """
 
 
+def run_to_the_end(argv: list[str], env: dict) -> tuple[subprocess.Popen, str]:
+    """``argv`` run in a session of its own until it exits, and its stderr (the timeout only guards
+    against a hang; the whole session is killed if it comes)."""
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc, err
+
+
 @pytest.mark.parametrize("variant, phase", [("v6", "counting"), ("v7", "merging")])
 def test_bpe_train_says_a_worker_ran_out_of_memory_in_one_line(tmp_path, variant, phase):
     script = tmp_path / "runs_out.py"
     script.write_text(RUNS_OUT)
     workers = 3 if variant == "v7" else 2
     env = {name: value for name, value in child_env().items() if name != "BPE_VIA_MAKE"}
-    proc = subprocess.Popen([sys.executable, str(script), variant, phase, str(workers), str(CORPUS_EN)], cwd=REPO_ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)  # the timeout only guards against a hang
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc, err = run_to_the_end([sys.executable, str(script), variant, phase, str(workers), str(CORPUS_EN)], env)
     assert proc.returncode == 2, err
     what = "shard" if variant == "v7" else "pre-tokenization"
     assert err.startswith(f"bpe: error: out of memory in a {what} worker while {phase} {CORPUS_EN} (worker 1 of "
@@ -399,15 +406,8 @@ def test_bpe_train_leaves_the_previous_output_whole(tmp_path, variant, phase):
     script = tmp_path / "caller.py"
     script.write_text(CALLER)
     workers = 3 if variant == "v7" else 2
-    proc = subprocess.Popen([sys.executable, str(script), variant, phase, "1", str(workers), str(out), str(CORPUS_EN)],
-                            cwd=REPO_ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)  # the timeout only guards against a hang
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc, err = run_to_the_end([sys.executable, str(script), variant, phase, "1", str(workers), str(out),
+                                str(CORPUS_EN)], child_env())
     assert proc.returncode == 2, err
     assert err.startswith(f"bpe: error: a {'shard' if variant == 'v7' else 'pre-tokenization'} worker died "
                           f"(killed by SIGKILL) while {phase} {CORPUS_EN}; worker 1 of {workers} (pid ")
