@@ -469,14 +469,20 @@ def run() -> None:
 
     from bpe.errors import STOP_SIGNALS
 
-    try:
-        status = main()
-    except KeyboardInterrupt as exc:  # came after main's own handling ended (or --debug let it out)
-        if _debugging[0]:
-            raise
-        status = 128 + getattr(exc, "signum", signal.SIGINT)
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
+    status = None
+    while True:  # until the stop signals are ignored: one may still land between any two lines here
+        try:
+            if status is None:
+                status = main()
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt as exc:
+            if status is None:  # came after main's own handling ended (or --debug let it out)
+                if _debugging[0]:
+                    raise
+                status = 128 + getattr(exc, "signum", signal.SIGINT)
+            # else: the run had ended with its status, which stands; the dispositions are set again
     sys.exit(status)
 
 
