@@ -112,8 +112,9 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
 
 
 #: Files scalene's native library makes in /tmp whatever TMPDIR says, named by the pid of the process it
-#: profiles; scalene removes them when it ends on its own, not when it is ended by a signal.
-SCALENE_FILES = "/tmp/scalene-malloc-*"
+#: profiles (scalene-malloc-*, scalene-memcpy-init, -lock, -signal); scalene removes some when it ends on
+#: its own, none when it is ended by a signal.
+SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 
 def remove_scalene_leftovers(before: set[str], wait: float = 1.0) -> None:
