@@ -7,8 +7,9 @@
   data, in ``out/report/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
   ``articles``: their side of it (their ratios, the coursework table, the merge-cost plot);
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
-  trainer's merges part from the reference, and the likely cause; ``probe``: the special-token probe, a
-  generated corpus on which the usual special-token mistakes show; ``trace``: one merge at a time;
+  trainer's merges part from the reference, and the likely cause (``tie_orders``: which wrong order broke
+  a tie); ``probe``: the probes, generated corpora on which the usual special-token and tie-breaking
+  mistakes show; ``trace``: one merge at a time;
   ``text_trace``: a text cut into labelled pre-tokens, a word encoded merge by merge; ``walkthrough``
   (a package): the merges on one HTML page, with each rung's work counted on its own code;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;

@@ -1,8 +1,8 @@
 """After the bench's runs: every run's merges against the reference merges of the same data (the
 fastest rung's, from this bench or cached under ``data/``), a difference explained from its first
 diverging merge (:mod:`bpe.lab.diagnose`).  A trainer of your own is judged on its whole output: its
-vocab too (:func:`bpe.lab.diagnose.vocab_problems`), and its output on the special-token probe
-(:mod:`bpe.lab.probe`), where mistakes that the data at hand hides show.
+vocab too (:func:`bpe.lab.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.probe`:
+special tokens, ties), where mistakes that the data at hand hides show.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.probe import PROBES, probes_verdict, with_vocab_problems
 from bpe.lab.publish import merges_digest, write_json_atomic
 from bpe.training.registry import best_variant
 
@@ -27,9 +28,7 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
                       out, failed: dict | None = None, vocab: dict | None = None) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data, a function's vocab
-    (``vocab``: its problems by name) and each own trainer on the probe; prints and returns the verdicts."""
-    from bpe.lab.probe import probe_verdict, with_vocab_problems
-
+    (``vocab``: its problems by name) and each own trainer on the probes; prints and returns the verdicts."""
     from bpe.training.parallel import count_file_parallel
     from bpe.training.pretokenize import decode_utf8
 
@@ -45,9 +44,9 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
     verdicts = {name: with_vocab_problems(diagnose(merges, reference, evidence, name, reference_name,
                                                    own_counts.get(name)), (vocab or {}).get(name) or [])
                 for name, merges in merge_lists.items()}
-    for candidate in candidates:  # your own trainers, right so far: on the special-token probe too
+    for candidate in candidates:  # your own trainers, right so far: on the probes too
         if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
-            probed = probe_verdict(candidate)
+            probed = probes_verdict(candidate)
             verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
                 **verdicts[candidate.label], "probe": "identical"}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
@@ -65,7 +64,8 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
     true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
-        return f"identical ({v['merges']:,} merges)" + (", and on the special-token probe" if v.get("probe") else ""), ""
+        probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
+        return f"identical ({v['merges']:,} merges){probes}", ""
     where = f" on {v['corpus']}" if v.get("corpus") else ""
     if v["verdict"] == "failed":
         return f"FAILED{where}: {v['explanation']}", ""

@@ -10,7 +10,9 @@ what a student needs is the first merge where they part, so :func:`diagnose` rep
   ``pretokenization``  the candidate's own pre-token counts differ (shown: the first pre-token whose
                        count differs), or its pair never occurs inside one GPT-2 pre-token (shown:
                        where it occurs in the text, across a pre-token boundary);
-  ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair);
+  ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair), with the
+                       wrong order that chose it where one fits (decoded text, the tokens joined, token
+                       ids, GPT-2's characters, the pair met first: :mod:`bpe.lab.tie_orders`);
   ``word-counts``      recounted with every distinct pre-token counted once (``+= 1`` where the
                        pre-token's count belongs), the candidate's pair is the most frequent;
   ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
@@ -37,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from bpe.lab.tie_orders import tie_explanation
 from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
 
 
@@ -73,7 +76,8 @@ def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
 
 
 def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Counter[Pair]:
-    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included."""
+    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included, in the order
+    a trainer's words meet them (the pre-tokens' order, each word left to right)."""
     ranks = {pair: i for i, pair in enumerate(merges)}
     counts: Counter[Pair] = Counter()
     for token, n in pretoken_counts.items():
@@ -204,8 +208,8 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
     if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
         return pretokenization_cause(candidate_counts, evidence, name)
     if mine_n == theirs_n and mine < theirs:
-        return "tie", (f"tie broken the wrong way: both pairs occur {mine_n:,} times and {name} chose the smaller; "
-                       "CS336 breaks ties by the larger pair (compare the byte strings: max by (count, pair))")
+        tied = [pair for pair, n in counts.items() if n == mine_n]  # in the order the words meet them
+        return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name)
     for how, mistaken in special_token_mistakes(evidence):
         recount = pair_counts_after(mistaken, before)
         if best_pair(recount) == mine and (recount.get(mine, 0) > mine_n or recount.get(theirs, 0) < theirs_n):

@@ -97,8 +97,9 @@ def test_the_ladder_checks_run_on_a_candidate_file():
 
 
 def test_the_bench_judges_the_whole_output(capsys):
-    """The vocab and the special-token probe count in the verdict, beside the merges of the data."""
-    entries = ",".join(str(CANDIDATES / f"{name}.py") for name in ("vocab_without_specials", "unescaped_special"))
+    """The vocab and the probes count in the verdict, beside the merges of the data."""
+    entries = ",".join([*(str(CANDIDATES / f"{name}.py") for name in ("vocab_without_specials", "unescaped_special")),
+                        f"{CANDIDATES / 'wrong_ties.py'}:decoded_text"])
     report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
     out = capsys.readouterr().out
     missing = report["verdicts"]["vocab_without_specials"]
@@ -109,13 +110,22 @@ def test_the_bench_judges_the_whole_output(capsys):
     assert unescaped["corpus"] == "the special-token probe" and unescaped["cause"] == "special-tokens"
     assert re.search(r"unescaped_special +DIFFERS on the special-token probe at merge 6 of 53", out)
     assert "likely cause: special tokens read as a regular expression, unescaped" in out
+    decoded = report["verdicts"]["decoded_text"]  # right on corpus-en and on the special-token probe
+    assert decoded["corpus"] == "the tie probe" and decoded["cause"] == "tie", decoded
+    assert re.search(r"decoded_text +DIFFERS on the tie probe at merge 11 of 17: decoded_text chose "
+                     r"\(b'\\xc3', b'\\xb6'\) \(true count 30\)", out)
+    assert "likely cause: tie broken the wrong way" in out and "byte order and text order disagree here" in out
     assert not all_correct(report)
 
 
-def test_own_trainer_run_names_an_unescaped_special_token():
-    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k probe."""
-    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "unescaped_special.py"))
+def test_own_trainer_run_names_an_unescaped_special_token_and_a_text_order_tie():
+    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k probe; a function's
+    ties are checked too (on the tie probe), not only a Merger's."""
+    entries = f"{CANDIDATES / 'unescaped_special.py'},{CANDIDATES / 'wrong_ties.py'}:decoded_text"
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
-                          "-k", "probe"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 1, run.stdout[-2000:]
+                          "-k", "probe"], cwd=REPO_ROOT, env=dict(os.environ, BPE_CANDIDATE=entries),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "2 failed, 2 passed" in run.stdout, run.stdout[-2000:]
     assert "likely cause: special tokens read as a regular expression, unescaped" in run.stdout
+    assert ("merge 11: decoded_text chose (b'\\xc3', b'\\xb6'), the reference (b'\\xc3\\xa9', b'o'): likely cause: "
+            "tie broken the wrong way" in run.stdout and "byte order and text order disagree here" in run.stdout)
