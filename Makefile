@@ -48,6 +48,7 @@ venv: $(VENV)/.installed
 
 # The walkthrough page's tests drive a real browser: Playwright (the `browser` extra) with Debian's chromium.
 $(VENV)/.browser: $(VENV)/.installed
+	@echo "installing Playwright (the browser extra) for the walkthrough page's browser tests, once (pip's lines follow)"
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[browser]'
 	@touch $@
 
@@ -78,9 +79,11 @@ shell: $(VENV)/.installed
 	@VIRTUAL_ENV="$(abspath $(VENV))" PATH="$(abspath $(VENV))/bin:$$PATH" $${SHELL:-/bin/sh}
 
 # The command is built in a variable and echoed as one line (a recipe split over lines would be echoed
-# with the blank lines its empty $(if)s leave).
+# with the blank lines its empty $(if)s leave). REPEAT goes on only when given (bench's default is 3 too), so
+# that a hint repeating the command names only what was typed.
 BENCH_CMD = $(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) \
-	$(if $(VOCAB),--vocab-size $(VOCAB)) --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) \
+	$(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
 	$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
 
 bench: $(VENV)/.installed
