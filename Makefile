@@ -48,6 +48,7 @@ venv: $(VENV)/.installed
 
 # The walkthrough page's tests drive a real browser: Playwright (the `browser` extra) with Debian's chromium.
 $(VENV)/.browser: $(VENV)/.installed
+	@echo "installing Playwright (the browser extra) for the walkthrough page's browser tests, once (pip's lines follow)"
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[browser]'
 	@touch $@
 
@@ -59,7 +60,7 @@ help:
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
-	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md (QUICK=1, PUBLISH=1; docs/articles.md)"
+	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
 	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
@@ -78,9 +79,11 @@ shell: $(VENV)/.installed
 	@VIRTUAL_ENV="$(abspath $(VENV))" PATH="$(abspath $(VENV))/bin:$$PATH" $${SHELL:-/bin/sh}
 
 # The command is built in a variable and echoed as one line (a recipe split over lines would be echoed
-# with the blank lines its empty $(if)s leave).
+# with the blank lines its empty $(if)s leave). REPEAT goes on only when given (bench's default is 3 too), so
+# that a hint repeating the command names only what was typed.
 BENCH_CMD = $(PY) -m bpe bench $(if $(VARIANT),--variant $(VARIANT)) --data $(DATA) \
-	$(if $(VOCAB),--vocab-size $(VOCAB)) --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) \
+	$(if $(WORKERS),--workers $(WORKERS)) $(if $(JSON),--json $(JSON)) \
 	$(if $(LIMIT),--limit $(LIMIT)) $(if $(PEERS),--peers $(if $(filter 1,$(PEERS)),all,$(PEERS))) $(if $(FORCE),--force)
 
 bench: $(VENV)/.installed
@@ -144,9 +147,9 @@ report: $(VENV)/.installed
 		$(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 # Each optimization step of the article series, measured on the ladder (docs/articles.md): ~5 min on an
-# idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, out/articles.md (a
-# coursework table) and out/articles-merge-cost.png, or the committed docs/articles-bench.json and plot with PUBLISH=1
-# (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
+# idle 2-core machine (plus generating its data the first time); writes out/articles-bench.json, out/articles.md and
+# out/articles.csv (a coursework table) and out/articles-merge-cost.png, or the committed docs/articles-bench.json
+# and plot with PUBLISH=1 (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
 	@echo "measuring each step of the articles (about 5 min on an idle 2-core machine; slow)"
 	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))

@@ -438,14 +438,18 @@ _debugging = [False]  # whether the last main() was given --debug (run() then le
 def main(argv: list[str] | None = None) -> int:
     from bpe.console import console, failure, tell
     from bpe.dependencies import missing_dependencies, missing_dependency_message
+    from bpe.interface import typed, typed_options
 
     missing = missing_dependencies()
     if missing:  # before anything imports them: one line, not an import traceback
         print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
         return 2
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     _debugging[0] = args.debug
-    with console():
+    # What was typed after the subcommand, before a command resolves its defaults: a hint repeats it.
+    options = typed_options(argv[argv.index(args.command) + 1:], vars(args))
+    with console(), typed(args.command, options):
         try:
             return args.func(args)
         except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:

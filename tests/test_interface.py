@@ -1,5 +1,5 @@
 """Hints in the words of the interface in use (bpe/interface.py): make's variables under make, flags otherwise;
-every flag named for make is a variable the Makefile passes on."""
+every flag named for make is a variable the Makefile passes on; a hint proposing a stand-in keeps what was typed."""
 
 import re
 
@@ -13,7 +13,7 @@ def test_flags_on_the_command_line_variables_under_make(monkeypatch):
     assert command("bench", ("--data", "x"), ("--force", None)) == "python -m bpe bench --data x --force"
     monkeypatch.setenv("BPE_VIA_MAKE", "1")
     assert option("--force") == "FORCE=1" and option("--limit", "100MB") == "LIMIT=100MB"
-    assert option("--peers") == "--peers"  # no make variable of that name: the flag stays
+    assert option("--busy", "2") == "--busy 2"  # no make variable of that name: the flag stays
     assert command("data", ("--data", "x"), ("--size", "20MB")) == "make data DATA=x SIZE=20MB"
 
 
@@ -33,3 +33,39 @@ def test_a_refused_run_names_the_flag_of_its_interface(monkeypatch):
     monkeypatch.setenv("BPE_VIA_MAKE", "1")
     assert "pass FORCE=1 to run it anyway" in refusal(slow, "bench") and "--force" not in refusal(slow, "bench")
     assert "LIMIT=100MB" in refusal(slow, "bench")
+
+
+def test_a_stand_in_hint_keeps_every_other_option_typed(tmp_path, monkeypatch, capsys):
+    """`bench --variant v5 --data tinystories ...` offline: the stand-in's command is the same command, only
+    the data changed, in make's words under make and the command line's otherwise."""
+    from bpe.cli import main
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))  # tinystories is not downloaded there
+    typed = ["bench", "--variant", "v5", "--data", "tinystories", "--vocab", "500", "--workers=1", "--repeat", "2",
+             "--special", "<|endoftext|>", "--force"]
+    monkeypatch.delenv("BPE_VIA_MAKE", raising=False)
+    assert main(typed) == 2
+    said = capsys.readouterr().err
+    assert ("python -m bpe data get tinystories-synth --size 20MB, then python -m bpe bench --variant v5 --data "
+            "tinystories-synth-20MB --vocab-size 500 --workers 1 --repeat 2 --special '<|endoftext|>' --force") in said
+    monkeypatch.setenv("BPE_VIA_MAKE", "1")
+    assert main(["bench", "--variant", "v5", "--data", "tinystories", "--vocab-size", "500", "--peers"]) == 2
+    said = capsys.readouterr().err
+    assert ("make data DATA=tinystories-synth SIZE=20MB, then make bench VARIANT=v5 DATA=tinystories-synth-20MB "
+            "VOCAB=500 PEERS=all") in said.splitlines()[-1]
+
+
+def test_a_hint_that_cannot_repeat_the_command_proposes_a_bench(monkeypatch):
+    from bpe.data.datasets import DATASETS, offline_way
+    from bpe.interface import typed
+
+    monkeypatch.setenv("BPE_VIA_MAKE", "1")
+    bench = "make bench DATA=tinystories-synth-20MB"
+    assert offline_way(DATASETS["tinystories"]).endswith(f"then {bench}")  # a library call: nothing was typed
+    with typed("data", [("--size", "20MB")]):  # `data get tinystories`: no option holds the data set
+        assert offline_way(DATASETS["tinystories"]).endswith(f"then {bench}")
+    with typed("ablation", [("--data", "tinystories"), ("--data", "webtext-synth-20MB")]):  # no make variable twice
+        assert offline_way(DATASETS["tinystories"]).endswith(f"then {bench}")
+    with typed("profile", [("--variant", "v2"), ("--data", "gutenberg-books"), ("--workers", "1")]):
+        assert offline_way(DATASETS["gutenberg-books"]).endswith(
+            "no download needed: make profile VARIANT=v2 DATA=gutenberg-sample WORKERS=1")

@@ -126,26 +126,26 @@ STAND_IN_SIZE = "20MB"
 
 def offline_way(dataset: Dataset) -> str:
     """The sentence that leads on from a data set that is not here and cannot be had offline: its stand-in,
-    and the commands that make and bench it, in the words of the interface in use (:mod:`bpe.interface`).
+    and the commands that make it and run on it, in the words of the interface in use (:mod:`bpe.interface`):
+    the command being run with the stand-in for its data and every other option as typed, else a bench.
 
     >>> os.environ.pop("BPE_VIA_MAKE", None) and None
     >>> print(offline_way(DATASETS["tinystories"]))  # doctest: +NORMALIZE_WHITESPACE
     offline, use its stand-in tinystories-synth (generated TinyStories-like stories, no network needed):
     python -m bpe data get tinystories-synth --size 20MB, then python -m bpe bench --data tinystories-synth-20MB
     """
-    from bpe.interface import command
+    from bpe.interface import command, typed_with
 
     if dataset.stand_in is None:
         return ""
     stand_in = DATASETS[dataset.stand_in]
+    runs_on = f"{stand_in.name}-{STAND_IN_SIZE}" if stand_in.generated else stand_in.name
+    run = typed_with(dataset.name, runs_on) or command("bench", ("--data", runs_on))
     if stand_in.generated:
-        sized = f"{stand_in.name}-{STAND_IN_SIZE}"
         what = stand_in.description.split("): ", 1)[-1].split(", see")[0]
         return (f"offline, use its stand-in {stand_in.name} ({what}, no network needed): "
-                f"{command('data', ('--data', stand_in.name), ('--size', STAND_IN_SIZE))}, then "
-                f"{command('bench', ('--data', sized))}")
-    return (f"offline, use its shipped sample {stand_in.name} ({stand_in.description}), no download needed: "
-            f"{command('bench', ('--data', stand_in.name))}")
+                f"{command('data', ('--data', stand_in.name), ('--size', STAND_IN_SIZE))}, then {run}")
+    return f"offline, use its shipped sample {stand_in.name} ({stand_in.description}), no download needed: {run}"
 
 
 #: The module whose ``generate(path, size, on_bytes=...)`` makes each generated data set.

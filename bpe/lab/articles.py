@@ -5,8 +5,9 @@ article, part and table it comes from; ``docs/articles.md`` quotes them through 
 this module reads them for the command.  :data:`THEIRS` names each ratio the articles' figures give
 (``before / after``, key paths into that file as :func:`bpe.lab.figures.lookup` reads them: a median of
 three runs is ``median(...*)``), so a step of :mod:`bpe.lab.reproduce` can print it beside the ladder's.
-:func:`coursework_table` writes one run's steps as a Markdown table to hand in; :func:`plot_merge_cost`
-sets the cost of a merge as merges proceed, from Part 2's logs, beside v2's own checkpoints.
+:func:`write_coursework` writes one run's steps as a table to hand in, in Markdown and in CSV, both from
+:func:`coursework_rows` (each row naming its data set, size and vocab); :func:`plot_merge_cost` sets the
+cost of a merge as merges proceed, from Part 2's logs, beside v2's own checkpoints.
 Left out: the articles' machines are not ours, so their seconds are never compared with ours, only ratios.
 """
 
@@ -117,24 +118,74 @@ def their_ratio(name: str) -> dict:
     return {"what": theirs.what, "source": theirs.source, "before": before, "after": after, "ratio": before / after}
 
 
+#: The coursework table's columns, in order: one row per step, every row saying what it ran on.
+COURSEWORK_COLUMNS = ("step", "stage", "data set", "size", "vocab", "their ratio", "your ratio", "range over runs",
+                      "why it differs")
+
+
+def set_words(ran: dict) -> dict[str, str]:
+    """What one set of a run ran on, as its table row and its why lines say it: the data set (and the part
+    taken), its size, the vocab and the merges.
+
+    >>> set_words({"data": "tinystories", "limit": "300KB", "corpus_bytes": 300_104, "vocab_size": 2000,
+    ...            "num_merges": 1743})
+    {'data': 'tinystories (first 300KB)', 'size': '300.1 KB', 'vocab': '2,000', 'merges': '1,743'}
+    """
+    from bpe.training.sizes import format_size
+
+    return {"data": ran["data"] + (f" (first {ran['limit']})" if ran.get("limit") else ""),
+            "size": format_size(ran["corpus_bytes"]), "vocab": f"{ran['vocab_size']:,}",
+            "merges": f"{ran['num_merges']:,}"}
+
+
+def coursework_rows(result: dict) -> list[tuple[str, ...]]:
+    """One run's steps as the table's rows (:data:`COURSEWORK_COLUMNS`), cells as plain text: the one model
+    that the Markdown and the CSV are both written from."""
+    rows = []
+    for s in result["steps"].values():
+        ran = set_words(result["sets"][s["set"]])
+        theirs = "; ".join(f"{ratio_text(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
+        rows.append((f"{s['before']} -> {s['after']}", s["stage"], ran["data"], ran["size"], ran["vocab"], theirs,
+                     s["verdict"], ratio_range_text(s["low"], s["high"]), s["why"]))
+    return rows
+
+
 def coursework_table(result: dict) -> str:
-    """One run's steps as a Markdown table to hand in: their ratio, yours, its range, why they differ."""
+    """One run's steps as a Markdown table to hand in, the machine and commit said once above it."""
     machine = result["machine"]
-    stamp = (f"{machine['cpu_count']} CPUs, {machine['platform']}, Python {machine['python']}, "
-             f"commit {machine['git_commit']}")
     lines = [f"# The articles' steps on your machine ({result['generated']})", ""]
     if result["mode"] == "quick":
         lines += ["**A quick run (tiny inputs, one run per rung): these ratios are not measurements.**", ""]
-    lines += [f"Made by `{result['command']}`. Ratios only: seconds do not travel between machines.", "",
-              "| step | stage | data | their ratio | your ratio | range over runs | why it differs | machine and commit |",
-              "|---|---|---|---:|---:|---|---|---|"]
-    for s in result["steps"].values():
-        their_cell = "; ".join(f"{ratio_text(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
-        lines.append(f"| {s['before']} -> {s['after']} | {s['stage']} | {s['set']} | {their_cell} | {s['verdict']} | "
-                     f"{ratio_range_text(s['low'], s['high'])} | {s['why']} | {stamp} |")
+    lines += [f"Made by `{result['command']}` on {machine['cpu_count']} CPUs, {machine['platform']}, Python "
+              f"{machine['python']}, commit {machine['git_commit']}. Ratios only: seconds do not travel between "
+              "machines.", "",
+              "| " + " | ".join(COURSEWORK_COLUMNS) + " |",
+              "|---|---|---|---:|---:|---:|---:|---|---|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in coursework_rows(result)]
     if result["mode"] == "quick":
         lines += ["", "**A quick run: not measurements.** `make reproduce` (about 5 minutes idle) measures them."]
     return "\n".join(lines) + "\n"
+
+
+def coursework_csv(result: dict) -> str:
+    """The same rows as CSV, for a spreadsheet (the machine and commit are the Markdown's line above its table)."""
+    import csv
+    import io
+
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COURSEWORK_COLUMNS)
+    writer.writerows(coursework_rows(result))
+    return text.getvalue()
+
+
+def write_coursework(result: dict, md: Path) -> list[Path]:
+    """Write the coursework table as ``md`` and, beside it, the same rows as CSV; the paths written."""
+    from bpe.io.outputs import write_files_atomic
+
+    csv_path = md.with_suffix(".csv")
+    write_files_atomic(md.parent, {md.name: coursework_table(result), csv_path.name: coursework_csv(result)})
+    return [md, csv_path]
 
 
 def block_costs(checkpoints: list[tuple[int, float]]) -> tuple[list[float], list[float]]:

@@ -10,10 +10,10 @@ and says so.  Each step compares one stage on both sides: it prints the articles
 ladder's (:mod:`bpe.lab.spread`'s rule), and one line on why the two differ.  The articles' C++ and
 compiled steps stand beside v8, the ladder's compiled rung, against v6 (whose algorithm v8 compiles) or
 the rung whose algorithm the article's starting program has; where v8 was not built its steps are left
-out, with its reason, and ``--publish`` is refused.  The result,
-``docs/articles-bench.json``, is quoted by ``docs/articles.md``; beside it go a coursework table
-(``articles.md``; ``out/articles.md`` for a published run) and the merge-cost plot.  ``--quick`` runs the
-same plan on tiny inputs (for tests) and says on its first and last lines that its ratios mean nothing.
+out, with its reason, and ``--publish`` is refused.  The result, ``docs/articles-bench.json``, is quoted by
+``docs/articles.md``; beside it go a coursework table (``articles.md`` and ``articles.csv``; under ``out/``
+for a published run) and the merge-cost plot.  ``--quick`` runs the same plan on tiny inputs (for tests)
+and says on its first and last lines that its ratios mean nothing.
 Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs them).
 """
 
@@ -32,7 +32,7 @@ from bpe.lab.spread import compare, ratio_range_text, ratio_text, seconds, summa
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
 PUBLISHED_OUT = REPO_ROOT / "docs" / "articles-bench.json"
-#: The coursework table of a run: beside its JSON, and under out/ for a published run (never over the page).
+#: The coursework table of a run (and its .csv): beside its JSON, under out/ for a published run (not over the page).
 DEFAULT_TABLE = REPO_ROOT / "out" / "articles.md"
 PAGE = REPO_ROOT / "docs" / "articles.md"
 #: The merge-cost plot, written beside the JSON (docs/ for a published run, which docs/articles.md shows).
@@ -62,7 +62,7 @@ class Step:
     after: str
     stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
     theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (bpe.lab.articles.THEIRS)
-    why: str  # one line: why their ratio and the ladder's differ
+    why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
 
 
@@ -98,7 +98,7 @@ QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="3
 # Why a step's two ratios differ, shared by the steps that run on more than one set.
 _COUNTING = ("their 8 counting processes against this machine's cores: the ratio is bounded by the cores "
              "given, less the pool's start-up and the counts sent back")
-_COUNTING_NO_GAIN = ("on a small file (the web-like set is 2 MB), one core or a busy machine, starting the pool and "
+_COUNTING_NO_GAIN = ("on a small file ({data} is {size}), one core or a busy machine, starting the pool and "
                      "sending the counts back cost more than counting in one process")
 _HEAP_SELECT = ("no article times the select stage across a heap: Part 9, the series' heap, is not among the parts "
                 "quoted, and Koschei gives only the whole merge; the ladder's ratio grows with the live pairs the "
@@ -124,20 +124,20 @@ _COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among th
 # algorithm it compiles, or against the rung whose algorithm the article's starting program has.
 STEPS = [
     Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
-         "corpus.en at vocab 500, the fixture and vocab of CS336's train_bpe tests; their seconds are the time the test "
+         "{data} at vocab {vocab} (CS336's train_bpe tests: corpus.en at 500); their seconds are the time the test "
          "prints, ours a fresh process's whole run, start-up included, which weighs more in v2's short run"),
     Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
          "tinystories-v1", "v1", "v2", "merge_phase", "v1_v2_merge",
-         "their 9,743 merges over 2.2 GB against 743 over 10 MB: v1's recount costs about the same at every merge, "
-         "v2's max() grows with the live pairs, so the ratio depends on how many merges are made"),
+         "their 9,743 merges over 2.2 GB against {merges} over {size}: v1's recount costs about the same at every "
+         "merge, v2's max() grows with the live pairs, so the ratio depends on how many merges are made"),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
          "pretokenize", "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
          "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
     Step("fine-grained pair-count updates in Python (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
          "fine_python_update",
-         "the same change and stage, both in Python; their figure is OpenWebText at vocab 32,000, the ladder's 2 MB at "
-         "500; Part 8's C++ ports of the change stand beside v8 (v3 -> v8, below)",
+         "the same change and stage, both in Python; their figure is OpenWebText at vocab 32,000, the ladder's {size} "
+         "at {vocab}; Part 8's C++ ports of the change stand beside v8 (v3 -> v8, below)",
          "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
     Step("fine-grained pair-count updates in Python (Part 8): update, TinyStories-like", "tinystories-reduced", "v3",
          "v4", "update", None,
@@ -301,11 +301,12 @@ def compare_steps(sets: dict) -> dict:
     """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.spread.compare`), the articles' ratio
     of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
     is below 1 or within the spread)."""
-    from bpe.lab.articles import their_ratio
+    from bpe.lab.articles import set_words, their_ratio
 
     steps = {}
     for step in (step for step in STEPS if step.run_set in sets):
-        runs = sets[step.run_set]["variants"]
+        ran = sets[step.run_set]
+        runs = ran["variants"]
         if step.before not in runs or step.after not in runs:  # a rung that cannot run here (v8 unbuilt)
             continue
         before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
@@ -314,7 +315,7 @@ def compare_steps(sets: dict) -> dict:
         steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
             "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
             **compared, "theirs": [their_ratio(name) for name in names(step.theirs)],
-            "why": step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")}
+            "why": (step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")).format(**set_words(ran))}
     return steps
 
 
@@ -327,8 +328,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.articles import coursework_table, plot_merge_cost
-    from bpe.io.outputs import write_text_atomic
+    from bpe.lab.articles import plot_merge_cost, write_coursework
     from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
     from bpe.data.datasets import shown_path as shown
 
@@ -364,8 +364,8 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         table = out.with_name(DEFAULT_TABLE.name)
         if table.resolve() == PAGE.resolve():  # beside docs/articles-bench.json stands the page itself
             table = DEFAULT_TABLE
-        write_text_atomic(table, coursework_table(result))
-        print(f"wrote {shown(table)}: their ratio beside yours, step by step, for coursework", file=log)
+        written = " and ".join(shown(path) for path in write_coursework(result, table))
+        print(f"wrote {written}: their ratio beside yours, step by step, for coursework", file=log)
         plotted = plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
         if plotted is not None:
             print(f"wrote {shown(plotted)}: the cost of a merge as merges proceed, Part 2's bpe_v2 beside v2", file=log)

@@ -1,6 +1,7 @@
 """A newcomer offline, following the messages alone: ``make bench VARIANT=v5 DATA=tinystories`` says how to fetch
-it and what to use offline; fetching it fails and says the same; the stand-in's commands make a TinyStories-like
-bench.  Each ``make`` command a message names is turned into the command the Makefile runs (``make -n``)."""
+it and what to use offline (the same bench, VARIANT=v5 kept); fetching it fails and names the same stand-in; the
+stand-in's commands make a TinyStories-like bench of v5.  Each ``make`` command a message names is turned into
+the command the Makefile runs (``make -n``)."""
 
 from __future__ import annotations
 
@@ -48,18 +49,20 @@ def follow_to_the_stand_in(capsys) -> list[str]:
     first = capsys.readouterr().err
     fetch, *offline_way = make_commands(first)
     assert fetch == "make data DATA=tinystories"
-    assert offline_way == ["make data DATA=tinystories-synth SIZE=20MB", "make bench DATA=tinystories-synth-20MB"]
+    assert offline_way == ["make data DATA=tinystories-synth SIZE=20MB",
+                           "make bench VARIANT=v5 DATA=tinystories-synth-20MB"]  # what was typed, data changed
     assert main(as_argv(fetch)) == 2
     second = capsys.readouterr().err
     assert "cannot reach 127.0.0.1" in second and "are you offline?" in second
-    assert make_commands(second) == offline_way  # the failed download names the same way on
+    # The failed download names the same stand-in; `make data` typed no variant, so its bench names none.
+    assert make_commands(second) == [offline_way[0], "make bench DATA=tinystories-synth-20MB"]
     return offline_way
 
 
 def test_every_message_names_the_next_make_command(offline, capsys):
     make, bench = follow_to_the_stand_in(capsys)
     assert as_argv(make) == ["data", "get", "tinystories-synth", "--size", "20MB"]
-    assert as_argv(bench)[:3] == ["bench", "--data", "tinystories-synth-20MB"]
+    assert as_argv(bench) == ["bench", "--variant", "v5", "--data", "tinystories-synth-20MB"]
 
 
 @pytest.mark.slow
@@ -69,4 +72,4 @@ def test_the_messages_alone_lead_to_a_tinystories_like_bench(offline, capsys):
     assert "tinystories-synth-20MB.txt" in capsys.readouterr().out
     assert main(as_argv(bench) + ["--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    assert "tinystories-synth-20MB" in out and "identical" in out
+    assert "tinystories-synth-20MB" in out and "identical" in out and "v5" in out

@@ -1,9 +1,13 @@
 """The articles' side of ``make reproduce`` (bpe/lab/articles.py): their figures, ratios, table and plot."""
 
+import csv
+import io
+
 import pytest
 
 from bpe.errors import BPEError
-from bpe.lab.articles import THEIRS, article_figures, block_costs, coursework_table, their_ratio
+from bpe.lab.articles import (COURSEWORK_COLUMNS, THEIRS, article_figures, block_costs, coursework_csv, coursework_rows,
+                              coursework_table, their_ratio)
 from bpe.lab.figures import lookup
 
 
@@ -45,13 +49,32 @@ def test_block_costs_leave_out_the_first_block_and_normalise():
 
 def test_the_coursework_table_of_a_quick_run_says_so_first_and_last():
     step = {"before": "v1", "after": "v2", "stage": "merge_phase", "set": "s", "verdict": "2.00x faster", "low": 1.5,
-            "high": 2.5, "why": "because", "theirs": [their_ratio("v1_v2_merge")]}
+            "high": 2.5, "why": "because | so", "theirs": [their_ratio("v1_v2_merge")]}
+    ran = {"data": "tinystories", "limit": "300KB", "corpus_bytes": 300_104, "vocab_size": 400, "num_merges": 143}
     result = {"generated": "now", "mode": "quick", "command": "python -m bpe reproduce --quick", "steps": {"k": step},
+              "sets": {"s": ran},
               "machine": {"cpu_count": 2, "platform": "Linux x86_64", "python": "3.11", "git_commit": "abc1234"}}
     lines = coursework_table(result).splitlines()
     assert "not measurements" in lines[2] and "not measurements" in lines[-1]
+    assert lines[4] == ("Made by `python -m bpe reproduce --quick` on 2 CPUs, Linux x86_64, Python 3.11, commit "
+                        "abc1234. Ratios only: seconds do not travel between machines.")
+    assert lines[6] == ("| step | stage | data set | size | vocab | their ratio | your ratio | range over runs | "
+                        "why it differs |")
     row = next(line for line in lines if line.startswith("| v1 -> v2"))
-    assert "13.3x faster" in row and "| 2.00x faster | 1.50-2.50x faster | because |" in row and "commit abc1234" in row
+    assert row.startswith("| v1 -> v2 | merge_phase | tinystories (first 300KB) | 300.1 KB | 400 | 13.3x faster (")
+    assert row.endswith("| 2.00x faster | 1.50-2.50x faster | because \\| so |")  # a bar in a cell stays in it
+    assert sum("abc1234" in line for line in lines) == 1  # the commit once, above the table, not on every row
+
+
+def test_the_coursework_csv_holds_the_tables_rows():
+    step = {"before": "v4", "after": "v5", "stage": "select", "set": "r", "verdict": "within spread", "low": 0.9,
+            "high": 1.2, "why": "no article, so none", "theirs": []}
+    result = {"steps": {"k": step}, "sets": {"r": {"data": "webtext-synth-2MB", "corpus_bytes": 2_000_000,
+                                                   "vocab_size": 500, "num_merges": 243}}}
+    rows = list(csv.reader(io.StringIO(coursework_csv(result))))
+    assert rows == [list(COURSEWORK_COLUMNS), ["v4 -> v5", "select", "webtext-synth-2MB", "2.0 MB", "500", "none",
+                                               "within spread", "1.11x slower to 1.20x faster", "no article, so none"]]
+    assert [tuple(row) for row in rows[1:]] == coursework_rows(result)
 
 
 def test_the_cpp_ratios_are_part_8s_tables_and_koscheis():

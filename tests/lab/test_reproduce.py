@@ -1,5 +1,6 @@
 """``python -m bpe reproduce``: every step of the articles, measured on the ladder (bpe/lab/reproduce.py)."""
 
+import csv
 import json
 import subprocess
 
@@ -9,9 +10,10 @@ from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab import publish
 from bpe.lab.articles import THEIRS, their_ratio
-from bpe.lab.reproduce import STEPS, compare_steps, names
+from bpe.lab.reproduce import QUICK, STEPS, compare_steps, names
 from bpe.lab.spread import compare, ratio_text
 from bpe.training.registry import VARIANTS
+from bpe.training.sizes import format_size
 from conftest import REPO_ROOT
 
 
@@ -47,29 +49,57 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
     # The coursework table and the merge-cost plot go beside the JSON, from this run alone.
     table = (tmp_path / "articles.md").read_text()
     assert "not measurements" in table.splitlines()[2] and "not measurements" in table.splitlines()[-1]
-    assert "| their ratio | your ratio | range over runs | why it differs | machine and commit |" in table
-    assert sum(line.startswith("| v") for line in table.splitlines()) == len(result["steps"])
-    assert "13.3x faster" in table and result["machine"]["git_commit"] in table
+    assert ("| step | stage | data set | size | vocab | their ratio | your ratio | range over runs | why it differs |"
+            in table)
+    assert "13.3x faster" in table and table.count(result["machine"]["git_commit"]) == 1  # once, above the table
+    # Every row names the data set, size and vocab its step ran on: this quick run's, not the full plan's.
+    rows = [line[2:-2].split(" | ") for line in table.splitlines() if line.startswith("| v")]
+    assert len(rows) == len(result["steps"])
+    quick = {run.name: run for run in QUICK}
+    for row, step in zip(rows, result["steps"].values()):
+        ran = result["sets"][step["set"]]
+        assert row[:5] == [f"{step['before']} -> {step['after']}", step["stage"], quick[step["set"]].data,
+                           format_size(ran["corpus_bytes"]), f"{quick[step['set']].vocab_size:,}"]
+    assert {row[2] for row in rows} == {"corpus-en", "tinystories-synth-300KB", "tinystories-synth-100KB",
+                                        "webtext-synth-300KB", "webtext-synth-100KB"}
+    assert {row[4] for row in rows} == {"300", "400", "600"}
+    # The why lines say the settings the step ran at, not the full run's (vocab 500 on corpus.en, 743 merges on 10 MB).
+    v1_set = result["sets"]["tinystories-v1"]
+    assert f"against {v1_set['num_merges']:,} over {format_size(v1_set['corpus_bytes'])}:" in v1_v2["why"]
+    assert result["steps"]["cs336-speed:v1-v2:total"]["why"].startswith("corpus-en at vocab 300 (")
+    web_size = format_size(result["sets"]["web-reduced"]["corpus_bytes"])  # whole documents: a little over 100 KB
+    assert f"the ladder's {web_size} at 300;" in result["steps"]["web-reduced:v3-v4:update"]["why"]
+    assert "743 over 10 MB" not in table and "2 MB at 500" not in table and "{" not in table
+    # The same rows, as CSV, beside it.
+    with open(tmp_path / "articles.csv", newline="") as f:
+        assert list(csv.reader(f))[1:] == [[cell.replace("\\|", "|") for cell in row] for row in rows]
+    assert "wrote " in printed and "articles.md and " in printed and "articles.csv: their ratio beside yours" in printed
     assert (tmp_path / "articles-merge-cost.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_every_step_compares_one_stage_on_both_sides():
     """Their counting stands beside the ladder's pre-tokenizing, their max() beside select, merge beside merge."""
     used = set()
+    words = {"data": "d", "size": "1.0 MB", "vocab": "500", "merges": "243"}
     for step in STEPS:
-        assert step.why
+        assert step.why and "{" not in (step.why + step.no_gain).format(**words)  # only the set's own settings
         for name in names(step.theirs):
             assert THEIRS[name].stage == step.stage, (step.name, name)
             used.add(name)
     assert used == set(THEIRS)  # every ratio of the articles stands beside a step
 
 
+def ran_on(data: str, variants: dict) -> dict:
+    """A set as a run records it: what it ran on beside its rungs' runs."""
+    return {"data": data, "corpus_bytes": 2_000_000, "vocab_size": 500, "num_merges": 243, "variants": variants}
+
+
 def test_a_step_below_one_or_within_the_spread_says_why():
     def run(seconds):
         return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
 
-    sets = {"web": {"variants": {"v6": {"runs": [run(1.0), run(1.1), run(1.2)]},
-                                 "v7": {"runs": [run(1.05), run(1.15), run(1.25)]}}}}
+    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(1.0), run(1.1), run(1.2)]},
+                                                 "v7": {"runs": [run(1.05), run(1.15), run(1.25)]}})}
     step = compare_steps(sets)["web:v6-v7:merge_phase"]
     assert step["verdict"] == "within spread" and "round trip" in step["why"]
     assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
@@ -148,15 +178,19 @@ def test_a_v8_step_compares_the_same_stage_of_the_same_runs():
         return {"total": pretokenize + select + update, "merge_phase": select + update,
                 "stages": {"pretokenize": pretokenize, "pair_count": 0.0, "select": select, "update": update}}
 
-    sets = {"web": {"variants": {"v6": {"runs": [run(2.0, 0.4, 4.0)] * 3}, "v7": {"runs": [run(2.0, 0.4, 4.0)] * 3},
-                                 "v8": {"runs": [run(2.0, 0.1, 0.5)] * 3}}},
-            "web-reduced": {"variants": {v: {"runs": [run(1.0, 0.5, 3.0)] * 3} for v in ("v2", "v4", "v5", "v6")}
-                            | {"v3": {"runs": [run(1.0, 0.5, 6.0)] * 3}, "v8": {"runs": [run(1.0, 0.1, 0.3)] * 3}}}}
+    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+                                                 "v7": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+                                                 "v8": {"runs": [run(2.0, 0.1, 0.5)] * 3}}),
+            "web-reduced": ran_on("webtext-synth-2MB",
+                                  {v: {"runs": [run(1.0, 0.5, 3.0)] * 3} for v in ("v2", "v4", "v5", "v6")}
+                                  | {"v3": {"runs": [run(1.0, 0.5, 6.0)] * 3},
+                                     "v8": {"runs": [run(1.0, 0.1, 0.3)] * 3}})}
     steps = compare_steps(sets)
     assert steps["web:v6-v8:select"]["ratio"] == pytest.approx(4.0)  # 0.4 / 0.1: select on both sides
     assert steps["web:v6-v8:update"]["ratio"] == pytest.approx(8.0)
     assert steps["web:v6-v8:merge_phase"]["ratio"] == pytest.approx(4.4 / 0.6)
     assert steps["web-reduced:v3-v8:update"]["ratio"] == pytest.approx(20.0)
+    assert "the ladder's 2.0 MB at 500;" in steps["web-reduced:v3-v4:update"]["why"]  # the set's own settings
     assert [t["what"] for t in steps["web:v6-v8:update"]["theirs"]] == [
         THEIRS["flat_maps_update"].what, THEIRS["flat_sets_update"].what]
     assert [round(t["ratio"], 2) for t in steps["web-reduced:v3-v8:update"]["theirs"]] == [2.17, 2.0]

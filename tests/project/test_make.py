@@ -1,5 +1,5 @@
-"""The Makefile: `make` alone prints help and touches nothing; each target echoes one readable line; a long target
-says how long it takes as it starts."""
+"""The Makefile: `make` alone prints help and touches nothing; each target echoes one readable line, and each
+install step what it installs; a long target says how long it takes as it starts."""
 
 import re
 import shutil
@@ -15,11 +15,27 @@ def test_make_echoes_one_line_per_command():
     bench = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "bench", "VARIANT=v2"],
                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=60).stdout
     echoed = [line for line in bench.splitlines() if line.startswith("echo")]
-    assert echoed == ["echo '.venv/bin/python -m bpe bench --variant v2 --data gutenberg-sample --repeat 3'"]
+    assert echoed == ["echo '.venv/bin/python -m bpe bench --variant v2 --data gutenberg-sample'"]  # as typed
     venv = subprocess.run(["make", "-n", "-B", "--no-print-directory", ".venv/.installed"], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=60).stdout
     assert "first run: creating .venv and installing bpe-lab with its dev extras" in venv
     assert re.search(r"pip install .*-e '\.\[dev\]'", venv) and "--quiet" not in venv
+
+
+def test_every_install_step_says_what_it_installs():
+    """Each recipe line that runs pip comes after an echo, in its recipe, naming what it installs (the extra)."""
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    installs = 0
+    for recipe in re.split(r"\n(?!\t)", makefile):  # a rule's line with its tab-indented recipe
+        for i, line in enumerate(lines := recipe.split("\n")):
+            if "-m pip install" not in line:
+                continue
+            installs += 1
+            said = re.findall(r'echo "([^"]*)"', "\n".join(lines[:i]) + line.split("-m pip install")[0])
+            extra = re.search(r"\.\[(\w+)\]", line)
+            assert said and "install" in said[-1], line
+            assert extra is None or extra.group(1) in said[-1], (line, said[-1])
+    assert installs >= 3  # the first install, v8's rebuild, the browser extra
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
