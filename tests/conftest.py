@@ -80,7 +80,8 @@ def write_corpus(tmp_path):
 
 
 def pooled_variants() -> list[str]:
-    """Variants whose pre-tokenizer is the process pool (v3 onward): those that say so (``POOLED``)."""
+    """Variants whose pre-tokenizer is the process pool (v3 onward): every counter but the serial one
+    (:func:`bpe.training.rung.pooled`)."""
     from bpe.training.registry import VARIANTS
     from bpe.training.rung import pooled
 

@@ -38,7 +38,6 @@ from bpe.training.pretokenize import count_file_serial
 
 IDEA = "naive: recount every pair after every merge, max(), rewrite every word"
 count_pretokens = count_file_serial
-POOLED = False
 
 
 class Merger:

@@ -36,7 +36,6 @@ from bpe.training.pretokenize import count_file_serial
 
 IDEA = "inverted index pair -> words: only touch words containing the merged pair"
 count_pretokens = count_file_serial
-POOLED = False
 
 
 class Merger:

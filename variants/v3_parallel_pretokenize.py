@@ -33,8 +33,7 @@ Walkthrough: docs/v3.md.
 from bpe.training.parallel import count_file_parallel
 from .v2_inverted_index import Merger  # the merge algorithm does not change
 
-__all__ = ["IDEA", "POOLED", "Merger", "count_pretokens"]
+__all__ = ["IDEA", "Merger", "count_pretokens"]
 
 IDEA = "multiprocessing pre-tokenization: chunks cut at special tokens, counted in a process pool"
 count_pretokens = count_file_parallel
-POOLED = True

@@ -51,7 +51,6 @@ from .v2_inverted_index import Merger as V2Merger
 
 IDEA = "fine-grained diff: only pairs touching merged positions change"
 count_pretokens = count_file_parallel
-POOLED = True
 
 
 def merge_word_with_changes(word: Word, pair: Pair) -> tuple[Word, dict[Pair, int]]:

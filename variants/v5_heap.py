@@ -51,7 +51,6 @@ from .v4_fine_grained_diff import Merger as V4Merger
 
 IDEA = "max-heap of (count, pair) with lazy deletion replaces the max() scan"
 count_pretokens = count_file_parallel
-POOLED = True
 
 
 def reversed_order_key(token: bytes) -> tuple[int, ...]:

@@ -53,7 +53,6 @@ from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = ("tuned pure Python: words as str (one character per token), C-level search, lazy index, floored "
         "byte-order heap, fast pre-tokenizer")
-POOLED = True
 
 
 # --- The fast pre-tokenizer --------------------------------------------------------------------------
@@ -416,22 +415,3 @@ class Merger:
         so that a long-running process that trains many times does not keep them."""
         gc.unfreeze()
 
-    def trace_state(self) -> dict:
-        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training).
-
-        The index is shown exact: the stale entries merge() would skip are left out.
-        """
-        token_bytes, words = self.token_bytes, self.words
-
-        def as_bytes(pair: str) -> Pair:
-            return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
-
-        index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
-                 for pair, ids in self.pair_to_words.items()}
-        return {
-            "pair_counts": {as_bytes(pair): count for pair, count in self.pair_counts.items()},
-            "words": [(tuple(token_bytes[ord(t)] for t in word), count)
-                      for word, count in zip(words, self.word_counts)],
-            "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
-            "heap_size": len(self.queue.heap),
-        }

@@ -7,7 +7,7 @@ the pair counts and v6's heap.  Each merge is one round trip (:meth:`Merger.merg
 
 1. the parent picks the best pair (v6's heap, byte-order tie-break) and sends ``(pair, new token,
    pairs to forget)`` to the shard processes, then rewrites its own shard while they rewrite theirs;
-2. each :class:`Shard` rewrites its words holding the pair (v6's phases) and answers with its
+2. each :class:`Shard` rewrites its words holding the pair (v6's rewrite) and answers with its
    pair-count changes: ``[(pair, count lost), ...]`` and ``{new pair: count gained}``;
 3. the parent adds the changes to the global counts and offers the gained pairs to the heap.  A pair
    whose global count reaches zero is sent to the shards with the next merge, so they drop its list
@@ -39,14 +39,13 @@ from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel_fast, partition
 from bpe.training.pretokenize import add_counts
 from bpe.training.shard_policy import StallWatch, merge_processes, parent_share, shard_count
-from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered, joined_view
+from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered
 
 from .v6_tuned import FlooredHeap, Merger as V6Merger
-from .v6_tuned import add_neighbour_changes, count_pairs, index_gained, rewrite_words, subtract_lost
+from .v6_tuned import count_pairs, index_gained, subtract_lost
 
 IDEA = ("the merge phase across processes: words sharded, pair counts and heap in the parent "
         "(v6 itself below two shards' worth of words, without a core to spare, or once round trips stall)")
-POOLED = True
 
 
 def split_counts(pretoken_counts: Mapping[bytes, int], shards: int) -> list[dict[bytes, int]]:
@@ -81,8 +80,12 @@ class Shard:
             if collecting:
                 gc.enable()
 
+    # v6's own rewrite (the diff grouped by neighbour), run on this shard's words and word_counts: it
+    # returns the changes, ``(lost, gained)``, and applies none of them.
+    rewrite = V6Merger.rewrite
+
     def merge(self, the_pair: str, new_char: str, forget: Iterable[str]) -> tuple[list, dict[str, int]] | None:
-        """Rewrite the words holding ``the_pair`` (v6's phases); the count changes are returned, not
+        """Rewrite the words holding ``the_pair`` (v6's rewrite); the count changes are returned, not
         applied: ``([(pair, count lost), ...], {pair: count gained})``, or None if no word holds it.
         ``forget``: pairs whose global count fell to zero, whose index lists are dropped first."""
         index = self.pair_to_words
@@ -91,12 +94,7 @@ class Shard:
         listed = index.pop(the_pair, None)
         if listed is None:
             return None
-        lost_in_several: dict[str, int] = {}
-        gained: dict[str, list] = {}  # new pairs (all contain new) -> [count gained, word ids]
-        by_previous, by_next = rewrite_words(self.words, self.word_counts, listed, the_pair, new_char,
-                                             lost_in_several, gained)
-        lost = add_neighbour_changes(by_previous, by_next, the_pair, new_char, self.word_counts, gained)
-        lost += lost_in_several.items()
+        lost, gained = self.rewrite(listed, the_pair, new_char)  # gained: new pair -> [count, word ids]
         index_gained(index, gained)
         return lost, {pair: count for pair, (count, _) in gained.items()}
 
@@ -131,31 +129,32 @@ class Merger(V6Merger):
         self.merges_done = 0
         self.gathered_at: int | None = None  # the merge after which the shards came here
         self._forget: list[str] = []  # pairs whose count fell to zero, told to the shards with the next merge
-        self._shards = None
-        self.shards = 1  # shards at the start, the parent's included (1: v6 in this process)
+        self.shard_processes: ShardProcesses | None = None  # the processes holding the other shards
+        self.parent_shard: Shard | None = None  # the shard this process holds
+        self.shards_at_start = 1  # the parent's included (1: v6 in this process)
         if isinstance(pretoken_counts, ShardedCounts):
             if pretoken_counts.pool is not None:  # counted in the pool: worker 0's part comes here
-                self._shards, part_0 = ShardProcesses.from_counts(pretoken_counts)
-                parts = [part_0] + [{}] * len(self._shards.remote)
+                self.shard_processes, part_0 = ShardProcesses.from_counts(pretoken_counts)
+                parts = [part_0] + [{}] * len(self.shard_processes.remote)
             pretoken_counts = pretoken_counts.local
         else:
             shards = shard_count(len(pretoken_counts), merge_processes(workers))
             if shards > 1:  # the parent holds one shard: shards - 1 processes
-                self._shards = ShardProcesses.start(shards - 1)
+                self.shard_processes = ShardProcesses.start(shards - 1)
                 parts = split_counts(pretoken_counts, shards)
-        if self._shards is None:  # too few words for a shard process to pay (or one worker, no fork): v6
+        if self.shard_processes is None:  # too few words for a shard process to pay (or one worker, no fork): v6
             super().__init__(pretoken_counts)
             return
-        self.shards = 1 + len(self._shards.remote)
+        self.shards_at_start = 1 + len(self.shard_processes.remote)
         try:
             mine, theirs = parent_share(parts)
             del parts
-            self._shards.start_building(Shard, theirs)
+            self.shard_processes.start_building(Shard, theirs)
             del theirs
             self._init_tokens()
-            self._shard = Shard(mine)  # built while the processes build theirs
-            self.pair_counts = dict(self._shard.initial_pair_counts)
-            for counts in self._shards.built():
+            self.parent_shard = Shard(mine)  # built while the processes build theirs
+            self.pair_counts = dict(self.parent_shard.initial_pair_counts)
+            for counts in self.shard_processes.built():
                 add_counts(self.pair_counts, counts)
             self.queue = FlooredHeap(self.pair_counts, self.token_keys)
         except BaseException:
@@ -165,14 +164,15 @@ class Merger(V6Merger):
 
     def close(self) -> None:
         """Stop the shard processes (called by ``run_merges`` in every case: done, error, Ctrl-C)."""
-        shards, self._shards = self._shards, None
-        if shards is not None:
-            shards.close()
+        processes, self.shard_processes = self.shard_processes, None
+        if processes is not None:
+            processes.close()
         super().close()
 
     def merge(self, pair: Pair) -> None:
         """One round trip: the merge goes to every shard, their count changes come back and are added."""
-        if self._shards is None:
+        processes = self.shard_processes
+        if processes is None:
             return super().merge(pair)
         self._watch.start()
         ids = self.token_ids
@@ -182,10 +182,10 @@ class Merger(V6Merger):
         gone: list[str] = []
         gained: set[str] = set()
         # The processes get the merge first; the parent rewrites its own shard while they rewrite theirs.
-        self._shards.send(the_pair, new_char, forget)
-        self._add_changes(self._shard.merge(the_pair, new_char, forget), gone, gained)
+        processes.send(the_pair, new_char, forget)
+        self._add_changes(self.parent_shard.merge(the_pair, new_char, forget), gone, gained)
         self._watch.parent_done()
-        for changes in self._shards.answers():
+        for changes in processes.answers():
             self._add_changes(changes, gone, gained)
         pair_counts = self.pair_counts
         pair_counts.pop(the_pair, None)
@@ -194,7 +194,7 @@ class Merger(V6Merger):
         self._forget = [pair for pair in gone if pair not in pair_counts]
         self.queue.offer(gained)  # with the totals over every shard
         self.merges_done += 1
-        if self._watch.stalled(self.merges_done, self._shards.cpu_seconds):
+        if self._watch.stalled(self.merges_done, processes.cpu_seconds):
             self.gather()
 
     def _add_changes(self, changes, gone: list[str], gained: set[str]) -> None:
@@ -211,10 +211,11 @@ class Merger(V6Merger):
         The pair counts and the heap are the parent's already; the shards' words and lazy indexes are
         joined (word ids shifted past the shards before).  The processes then stop.
         """
-        if self._shards is None:
+        if self.shard_processes is None:
             return
-        self.words, self.word_counts, self.pair_to_words = gathered(self._shards, self._shard, self._forget)
-        self._forget, self._shard = [], None
+        self.words, self.word_counts, self.pair_to_words = gathered(self.shard_processes, self.parent_shard,
+                                                                    self._forget)
+        self._forget, self.parent_shard = [], None
         self.close()  # stops the processes and unfreezes; the gathered state is frozen again below
         gc.freeze()
         self.gathered_at = self.merges_done
@@ -222,10 +223,5 @@ class Merger(V6Merger):
     def summary(self) -> dict:
         """What the run did beyond its merges: how many shards it started with (the parent's included; 1:
         it ran as v6) and the merge after which the shards came here (None: never)."""
-        return {"shards": self.shards, "gathered_at": self.gathered_at}
+        return {"shards": self.shards_at_start, "gathered_at": self.gathered_at}
 
-    def trace_state(self) -> dict:
-        """The words of every shard, numbered across shards, for ``bpe trace`` only."""
-        if self._shards is None:
-            return super().trace_state()
-        return V6Merger.trace_state(joined_view(self, self._shards.states(self._shard)))

@@ -33,11 +33,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bpe.errors import BPEError
-from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = "the merge compiled: v6's algorithm on C arrays (words in one block, pair slots, an array heap), in Cython"
-POOLED = True
 
 try:
     from ._v8_merge import MergeState
@@ -59,7 +57,7 @@ class Merger(MergeState if MergeState is not None else object):
 
     Token ids: 0-255 the bytes, then one id per *distinct* merged byte string, as in v6 (two merges
     that make the same bytes, (a, bc) and (ab, c), make one token), kept by the state with their bytes.
-    This class adds only what runs once: the check that v8 is built, the summary and ``bpe trace``'s view.
+    This class adds only what runs once: the check that v8 is built and the summary.
     (A Python ``select_best_pair`` and ``merge`` around the compiled ones cost a fifth of the merge
     phase on web-like text: about 7 microseconds a merge against a compiled merge of a few tens.)
 
@@ -83,27 +81,6 @@ class Merger(MergeState if MergeState is not None else object):
         return {"word_visits": self.visits, "stale_visits": self.stale_visits,
                 "skipped_visits": self.skipped_visits, "stale_pops": self.stale_pops,
                 "merge_memory_bytes": self.memory_bytes()}
-
-    def trace_state(self) -> dict:
-        """The state with pairs and words as bytes, for ``bpe trace`` only (never called in training)."""
-        tokens = self.tokens
-
-        def as_bytes(pair: tuple[int, int]) -> Pair:
-            return tokens[pair[0]], tokens[pair[1]]
-
-        live = self.live_pairs()
-        words = [(tuple(tokens[t] for t in word), count) for word, count in self.words()]
-        index = {}
-        for pair in live:
-            holders = [i for i in self.holders(*pair) if self._holds(words[i][0], as_bytes(pair))]
-            if holders:
-                index[as_bytes(pair)] = holders
-        return {"pair_counts": {as_bytes(pair): count for pair, count in live.items()}, "words": words,
-                "pair_to_words": index, "heap_size": self.heap_entries}
-
-    @staticmethod
-    def _holds(word: tuple[bytes, ...], pair: Pair) -> bool:
-        return any(word[i] == pair[0] and word[i + 1] == pair[1] for i in range(len(word) - 1))
 
 
 if MergeState is None:  # nothing to run the examples on where v8 is not built: its words stay, not its examples

@@ -9,7 +9,7 @@
 * ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
   trainer's merges part from the reference, and the likely cause (``tie_orders``: which wrong order broke
   a tie); ``probe``: the probes, generated corpora on which the usual special-token and tie-breaking
-  mistakes show; ``trace``: one merge at a time;
+  mistakes show; ``trace``: one merge at a time (``traced_rungs``: the state of v6, v7 and v8 as it reads it);
   ``text_trace``: a text cut into labelled pre-tokens, a word encoded merge by merge; ``walkthrough``
   (a package): the merges on one HTML page, with each rung's work counted on its own code;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;

@@ -29,12 +29,13 @@ import importlib.util
 import inspect
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 from bpe.errors import BPEError
+from bpe.training.pretokenize import PretokenCounts
 from bpe.training.registry import VARIANTS, best_variant
 
 #: Function names a candidate file may define, in the order they are looked for (after ``Merger``).
@@ -300,7 +301,8 @@ def load_algorithm(candidate_kind: str, spec: str):
 
 
 def _with_on_bytes(count):
-    """A candidate's own pre-tokenizer, taking ``on_bytes`` and ``end`` as a rung's does (bpe/training/rung.py).
+    """A candidate's own pre-tokenizer, taking ``on_bytes`` and ``end`` and returning the counts as a rung's
+    does (bpe/training/rung.py): its dict or ``Counter`` becomes a ``PretokenCounts``.
 
     A file written before it knew of progress may leave ``on_bytes`` out: its bytes are then reported at
     the end.  One that leaves ``end`` out still runs on a whole file (``train_bpe`` passes the file's
@@ -315,7 +317,7 @@ def _with_on_bytes(count):
         parameters = {}
     takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     if takes_kwargs or {"workers", "errors", "end", "on_bytes"} <= set(parameters):
-        return count
+        return lambda path, special_tokens, **kwargs: _as_counts(count(path, special_tokens, **kwargs))
 
     def counted_then_reported(path, special_tokens, *, on_bytes=None, **kwargs):
         if "end" not in parameters and kwargs.get("end") == Path(path).stat().st_size:
@@ -324,12 +326,18 @@ def _with_on_bytes(count):
             kwargs.pop("workers", None)  # a counter without the setting decides its own processes
         if parameters and "errors" not in parameters and kwargs.get("errors") == "strict":
             del kwargs["errors"]  # the default: strict UTF-8
-        counts = count(path, special_tokens, **kwargs)
+        counts = _as_counts(count(path, special_tokens, **kwargs))
         if on_bytes is not None:
             on_bytes(kwargs.get("end") or Path(path).stat().st_size)
         return counts
 
     return counted_then_reported
+
+
+def _as_counts(counts) -> PretokenCounts:
+    if not isinstance(counts, Mapping):  # a Counter of a list would count its items
+        raise TypeError(f"count_pretokens returned a {type(counts).__name__}, not a dict of pre-token bytes to counts")
+    return counts if isinstance(counts, PretokenCounts) else PretokenCounts(counts)
 
 
 def check_trained(result, what: str) -> tuple[dict, list]:

@@ -19,10 +19,11 @@ A rung owes the trace nothing: the tracer discovers what a merger has by attribu
 ==================  ======================================================================
 
 and ``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+) on the modules of the
-merger's class and its bases, called again on each affected word (it is pure).  A rung whose internals
-differ (v6, v7: words of token ids, v7's spread over processes) offers ``trace_state() -> dict``
-(:mod:`bpe.training.rung`) with any of those keys (and ``heap_size``) in those forms, which take
-precedence over the attributes; only the trace calls it.
+merger's class and its bases, called again on each affected word (it is pure).  A merger whose internals
+differ offers ``trace_state() -> dict`` with any of those keys (and ``heap_size``) in those forms, which
+take precedence over the attributes; only the trace calls it.  The rungs that need one (v6, v7: words of
+token ids, v7's spread over processes; v8: C arrays) get it from the lab's subclass of their ``Merger``
+(:mod:`bpe.lab.traced_rungs`); a file of your own may define it.
 
 ``--variant mine.py`` traces a student's own ``Merger`` (:func:`merger_to_trace`, as ``bench --variant``
 takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
@@ -50,7 +51,8 @@ from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, Word
 from bpe.training.pretokenize import count_text
-from bpe.training.registry import VARIANTS, get_variant
+from bpe.training.registry import VARIANTS, best_variant, get_variant
+from bpe.lab.traced_rungs import traced
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 #: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
@@ -191,7 +193,7 @@ def merger_to_trace(variant: str | None):
     """``(Merger class, title)``: a rung's, or the one a student's file defines."""
     if variant is None or variant in VARIANTS:
         module = get_variant(variant)
-        return module.Merger, f"{variant or 'default variant'} ({module.IDEA})"
+        return traced(variant or best_variant()), f"{variant or 'default variant'} ({module.IDEA})"
     from bpe.lab.candidates import load_algorithm, resolve
 
     candidate = resolve(variant)

@@ -43,7 +43,8 @@ from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
 from bpe.training.cores import choose_workers
 from bpe.training.pool import WorkerPool, default_workers, worker_state
-from bpe.training.pretokenize import add_counts, check_input_file, count_file_serial, count_text, decode_utf8
+from bpe.training.pretokenize import (PretokenCounts, add_counts, check_input_file, count_file_serial, count_text,
+                                     decode_utf8)
 from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
 
 #: A text counter: ``(text, special_tokens) -> Counter[bytes]``, a module-level function (it is sent to
@@ -155,7 +156,7 @@ def count_into_parts(
 def count_file_parallel(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
-) -> Counter[bytes]:
+) -> PretokenCounts:
     """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes
     with the plain counter (v3-v5).
 
@@ -172,7 +173,7 @@ def count_file_parallel(
 def count_file_parallel_fast(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
-) -> Counter[bytes]:
+) -> PretokenCounts:
     """:func:`count_file_parallel` with the fast pre-tokenizer (v6, v7): each worker counts its chunks with
     :func:`~bpe.training.pretokenize_fast.count_text_fast`, and one worker or a tiny file is counted
     in this process by :func:`~bpe.training.pretokenize_fast.count_file_serial_fast`.  The same counts.
@@ -181,9 +182,9 @@ def count_file_parallel_fast(
                        errors=errors, end=end, on_bytes=on_bytes)
 
 
-def _count_file(counter: TextCounter, count_serially: Callable[..., Counter], path: str | Path,
+def _count_file(counter: TextCounter, count_serially: Callable[..., PretokenCounts], path: str | Path,
                 special_tokens: Sequence[str], *, workers: int | None, errors: str, end: int | None,
-                on_bytes: Callable[[int], None] | None) -> Counter[bytes]:
+                on_bytes: Callable[[int], None] | None) -> PretokenCounts:
     """The pool (``counter`` in each worker), or ``count_serially`` in this process when one worker or
     one chunk would do."""
     path, size = _checked(path, end)
@@ -202,7 +203,7 @@ def _count_file(counter: TextCounter, count_serially: Callable[..., Counter], pa
         return count_serially(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:
         count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes, counter=counter)
-        total: Counter[bytes] = Counter()
+        total = PretokenCounts()
         for part in pool.broadcast(_take_part):
             dict.update(total, part)  # disjoint parts: a C-level join, not Counter's Python-level sum
     return total

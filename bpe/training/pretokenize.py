@@ -62,9 +62,22 @@ def count_into(counts: Counter[str], text: str, special_tokens: Sequence[str]) -
         counts.update(GPT2_REGEX.findall(piece))
 
 
-def encoded(counts: Counter[str]) -> Counter[bytes]:
-    """``counts`` keyed by the UTF-8 bytes of each pre-token: one encoding per distinct pre-token."""
-    return Counter({token.encode("utf-8"): n for token, n in counts.items()})
+class PretokenCounts(Counter):
+    """What a rung's ``count_pretokens`` returns: pre-token bytes -> count, as a ``Counter`` (``len()``: the
+    distinct pre-tokens, ``total()``: all of them), and a ``close()`` that releases what holds them.
+
+    These counts live in this process, so ``close()`` has nothing to do.  v7's counts, kept in its worker
+    processes (:class:`bpe.training.shards.ShardedCounts`), answer the same three, and there ``close()``
+    stops the workers; ``train_bpe`` calls it if the run fails before a ``Merger`` takes the counts.
+    """
+
+    def close(self) -> None:
+        """Nothing to release: the counts are this object."""
+
+
+def encoded(counts: Counter[str], kind: type[Counter] = Counter) -> Counter[bytes]:
+    """``counts`` keyed by the UTF-8 bytes of each pre-token, as a ``kind``: one encoding per distinct pre-token."""
+    return kind({token.encode("utf-8"): n for token, n in counts.items()})
 
 
 def count_text(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
@@ -159,7 +172,7 @@ def read_texts(
 def count_file_serial(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
-) -> Counter[bytes]:
+) -> PretokenCounts:
     """Count the file's pre-tokens in this process, chunk by chunk (bytes exactly as stored): v1, v2.
 
     Each chunk's pre-tokens go straight into one ``Counter`` of ``str``, encoded once at the end.
@@ -170,4 +183,4 @@ def count_file_serial(
     counts: Counter[str] = Counter()
     for text in read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes):
         count_into(counts, text, special_tokens)
-    return encoded(counts)
+    return encoded(counts, PretokenCounts)

@@ -36,7 +36,7 @@ from pathlib import Path
 import regex
 
 from bpe.training.chunking import WHITESPACE
-from bpe.training.pretokenize import add_counts, read_texts, split_on_special_tokens
+from bpe.training.pretokenize import PretokenCounts, add_counts, read_texts, split_on_special_tokens
 
 # --- The two patterns: GPT-2's, its alternatives reordered, and its ASCII twin ------------------------
 #
@@ -272,8 +272,8 @@ def _count_into(counts: Counter[bytes], island_counts: Counter[str], text: str, 
 
 
 def _joined(counts: Counter[bytes], island_counts: Counter[str]) -> Counter[bytes]:
-    """The two counts of :func:`_count_into` as one ``Counter[bytes]`` (both are used up)."""
-    encoded: Counter[bytes] = Counter()
+    """The two counts of :func:`_count_into` as one ``Counter[bytes]`` of ``counts``'s type (both are used up)."""
+    encoded: Counter[bytes] = type(counts)()
     # each distinct pre-token encoded once, in C; dict.update builds the one dict (Counter(dict(...)) two)
     dict.update(encoded, zip(map(str.encode, island_counts), island_counts.values()))
     island_counts.clear()
@@ -298,11 +298,11 @@ def count_text_fast(text: str, special_tokens: Sequence[str]) -> Counter[bytes]:
 def count_file_serial_fast(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None,
-) -> Counter[bytes]:
+) -> PretokenCounts:
     """:func:`bpe.training.pretokenize.count_file_serial` with the fast counter: the file counted in this
     process, one safely cut chunk at a time, into one count for all its chunks.  ``workers`` is ignored.
     """
-    total: Counter[bytes] = Counter()
+    total = PretokenCounts()
     island_total: Counter[str] = Counter()
     for text in read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes):
         _count_into(total, island_total, text, special_tokens)

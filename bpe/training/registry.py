@@ -1,6 +1,6 @@
 """The registry: variant name -> variant module, found by listing ``variants/vN_<idea>.py``.
 
-A variant module (a *rung*) defines ``IDEA``, ``POOLED``, ``count_pretokens`` and ``Merger``: the
+A variant module (a *rung*) defines ``IDEA``, ``count_pretokens`` and ``Merger``: the
 contract is :mod:`bpe.training.rung`, checked on every rung by ``tests/ladder/test_rung_contract.py``.
 
 The folder is ``variants/`` at the top of the repository, installed as the package ``bpe.variants``

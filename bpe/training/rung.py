@@ -4,22 +4,26 @@ A rung module defines
 
 * a **docstring**: the idea, what it leaves out, its complexity, and a link to its page (``docs/vN.md``);
 * ``IDEA``: one line, the optimization it adds (``bpe bench`` and the report print it);
-* ``POOLED``: ``True`` when ``count_pretokens`` counts in the process pool (v3 onward), so the pool's
-  tests (worker counts, a killed worker, Ctrl-C) run it; ``False`` when it counts in this process;
 * ``count_pretokens(path, special_tokens, *, workers=None, errors="strict", end=None, on_bytes=None)``:
   the pre-token counts of the file (see :data:`COUNT_PRETOKENS_PARAMETERS`).  ``workers`` may be
   ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``; ``train_bpe``
   gives it on every run, with the path already checked, so a counter given an ``end`` trusts both);
-  ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns a
-  ``Counter[bytes]``, or a handle to counts kept elsewhere (v7 keeps them in its worker processes)
-  that its own ``Merger`` accepts and that answers ``len()`` (distinct pre-tokens) and ``total()``
-  (all pre-tokens) as a ``Counter`` does; a handle with ``close()`` is closed by ``train_bpe`` when
-  anything fails before its ``Merger`` has taken it over (the build, or reporting the corpus figures);
+  ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns the
+  counts as :class:`~bpe.training.pretokenize.PretokenCounts` (every counter in
+  :mod:`bpe.training.pretokenize` and :mod:`bpe.training.parallel` does): ``len()``, the distinct
+  pre-tokens, and ``total()``, all of them, for the run's corpus figures, and ``close()``, which
+  ``train_bpe`` calls when anything fails before the ``Merger`` has taken the counts over.  Counts
+  kept elsewhere answer the same three and are taken by their own ``Merger`` (v7's stay in its worker
+  processes, and their ``close()`` stops them);
 * ``Merger``: the merge algorithm (:class:`Merger` below, driven by
   :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
   a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
-  one).  Besides its two methods it may define ``close()``, ``summary()`` and ``trace_state()``, each
-  optional (see :class:`Merger`).
+  one).  Besides its two methods it may define ``close()`` and ``summary()``, each optional (see
+  :class:`Merger`).
+
+Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
+count in the pool: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the
+walkthrough's counts) are its own subclasses of the rung's ``Merger``.
 
 :func:`check_rung` lists what a module leaves out; ``tests/ladder/test_rung_contract.py`` runs it on every
 registered rung, so a rung missing a part fails a test rather than being skipped by one.
@@ -33,6 +37,7 @@ from types import ModuleType
 from typing import Protocol
 
 from bpe.training.merge_loop import Pair
+from bpe.training.pretokenize import count_file_serial
 
 #: ``count_pretokens``'s parameters: (name, kind, default); ``inspect.Parameter.empty`` for "no default".
 COUNT_PRETOKENS_PARAMETERS = (
@@ -48,15 +53,14 @@ COUNT_PRETOKENS_PARAMETERS = (
 class Merger(Protocol):
     """A rung's merge algorithm: one method per timed stage.
 
-    Three methods are optional, each called only if the Merger defines it:
+    Two methods are optional, each called only if the Merger defines it:
 
     * ``close()``: :func:`~bpe.training.merge_loop.run_merges` calls it once when the merges end, also
       on an error or Ctrl-C (v6 undoes ``gc.freeze()``, v7 stops its processes);
     * ``summary() -> dict``: plain JSON-able facts about its run, which ``train_bpe`` calls once after
       the merges (after ``close()``) and hands to the run's observer untouched
       (:mod:`bpe.training.observer`; the bench records them beside the run's timings, so a key should
-      not be one of theirs).  v7: ``{"gathered_at": the merge its shards came back at, or None}``;
-    * ``trace_state()``: for ``bpe trace`` only (see :mod:`bpe.lab.trace`).
+      not be one of theirs).  v7: ``{"gathered_at": the merge its shards came back at, or None}``.
     """
 
     def __init__(self, pretoken_counts: Mapping[bytes, int]) -> None: ...  # pair_count stage
@@ -71,8 +75,8 @@ def check_rung(module: ModuleType) -> list[str]:
 
     >>> import types
     >>> check_rung(types.ModuleType("v9_empty"))  # doctest: +NORMALIZE_WHITESPACE
-    ['v9_empty has no docstring', 'v9_empty.IDEA is missing', 'v9_empty.POOLED is missing',
-     'v9_empty.count_pretokens is missing', 'v9_empty.Merger is missing']
+    ['v9_empty has no docstring', 'v9_empty.IDEA is missing', 'v9_empty.count_pretokens is missing',
+     'v9_empty.Merger is missing']
     """
     name = module.__name__.rpartition(".")[2]
     problems = []
@@ -83,11 +87,6 @@ def check_rung(module: ModuleType) -> list[str]:
         problems.append(f"{name}.IDEA is missing")
     elif not isinstance(idea, str) or not idea.strip() or "\n" in idea:
         problems.append(f"{name}.IDEA must be one non-empty line, got {idea!r}")
-    pooled = getattr(module, "POOLED", None)
-    if pooled is None:
-        problems.append(f"{name}.POOLED is missing")
-    elif not isinstance(pooled, bool):
-        problems.append(f"{name}.POOLED must be True or False, got {pooled!r}")
     count = getattr(module, "count_pretokens", None)
     if count is None:
         problems.append(f"{name}.count_pretokens is missing")
@@ -124,5 +123,9 @@ def _signature_problems(count) -> list[str]:
 
 
 def pooled(module) -> bool:
-    """Whether the rung counts in the process pool (its ``POOLED``)."""
-    return bool(getattr(module, "POOLED", False))
+    """Whether the rung's ``count_pretokens`` may count in the process pool: every counter but the serial one
+    of v1 and v2 (:func:`~bpe.training.pretokenize.count_file_serial`), which never starts a process.  The
+    pool's tests (worker counts, a killed worker, Ctrl-C) run the pooled rungs; the estimate times the
+    others as one process.
+    """
+    return module.count_pretokens is not count_file_serial

@@ -11,8 +11,8 @@ between processes, on top of :mod:`bpe.training.pool`:
 * :class:`ShardProcesses`: the shard processes of one ``Merger``: build a shard in each worker, send
   each merge over a channel of its own and read the answers, fetch every shard's state back (the
   trace, the gather), stop them all;
-* :func:`gathered` and :func:`joined_view`: the shards' states joined into one, as v6 holds its
-  words (the gather), or as v6's ``trace_state`` reads them (``bpe trace``).
+* :func:`gathered`: the shards' states joined into one, as v6 holds its words (the gather; ``bpe
+  trace`` joins them the same way, :func:`joined_shards`).
 
 Why a merge channel beside the pool's own pipe: a merge is a round trip with every shard, tens of
 thousands of times, and the pool's task protocol (a task number, the function by reference, a wait
@@ -39,7 +39,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from operator import add
-from types import SimpleNamespace
 
 from bpe.errors import BPEError
 from bpe.training.chunking import plan_chunk_count
@@ -154,7 +153,8 @@ class ShardedCounts:
     """Pre-token counts as :func:`count_into_shard_pool` leaves them: held by pool workers, part ``p``
     in worker ``p`` (``pool``), or gathered in this process (``local``) when shards would not pay.
 
-    ``len()`` and ``total()`` answer as a ``Counter`` would.
+    ``len()``, ``total()`` and ``close()`` answer as those of every rung's counts
+    (:class:`~bpe.training.pretokenize.PretokenCounts`) do.
     """
 
     def __init__(self, pool=None, local: Mapping[bytes, int] | None = None):
@@ -353,9 +353,3 @@ def gathered(shards: "ShardProcesses", own, forget: Sequence[str]) -> tuple[list
             gc.enable()
     return words, word_counts, index
 
-
-def joined_view(merger, states: list[tuple]) -> SimpleNamespace:
-    """``merger`` with its shards' ``states`` joined: what v6's ``trace_state`` reads (``bpe trace`` only)."""
-    words, word_counts, index = joined_shards(states)
-    return SimpleNamespace(token_bytes=merger.token_bytes, pair_counts=merger.pair_counts, queue=merger.queue,
-                           words=words, word_counts=word_counts, pair_to_words=index)

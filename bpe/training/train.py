@@ -24,7 +24,7 @@ from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
-from bpe.training.pretokenize import check_input_file
+from bpe.training.pretokenize import PretokenCounts, check_input_file
 from bpe.training.observer import Corpus, Observer
 from bpe.training.registry import get_variant
 
@@ -156,11 +156,12 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit)
 
 
-def count_corpus(arguments: Arguments, observer: Observer):
+def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
     """Phase 2: the rung's ``count_pretokens`` over the text, timed as ``pretokenize``, telling the
     progress of the bytes as it counts them; then the observer hears the :class:`Corpus` figures.
 
-    Returns what ``count_pretokens`` does: a ``Counter``, or a handle to counts kept elsewhere (v7).
+    Returns what ``count_pretokens`` does: the counts (:class:`~bpe.training.pretokenize.PretokenCounts`, or
+    v7's, which answer the same).
     """
     timer, progress = observer.timer, observer.progress
     path, special_tokens, errors = arguments.path, arguments.special_tokens, arguments.errors
@@ -178,31 +179,24 @@ def count_corpus(arguments: Arguments, observer: Observer):
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
-        observer.on_corpus(corpus_figures(pretoken_counts, arguments.file_bytes, end, arguments.limit))
+        observer.on_corpus(Corpus(file_bytes=arguments.file_bytes,
+                                  bytes_used=arguments.file_bytes if end is None else end, limit=arguments.limit,
+                                  pretokens=pretoken_counts.total(), distinct_pretokens=len(pretoken_counts)))
     return pretoken_counts
 
 
-def corpus_figures(pretoken_counts, file_bytes: int, end: int | None, limit: int | None) -> Corpus:
-    total = getattr(pretoken_counts, "total", None)  # Counter.total(), or a handle's (v7)
-    return Corpus(file_bytes=file_bytes, bytes_used=file_bytes if end is None else end, limit=limit,
-                  pretokens=total() if total is not None else sum(pretoken_counts.values()),
-                  distinct_pretokens=len(pretoken_counts))
-
-
 @contextmanager
-def closed_on_error(pretoken_counts):
-    """Counts that are a handle to counts kept elsewhere (v7: in worker processes) are released if
-    what runs inside fails before a ``Merger`` has taken them over."""
+def closed_on_error(pretoken_counts: PretokenCounts):
+    """The counts are released (v7's: their worker processes stopped) if what runs inside fails before a
+    ``Merger`` has taken them over."""
     try:
         yield
     except BaseException:
-        close = getattr(pretoken_counts, "close", None)
-        if close is not None:
-            close()
+        pretoken_counts.close()
         raise
 
 
-def make_merges(arguments: Arguments, pretoken_counts, observer: Observer) -> list[Pair]:
+def make_merges(arguments: Arguments, pretoken_counts: PretokenCounts, observer: Observer) -> list[Pair]:
     """Phase 3: the rung's ``Merger`` built over the counts (``pair_count``), then up to ``num_merges``
     merges (:func:`~bpe.training.merge_loop.run_merges`: ``select`` and ``update``).
 

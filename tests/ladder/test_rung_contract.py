@@ -6,16 +6,19 @@ being skipped by the tests that select rungs by what they define (the pooled one
 
 from __future__ import annotations
 
+import os
 import types
 
 import pytest
 
 from bpe import train_bpe
+from bpe.training import shard_policy
 from bpe.training.observer import Observer
+from bpe.training.pretokenize import count_file_serial
 from bpe.training.progress import Progress
 from bpe.training.registry import VARIANTS, best_variant
 from bpe.training.rung import check_rung, pooled
-from conftest import DEFAULT_CORPUS, pooled_variants
+from conftest import DEFAULT_CORPUS, live_processes, pooled_variants
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -25,16 +28,30 @@ def test_every_rung_defines_the_contract(name):
 
 def test_a_rung_leaving_a_part_out_is_named():
     v6 = VARIANTS["v6"]
-    partial = types.ModuleType("v9_partial", "A rung without a pooled flag, whose counter takes no progress.")
-    partial.IDEA, partial.Merger = "an idea", v6.Merger
+    partial = types.ModuleType("v9_partial", "A rung without an idea, whose counter takes no progress.")
+    partial.Merger = v6.Merger
     partial.count_pretokens = lambda path, special_tokens, *, workers=None, errors="strict", end=None: None
-    assert check_rung(partial) == ["v9_partial.POOLED is missing", "v9_partial.count_pretokens: takes no on_bytes"]
+    assert check_rung(partial) == ["v9_partial.IDEA is missing", "v9_partial.count_pretokens: takes no on_bytes"]
 
 
 def test_the_pooled_rungs_include_the_default():
     names = pooled_variants()
     assert best_variant() in names and "v7" in names and "v3" in names
     assert [name for name in VARIANTS if not pooled(VARIANTS[name])] == ["v1", "v2"]
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_rungs_counts_answer_their_length_total_and_close(name, monkeypatch):
+    """train_bpe asks the counts for these three alone, whatever the rung; v7's, kept in its worker
+    processes (even for a few words here), are released by close()."""
+    monkeypatch.setattr(shard_policy, "MIN_WORDS_PER_SHARD", 1)
+    expected = count_file_serial(DEFAULT_CORPUS, ["<|endoftext|>"])
+    counts = VARIANTS[name].count_pretokens(DEFAULT_CORPUS, ["<|endoftext|>"], workers=2)
+    held_elsewhere = getattr(counts, "pool", None) is not None
+    assert (len(counts), counts.total()) == (len(expected), sum(expected.values()))
+    assert held_elsewhere == (name == "v7") and (live_processes(parent=os.getpid()) != []) == held_elsewhere
+    counts.close()
+    assert live_processes(parent=os.getpid()) == []
 
 
 class Bytes(Progress):

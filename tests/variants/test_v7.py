@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.lab.traced_rungs import v6_state, v7_state
 from bpe.training.merge_loop import run_merges
 from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer
@@ -58,14 +59,14 @@ def test_a_plain_counter_is_sharded_by_the_merger(shard_processes, counts, worke
     expected, _ = v1_merges_and_words(counts, 40)
     merger = Merger(counts, workers=workers)
     # one shard process fewer than shards: the parent holds one
-    assert merger._shards is not None and merger._shards.pool.size == min(workers, len(counts)) - 1
+    assert merger.shard_processes is not None and merger.shard_processes.pool.size == min(workers, len(counts)) - 1
     assert run_merges(merger, 40, NullTimer()) == expected
     assert no_process_left()
 
 
 def test_too_few_words_for_a_shard_process_is_v6_in_this_process():
     merger = Merger(Counter({b"low": 5, b"lower": 2}), workers=4)
-    assert merger._shards is None and merger.words == ["low", "lower"]  # v6's own state
+    assert merger.shard_processes is None and merger.words == ["low", "lower"]  # v6's own state
     assert run_merges(merger, 3, NullTimer()) == [(b"o", b"w"), (b"l", b"ow"), (b"low", b"e")]
 
 
@@ -110,11 +111,11 @@ def test_split_is_stable_and_disjoint():
     assert count_pairs(["ab"], [1]) == ({"ab": 1}, {"ab": [0]})
 
 
-def test_trace_state_gathers_every_shard(shard_processes):
+def test_the_trace_state_gathers_every_shard(shard_processes):
     merger = Merger({b"low": 5, b"lower": 2, b"newest": 6, b"widest": 3}, workers=2)
     try:
         merger.merge(merger.select_best_pair())
-        state = merger.trace_state()
+        state = v7_state(merger)  # bpe trace's view of v7
         assert sorted(state["words"]) == sorted([((b"l", b"o", b"w"), 5), ((b"l", b"o", b"w", b"e", b"r"), 2),
                                                  ((b"n", b"e", b"w", b"e", b"st"), 6),
                                                  ((b"w", b"i", b"d", b"e", b"st"), 3)])
@@ -214,7 +215,7 @@ def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     merger = Merger(counts, workers=3, gather_when=lambda k, worked, waited: k == at)
     merges = run_merges(merger, 243, NullTimer())
-    assert merger.gathered_at == at and merger._shards is None
+    assert merger.gathered_at == at and merger.shard_processes is None
     assert merger.summary() == {"shards": 3, "gathered_at": at}  # what the run hands its observer
     assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
     assert no_process_left()
@@ -231,7 +232,7 @@ def test_a_gathered_merger_is_v6s_state(shard_processes, counts, at):
     # the same words (in another order: shard by shard) and the same live index and counts
     assert sorted(zip(merger.words, merger.word_counts)) == sorted(zip(v6.words, v6.word_counts))
     assert merger.pair_counts == v6.pair_counts
-    assert merger.trace_state()["pair_counts"] == v6.trace_state()["pair_counts"]
+    assert v7_state(merger)["pair_counts"] == v6_state(v6)["pair_counts"]
 
 
 def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_processes):
@@ -271,7 +272,7 @@ def test_a_worker_count_given_is_used_as_given(shard_processes, monkeypatch):
 def test_gather_before_any_merge(shard_processes):
     merger = Merger(OVERLAPS, workers=2)
     merger.gather()
-    assert merger._shards is None and no_process_left()
+    assert merger.shard_processes is None and no_process_left()
     assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(OVERLAPS, 40)[0]
 
 
@@ -279,7 +280,7 @@ def test_without_fork_there_are_no_shard_processes(shard_processes, monkeypatch)
     """The merge channels are inherited through fork; without it v7 is v6, in this process."""
     monkeypatch.setattr(shards, "can_fork", lambda: False)
     merger = Merger(REPEATS, workers=2)
-    assert merger._shards is None and no_process_left()
+    assert merger.shard_processes is None and no_process_left()
     assert run_merges(merger, 40, NullTimer()) == v1_merges_and_words(REPEATS, 40)[0]
     counts = v7_sharded.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
     assert counts.pool is None and len(counts) == len(count_file_serial(CORPUS_EN, ["<|endoftext|>"]))
