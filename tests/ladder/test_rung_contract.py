@@ -26,6 +26,13 @@ def test_every_rung_defines_the_contract(name):
     assert check_rung(VARIANTS[name]) == []
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_no_rung_carries_what_only_the_lab_or_the_tests_need(name):
+    """The trace's view of a rung is the lab's subclass (bpe/lab/traced_rungs.py); the pooled rungs follow
+    from their counter (bpe.training.rung.pooled)."""
+    assert not hasattr(VARIANTS[name].Merger, "trace_state") and not hasattr(VARIANTS[name], "POOLED")
+
+
 def test_a_rung_leaving_a_part_out_is_named():
     v6 = VARIANTS["v6"]
     partial = types.ModuleType("v9_partial", "A rung without an idea, whose counter takes no progress.")
