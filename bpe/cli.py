@@ -177,10 +177,10 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.estimate import run_estimate
+    from bpe.lab.estimate_command import run_estimate
 
     run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
-                 args.size, args.json)
+                 args.size, args.json, args.memory)
     return 0
 
 
@@ -423,7 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
     _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
-                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
+                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB); a data set "
+                               "not downloaded (owt, tinystories) is estimated at its size from its stand-in")
+    estimate.add_argument("--memory", default=None, metavar="SIZE",
+                          help="say which variants fit in SIZE of memory (e.g. 64GB), and with how many workers")
     _add_json(estimate, "the estimates")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)

@@ -14,8 +14,8 @@
   (a package): the merges on one HTML page, with each rung's work counted on its own code;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``; ``merge_cost``: merge algorithms alone;
-* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe,
-  ``bpe estimate``'s table); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
+* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe);
+  ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded, ``--memory``); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
   pre-tokenizer against the plain one, per kind of text (``text_kinds`` makes each kind); ``handout``: the CS336 handout's tokenizer
   questions; ``ablation`` (a package): v6 without each of its techniques in turn; ``figures``: every
   quoted figure checked against its committed result file;
