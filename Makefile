@@ -22,7 +22,7 @@ JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
-# Measured durations on the 2-core machine (README, "The two commands"), said when a long target starts.
+# Measured durations on the 2-core machine (docs/lab.md, "The commands and how long they take"), said when a long target starts.
 TEST_MINUTES     := 8
 REPORT_MINUTES   := 9
 

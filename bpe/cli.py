@@ -15,8 +15,19 @@ from bpe import defaults
 from bpe.errors import BPEError
 
 
-def _add_workers(p: argparse.ArgumentParser, what: str = "pre-tokenization") -> None:
-    p.add_argument("--workers", type=int, default=None, help=f"{what} processes (default: CPU count)")
+def _int_or_auto(value: str) -> int | str:
+    if value == "auto" or value.strip().lstrip("-").isdigit():
+        return value if value == "auto" else int(value)
+    raise argparse.ArgumentTypeError(f"a number of processes or auto, got {value!r}")
+
+
+def _add_workers(p: argparse.ArgumentParser, what: str = "pre-tokenization", *, bench: bool = False) -> None:
+    if not bench:
+        p.add_argument("--workers", type=int, default=None, help=f"{what} processes (default: CPU count)")
+        return
+    p.add_argument("--workers", type=_int_or_auto, default=None, metavar="N|auto",
+                   help=f"{what} processes of every run (default: the CPU count for several variants; for one, "
+                        "or with auto, each run chooses from the cores free as it starts)")
 
 
 def _add_json(p: argparse.ArgumentParser, what: str = "every figure") -> None:
@@ -36,7 +47,8 @@ def _add_errors(p: argparse.ArgumentParser) -> None:
                    help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
 
 
-def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True) -> None:
+def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True,
+                       bench: bool = False) -> None:
     p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
     p.add_argument("--vocab-size", default=None, metavar="N",
                    help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
@@ -45,7 +57,7 @@ def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, show
     p.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     p.add_argument("--no-special", action="store_true", help="train without special tokens")
-    _add_workers(p)
+    _add_workers(p, bench=bench)
     p.add_argument("--limit", default=None, metavar="SIZE",
                    help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
     if not shows_progress:
@@ -104,7 +116,8 @@ def cmd_data(args) -> int:
 
 
 def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
-    from bpe.lab.bench import BenchSettings, parse_busy
+    from bpe.lab.bench import BenchSettings
+    from bpe.lab.busy import parse_busy
 
     busy, load = parse_busy(getattr(args, "busy", 0))
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
@@ -164,10 +177,10 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.estimate import run_estimate
+    from bpe.lab.estimate_command import run_estimate
 
     run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
-                 args.size, args.json)
+                 args.size, args.json, args.memory)
     return 0
 
 
@@ -389,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
                             "module:function), or a comma list of these; repeatable (default: the fastest). "
                             "Exit status 1 if a run fails or its merges differ from the reference")
-    _add_training_args(bench)
+    _add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     _add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
@@ -410,7 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
     _add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
-                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB)")
+                          help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB); a data set "
+                               "not downloaded (owt, tinystories) is estimated at its size from its stand-in")
+    estimate.add_argument("--memory", default=None, metavar="SIZE",
+                          help="say which variants fit in SIZE of memory (e.g. 64GB), and with how many workers")
     _add_json(estimate, "the estimates")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)

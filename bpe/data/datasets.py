@@ -61,6 +61,7 @@ class Dataset:
     built: bool = False  # made from several downloads by the project's code (bpe/data/gutenberg.py)
     generated: bool = False  # made on this machine by a generator (sized names: ``NAME-20MB``)
     stand_in: str | None = None  # the data set to use offline instead (generated or shipped)
+    full_size: int | None = None  # a download's size in bytes (about): what `bpe estimate` assumes offline
 
     @property
     def path(self) -> Path:
@@ -102,13 +103,17 @@ DATASETS: dict[str, Dataset] = {
                 "14 MB: 21 Project Gutenberg books in ~2 KB documents, built from GITenberg (benchmark corpus)",
                 built=True, stand_in="gutenberg-sample"),
         Dataset("tinystories", "TinyStoriesV2-GPT4-train.txt", "2.1 GB: TinyStories V2 (GPT-4) train",
-                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt", stand_in="tinystories-synth"),
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-train.txt", stand_in="tinystories-synth",
+                full_size=2_200_000_000),
         Dataset("tinystories-valid", "TinyStoriesV2-GPT4-valid.txt", "22 MB: TinyStories V2 (GPT-4) valid",
-                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt", stand_in="tinystories-synth"),
+                url=_TINYSTORIES_URL + "TinyStoriesV2-GPT4-valid.txt", stand_in="tinystories-synth",
+                full_size=22_000_000),
         Dataset("owt", "owt_train.txt", "11 GB: CS336 OpenWebText sample, train (gzip download)",
-                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth"),
+                url=_OWT_URL + "owt_train.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth",
+                full_size=11_900_000_000),
         Dataset("owt-valid", "owt_valid.txt", "290 MB: CS336 OpenWebText sample, valid (gzip download)",
-                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth"),
+                url=_OWT_URL + "owt_valid.txt.gz", gz=True, vocab_size=WEB_VOCAB_SIZE, stand_in="webtext-synth",
+                full_size=290_000_000),
         Dataset("webtext-synth", "webtext-synth-100MB.txt",
                 "100 MB (any size: webtext-synth-20MB): generated web-like text, see docs/data.md",
                 generated=True, vocab_size=WEB_VOCAB_SIZE),

@@ -14,8 +14,8 @@ mirror has one and ``<id>.txt`` otherwise.  :func:`build_corpus` turns the book 
 4. each document is its paragraphs joined by ``\\n`` plus a final ``\\n``, and all documents of all
    books, in the order of :data:`BOOKS`, are joined by ``<|endoftext|>\\n``.
 
-Built from the mirror's current files this gives the corpus the measured figures in README and
-docs were made on, byte for byte (sha256 in :data:`SHA256`; ``python -m bpe data get
+Built from the mirror's current files this gives the corpus the measured figures in docs/ were
+made on, byte for byte (sha256 in :data:`SHA256`; ``python -m bpe data get
 gutenberg-books``, :func:`bpe.data.download.fetch_books`, checks it and says so if a source file
 changed).  ``corpora/gutenberg-sample.txt``
 is every sixth of its documents (see ``corpora/gutenberg-sample.SOURCES``).

@@ -21,7 +21,7 @@ What it models (``docs/data.md`` says what it was calibrated on and what was ass
 What it leaves out: meaning (a story's sentences are chosen independently, so they seldom follow one
 another), numbers, the odd typo and non-English word of the real data beyond the tail above.
 
-Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)``, integer weights, no iteration
+Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)`` (its :class:`~bpe.data.webtext.Draws`), integer weights, no iteration
 over sets; the same seed gives the same stream on any machine, and a smaller file is a prefix of a
 larger one.
 """
@@ -32,7 +32,7 @@ import os
 import random
 from collections.abc import Callable, Iterator
 
-from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, write_documents, zipf_cum_weights
+from bpe.data.webtext import _CODAS, Draws, _NUCLEI, _ONSETS, write_documents, zipf_cum_weights
 
 DEFAULT_SEED = 0
 SEPARATOR = "<|endoftext|>"
@@ -84,7 +84,7 @@ class StoryGenerator:
     """The stream of stories for one seed; :meth:`stories` yields them without end."""
 
     def __init__(self, seed: int = DEFAULT_SEED, *, rare_words: int = 120_000, rare_names: int = 20_000):
-        self.rng = rng = random.Random(seed)
+        self.rng = rng = Draws(seed)
         self.names_cum = zipf_cum_weights(len(NAMES), shift=20)
         self.animals_cum = zipf_cum_weights(len(ANIMALS), shift=30)
         self.things_cum = zipf_cum_weights(len(THINGS), shift=30)

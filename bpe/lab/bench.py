@@ -5,22 +5,19 @@ own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its
 runs in a fresh process (:mod:`bpe.lab.timed_run`), the candidates taking turns.  The stages: **pretokenize** (read, split on
 special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
 **update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
-process, and the largest pool worker).  Ratios mean something only within one bench, outside the
-run-to-run spread (:mod:`bpe.lab.spread`).  ``--busy N`` runs it all beside N processes spinning on
-a core (:func:`spin_on_cores`), as on a machine doing something else; ``--busy N:bursty``, beside N
-processes spinning and sleeping in bursts, as a browser does.  The printed tables' rows
-(:func:`comparison_rows`) are the report's too.
+process, and the largest pool worker), and the **workers** each run counted in (v7: and its merge
+shards).  A comparison gives every run the same worker count, the one its header prints
+(:func:`run_workers`); a bench of one candidate lets its runs choose, as a user's run does.  Ratios
+mean something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.spread`).
+``--busy N`` runs it all beside N processes keeping cores busy (:mod:`bpe.lab.busy`), as on a
+machine doing something else.  The printed tables' rows (:func:`comparison_rows`) are the report's too.
 """
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,28 +25,29 @@ from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.interface import option
+from bpe.lab.busy import spin_on_cores
 from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
-from bpe.lab.peers import PEERS, peers_table, run_peer
+from bpe.lab.peers import peer_names, peers_table, run_peers
 from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
-from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text, summary
+from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.timed_run import run_once, write_prefix
 
 
 @dataclass(frozen=True)
 class BenchSettings:
     """What one bench is asked for, as its command line says it (``None``: the default: the best rung,
-    the default data set, its vocab, the CPU count), built once and passed down.  ``force``: run a
-    candidate estimated past ``budget`` seconds (all its repeats), else refused (skipped with a note
-    under ``all``)."""
+    the default data set, its vocab, the workers of :func:`run_workers`), built once and passed down.
+    ``force``: run a candidate estimated past ``budget`` seconds (all its repeats), else refused
+    (skipped with a note under ``all``)."""
     variants: str | list[str] | None = None
     data: str | None = None
     vocab_size: int | None = None
     repeat: int = 1
     special_tokens: list[str] = field(default_factory=lambda: list(SPECIAL_TOKENS))
-    workers: int | None = None
+    workers: int | str | None = None  # or "auto": each run chooses its own
     limit: int | str | None = None
     peers: bool | str = False
     force: bool = False
@@ -67,11 +65,10 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     from bpe.training.chunking import find_limit_end
     from bpe.training.pretokenize import check_input_file
     from bpe.training.sizes import parse_size
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers, stopped_early
+    from bpe.training.train import check_special_tokens, check_vocab_size, stopped_early
 
     # 1. Check everything the runs will trust, before the first of them.
     s, out = settings, out or sys.stdout
-    check_workers(s.workers)
     path = resolve_data(s.data)
     check_special_tokens(s.special_tokens)
     vocab_size = s.vocab_size or default_vocab_size(s.data)
@@ -79,6 +76,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     if s.repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {s.repeat}")
     candidates = parse_variants(s.variants)
+    workers, workers_from = run_workers(s.workers, len(candidates))
     if s.json_out:  # fail now, not after the whole bench
         check_json_path(s.json_out)
     if s.peers:
@@ -90,7 +88,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
 
     # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
     estimates = estimate_candidates(candidates, path, s.special_tokens, corpus_shape(path, s.special_tokens,
-                                    corpus_bytes), num_merges, s.workers, end, log=sys.stderr if s.progress else None)
+                                    corpus_bytes), num_merges, workers, end, log=sys.stderr if s.progress else None)
     slow = [e for e in estimates.values() if e.seconds * s.repeat > s.budget]
     if slow and not s.force and not _asked_all(s.variants):
         raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(s.data)} "
@@ -100,7 +98,8 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         "settings": {"data": data_label(s.data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
                      "file_bytes": path.stat().st_size, "limit": limit, "vocab_size": vocab_size,
                      "num_merges": num_merges, "special_tokens": s.special_tokens,
-                     "workers": s.workers or os.cpu_count(), "workers_given": s.workers is not None, "repeat": s.repeat, "busy": s.busy, "load": s.load},
+                     "workers": workers, "workers_given": workers is not None, "workers_from": workers_from,
+                     "repeat": s.repeat, "busy": s.busy, "load": s.load},
         "variants": {}, "skipped": {}, "failed": {},
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
@@ -129,7 +128,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
             on_subset = candidate.kind == "function" and subset is not None
             counts_out = Path(tmp) / f"counts-{len(plans)}.pickle" if candidate.kind == "merger" else None
             plans[name] = (candidate, subset if on_subset else path, None if on_subset else limit, counts_out)
-        all_runs = _in_turns(s, plans, vocab_size, result["failed"], out)
+        all_runs = _in_turns(s, workers, plans, vocab_size, result["failed"], out)
         for name, runs in all_runs.items():
             candidate, _, _, counts_out = plans[name]
             merge_lists[name] = decode_merges(runs[0].pop("merge_list"))
@@ -154,26 +153,49 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
               + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in rungs.items()), file=out)
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
-            merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, s.workers, end, out,
+            merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, workers, end, out,
             result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
     if s.peers:
-        result["peers"] = run_peers(path, vocab_size, s.special_tokens, s.workers, s.repeat, peer_names(s.peers))
+        result["peers"] = run_peers(path, vocab_size, s.special_tokens, workers, s.repeat, peer_names(s.peers))
         print(peers_table(result["peers"], result["variants"]), file=out)
     if s.json_out:
         write_json_atomic(s.json_out, result, log=out)
     return result
 
 
-def _in_turns(s: BenchSettings, plans: dict, vocab_size: int, failed: dict, out) -> dict[str, list[dict]]:
-    """``s.repeat`` rounds, each running every candidate of ``plans`` once, in order (the first round keeps
-    each one's merges and, for a ``Merger``, its own pre-token counts); a candidate whose run failed
-    (its line is in ``failed``) drops out.  Each candidate's runs, in the order of ``plans``."""
+def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, str]:
+    """``(the worker count every run is given, where it comes from)``; ``None``: each run chooses its own.
+
+    ``--workers N`` is given to every run.  Without it a comparison (several candidates) gives each the
+    CPU count: a rung left to choose sizes its pool to the cores free as it starts, which a busy
+    moment can cut to one process for one rung and not the next, and the comparison would then time
+    the machine's load instead of the rungs.  One candidate alone, or ``auto``, chooses as a user's
+    run does (v7 then keeps a core spare: docs/v7.md).
+
+    >>> run_workers(3, 2), run_workers("auto", 2), run_workers(None, 1)
+    ((3, '--workers'), (None, 'each run'), (None, 'each run'))
+    """
+    from bpe.training.pool import default_workers
+    from bpe.training.train import check_workers
+
+    if asked == "auto" or (asked is None and candidates < 2):
+        return None, "each run"
+    if asked is None:
+        return default_workers(), "bench"
+    return check_workers(asked), "--workers"
+
+
+def _in_turns(s: BenchSettings, workers: int | None, plans: dict, vocab_size: int, failed: dict,
+              out) -> dict[str, list[dict]]:
+    """``s.repeat`` rounds, each running every candidate of ``plans`` once, in order, given ``workers`` (the
+    first round keeps each one's merges and, for a ``Merger``, its own pre-token counts); a candidate whose
+    run failed (its line is in ``failed``) drops out.  Each candidate's runs, in the order of ``plans``."""
     runs: dict[str, list[dict]] = {name: [] for name in plans}
     for i in range(s.repeat):
         for name, (candidate, path, limit, counts_out) in plans.items():
             if name in failed:
                 continue
-            run = run_once(path, candidate, vocab_size, s.special_tokens, s.workers, limit, want_merges=i == 0,
+            run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,
                            counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
                            run_label=f"{name} run {i + 1}/{s.repeat}: ")
             if "failed" in run:
@@ -186,107 +208,9 @@ def _in_turns(s: BenchSettings, plans: dict, vocab_size: int, failed: dict, out)
     return {name: r for name, r in runs.items() if name not in failed}
 
 
-_SPIN = """
-import os, signal
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-parent = os.getppid()
-while os.getppid() == parent:
-    for _ in range(2_000_000):
-        pass
-"""
-
-# A browser or a noisy VM does not hold a core: it takes it in bursts of a few milliseconds to a few
-# tens, and sleeps between them.  Each burst spins and each pause sleeps for a time drawn between
-# BURST_MS (seeded: the same load each run), about half of the core in all.
-BURST_MS = (2, 40)
-_BURSTS = """
-import os, random, signal, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-parent, draw = os.getppid(), random.Random({seed}).uniform
-while os.getppid() == parent:
-    until = time.perf_counter() + draw({low}, {high}) / 1000
-    while time.perf_counter() < until:
-        pass
-    time.sleep(draw({low}, {high}) / 1000)
-"""
-
-#: The kinds of load ``--busy`` can make: a process spinning on a core, or one spinning in bursts.
-LOADS = ("spin", "bursty")
-
-
-def parse_busy(spec: str | int) -> tuple[int, str]:
-    """``--busy``'s value: ``N`` processes spinning, or ``N:bursty`` processes spinning in bursts.
-
-    >>> parse_busy("1"), parse_busy("2:bursty"), parse_busy(0)
-    ((1, 'spin'), (2, 'bursty'), (0, 'spin'))
-    """
-    count, _, load = str(spec).partition(":")
-    load = load or "spin"
-    if not count.strip().isdigit() or load not in LOADS:
-        raise BPEError(f"--busy takes N or N:bursty (N processes, each spinning on a core, or in bursts), got {spec!r}")
-    return int(count), load
-
-
-@contextmanager
-def spin_on_cores(count: int, load: str = "spin") -> Iterator[list[int]]:
-    """Run the block with ``count`` processes keeping a core busy: spinning (``while True: pass`` in a
-    child Python) or, ``load="bursty"``, spinning and sleeping in turns (:data:`BURST_MS`); their pids.
-    They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise BPEError(f"--busy must be 0 or more processes, got {count!r}")
-    if load not in LOADS:
-        raise BPEError(f"--busy: the load is one of {', '.join(LOADS)}, got {load!r}")
-    spinners = []
-    try:
-        for i in range(count):
-            code = _SPIN if load == "spin" else _BURSTS.format(seed=i, low=BURST_MS[0], high=BURST_MS[1])
-            spinners.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        yield [p.pid for p in spinners]
-    finally:
-        for process in spinners:
-            process.kill()
-        for process in spinners:
-            process.wait()
-
-
 def _asked_all(spec: str | list[str] | None) -> bool:
     specs = [spec] if isinstance(spec, str) else spec or []
     return any(entry.strip() == "all" for s in specs for entry in s.split(","))
-
-
-def peer_names(peers: bool | str) -> list[str]:
-    """``True`` or ``"all"``: every peer; else a comma list of names from :data:`bpe.lab.peers.PEERS`.
-
-    >>> peer_names("rustbpe,tokenizers-file")
-    ['rustbpe', 'tokenizers-file']
-    """
-    if peers is True or peers == "all":
-        return list(PEERS)
-    names = [name.strip() for name in str(peers).split(",") if name.strip()]
-    unknown = [name for name in names if name not in PEERS]
-    if unknown or not names:
-        raise BPEError(f"unknown peer {unknown[0] if unknown else peers!r}; peers: {', '.join(PEERS)} (or all)")
-    return names
-
-
-def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
-              names: list[str] | None = None) -> dict:
-    """Each peer's median over ``repeat`` fresh-process runs (see :mod:`bpe.lab.peers`)."""
-    results = {}
-    for name in names or PEERS:
-        runs = []
-        for _ in range(repeat):
-            run = run_peer(name, path, vocab_size, special_tokens, workers)
-            if "total" not in run:
-                break
-            runs.append(run)
-        if not runs:
-            results[name] = run
-            continue
-        results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
-                         "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
-    return results
 
 
 # --- The printed tables: the header, one table per candidate, their comparison ---
@@ -317,12 +241,26 @@ def header(report: dict) -> str:
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
-            f"workers {s['workers']}{'' if s.get('workers_given', True) else ' (none given: each run takes the free cores)'}, "
-            f"repeat {s['repeat']}{busy_note}\n"
+            f"{workers_text(s)}, repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
 
 
-_COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS")
+#: What the header says of the workers, by where their count came from (``settings.workers_from``).
+_WORKERS_FROM = {"--workers": "workers {} (every run, as asked)",
+                 "bench": "workers {} (the CPU count, given to every run alike)",
+                 "each run": "workers: each run's own choice (the cores free as it starts; used: each table's workers)"}
+
+
+def workers_text(settings: dict) -> str:
+    """The header's word on the workers; a file written before ``workers_from`` had the CPU count there."""
+    if "workers_from" in settings:
+        return _WORKERS_FROM[settings["workers_from"]].format(settings["workers"])
+    given = settings.get("workers_given", True)
+    return f"workers {settings['workers']}" + ("" if given else " (none given: each run takes the free cores)")
+
+
+_COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS",
+            "workers")
 
 
 def _seconds(value: float | None, width: int) -> str:
@@ -330,12 +268,28 @@ def _seconds(value: float | None, width: int) -> str:
     return f"{value:>{width - 1}.3f}s" if value is not None else f"{'-':>{width}}"
 
 
+def workers_used(run: dict) -> str:
+    """The processes a run counted in, and v7's merge shards: ``2``, ``2, 1 shard``; ``-`` where not known
+    (a counter of your own), empty for the median row (no run of its own).
+
+    >>> workers_used({"workers": 2}), workers_used({"workers": 2, "shards": 2}), workers_used({"workers": None})
+    ('2', '2, 2 shards', '-')
+    """
+    if "workers" not in run:
+        return ""
+    if run["workers"] is None:
+        return "-"
+    shards = run.get("shards")
+    return str(run["workers"]) + ("" if shards is None else f", {shards} shard{'s' if shards != 1 else ''}")
+
+
 def _row(label: str, r: dict) -> str:
     st = r["stages"] or {}
     cells = [st.get("pretokenize"), st.get("pair_count"), st.get("select"), st.get("update"), r["merge_phase"],
              r["total"]]
     return (f"{label:<8}" + "".join(_seconds(c, 13) for c in cells)
-            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}")
+            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}"
+            + f"{workers_used(r):>13}").rstrip()  # the median row has no workers of its own
 
 
 def candidate_table(name: str, entry: dict) -> str:

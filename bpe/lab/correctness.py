@@ -1,5 +1,6 @@
 """After the bench's runs: every run's merges against the reference merges of the same data (the
-fastest rung's, from this bench or cached under ``data/``), a difference explained from its first
+fastest rung's from this bench, or another rung's cached under ``data/``: a rung benched alone is not
+its own reference, :func:`reference_merges`), a difference explained from its first
 diverging merge (:mod:`bpe.lab.diagnose`).  A trainer of your own is judged on its whole output: its
 vocab too (:func:`bpe.lab.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.probe`:
 special tokens, ties), where mistakes that the data at hand hides show.
@@ -16,7 +17,7 @@ from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose, encode_merges
 from bpe.lab.probe import PROBES, probes_verdict, with_vocab_problems
 from bpe.lab.publish import merges_digest, write_json_atomic
-from bpe.training.registry import best_variant
+from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 
 
 def all_correct(report: dict) -> bool:
@@ -86,25 +87,45 @@ def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12)
 
 def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
                      special_tokens: list[str], workers: int | None, end: int | None) -> tuple[str, list, str]:
-    """``(name, merges, where from)``: the fastest rung's merges from this run, else another rung's
-    from this run (all agree), else the fastest rung's computed once and cached in ``data/``."""
+    """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
+    else another rung's from this run (all agree).  A rung that ran alone would only be checked against
+    itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
+    computed once and cached in ``data/`` (:func:`reference_cache`)."""
     ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
-    best = best_variant()
-    if ran:
-        chosen = next((c for c in ran if c.spec == best), ran[-1])
+    if ran and len(merge_lists) > 1:
+        chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
         return chosen.label, merge_lists[chosen.label], "this run"
-    from bpe.data.datasets import data_dir
     from bpe.training.train import train_bpe
+
+    rung = reference_rung(besides=ran[0].spec if ran else None)
+    alone = f"; {ran[0].label} ran alone: checked against another rung, not its own run" if ran else ""
+    cache = reference_cache(path, vocab_size, special_tokens, end, rung)
+    if cache.exists():
+        return rung, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}{alone}"
+    print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
+          flush=True)
+    _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(cache, encode_merges(merges))
+    return rung, merges, f"computed now, cached in {cache}{alone}"
+
+
+def reference_rung(besides: str | None = None) -> str:
+    """The rung whose merges are the cached reference: the fastest (the default), or the fastest other
+    than ``besides``, the rung being checked.
+
+    >>> reference_rung() == best_variant() != reference_rung(besides=best_variant())
+    True
+    """
+    order = [best_variant(), *DEFAULT_VARIANTS, *reversed(VARIANTS)]
+    return next(name for name in order if name in VARIANTS and name != besides)
+
+
+def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str) -> Path:
+    """Where ``rung``'s merges on this file (as it is now), vocab, special tokens and end are cached."""
+    from bpe.data.datasets import data_dir
 
     stat = path.stat()
     key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
-                                     special_tokens, end, best]).encode()).hexdigest()[:16]
-    cache = data_dir() / "reference-merges" / f"{key}.json"
-    if cache.exists():
-        return best, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}"
-    print(f"computing the reference merges with {best} (once: they are cached for next time) ...", file=sys.stderr,
-          flush=True)
-    _, merges = train_bpe(path, vocab_size, special_tokens, variant=best, workers=workers, limit=end)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(cache, encode_merges(merges))
-    return best, merges, f"computed now, cached in {cache}"
+                                     special_tokens, end, rung]).encode()).hexdigest()[:16]
+    return data_dir() / "reference-merges" / f"{key}.json"

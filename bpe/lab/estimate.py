@@ -23,8 +23,12 @@ The model counts what each variant's loops do, one constant per loop fitted on o
   length (:func:`touched_length`), a few times ``L`` for words of a usual length, up to a share of
   ``merges x L`` for long ones (a text without whitespace: every merge hits nearly every word);
 * memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
-  streams the file in chunks, so the file's size does not count); v7 adds its shard processes'
-  (the figure is every process's together).
+  streams the file in chunks, so the file's size does not count); a pool adds its workers' (each
+  holds the counts of its share of the text), v7 its shard processes' (the figure is every
+  process's together);
+* where the corpus is longer than its sample, :func:`shape_range` gives two shapes: the sample's
+  growth carried on (the high end) and a slower one (:data:`HEAPS_FALL`), for ``bpe estimate``'s
+  ranges (:mod:`bpe.lab.estimate_command`).
 
 Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside
 the figures (``rough: ...``): they may be further off than 2x.
@@ -39,7 +43,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -66,6 +69,14 @@ LONG_WORD_MAX_HIT_SHARE = 0.65
 #: was measured for v6 (within 2x up to words of 3,000 bytes and more), the other rungs' on usual text
 #: (mean lengths of 7 to 12 bytes) only.
 ROUGH_WORD_LENGTH = 40.0
+#: Heaps' exponent of natural text falls as it grows: extrapolated with the exponent its first 2 MB show,
+#: its distinct pre-tokens are an upper bound.  The low end of a range takes the exponent this much lower,
+#: what webtext-synth measured: from its first 2 MB to a gigabyte its distinct pre-tokens grew with
+#: exponent 0.69 where the 2 MB showed 0.79 (their length: 0.73 where they showed 0.83).
+HEAPS_FALL = 0.1
+#: A pool worker holds the counts of the pre-tokens in its share of the text, this many bytes per unit
+#: of their ``L`` (its share of ``L`` grows with the sample's exponent), beside a bare process.
+WORKER_BYTES_PER_L = 20
 #: v7's shard processes: each holds its words, their counts and its index, this many bytes per unit
 #: of the ``L`` it holds (measured: 185-300 MB for the shard process of 20 MB of web-like text).
 SHARD_BYTES_PER_L = 60
@@ -156,19 +167,45 @@ class CorpusShape:
     measured: bool  # False: L is an upper bound (the sample was skipped)
     distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
     word_length: float = MEAN_WORD_LENGTH  # their mean length weighted by length, sum(len^2) / L, on the sample
+    growth: float = 1.0  # Heaps' exponent of L: a pool worker holds L x workers^-growth of it
 
 
-def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
-                 assume_bytes: int | None = None) -> CorpusShape:
-    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size).
+@dataclass(frozen=True)
+class Sample:
+    """The first :data:`SAMPLE_BYTES` of a corpus, measured: ``L`` and ``W`` there, and how fast they grew
+    from its first quarter to the whole (Heaps' exponents)."""
 
-    ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
-    --size``): how a variant would fare on a bigger corpus of the same kind.
-    """
+    bytes: int
+    length: float
+    words: float
+    word_length: float
+    length_growth: float = 1.0
+    words_growth: float = 1.0
+
+    def at(self, target: int, fall: float = 0.0) -> CorpusShape:
+        """The shape of ``target`` bytes that go on like the sample, each exponent lowered by ``fall``.
+
+        Heaps' exponent falls as a corpus grows, so the sample's own (``fall=0``) gives an upper bound;
+        :data:`HEAPS_FALL` gives the low end of :func:`shape_range`.
+
+        >>> s = Sample(2_000_000, 1e6, 1e5, 9.0, 0.75, 0.7)
+        >>> s.at(200_000_000).distinct_words == 1e5 * 100 ** 0.7, s.at(1_000_000).distinct_length
+        (True, 1000000.0)
+        """
+        scale = max(1.0, target / max(self.bytes, 1))
+        fall = fall if scale > 1.0 else 0.0  # nothing extrapolated: one shape, not a range
+        e_length, e_words = (max(0.3, e - fall) if e < 1.0 else e for e in (self.length_growth, self.words_growth))
+        return CorpusShape(target, self.length * scale ** e_length, True, self.words * scale ** e_words,
+                           self.word_length, e_length)
+
+
+def measure_sample(path: str | os.PathLike, special_tokens, end: int | None = None) -> Sample:
+    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path`` (of its first ``end`` bytes),
+    and at a quarter of that, for the exponent they grow with."""
     from bpe.training.pretokenize import check_input_file, count_text
 
-    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
-        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+    if end is None:
+        path = check_input_file(path)
     size = end if end is not None else path.stat().st_size
     with open(path, "rb") as f:
         sample = f.read(min(size, SAMPLE_BYTES))
@@ -179,15 +216,36 @@ def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None
     whole, words = sum(len(token) for token in counts), len(counts)
     # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
     word_length = sum(len(token) ** 2 for token in counts) / whole if whole else MEAN_WORD_LENGTH
-    target = assume_bytes or size
     if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
-        scale = max(1.0, target / max(len(sample), 1))
-        return CorpusShape(target, whole * scale, True, words * scale, word_length)
+        return Sample(max(len(sample), 1), whole, words, word_length)
     counts = count_text(text[: len(text) // 4], special_tokens)
     quarter, quarter_words = sum(len(token) for token in counts), len(counts)
-    scale = max(1.0, target / len(sample))
-    return CorpusShape(target, whole * scale ** _growth(whole, quarter), True,
-                       words * scale ** _growth(words, quarter_words), word_length)
+    return Sample(len(sample), whole, words, word_length, _growth(whole, quarter), _growth(words, quarter_words))
+
+
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
+                 assume_bytes: int | None = None) -> CorpusShape:
+    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size)
+    with the sample's own growth: the high end of :func:`shape_range`.
+
+    ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
+    --size``): how a variant would fare on a bigger corpus of the same kind.
+    """
+    return shape_range(path, special_tokens, end, assume_bytes)[1]
+
+
+def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
+                assume_bytes: int | None = None) -> tuple[CorpusShape, CorpusShape]:
+    """The corpus's shape at its low and high end: the sample's growth lowered by :data:`HEAPS_FALL`,
+    and as measured.  The same shape twice where nothing is extrapolated (the sample is the corpus)."""
+    from bpe.training.pretokenize import check_input_file
+
+    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
+        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+    size = end if end is not None else path.stat().st_size
+    sample = measure_sample(path, special_tokens, size)
+    target = assume_bytes or size
+    return sample.at(target, HEAPS_FALL), sample.at(target)
 
 
 def _growth(whole: float, quarter: float) -> float:
@@ -260,6 +318,8 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
                + model.per_l * length)
     memory = BASE_MEMORY + model.bytes_per_l * length
+    if not serial and workers > 1:  # the pool's workers, each with the counts of its share of the text
+        memory += workers * (BASE_MEMORY + WORKER_BYTES_PER_L * length * workers ** -shape.growth)
     if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
         memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
@@ -401,56 +461,3 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
     """Every candidate's estimate: a rung's from its model, your own trainer's from a probe."""
     probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
     return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
-
-
-def estimate_record(e: Estimate) -> dict:
-    """One estimate as ``bpe estimate --json`` writes it: the model's figures and how the table shows them."""
-    return {"seconds": e.seconds, "peak_bytes": e.peak_bytes, "time": format_duration(e.seconds),
-            "memory": format_size(int(e.peak_bytes)), **({"basis": e.basis} if e.basis else {})}
-
-
-def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
-                 workers: int | None = None, limit: str | None = None, size: str | None = None,
-                 json_out: str | None = None, out=None) -> list[Estimate]:
-    """``bpe estimate``: print the estimate of each candidate ``variants`` names (a ``--variant`` comma list;
-    default every rung), marking the runs that would need ``--force``; return them.  ``size`` (``--size
-    2.1GB``) asks about a bigger corpus that goes on like the data; ``--json`` writes a model's figures,
-    not a timing: the same code and data give the same file anywhere."""
-    from bpe.data.datasets import data_label, resolve_data
-    from bpe.lab.candidates import parse_variants
-
-    out = out or sys.stdout
-    path = resolve_data(data)
-    candidates = parse_variants(variants or "all")
-    assumed = parse_size(size) if size else None
-    estimates = estimate_file(path, [c.spec for c in candidates if c.is_variant], vocab_size, special_tokens,
-                              workers, limit, assumed)
-    own = [c for c in candidates if not c.is_variant]
-    if own:  # your own trainer: timed on a prefix of the data, then scaled
-        from bpe.training.train import check_vocab_size
-
-        end = min(parse_size(limit), path.stat().st_size) if limit is not None else None
-        shape = corpus_shape(path, special_tokens, end, assumed)
-        found = estimate_candidates(own, path, special_tokens, shape, check_vocab_size(vocab_size, special_tokens),
-                                    workers, end, log=sys.stderr)
-        by_label = {e.variant: e for e in estimates}
-        estimates = [by_label.get(c.spec) or found[c.label] for c in candidates]
-    corpus = (f"{format_size(assumed)} of text like {data_label(data)}" if assumed else
-              f"{data_label(data)} ({path.stat().st_size:,} bytes)")
-    print(f"cost estimate: {corpus}, vocab {vocab_size:,}, special {special_tokens}, "
-          f"workers {workers or os.cpu_count()}", file=out)
-    print(f"{'variant':<10}{'time':>12}{'peak memory':>14}", file=out)
-    for e in estimates:
-        note = f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})" if e.seconds > LONG_RUN_SECONDS else ""
-        note += "   rough (below)" if e.basis.startswith("rough") else ""
-        print(f"{e.variant:<10}{format_duration(e.seconds):>12}{format_size(int(e.peak_bytes)):>14}{note}", file=out)
-    for reason in dict.fromkeys(e.basis for e in estimates if e.basis.startswith("rough")):
-        print(reason, file=out)
-    if json_out:
-        from bpe.lab.publish import check_json_path, write_json_atomic
-
-        write_json_atomic(check_json_path(json_out), {
-            "corpus": corpus, "vocab_size": vocab_size, "workers": workers,
-            "variants": {e.variant: estimate_record(e) for e in estimates}})
-        print(f"wrote {Path(json_out)}", file=out)
-    return estimates

@@ -25,8 +25,9 @@ import time
 from importlib.util import find_spec
 from pathlib import Path
 
+from bpe.errors import BPEError
 from bpe.lab.fresh_process import run_json_child, write_result
-from bpe.lab.spread import ratio_text
+from bpe.lab.spread import ratio_text, summary
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -127,6 +128,40 @@ def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[
     if proc.returncode != 0 or proc.result is None:
         return {"error": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"}
     return proc.result
+
+
+def peer_names(peers: bool | str) -> list[str]:
+    """``True`` or ``"all"``: every peer; else a comma list of names from :data:`PEERS`.
+
+    >>> peer_names("rustbpe,tokenizers-file")
+    ['rustbpe', 'tokenizers-file']
+    """
+    if peers is True or peers == "all":
+        return list(PEERS)
+    names = [name.strip() for name in str(peers).split(",") if name.strip()]
+    unknown = [name for name in names if name not in PEERS]
+    if unknown or not names:
+        raise BPEError(f"unknown peer {unknown[0] if unknown else peers!r}; peers: {', '.join(PEERS)} (or all)")
+    return names
+
+
+def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
+              names: list[str] | None = None) -> dict:
+    """Each peer's median over ``repeat`` fresh-process runs (the bench's ``--peers``)."""
+    results = {}
+    for name in names or PEERS:
+        runs = []
+        for _ in range(repeat):
+            run = run_peer(name, path, vocab_size, special_tokens, workers)
+            if "total" not in run:
+                break
+            runs.append(run)
+        if not runs:
+            results[name] = run
+            continue
+        results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
+                         "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
+    return results
 
 
 def peers_table(peers: dict, variants: dict) -> str:

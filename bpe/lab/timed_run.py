@@ -44,7 +44,8 @@ def _train_merger(settings: dict) -> dict:
     from bpe.training.train import train_bpe
 
     algorithm = load_algorithm(settings["kind"], settings["spec"])
-    if settings.get("counts_out") and getattr(algorithm, "own_counter", False):
+    own_counter = getattr(algorithm, "own_counter", False)
+    if settings.get("counts_out") and own_counter:
         algorithm = SimpleNamespace(Merger=algorithm.Merger,
                                     count_pretokens=_saving_counts(algorithm.count_pretokens, settings["counts_out"]))
     line = RunningLine(progress_stream(), settings.get("run_label") or f"{settings['label']}: ")
@@ -56,8 +57,9 @@ def _train_merger(settings: dict) -> dict:
 
     with line:
         _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
-    # The merger's own facts (v7: gathered_at, where its shards came back) beside the timings, which win a clash.
-    result = {**observer.summary, **observer.timer.as_dict()}
+    # The merger's own facts (v7: shards, gathered_at) beside the processes that counted (a counter of the
+    # candidate's own may start processes of its own: not known) and the timings, which win a clash.
+    result = {**observer.summary, "workers": None if own_counter else observer.workers, **observer.timer.as_dict()}
     return _with_merges(result, merges, settings)
 
 
@@ -85,7 +87,7 @@ def _train_function(settings: dict) -> dict:
     total = time.perf_counter() - started
     peak_rss = peak_rss_bytes()
     vocab, merges = check_trained(returned, label)
-    result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges),
+    result = {"stages": None, "merge_phase": None, "total": total, "merges": len(merges), "workers": None,
               "checkpoints": [[len(merges), total]], "peak_rss": peak_rss,
               "vocab_problems": vocab_problems(vocab, merges, specials, settings["vocab_size"])}
     return _with_merges(result, merges, settings)

@@ -7,8 +7,8 @@ more (the bench, ``bpe train``) passes an :class:`Observer` and reads it afterwa
 >>> from bpe.training.train import train_bpe
 >>> observer = Observer(timer=StageTimer())
 >>> vocab, merges = train_bpe("tests/fixtures/corpus.en", 300, ["<|endoftext|>"], variant="v2", observer=observer)
->>> observer.corpus.bytes_used == observer.corpus.file_bytes, observer.summary
-(True, {})
+>>> observer.corpus.bytes_used == observer.corpus.file_bytes, observer.summary, observer.workers
+(True, {}, 1)
 >>> sorted(observer.timer.as_dict()["stages"])
 ['pair_count', 'pretokenize', 'select', 'update']
 
@@ -18,11 +18,14 @@ What it holds, and who tells it what:
   loop enter; a :class:`~bpe.training.timer.NullTimer` when nobody measures;
 * ``progress``: the display (:mod:`bpe.training.progress`), told of the bytes by the pre-tokenizer
   and of the merges by the merge loop; silent unless asked (``progress=True``: bars on stderr);
-* ``on_corpus(corpus)``: once the pre-tokens are counted, the :class:`Corpus` figures;
+* ``on_workers(processes)``: once the pre-tokens are counted, how many processes counted them (the
+  largest pool the counting started; 1: this process alone), whatever count was asked for;
+* ``on_corpus(corpus)``: then the :class:`Corpus` figures;
 * ``on_summary(summary)``: once the merges are made, what the rung's ``Merger.summary()`` returned,
   untouched (v7: ``{"gathered_at": ...}``); a Merger without ``summary`` tells it nothing.
 
-The default keeps what it hears (``corpus``, ``summary``); a subclass may act on it as it comes.
+The default keeps what it hears (``workers``, ``corpus``, ``summary``); a subclass may act on it as it
+comes.
 
 Why the timer and the progress stay objects of their own rather than ``on_stage``/``on_merge``
 methods here: the merge loop enters two stages per merge, and a timer's stage is a reused context
@@ -56,8 +59,13 @@ class Observer:
     def __init__(self, timer=None, progress: bool | Progress = False) -> None:
         self.timer = timer if timer is not None else NullTimer()
         self.progress = make_progress(progress)
+        self.workers: int | None = None
         self.corpus: Corpus | None = None
         self.summary: dict = {}
+
+    def on_workers(self, processes: int) -> None:
+        """The pre-tokens are counted: in this many processes (1: in this one)."""
+        self.workers = processes
 
     def on_corpus(self, corpus: Corpus) -> None:
         """The pre-tokens are counted: the figures of the text."""

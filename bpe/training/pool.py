@@ -93,6 +93,24 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
+_watchers: list[list[int]] = []  # one list per open pools_started() block
+
+
+@contextmanager
+def pools_started() -> Iterator[list[int]]:
+    """The sizes of the pools started in this process while the block runs, in order (empty: none).
+
+    How ``train_bpe`` learns how many processes a rung counted in without the rung saying so: the
+    count it was given may be cut for a small file, and one not given is chosen inside the rung.
+    """
+    sizes: list[int] = []
+    _watchers.append(sizes)
+    try:
+        yield sizes
+    finally:
+        _watchers[:] = [watcher for watcher in _watchers if watcher is not sizes]  # by identity, not by value
+
+
 def _context():
     # fork starts a worker in milliseconds with every module already imported; spawn where it is missing
     methods = multiprocessing.get_all_start_methods()
@@ -238,6 +256,8 @@ class WorkerPool:
         except BaseException:
             self.terminate()
             raise
+        for sizes in _watchers:
+            sizes.append(workers)
 
     def __enter__(self) -> "WorkerPool":
         return self

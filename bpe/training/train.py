@@ -5,8 +5,9 @@
 3. merge with the rung's ``Merger`` (:func:`make_merges`);
 4. return the vocab (bytes, special tokens, one id per merge: :func:`build_vocab`) and the merges.
 
-What a run reports beyond ``(vocab, merges)`` (stage times, progress, the corpus figures, the
-merger's own summary) goes to the :class:`~bpe.training.observer.Observer` the caller passes in.
+What a run reports beyond ``(vocab, merges)`` (stage times, progress, the processes it counted in,
+the corpus figures, the merger's own summary) goes to the :class:`~bpe.training.observer.Observer`
+the caller passes in.
 
 >>> vocab, merges = train_bpe("tests/fixtures/corpus.en", 260, ["<|endoftext|>"], variant="v2")
 >>> len(vocab), merges[0]
@@ -26,6 +27,7 @@ from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import PretokenCounts, check_input_file
 from bpe.training.observer import Corpus, Observer
+from bpe.training.pool import pools_started
 from bpe.training.registry import get_variant
 
 Vocab = dict[int, bytes]
@@ -158,7 +160,8 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
 
 def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
     """Phase 2: the rung's ``count_pretokens`` over the text, timed as ``pretokenize``, telling the
-    progress of the bytes as it counts them; then the observer hears the :class:`Corpus` figures.
+    progress of the bytes as it counts them; then the observer hears how many processes counted and the
+    :class:`Corpus` figures.
 
     Returns what ``count_pretokens`` does: the counts (:class:`~bpe.training.pretokenize.PretokenCounts`, or
     v7's, which answer the same).
@@ -174,11 +177,13 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
             if arguments.limit is not None:
                 end = find_limit_end(path, arguments.limit, special_tokens, errors=errors)
             progress.start_bytes(arguments.file_bytes if end is None else end)
-            pretoken_counts = arguments.rung.count_pretokens(path, special_tokens, workers=arguments.workers,
-                                                             errors=errors, end=end, on_bytes=progress.on_bytes)
+            with pools_started() as pools:  # the processes it used, which the rung may choose itself
+                pretoken_counts = arguments.rung.count_pretokens(path, special_tokens, workers=arguments.workers,
+                                                                 errors=errors, end=end, on_bytes=progress.on_bytes)
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
+        observer.on_workers(max(pools, default=1))
         observer.on_corpus(Corpus(file_bytes=arguments.file_bytes,
                                   bytes_used=arguments.file_bytes if end is None else end, limit=arguments.limit,
                                   pretokens=pretoken_counts.total(), distinct_pretokens=len(pretoken_counts)))

@@ -7,7 +7,7 @@ import pytest
 from bpe import BPEError
 from bpe.cli import main
 from bpe.data.datasets import data_label, resolve_data, size_label
-from bpe.data.webtext import SEPARATOR, file_statistics, generate
+from bpe.data.webtext import SEPARATOR, Draws, WebTextGenerator, file_statistics, generate
 from bpe.training.pretokenize import count_file_serial
 
 #: sha256 of the first 50,000 bytes' worth of documents of seed 0 (50,899 bytes).  It changes only
@@ -24,6 +24,35 @@ def test_same_seed_and_size_give_the_same_bytes(tmp_path):
     assert hashlib.sha256(data).hexdigest() == GOLDEN_50KB
     assert stats == {"bytes": len(data), "documents": data.count(SEPARATOR.encode()),
                      "non_ascii_bytes": sum(b >= 0x80 for b in data)}
+
+
+def test_the_generators_draws_are_the_plain_random_ones():
+    # Draws only makes randrange and choices cheaper: over 300 documents (about 1 MB, every kind of them)
+    # the stream is the one random.Random gives, draw for draw, and the generators' state ends the same.
+    import itertools
+    import random
+
+    from bpe.data.tinystories import StoryGenerator
+
+    for make, stream in ((WebTextGenerator, "documents"), (StoryGenerator, "stories")):
+        fast, plain = make(3), make(3)
+        plain.rng.__class__ = random.Random  # the same state, the base class's methods
+        assert (list(itertools.islice(getattr(fast, stream)(), 300))
+                == list(itertools.islice(getattr(plain, stream)(), 300)))
+        assert fast.rng.getstate() == plain.rng.getstate()
+    # and the arguments the generators never give go to the base class: the same draws or the same errors
+    fast, plain = Draws(7), random.Random(7)
+    for args in [(5,), (3, 9), (0, 10, 3), (10, 0, -2), (2**70,)]:
+        assert fast.randrange(*args) == plain.randrange(*args)
+    for args in [(0,), (4, 4), (3, 1)]:
+        with pytest.raises((ValueError, TypeError)) as fast_error:
+            fast.randrange(*args)
+        with pytest.raises(type(fast_error.value)):
+            plain.randrange(*args)
+    for kwargs in [dict(cum_weights=[1, 2.5, 4]), dict(weights=[1, 1, 5]), dict(cum_weights=[0, 0, 3], k=4)]:
+        assert fast.choices("abc", **kwargs) == plain.choices("abc", **kwargs)
+    with pytest.raises(ValueError):
+        fast.choices("abc", cum_weights=[1, 2])
 
 
 def test_whole_documents_a_smaller_size_is_a_prefix_another_seed_differs(tmp_path):

@@ -1,17 +1,24 @@
-"""The README orients: its map names every module, and every page it points to exists.
+"""The README stays a screen or two that orients, and tests/README.md says where every module's tests are.
 
-The map ("Where things live") has one entry per folder, a line starting ``- `folder/```; every
-``.py`` file of that folder must be named in it (as `` `name.py` ``).  The pages the README's long
-sections moved to must stay linked from it, and every relative link in it must resolve.
+The README: the two commands in its first lines, both real make targets; one row per rung in its ladder
+table; a map ("Where things live") naming every top-level folder git holds; links that resolve. The
+module-by-module map is docs/layout.md's (tests/docs/test_layout.py).  tests/README.md: a line for every
+test file, and every module either has its own test file (the naming rule written there) or is listed
+under "Modules tested in other files".
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+
+import pytest
 
 from conftest import REPO_ROOT, SOURCE_FOLDERS
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+TESTS_README = (REPO_ROOT / "tests" / "README.md").read_text(encoding="utf-8")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -21,33 +28,34 @@ def section(text: str, title: str) -> str:
     return text[start:end if end != -1 else len(text)]
 
 
-def map_entries() -> dict[str, str]:
-    """folder (``bpe/training/``) -> the text of its entry in the map, sub-bullets included."""
-    entries: dict[str, str] = {}
-    folder = None
-    for line in section(README, "Where things live").splitlines():
-        match = re.match(r"^- `([\w/.-]+/)`", line)
-        if match:
-            folder = match.group(1)
-            entries[folder] = ""
-        elif not line.startswith("  "):  # an entry goes on in indented lines (and its sub-bullets)
-            folder = None
-        if folder is not None:
-            entries[folder] += line + "\n"
-    return entries
+def test_the_readme_fits_two_screens():
+    assert len(README.splitlines()) <= 120, "the README is meant to fit a screen or two: move detail to docs/"
 
 
-def test_every_module_is_in_the_readme_map():
-    entries = map_entries()
-    missing = []
-    for folder in sorted({path.parent for root in SOURCE_FOLDERS.values() for path in root.rglob("*.py")}):
-        if "__pycache__" in folder.parts:
-            continue
-        key = folder.relative_to(REPO_ROOT).as_posix() + "/"
-        assert key in entries, f"the README's map has no entry for {key}"
-        missing += [f"{key}{path.name}" for path in sorted(folder.glob("*.py"))
-                    if f"`{path.name}`" not in entries[key]]
-    assert not missing, f"modules missing from the README's map (Where things live): {missing}"
+def test_the_two_commands_come_first_and_are_make_targets():
+    top = "\n".join(README.splitlines()[:20])
+    block = re.search(r"```sh\n(.*?)\n```", top, re.S)
+    assert block, "the README's first 20 lines hold no sh block with the two commands"
+    commands = [line.split("#")[0].split() for line in block.group(1).splitlines()]
+    assert [c[:2] for c in commands] == [["make", "bench"], ["make", "test"]]
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("bench", "test"):
+        assert re.search(rf"^{target}:", makefile, re.M), f"the Makefile has no {target} target"
+
+
+def test_the_ladder_table_has_a_row_per_rung():
+    rows = re.findall(r"^\| (v\d+) \| `variants/(v\d+_\w+\.py)`", section(README, "The ladder"), re.M)
+    files = sorted(p.name for p in (REPO_ROOT / "variants").glob("v*_*.py") if re.match(r"v\d+_", p.name))
+    assert sorted(name for _, name in rows) == files
+    assert [rung for rung, _ in rows] == [f"v{i}" for i in range(1, len(rows) + 1)]
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO_ROOT / ".git").exists(), reason="needs a git checkout")
+def test_the_map_names_every_top_level_folder():
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    folders = {path.split("/")[0] + "/" for path in tracked.splitlines() if "/" in path and not path.startswith(".")}
+    named = set(re.findall(r"^- `([\w.-]+/)`", section(README, "Where things live"), re.M))
+    assert folders - named == set(), f"the README's map (Where things live) does not name {sorted(folders - named)}"
 
 
 def test_every_relative_link_resolves():
@@ -56,9 +64,10 @@ def test_every_relative_link_resolves():
             assert (REPO_ROOT / target).exists(), f"README links {target}, which does not exist"
 
 
-def test_the_moved_sections_stay_linked():
-    for page in ["docs/index.md", "docs/lab.md", "docs/peers.md", "docs/data.md", "docs/library.md",
-                 "docs/outputs.md", "docs/encoding.md", "docs/reliability.md", "tests/README.md"]:
+def test_the_pages_stay_linked():
+    for page in ["docs/index.md", "docs/lab.md", "docs/peers.md", "docs/articles.md", "docs/data.md",
+                 "docs/library.md", "docs/outputs.md", "docs/encoding.md", "docs/reliability.md",
+                 "docs/layout.md", "tests/README.md"]:
         assert f"]({page}" in README, f"the README does not link {page}"
 
 
@@ -74,7 +83,36 @@ def test_each_package_docstring_names_its_modules():
 
 def test_every_test_file_has_its_line_in_tests_readme():
     tests = REPO_ROOT / "tests"
-    listed = (tests / "README.md").read_text(encoding="utf-8")
     named = [path.relative_to(tests).as_posix() for path in sorted(tests.rglob("test_*.py"))]
-    missing = [name for name in named if f"`{name}`" not in listed]
+    missing = [name for name in named if f"`{name}`" not in TESTS_README]
     assert not missing, f"tests/README.md has no line for {missing}"
+
+
+def own_test_file(module: str) -> str | None:
+    """Where tests/README.md's rule files a module's tests (relative to tests/), or None for a package's list."""
+    parts = module.split("/")
+    name = parts[-1].removesuffix(".py")
+    if parts[0] == "variants":
+        rung = re.match(r"(v\d+)_", name)
+        return f"variants/test_{rung.group(1)}.py" if rung else None
+    if name == "__main__" or (name == "__init__" and len(parts) <= 3):
+        return None  # `python -m bpe` (test_cli.py) and the packages' lists of their modules
+    if len(parts) == 2:
+        return f"test_{name}.py"
+    if len(parts) == 3:
+        return f"{parts[1]}/test_{name}.py"
+    return f"{parts[1]}/test_{parts[2]}.py"  # a sub-package's modules: the sub-package's own file
+
+
+def test_every_module_has_its_test_file_or_says_where_its_tests_are():
+    elsewhere = section(TESTS_README, "Modules tested in other files")
+    tests = REPO_ROOT / "tests"
+    unfiled = []
+    for root in SOURCE_FOLDERS.values():
+        for path in sorted(root.rglob("*.py")):
+            module = path.relative_to(REPO_ROOT).as_posix()
+            expected = own_test_file(module)
+            if expected and not (tests / expected).exists() and f"`{module}`" not in elsewhere:
+                unfiled.append(f"{module} (tests/{expected})")
+    assert not unfiled, ("modules with neither their own test file nor a line under tests/README.md's "
+                         f"'Modules tested in other files': {unfiled}")

@@ -1,22 +1,25 @@
 """The bench harness (bpe/lab/bench.py) reports every stage for every variant and checks the variants agree;
-a run estimated past the budget needs --force; --json is checked before the bench; --limit is recorded.
+a comparison gives every rung the same worker count and each run's table the processes it used; a rung
+benched alone is checked against another rung's cached merges; a run estimated past the budget needs
+--force; --json is checked before the bench; --limit is recorded.
 Your own trainers in the bench (their estimates and progress included): test_candidates.py.
-`bench --busy N`: N spinning processes for the measurement's length, none left after, bad N named."""
+`bench --busy N`: test_busy.py."""
 
 import json
 import os
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-from bpe import VARIANTS, BPEError
+from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
+from bpe.data.datasets import resolve_data
 import bpe.lab.bench as bench_module
-from bpe.lab.bench import BenchSettings, parse_busy, run_bench, run_once, spin_on_cores
+from bpe.lab.bench import BenchSettings, run_bench, run_once
+from bpe.lab.correctness import reference_cache, reference_rung
+from bpe.lab.diagnose import encode_merges
 from bpe.training.chunking import find_limit_end
-from conftest import CORPUS_EN, DEFAULT_CORPUS, live_processes
+from conftest import CORPUS_EN, DEFAULT_CORPUS
 
 EOT = "<|endoftext|>"
 
@@ -53,6 +56,62 @@ def test_the_candidates_take_turns(monkeypatch):
     report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, [EOT], 2))
     assert order == ["v1", "v2", "v1", "v2"]
     assert [len(report["variants"][name]["runs"]) for name in ("v1", "v2")] == [2, 2]
+
+
+def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_used(monkeypatch, capsys):
+    # No --workers: the bench decides once (the CPU count, the header's) and gives it to every run, rather
+    # than leaving each to size its pool to the cores free at its start, which a busy moment cuts.
+    given = []
+    real_run_once = bench_module.run_once
+
+    def recorded(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs):
+        given.append((candidate.label, workers))
+        return real_run_once(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_once", recorded)
+    report = run_bench(BenchSettings("v2,v3,v7", "corpus-en", 300, 2, [EOT]))
+    cpus = os.cpu_count()
+    assert report["settings"]["workers"] == cpus and report["settings"]["workers_from"] == "bench"
+    assert given == [(name, cpus) for _ in range(2) for name in ("v2", "v3", "v7")]
+    # corpus.en (130 KB) makes two chunks: the pooled rungs count in min(CPUs, 2) processes, v2 in its own
+    used = {name: [run["workers"] for run in entry["runs"]] for name, entry in report["variants"].items()}
+    assert used == {"v2": [1, 1], "v3": [min(cpus, 2)] * 2, "v7": [min(cpus, 2)] * 2}
+    assert all(run["shards"] == 1 for run in report["variants"]["v7"]["runs"])  # too few words to shard
+    printed = capsys.readouterr().out
+    assert f"workers {cpus} (the CPU count, given to every run alike)" in printed.splitlines()[0]
+    v7_table = printed[printed.index("\nv7: "):]
+    assert v7_table.splitlines()[3].endswith(f"{min(cpus, 2)}, 1 shard")  # run 1, under the title and header
+
+
+def test_one_candidate_or_auto_lets_each_run_choose_its_workers(monkeypatch):
+    given = []  # what the runs are given (the runs themselves left out)
+    monkeypatch.setattr(bench_module, "_in_turns", lambda s, workers, plans, *a: given.append(workers) or {})
+    for variants, workers in (("v6", None), ("v6,v7", "auto"), ("v6,v7", 1)):
+        report = run_bench(BenchSettings(variants, "corpus-en", 300, 1, [EOT], workers))
+        settings = report["settings"]
+        assert (settings["workers"], settings["workers_given"]) == (None if workers == "auto" else workers,
+                                                                    workers not in (None, "auto"))
+    assert given == [None, None, 1]
+    assert bench_module.header(report).count("workers 1 (every run, as asked)") == 1
+
+
+def test_a_rung_benched_alone_is_checked_against_another_rungs_cached_merges(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    path, rung = resolve_data("corpus-en"), reference_rung(besides="v2")
+    assert rung != "v2"
+    report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
+    assert report["reference"]["name"] == rung and report["reference"]["source"].startswith("computed now, cached in")
+    assert report["verdicts"]["v2"]["verdict"] == "identical"
+    assert f"against {rung}'s (computed now, cached in " in capsys.readouterr().out
+    # A reference that differs from v2's own merges makes v2's verdict differ: its own run is not the reference.
+    _, merges = train_bpe(path, 300, [EOT], variant="v2")
+    cache = reference_cache(path, 300, [EOT], None, rung)
+    cache.write_text(json.dumps(encode_merges([merges[1], merges[0], *merges[2:]])))
+    report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
+    assert report["verdicts"]["v2"]["verdict"] == "differs" and report["verdicts"]["v2"]["step"] == 1
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("correctness:"))
+    assert line == (f"correctness: each run's merges against {rung}'s (cached in {cache}; v2 ran alone: checked "
+                    "against another rung, not its own run)")
 
 
 def test_a_run_records_its_mergers_summary_beside_the_timings():
@@ -114,51 +173,5 @@ def test_bench_records_the_limit(tmp_path, capsys):
     assert settings["file_bytes"] == DEFAULT_CORPUS.stat().st_size
     assert f"({end:,} bytes of {DEFAULT_CORPUS.stat().st_size:,}, --limit 100,000)" in capsys.readouterr().out
     assert report["variants"]["v2"]["median"]["merges"] == 300 - 257
-
-
-def test_spinners_run_for_the_block_and_are_gone_after():
-    with spin_on_cores(2) as pids:
-        assert len(pids) == 2 and set(pids) <= set(live_processes(parent=os.getpid()))
-    assert live_processes(parent=os.getpid()) == []
-    with spin_on_cores(0) as pids:
-        assert pids == []
-
-
-def test_spinners_are_gone_after_an_error_too():
-    with pytest.raises(KeyboardInterrupt):
-        with spin_on_cores(1):
-            raise KeyboardInterrupt
-    assert live_processes(parent=os.getpid()) == []
-
-
-def test_bursty_spinners_take_part_of_a_core_and_are_gone_after():
-    with spin_on_cores(1, "bursty") as pids:
-        ticks = os.sysconf("SC_CLK_TCK")
-        before = _cpu_ticks(pids[0])
-        time.sleep(1.0)
-        used = (_cpu_ticks(pids[0]) - before) / ticks
-    assert live_processes(parent=os.getpid()) == []
-    assert 0.02 < used < 0.9  # about half a core (spins and sleeps of 2-40 ms), not all of it and not none
-
-
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-@pytest.mark.parametrize("spec, parsed", [("0", (0, "spin")), ("1", (1, "spin")), ("2:bursty", (2, "bursty"))])
-def test_busy_takes_a_count_and_a_load(spec, parsed):
-    assert parse_busy(spec) == parsed
-
-
-@pytest.mark.parametrize("spec", ["-1", "x", "1:sleepy"])
-def test_a_bad_busy_is_named(spec):
-    with pytest.raises(BPEError, match="--busy takes N or N:bursty"):
-        parse_busy(spec)
-
-
-@pytest.mark.parametrize("count", [-1, 1.5, True])
-def test_a_bad_count_is_named(count):
-    with pytest.raises(BPEError, match="--busy must be 0 or more processes"):
-        with spin_on_cores(count):
-            pass
+    assert (settings["workers"], settings["workers_from"]) == (None, "each run")  # one rung: as users run it
+    assert report["variants"]["v2"]["runs"][0]["workers"] == 1  # v2 counts in its own process

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.estimate import (BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file,
-                              estimate_record, estimate_run, run_estimate)
+from bpe.lab.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file, estimate_run
+from bpe.lab.estimate_command import Ranged, estimate_record, run_estimate
 
 EOT = ["<|endoftext|>"]
 
@@ -57,7 +57,8 @@ def test_the_table_and_the_json_hold_the_models_estimates(tmp_path):
                                                                                             "memory"]
     assert [row.split()[0] for row in rows[2:4]] == ["v1", "v6"] and rows[4] == f"wrote {tmp_path / 'e.json'}"
     saved = json.loads((tmp_path / "e.json").read_text())
-    assert saved["variants"] == {e.variant: estimate_record(e) for e in estimates}  # the model's output, written whole
+    # the model's output, written whole (a file shorter than the sample: nothing extrapolated, no range)
+    assert saved["variants"] == {e.variant: estimate_record(Ranged(e, e)) for e in estimates}
 
 
 def test_a_file_of_special_tokens_only_is_estimated_and_trained_without_a_traceback(write_corpus, capsys):
@@ -108,7 +109,8 @@ def test_the_estimate_of_any_file_is_figures_or_one_clear_error(tmp_path_factory
     rows = out.getvalue().splitlines()[2:]
     assert [row.split()[0] for row in rows[:len(estimates)]] == [e.variant for e in estimates]
     rough = [e.basis for e in estimates if e.basis]  # long words: the rungs not measured on them say so
-    assert rows[len(estimates):] == list(dict.fromkeys(rough)) and all(b.startswith("rough: ") for b in rough)
+    notes = [row for row in rows[len(estimates):] if not row.startswith("ranges: ")]  # --size: a range, said once
+    assert notes == list(dict.fromkeys(rough)) and all(b.startswith("rough: ") for b in rough)
 
 
 @pytest.mark.parametrize("name, data", [
@@ -162,3 +164,78 @@ def test_v7s_memory_counts_its_shard_processes():
     assert estimate_run("v7", many_words, 9_743, 2).peak_bytes == pytest.approx(
         estimate_run("v6", many_words, 9_743, 2).peak_bytes + BASE_MEMORY + SHARD_BYTES_PER_L * 5_600_000 / 1.6)
     assert estimate_run("v7", many_words, 9_743, 1).peak_bytes == estimate_run("v6", many_words, 9_743, 1).peak_bytes
+
+
+# --- OpenWebText offline: one answer, a range, and what fits a budget --------------------------------
+
+def test_a_data_set_not_downloaded_is_estimated_at_its_size_from_its_stand_in(tmp_path, monkeypatch):
+    # owt is not here: its stand-in's first 2 MB (generated once), extrapolated to 11.9 GB, said as such,
+    # each figure a range (how fast the distinct pre-tokens grow cannot be known from the sample)
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    out = io.StringIO()
+    high = run_estimate("owt", "v6,v8", 32_000, EOT, workers=2, json_out=str(tmp_path / "owt.json"), out=out)
+    rows = out.getvalue().splitlines()
+    assert rows[0].startswith("cost estimate: owt (not downloaded: 11.9 GB shaped like its stand-in webtext-synth")
+    assert (tmp_path / "webtext-synth-2MB.txt").exists()
+    saved = json.loads((tmp_path / "owt.json").read_text())["variants"]
+    for e in high:
+        record = saved[e.variant]
+        assert record["seconds"] == e.seconds and record["peak_bytes"] == e.peak_bytes  # the high end
+        assert record["seconds_low"] < record["seconds"] and record["peak_bytes_low"] < record["peak_bytes"]
+        assert "-" in record["time"] and "-" in record["memory"]  # printed as ranges ...
+        assert f"{record['time']:>16}{record['memory']:>22}" in out.getvalue()  # ... in the table too
+    # the same as asking about 11.9 GB of text like any size of the stand-in (a prefix of one stream)
+    again = io.StringIO()
+    run_estimate(str(tmp_path / "webtext-synth-2MB.txt"), "v6,v8", 32_000, EOT, workers=2, size="11.9GB", out=again)
+    assert again.getvalue().splitlines()[2:] == rows[2:-1]
+
+
+def test_a_memory_budget_says_which_rung_fits_and_with_how_many_workers(tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+
+    def ask(memory: str, workers: int = 2) -> tuple[dict, str]:
+        out = io.StringIO()
+        run_estimate("owt", "v2,v6,v8", 32_000, EOT, workers=workers, memory=memory, json_out=str(tmp_path / "m.json"),
+                     out=out)
+        return json.loads((tmp_path / "m.json").read_text()), out.getvalue()
+
+    # a terabyte: all fit, the pooled rungs with both workers, and the fastest of them is named
+    saved, text = ask("1TB")
+    assert saved["memory_budget"]["fits"] == {"v2": {"verdict": "fits", "workers": None, "says": "fits"},
+                                              "v6": {"verdict": "fits", "workers": 2, "says": "fits with 2 workers"},
+                                              "v8": {"verdict": "fits", "workers": 2, "says": "fits with 2 workers"}}
+    assert "in 1000.0 GB: v2 fits; v6 fits with 2 workers; v8 fits with 2 workers" in text
+    assert "the fastest that fits: v8 with 2 workers" in text
+    # a budget between v8's two ends with one worker: not sure to fit with any count, so it may fit
+    one = ask("1TB", workers=1)[0]["variants"]["v8"]
+    budget = (one["peak_bytes_low"] + one["peak_bytes"]) / 2
+    saved, text = ask(f"{budget:.0f}B")
+    verdict = saved["memory_budget"]["fits"]["v8"]
+    assert verdict["verdict"] == "may fit" and verdict["workers"] in (1, 2)
+    assert f"v8 may fit with {verdict['workers']} worker" in text
+    # far too little: nothing fits, and the way on is said
+    saved, text = ask("100MB")
+    assert {f["verdict"] for f in saved["memory_budget"]["fits"].values()} == {"no"}
+    assert "nothing surely fits in 100.0 MB: try --limit 1GB of the data" in text
+
+
+def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
+    # 1 GB of webtext-synth trained by v6 and v8 with 2 workers (docs/v8-web-1GB.json), estimated from its
+    # first 2 MB (every size of the generator starts with the same 2 MB): the memory of every process
+    # together (the training process's peak, and each worker's) is below the high end and near the low
+    # end (the stand-in's own growth to a gigabyte), and the time within the model's factor of 2.
+    from bpe.data.datasets import resolve_data
+    from bpe.lab.estimate import shape_range
+    from bpe.lab.figures import REPO_ROOT
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    measured = json.loads((REPO_ROOT / "docs" / "v8-web-1GB.json").read_text())
+    settings = measured["settings"]
+    low, high = shape_range(resolve_data("webtext-synth-2MB"), settings["special_tokens"],
+                            assume_bytes=settings["corpus_bytes"])
+    for variant in ("v6", "v8"):
+        run = measured["variants"][variant]["runs"][0]
+        memory = run["peak_rss"]["self"] + settings["workers"] * run["peak_rss"]["children"]
+        lo, hi = (estimate_run(variant, shape, settings["num_merges"], settings["workers"]) for shape in (low, high))
+        assert 0.75 * lo.peak_bytes <= memory <= hi.peak_bytes, (variant, lo.peak_bytes, memory, hi.peak_bytes)
+        assert lo.seconds / 2 <= run["total"] <= hi.seconds * 2, (variant, lo.seconds, run["total"], hi.seconds)

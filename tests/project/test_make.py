@@ -52,7 +52,7 @@ def test_plain_make_prints_help_and_touches_nothing():
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_long_targets_say_how_long_they_take_as_they_start():
-    """Every wait is announced, with the duration the README and `make help` give; pytest's dots reach a pipe."""
+    """Every wait is announced, with the duration docs/lab.md and `make help` give; pytest's dots reach a pipe."""
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     minutes = {name: re.search(rf"^{name}_MINUTES\s*:= (\d+)$", makefile, re.M).group(1) for name in ("TEST", "REPORT")}
     for target, said in (("test", f"running the tests without the slow ones (about {minutes['TEST']} min"),
@@ -67,7 +67,7 @@ def test_long_targets_say_how_long_they_take_as_they_start():
     shown = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO_ROOT, capture_output=True, text=True,
                            timeout=60).stdout
     assert f"about {minutes['TEST']} min" in shown and f"about {minutes['REPORT']} min: slow" in shown
-    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"`make test` about {minutes['TEST']} minutes idle" in readme
-    assert f"`make report` is slow, about {minutes['REPORT']} minutes" in readme
-    assert "the first install about 2 minutes" in readme and "make venv      create .venv" in shown
+    page = " ".join((REPO_ROOT / "docs" / "lab.md").read_text(encoding="utf-8").split())
+    assert f"`make test` about {minutes['TEST']} minutes idle" in page
+    assert f"`make report` is slow, about {minutes['REPORT']} minutes" in page
+    assert "the first install about 2 minutes" in page and "make venv      create .venv" in shown

@@ -1,18 +1,22 @@
 """train_bpe (bpe/training/train.py): its phases (arguments checked before counting, what the observer hears,
-the counts handle closed) and its semantics (special tokens, vocab layout, early stop, bytes taken exactly,
+the processes each rung counted in among it, the counts handle closed) and its semantics (special tokens, vocab layout, early stop, bytes taken exactly,
 --limit's subset on every variant, the path checked once, clear errors)."""
 
 from __future__ import annotations
 
+import math
+import os
 from collections import Counter
 from types import SimpleNamespace
 
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.training import cores
 from bpe.training.chunking import find_limit_end
 from bpe.training.observer import Corpus, Observer
 from bpe.training.pretokenize import count_file_serial
+from bpe.training.rung import pooled as rung_is_pooled
 from bpe.training.timer import STAGES, StageTimer
 from conftest import CORPUS_EN, DEFAULT_CORPUS, reference_merges, reference_vocab
 
@@ -108,6 +112,20 @@ def test_the_observer_hears_the_corpus_the_stage_times_and_the_summary():
     assert events == ["corpus", "close", "summary"]  # the summary after the merges, once the merger is closed
     assert set(observer.timer.stages) == set(STAGES) and observer.timer.merges == len(merges)
     assert observer.timer.checkpoints[-1][0] == len(merges)
+
+
+@pytest.mark.parametrize("name", ALL_VARIANTS)
+def test_the_observer_hears_the_workers_a_rung_counted_in_as_given_whatever_the_cores(name, monkeypatch):
+    # Every core looks taken: a rung left to choose counts in this process alone, and one given a count
+    # uses it (corpus.en makes two chunks); v1 and v2 count in this process whatever they are given.
+    monkeypatch.setattr(cores, "_last_look", [-math.inf, None])
+    monkeypatch.setattr(cores, "measure_busy_cores", lambda: float(os.cpu_count() or 1))
+    pooled = rung_is_pooled(VARIANTS[name])
+    for workers, expected in ((2, 2 if pooled else 1), (None, 1)):
+        observer = Observer()
+        _, merges = train_bpe(CORPUS_EN, 300, [EOT], variant=name, workers=workers, observer=observer)
+        assert observer.workers == expected, (name, workers)
+        assert merges == reference_merges()[:len(merges)] and len(merges) == 300 - 257
 
 
 def test_a_limit_is_in_the_corpus_figures():
