@@ -49,7 +49,7 @@ from pathlib import Path
 
 from bpe.interface import option
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
-from bpe.training.sizes import format_size, parse_size
+from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
@@ -353,16 +353,11 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
                   assume_bytes: int | None = None) -> list[Estimate]:
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+    from bpe.lab.plan import plan
 
-    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
-    check_workers(workers)  # a count below 1 would make the pool's share of the time negative
-    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
-    # --limit's real end is the next document boundary after it: close enough for an estimate
-    end = min(parse_size(limit), size) if limit is not None else size
-    shape = corpus_shape(path, special_tokens, end, assume_bytes)
-    return [estimate_run(v, shape, merges, workers) for v in variants]
+    p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
+    shape = corpus_shape(p.path, special_tokens, p.corpus_bytes, assume_bytes)  # it trusts the end it is given
+    return [estimate_run(v, shape, p.merges, workers) for v in variants]
 
 
 def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:

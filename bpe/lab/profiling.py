@@ -254,16 +254,14 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
     from bpe.lab.publish import RESULT_DIRS, git_commit, output_path
     from bpe.training.registry import get_variant
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.lab.plan import plan
 
     if variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     get_variant(variant)
-    check_special_tokens(special_tokens)
-    check_vocab_size(vocab_size, special_tokens)
+    path = plan(resolve_data(data), vocab_size, special_tokens, workers).path
     # a committed profile names the commit that made it: never a -dirty one
     out_dir = output_path(out_dir, DEFAULT_OUT_DIR, PROFILES_DIR, publish, "bpe profile --publish")
-    path = resolve_data(data)
     out = out or sys.stdout
     estimate, = estimate_file(path, [variant], vocab_size, special_tokens, workers)
     print(f"bpe-lab profile: {variant} on {data_label(data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "
