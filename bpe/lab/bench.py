@@ -178,9 +178,8 @@ def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, s
 
 def _in_turns(s: BenchSettings, workers: int | None, plans: dict, vocab_size: int, failed: dict,
               out) -> dict[str, list[dict]]:
-    """``s.repeat`` rounds, each running every candidate of ``plans`` once, in order, given ``workers`` (the
-    first round keeps each one's merges and, for a ``Merger``, its own pre-token counts); a candidate whose
-    run failed (its line is in ``failed``) drops out.  Each candidate's runs, in the order of ``plans``."""
+    """Each candidate of ``plans`` run ``s.repeat`` times in turns, given ``workers`` (the first run keeps its
+    merges and a ``Merger``'s own counts); one that fails (its line put in ``failed``) drops out."""
     def run_one(name: str, i: int) -> dict | None:
         candidate, path, limit, counts_out = plans[name]
         run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,

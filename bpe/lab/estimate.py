@@ -199,17 +199,14 @@ class Sample:
                            self.word_length, e_length)
 
 
-def measure_sample(path: str | os.PathLike, special_tokens, end: int | None = None) -> Sample:
-    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path`` (of its first ``end`` bytes),
-    and at a quarter of that, for the exponent they grow with."""
-    from bpe.training.pretokenize import check_input_file, count_text
+def measure_sample(path: str | os.PathLike, special_tokens, end: int) -> Sample:
+    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path``'s first ``end`` bytes (the path
+    checked: :func:`shape_range`), and at a quarter of that, for the exponent they grow with."""
+    from bpe.training.pretokenize import count_text
 
-    if end is None:
-        path = check_input_file(path)
-    size = end if end is not None else path.stat().st_size
     with open(path, "rb") as f:
-        sample = f.read(min(size, SAMPLE_BYTES))
-    cut = sample.rfind(b"\n") if len(sample) < size else -1
+        sample = f.read(min(end, SAMPLE_BYTES))
+    cut = sample.rfind(b"\n") if len(sample) < end else -1
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
     counts = count_text(text, special_tokens)
