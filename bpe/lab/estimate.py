@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -373,8 +372,10 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    from bpe.lab.fresh_process import lab_tempdir
+
     probes = {}
-    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+    with lab_tempdir("probe") as tmp:
         for c in candidates:
             if not c.is_variant:
                 if log is not None:

@@ -19,7 +19,6 @@ import pickle
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
@@ -29,7 +28,7 @@ from bpe.data.datasets import data_label, resolve_data
 from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.lab.candidates import CandidateFailed, load_algorithm
-from bpe.lab.fresh_process import child_result, run_json_child, write_result
+from bpe.lab.fresh_process import child_result, lab_tempdir, run_json_child, write_result
 from bpe.lab.spread import summary
 from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
@@ -102,7 +101,7 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
     end = find_limit_end(path, parse_size(limit), special_tokens) if limit is not None else None
     counts = dict(count_file_parallel(path, special_tokens, workers=workers, end=end))
     results: dict[str, dict] = {candidate: {"runs": []} for candidate in candidates}
-    with tempfile.TemporaryDirectory(prefix="bpe-merge-cost-") as tmp:
+    with lab_tempdir("merge-cost") as tmp:
         counts_path = Path(tmp) / "counts.pickle"
         counts_path.write_bytes(pickle.dumps(counts, protocol=pickle.HIGHEST_PROTOCOL))
         for _ in range(repeat):

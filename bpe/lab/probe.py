@@ -19,11 +19,11 @@ the probe too (:mod:`bpe.lab.correctness`); ``tests/student/test_own_trainer.py`
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose
+from bpe.lab.fresh_process import lab_tempdir
 
 #: The probe's special token, and its vocab: 53 merges, past the divergence of every mistake (at merge 35 at the
 #: latest) and short of the 64 after which no pair is left (a merge too many must show).
@@ -74,7 +74,7 @@ def probe_verdict(candidate: Candidate) -> dict:
 
     from bpe.lab.timed_run import run_once  # the child checks the vocab too (its vocab_problems)
 
-    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+    with lab_tempdir("probe") as tmp:
         path = write_probe(Path(tmp))
         counts_out = Path(tmp) / "counts.pickle" if candidate.kind == "merger" else None
         run = run_once(path, candidate, PROBE_VOCAB_SIZE, PROBE_SPECIAL_TOKENS, 1, want_merges=True,
