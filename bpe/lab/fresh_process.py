@@ -103,7 +103,8 @@ def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: in
 def dies_with_this_process():
     """A ``preexec_fn`` for a fresh process: the kernel SIGKILLs it when this process dies, even by ``kill -9``
     (Linux).  SIGKILL, not SIGTERM: the child may run code that handles SIGTERM (scalene, a student's trainer).
-    Its own pool's workers die with it in turn (:func:`~bpe.training.pool.die_with_parent`)."""
+    Its own pool's workers die with it in turn (:func:`~bpe.training.pool.die_with_parent`).  The kernel ties
+    it to the thread that starts the child: here always the one that then waits for it."""
     return functools.partial(die_with_parent, os.getpid(), signal.SIGKILL)
 
 
@@ -123,8 +124,8 @@ def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
 
 
 def remove_orphaned_folders(where: str | Path | None = None) -> None:
-    """Remove this user's lab folders in ``where`` (default: the temporary folder) whose process has ended,
-    with the files their :data:`LEFTOVERS` name."""
+    """Remove this user's lab folders in ``where`` (default: the temporary folder) whose process has ended, and
+    every process their :data:`LEFTOVERS` name too, with the files it names."""
     try:
         entries = list(Path(where or tempfile.gettempdir()).iterdir())
     except OSError:
@@ -139,14 +140,15 @@ def remove_orphaned_folders(where: str | Path | None = None) -> None:
             leftovers = (folder / LEFTOVERS).read_text().splitlines() if (folder / LEFTOVERS).exists() else []
         except OSError:
             continue
-        for line in leftovers:
-            pid, _, pattern = line.partition(" ")
-            if pid.isdigit() and not running(int(pid)):
-                for path in glob.glob(pattern):
-                    try:
-                        os.remove(path)
-                    except OSError:
-                        pass
+        made_by = [line.partition(" ") for line in leftovers]
+        if any(pid.isdigit() and running(int(pid)) for pid, _, _ in made_by):
+            continue  # a process it names runs on: kept, with its record, for a later run
+        for _, _, pattern in made_by:
+            for path in glob.glob(pattern):
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -21,7 +21,7 @@ import tempfile
 import pytest
 
 from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.fresh_process import LEFTOVERS
+from bpe.lab.fresh_process import LEFTOVERS, remove_orphaned_folders
 from conftest import (DEFAULT_CORPUS, REPO_ROOT, alive, child_env, descendants, scalene_files, scalene_runs_the_training,
                       timed_child_has_workers, wait_for)
 
@@ -88,3 +88,22 @@ def test_a_killed_profile_takes_scalene_along_and_the_next_run_removes_what_it_l
     next_lab_run(scratch, monkeypatch)
     assert list(scratch.iterdir()) == []
     assert not scalene_files(started), f"scalene's files in /tmp were left behind: {scalene_files(started)}"
+
+
+def test_a_folder_is_removed_only_once_every_process_it_names_has_ended(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()  # its pid names a process that has ended
+    dead, live = ended.pid, os.getpid()
+    kept_for_its_owner = tmp_path / f"bpe-bench-{live}-abc"
+    kept_for_its_run = tmp_path / f"bpe-profile-{dead}-def"
+    removed = tmp_path / f"bpe-profile-{dead}-ghi"
+    not_a_lab_folder = tmp_path / f"bpe-other-{dead}-jkl"
+    for folder in (kept_for_its_owner, kept_for_its_run, removed, not_a_lab_folder):
+        folder.mkdir()
+    left_by_the_run = tmp_path / f"scalene-malloc-init{dead}"
+    left_by_the_run.write_text("")
+    (kept_for_its_run / LEFTOVERS).write_text(f"{live} {tmp_path}/nothing-of-{live}\n")
+    (removed / LEFTOVERS).write_text(f"{dead} {tmp_path}/scalene-*[!0-9]{dead}\n")
+    remove_orphaned_folders(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [kept_for_its_owner.name, kept_for_its_run.name, not_a_lab_folder.name])
