@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import pickle
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.peers import peer_names, peers_table, run_peers
 from bpe.lab.plan import check_repeat, in_turns, plan
 from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
@@ -104,7 +104,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     #    (a drift of the machine over the bench, a warming cache or a busy neighbour, then falls on every
     #    candidate alike, not on the ones that ran last); print each one's table.
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
-    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(s.busy, s.load):
+    with lab_tempdir("bench") as tmp, spin_on_cores(s.busy, s.load):
         subset = None  # a function takes a file, not a limit: give it exactly those bytes
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = write_prefix(path, end, Path(tmp) / path.name)

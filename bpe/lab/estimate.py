@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -425,8 +424,10 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    from bpe.lab.fresh_process import lab_tempdir
+
     probes = {}
-    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+    with lab_tempdir("probe") as tmp:
         for c in candidates:
             if not c.is_variant:
                 if log is not None:

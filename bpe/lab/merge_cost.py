@@ -19,7 +19,6 @@ import pickle
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
@@ -28,7 +27,7 @@ from bpe.lab.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.lab.candidates import CandidateFailed, load_algorithm
-from bpe.lab.fresh_process import child_result, run_json_child, write_result
+from bpe.lab.fresh_process import child_result, lab_tempdir, run_json_child, write_result
 from bpe.lab.plan import check_repeat, in_turns, plan
 from bpe.lab.spread import summary
 from bpe.training.parallel import count_file_parallel
@@ -96,7 +95,7 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
     p = plan(resolve_data(data), vocab_size, special_tokens, workers, limit)
     special_tokens, num_merges = p.special_tokens, p.merges
     counts = dict(count_file_parallel(p.path, special_tokens, workers=workers, end=p.end))
-    with tempfile.TemporaryDirectory(prefix="bpe-merge-cost-") as tmp:
+    with lab_tempdir("merge-cost") as tmp:
         counts_path = Path(tmp) / "counts.pickle"
         counts_path.write_bytes(pickle.dumps(counts, protocol=pickle.HIGHEST_PROTOCOL))
 
