@@ -6,8 +6,11 @@ pyproject.toml's ``pythonpath``).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import time
@@ -126,6 +129,104 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def wait_for(condition, what: str, proc: subprocess.Popen | None = None) -> None:
+    """Poll until ``condition()`` holds: the event a test waits for (a line printed, a file or a process
+    appearing, a process gone), never a fixed pause.  The deadline only guards against a hang
+    (:data:`HANG_GUARD_SECONDS`); nothing measures a duration.  With ``proc``, its ending first fails at once."""
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
+    while not condition():
+        assert proc is None or proc.poll() is None, f"{what}: it ended first (exit {proc.returncode})"
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie), read from /proc (Linux)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in "ZX"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, their children, ...), read from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        children = live_processes(parent=todo.pop())
+        found += children
+        todo += children
+    return found
+
+
+def workers_running(proc: subprocess.Popen) -> bool:
+    """Whether ``proc`` has children yet (its pool's workers, its timed child, scalene)."""
+    return bool(live_processes(parent=proc.pid))
+
+
+def timed_child_has_workers(proc: subprocess.Popen) -> bool:
+    """Whether the bench ``proc``'s timed child (a fresh process) runs its pool's workers."""
+    return any(len(live_processes(parent=child)) >= 2 for child in live_processes(parent=proc.pid))
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
+
+
+def scalene_files(pids) -> list[str]:
+    """The files in /tmp named as scalene's native library names its own (``scalene-`` + anything + the pid of the
+    process it profiles) that carry one of ``pids``."""
+    pids = {int(pid) for pid in pids}
+    return [path for path in glob.glob("/tmp/scalene-*")
+            if (pid := re.search(r"(\d+)$", path)) and int(pid.group(1)) in pids]
+
+
+def scalene_runs_the_training(proc: subprocess.Popen) -> bool:
+    """Whether ``bpe profile`` ``proc``'s scalene (its child) runs the training in a child of its own (a
+    command line naming the target script), whose scalene files are in /tmp."""
+    runs = [grandchild for child in live_processes(parent=proc.pid) for grandchild in live_processes(parent=child)
+            if "train_for_profile" in cmdline(grandchild)]
+    return bool(scalene_files(runs))
+
+
+def sleeping(pid: int) -> bool:
+    """Whether ``pid`` sits in ``time.sleep`` (the kernel's wait channel, /proc/PID/wchan): a worker stalled
+    by the pool's test hook has written half an answer and waits there for good."""
+    try:
+        return "nanosleep" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+def a_worker_stalled(proc: subprocess.Popen) -> bool:
+    """Whether a worker of ``proc``'s pool sleeps: the pool's stall hook (``STALL_MID_ANSWER_ENV``) has fired."""
+    return any(sleeping(worker) for worker in live_processes(parent=proc.pid))
+
+
+def read_stderr_until(proc: subprocess.Popen, text: str) -> str:
+    """Read ``proc``'s stderr (a pipe) until ``text`` has appeared in it: what was read, newlines as text mode
+    gives them (``\\r`` too becomes a line end), to put in front of what ``communicate()`` returns later.
+    Fails if stderr closes first; the deadline only guards against a hang."""
+    fd, seen, wanted = proc.stderr.fileno(), b"", text.encode()
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
+    while wanted not in seen:
+        assert time.monotonic() < deadline, f"{text!r} never appeared on stderr: {seen[-1000:]!r}"
+        if select.select([fd], [], [], 0.05)[0]:
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"stderr closed before {text!r} appeared: {seen[-1000:]!r}"
+            seen += chunk
+    return seen.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def without_bars(err: str) -> str:
+    """``err`` without the progress bars ``--progress`` draws (each redraw a line in text mode)."""
+    return "".join(line for line in err.splitlines(keepends=True)
+                   if line.strip() and not line.startswith(("pre-tokenizing", "merging")))
+
+
 def ctrl_c(proc, times: int = 1) -> tuple[str, str]:
     """Ctrl-C ``proc``'s process group as a terminal would, ``times`` times a few ms apart (an impatient
     user); its (stdout, stderr).  Whatever happens, the group is gone afterwards."""
@@ -133,7 +234,7 @@ def ctrl_c(proc, times: int = 1) -> tuple[str, str]:
         assert proc.poll() is None, "it finished before it could be interrupted"
         for i in range(times):
             if i:
-                time.sleep(0.002)
+                time.sleep(0.002)  # the gap between an impatient user's Ctrl-Cs, not a wait for an event
             os.killpg(proc.pid, signal.SIGINT)
         return proc.communicate(timeout=HANG_GUARD_SECONDS)
     finally:
@@ -142,22 +243,22 @@ def ctrl_c(proc, times: int = 1) -> tuple[str, str]:
             proc.wait()
 
 
-def interrupt(argv, *, times: int, env: dict[str, str] | None = None, settle: float = 0.3):
-    """Start ``argv`` in its own session, wait for its workers, Ctrl-C its process group ``times`` times."""
+def interrupt(argv, *, times: int, env: dict[str, str] | None = None, ready=workers_running,
+              stderr_shows: str | None = None):
+    """Start ``argv`` in its own session; once it is where the test wants it (``ready(proc)`` holds: by default
+    its workers exist; and, with ``stderr_shows``, that text is on its stderr: a progress bar's name),
+    Ctrl-C its process group ``times`` times.  (proc, stdout, stderr), stderr whole."""
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env or child_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.monotonic() + HANG_GUARD_SECONDS  # hang guard only
-        while not live_processes(parent=proc.pid):
-            assert proc.poll() is None and time.monotonic() < deadline, "the pool never started"
-            time.sleep(0.005)
-        time.sleep(settle)  # let the tasks (and any fault hook) get going
+        wait_for(lambda: ready(proc), "it never got where it is interrupted", proc)
+        seen = read_stderr_until(proc, stderr_shows) if stderr_shows else ""
         out, err = ctrl_c(proc, times)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return proc, out, err
+    return proc, out, seen + err
 
 
 #: The source folders of the installed packages: ``variants/`` installs as ``bpe.variants``

@@ -1,6 +1,7 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-* ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
+* ``plan``: the settings every measuring command checks once, and its candidates run in turns;
+  ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
   kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``spread``: runs summarized, and the
   one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
   where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import pickle
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,9 @@ from bpe.lab.candidates import Candidate, parse_variants
 from bpe.lab.correctness import check_correctness
 from bpe.lab.diagnose import decode_merges
 from bpe.lab.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.peers import peer_names, peers_table, run_peers
+from bpe.lab.plan import check_repeat, in_turns, plan
 from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
 from bpe.lab.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.timed_run import run_once, write_prefix
@@ -62,29 +63,20 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
     (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
     from bpe.data.datasets import default_vocab_size
-    from bpe.training.chunking import find_limit_end
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.sizes import parse_size
-    from bpe.training.train import check_special_tokens, check_vocab_size, stopped_early
+    from bpe.training.train import stopped_early
 
     # 1. Check everything the runs will trust, before the first of them.
     s, out = settings, out or sys.stdout
-    path = resolve_data(s.data)
-    check_special_tokens(s.special_tokens)
-    vocab_size = s.vocab_size or default_vocab_size(s.data)
-    num_merges = check_vocab_size(vocab_size, s.special_tokens)
-    if s.repeat < 1:
-        raise BPEError(f"--repeat must be at least 1, got {s.repeat}")
+    path, vocab_size = resolve_data(s.data), s.vocab_size or default_vocab_size(s.data)
+    check_repeat(s.repeat)
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
     if s.json_out:  # fail now, not after the whole bench
         check_json_path(s.json_out)
     if s.peers:
         peer_names(s.peers)  # an unknown peer name fails now too
-    path = check_input_file(path)  # the one check of the path: what follows trusts it and its size
-    limit = parse_size(s.limit) if s.limit is not None else None
-    end = find_limit_end(path, limit, s.special_tokens) if limit is not None else None  # at a document's end
-    corpus_bytes = end if end is not None else path.stat().st_size
+    p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
+    path, limit, end, num_merges, corpus_bytes = p.path, p.limit, p.end, p.merges, p.corpus_bytes
 
     # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
     estimates = estimate_candidates(candidates, path, s.special_tokens, corpus_shape(path, s.special_tokens,
@@ -112,7 +104,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     #    (a drift of the machine over the bench, a warming cache or a busy neighbour, then falls on every
     #    candidate alike, not on the ones that ran last); print each one's table.
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
-    with tempfile.TemporaryDirectory(prefix="bpe-bench-") as tmp, spin_on_cores(s.busy, s.load):
+    with lab_tempdir("bench") as tmp, spin_on_cores(s.busy, s.load):
         subset = None  # a function takes a file, not a limit: give it exactly those bytes
         if end is not None and any(c.kind == "function" for c in candidates):
             subset = write_prefix(path, end, Path(tmp) / path.name)
@@ -176,36 +168,32 @@ def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, s
     ((3, '--workers'), (None, 'each run'), (None, 'each run'))
     """
     from bpe.training.pool import default_workers
-    from bpe.training.train import check_workers
 
     if asked == "auto" or (asked is None and candidates < 2):
         return None, "each run"
     if asked is None:
         return default_workers(), "bench"
-    return check_workers(asked), "--workers"
+    return asked, "--workers"  # checked with the other settings (bpe.lab.plan)
 
 
 def _in_turns(s: BenchSettings, workers: int | None, plans: dict, vocab_size: int, failed: dict,
               out) -> dict[str, list[dict]]:
-    """``s.repeat`` rounds, each running every candidate of ``plans`` once, in order, given ``workers`` (the
-    first round keeps each one's merges and, for a ``Merger``, its own pre-token counts); a candidate whose
-    run failed (its line is in ``failed``) drops out.  Each candidate's runs, in the order of ``plans``."""
-    runs: dict[str, list[dict]] = {name: [] for name in plans}
-    for i in range(s.repeat):
-        for name, (candidate, path, limit, counts_out) in plans.items():
-            if name in failed:
-                continue
-            run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,
-                           counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
-                           run_label=f"{name} run {i + 1}/{s.repeat}: ")
-            if "failed" in run:
-                failed[name] = run["failed"]
-                print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
-                continue
-            runs[name].append(run)
-            if s.progress:
-                print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
-    return {name: r for name, r in runs.items() if name not in failed}
+    """Each candidate of ``plans`` run ``s.repeat`` times in turns, given ``workers`` (the first run keeps its
+    merges and a ``Merger``'s own counts); one that fails (its line put in ``failed``) drops out."""
+    def run_one(name: str, i: int) -> dict | None:
+        candidate, path, limit, counts_out = plans[name]
+        run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,
+                       counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
+                       run_label=f"{name} run {i + 1}/{s.repeat}: ")
+        if "failed" in run:
+            failed[name] = run["failed"]
+            print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
+            return None
+        if s.progress:
+            print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
+        return run
+
+    return in_turns(list(plans), s.repeat, run_one)
 
 
 def _asked_all(spec: str | list[str] | None) -> bool:

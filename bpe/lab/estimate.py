@@ -43,13 +43,12 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bpe.interface import option
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
-from bpe.training.sizes import format_size, parse_size
+from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
@@ -199,17 +198,14 @@ class Sample:
                            self.word_length, e_length)
 
 
-def measure_sample(path: str | os.PathLike, special_tokens, end: int | None = None) -> Sample:
-    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path`` (of its first ``end`` bytes),
-    and at a quarter of that, for the exponent they grow with."""
-    from bpe.training.pretokenize import check_input_file, count_text
+def measure_sample(path: str | os.PathLike, special_tokens, end: int) -> Sample:
+    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path``'s first ``end`` bytes (the path
+    checked: :func:`shape_range`), and at a quarter of that, for the exponent they grow with."""
+    from bpe.training.pretokenize import count_text
 
-    if end is None:
-        path = check_input_file(path)
-    size = end if end is not None else path.stat().st_size
     with open(path, "rb") as f:
-        sample = f.read(min(size, SAMPLE_BYTES))
-    cut = sample.rfind(b"\n") if len(sample) < size else -1
+        sample = f.read(min(end, SAMPLE_BYTES))
+    cut = sample.rfind(b"\n") if len(sample) < end else -1
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
     counts = count_text(text, special_tokens)
@@ -353,16 +349,11 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
                   assume_bytes: int | None = None) -> list[Estimate]:
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+    from bpe.lab.plan import plan
 
-    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
-    check_workers(workers)  # a count below 1 would make the pool's share of the time negative
-    size = check_input_file(path).stat().st_size  # checked once: corpus_shape trusts the end it is given
-    # --limit's real end is the next document boundary after it: close enough for an estimate
-    end = min(parse_size(limit), size) if limit is not None else size
-    shape = corpus_shape(path, special_tokens, end, assume_bytes)
-    return [estimate_run(v, shape, merges, workers) for v in variants]
+    p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
+    shape = corpus_shape(p.path, special_tokens, p.corpus_bytes, assume_bytes)  # it trusts the end it is given
+    return [estimate_run(v, shape, p.merges, workers) for v in variants]
 
 
 def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
@@ -433,8 +424,10 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    from bpe.lab.fresh_process import lab_tempdir
+
     probes = {}
-    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+    with lab_tempdir("probe") as tmp:
         for c in candidates:
             if not c.is_variant:
                 if log is not None:

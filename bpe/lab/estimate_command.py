@@ -117,15 +117,11 @@ class Question:
 def ask(source: Source, vocab_size: int, special_tokens: list[str], workers: int | None,
         limit: str | None) -> Question:
     """Check the settings as ``train_bpe`` checks them, and measure the corpus's shape once."""
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+    from bpe.lab.plan import plan
 
-    merges = check_vocab_size(vocab_size, check_special_tokens(special_tokens))
-    check_workers(workers)  # a count below 1 would make the pool's share of the time negative
-    size = check_input_file(source.path).stat().st_size
-    end = min(parse_size(limit), size) if limit is not None else size  # --limit: close enough to its real end
-    low, high = shape_range(source.path, special_tokens, end, source.assumed)
-    return Question(source, special_tokens, merges, end, low, high)
+    p = plan(source.path, vocab_size, special_tokens, workers, limit, rough_end=True)
+    low, high = shape_range(p.path, special_tokens, p.corpus_bytes, source.assumed)
+    return Question(source, special_tokens, p.merges, p.corpus_bytes, low, high)
 
 
 def estimate_ranges(question: Question, candidates: list, workers: int | None) -> list[Ranged]:

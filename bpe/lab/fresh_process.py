@@ -5,13 +5,19 @@ use this: the settings go in as JSON on stdin, and the child hands its result ba
 :func:`write_result`, as JSON in a file of its own (named by ``$BPE_LAB_RESULT``).  Not on stdout:
 the child may run code that is not ours (a student's trainer) and that code may print, so stdout is
 only captured and shown, never parsed.  The child runs in a session of its own: Ctrl-C, SIGTERM or SIGHUP
-to the parent ends the child's whole process group (:func:`end_process_group`), its workers included.
+to the parent ends the child's whole process group (:func:`end_process_group`), its workers included; a
+parent killed outright (``kill -9``) takes the child along (:func:`dies_with_this_process`), and the next
+lab run removes the temporary folder it left (:func:`lab_tempdir`).
 """
 
 from __future__ import annotations
 
+import functools
+import glob
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +29,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
+from bpe.training.pool import die_with_parent
 
 RESULT_ENV = "BPE_LAB_RESULT"
 
@@ -71,13 +78,14 @@ def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progre
 
 def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: int | None,
                extra_env: dict[str, str]) -> ChildRun:
-    with tempfile.TemporaryDirectory(prefix="bpe-lab-child-") as tmp:
+    with lab_tempdir("lab-child") as tmp:
         result_path = Path(tmp) / "result.json"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                    **{RESULT_ENV: str(result_path)}, **extra_env)
         with subprocess.Popen([*prefix, sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, errors="replace", env=env, start_new_session=True,
-                              pass_fds=() if progress_fd is None else (progress_fd,)) as proc:
+                              pass_fds=() if progress_fd is None else (progress_fd,),
+                              preexec_fn=dies_with_this_process()) as proc:
             try:
                 stdout, stderr = proc.communicate(json.dumps(settings))
             except BaseException:  # Ctrl-C, SIGTERM: the child and its workers go before the exception leaves
@@ -92,21 +100,94 @@ def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: in
     return ChildRun(proc.returncode, stdout, stderr, result)
 
 
+def dies_with_this_process():
+    """A ``preexec_fn`` for a fresh process: the kernel SIGKILLs it when this process dies, even by ``kill -9``
+    (Linux).  SIGKILL, not SIGTERM: the child may run code that handles SIGTERM (scalene, a student's trainer).
+    Its own pool's workers die with it in turn (:func:`~bpe.training.pool.die_with_parent`).  The kernel ties
+    it to the thread that starts the child: here always the one that then waits for it."""
+    return functools.partial(die_with_parent, os.getpid(), signal.SIGKILL)
+
+
+#: A lab run's temporary folder, ``bpe-KIND-PID-*``, names the process that made it: one whose process is gone
+#: (killed outright, it could not remove it) is removed by the next run (:func:`remove_orphaned_folders`).
+_LAB_FOLDER = re.compile(r"bpe-(?:bench|lab-child|profile|probe|merge-cost)-(\d+)-")
+#: A file in a lab folder: lines ``PID GLOB``, files outside the folder made by process PID (scalene's in /tmp),
+#: removed with the folder once PID has ended.
+LEFTOVERS = "leftovers"
+
+
+def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder ``bpe-KIND-PID-*`` for a ``with`` block (removed at its end, also on Ctrl-C or a
+    signal); the folders that lab runs killed outright left behind are removed first."""
+    remove_orphaned_folders()
+    return tempfile.TemporaryDirectory(prefix=f"bpe-{kind}-{os.getpid()}-")
+
+
+def remove_orphaned_folders(where: str | Path | None = None) -> None:
+    """Remove this user's lab folders in ``where`` (default: the temporary folder) whose process has ended, and
+    every process their :data:`LEFTOVERS` name too, with the files it names."""
+    try:
+        entries = list(Path(where or tempfile.gettempdir()).iterdir())
+    except OSError:
+        return
+    for folder in entries:
+        owner = _LAB_FOLDER.match(folder.name)
+        if owner is None or running(int(owner.group(1))):
+            continue
+        try:
+            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+                continue
+            leftovers = (folder / LEFTOVERS).read_text().splitlines() if (folder / LEFTOVERS).exists() else []
+        except OSError:
+            continue
+        made_by = [line.partition(" ") for line in leftovers]
+        if any(pid.isdigit() and running(int(pid)) for pid, _, _ in made_by):
+            continue  # a process it names runs on: kept, with its record, for a later run
+        for _, _, pattern in made_by:
+            for path in glob.glob(pattern):
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
+    try:
+        os.kill(pid, 0)  # signal 0 only asks whether the process is there
+    except ProcessLookupError:
+        return False
+    except OSError:  # there, and someone else's
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # no /proc (not Linux), or it has just gone
+        return True
+
+
 #: How long :func:`end_process_group` gives a group to end on SIGTERM before SIGKILL; it only bounds a wait.
 END_GRACE_SECONDS = 1.0
+#: How long it then waits for the group's processes, SIGKILLed, to be gone (the kernel takes a moment, more
+#: on a loaded machine); it only bounds the wait.
+GONE_WAIT_SECONDS = 10.0
 
 
 def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) -> None:
     """End ``proc`` and everything in its process group (it was started with ``start_new_session=True``):
     a timed child's pool workers, the program scalene runs.  SIGTERM, then SIGKILL to whatever is left once
-    ``proc`` has ended or ``grace`` seconds have passed; ``proc`` is reaped.  The group is signalled only
-    while ``proc`` is not yet reaped, so its number cannot have been given to another process."""
+    ``proc`` has ended or ``grace`` seconds have passed; ``proc`` is reaped, and the group's other processes
+    are waited for until gone (what they leave can then be removed).  The group is signalled only while
+    ``proc`` is not yet reaped, so its number cannot have been given to another process."""
+    group = None
     if proc.returncode is None:
         try:
             group = os.getpgid(proc.pid)
         except ProcessLookupError:
             group = None
         if group != proc.pid:  # not a group of its own: end the process alone
+            group = None
             proc.kill()
         else:
             os.killpg(group, signal.SIGTERM)
@@ -115,6 +196,27 @@ def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) 
                 time.sleep(0.01)
             os.killpg(group, signal.SIGKILL)  # a zombie leader still holds the group's number
     proc.wait()
+    deadline = time.monotonic() + GONE_WAIT_SECONDS
+    while group is not None and _group_lives(group) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_lives(group: int) -> bool:
+    """Whether a process of process group ``group`` is still alive (not a zombie), read from /proc (Linux;
+    elsewhere none is seen)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return False
+    for name in filter(str.isdigit, entries):
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] not in "ZX":
+            return True
+    return False
 
 
 def _ended(proc: subprocess.Popen) -> bool:

@@ -19,22 +19,19 @@ import pickle
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
 from bpe.lab.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
-from bpe.training.sizes import parse_size
 from bpe.errors import BPEError
 from bpe.lab.candidates import CandidateFailed, load_algorithm
-from bpe.lab.fresh_process import child_result, run_json_child, write_result
+from bpe.lab.fresh_process import child_result, lab_tempdir, run_json_child, write_result
+from bpe.lab.plan import check_repeat, in_turns, plan
 from bpe.lab.spread import summary
-from bpe.training.chunking import find_limit_end
 from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
-from bpe.training.train import check_special_tokens, check_vocab_size
 
 _CHILD_CODE = "from bpe.lab.merge_cost import child_main; child_main()"
 _INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
@@ -92,26 +89,24 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
     out = out or sys.stdout
     if not candidates:
         raise BPEError("name at least one candidate: a variant (v6) or a file defining Merger")
-    if repeat < 1:
-        raise BPEError(f"repeat must be at least 1, got {repeat}")
+    check_repeat(repeat)
     for candidate in candidates:
         load_merger(candidate)  # a bad name or file fails now, not after counting
-    special_tokens = check_special_tokens(special_tokens)
-    num_merges = check_vocab_size(vocab_size, special_tokens)
-    path = resolve_data(data)
-    end = find_limit_end(path, parse_size(limit), special_tokens) if limit is not None else None
-    counts = dict(count_file_parallel(path, special_tokens, workers=workers, end=end))
-    results: dict[str, dict] = {candidate: {"runs": []} for candidate in candidates}
-    with tempfile.TemporaryDirectory(prefix="bpe-merge-cost-") as tmp:
+    p = plan(resolve_data(data), vocab_size, special_tokens, workers, limit)
+    special_tokens, num_merges = p.special_tokens, p.merges
+    counts = dict(count_file_parallel(p.path, special_tokens, workers=workers, end=p.end))
+    with lab_tempdir("merge-cost") as tmp:
         counts_path = Path(tmp) / "counts.pickle"
         counts_path.write_bytes(pickle.dumps(counts, protocol=pickle.HIGHEST_PROTOCOL))
-        for _ in range(repeat):
-            for candidate in candidates:  # taking turns, so a slow spell of the machine hits all of them
-                results[candidate]["runs"].append(_run(candidate, counts_path, num_merges)[0])
-                if progress:
-                    run = results[candidate]["runs"][-1]
-                    print(f"  {candidate} run {len(results[candidate]['runs'])}/{repeat}: build {run['build']:.2f}s, "
-                          f"merges {run['merges']:.2f}s", file=sys.stderr, flush=True)
+
+        def run_one(candidate: str, i: int) -> dict:
+            run = _run(candidate, counts_path, num_merges)[0]
+            if progress:
+                print(f"  {candidate} run {i + 1}/{repeat}: build {run['build']:.2f}s, merges {run['merges']:.2f}s",
+                      file=sys.stderr, flush=True)
+            return run
+
+        results = {candidate: {"runs": runs} for candidate, runs in in_turns(candidates, repeat, run_one).items()}
         if count_instructions:
             for candidate in candidates:
                 results[candidate]["instructions"] = instructions(candidate, counts_path, num_merges)

@@ -26,6 +26,7 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, shown_path
 from bpe.errors import BPEError
 from bpe.lab import text_kinds
+from bpe.lab.plan import check_repeat
 from bpe.lab.spread import range_text, ratio_text, summary
 from bpe.lab.text_kinds import KINDS, SEPARATOR, make_sample
 from bpe.training.sizes import parse_size
@@ -105,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         size = parse_size(args.size)
-        if args.repeat < 1:
-            raise BPEError(f"--repeat must be at least 1, got {args.repeat}")
+        check_repeat(args.repeat)
         wanted = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
         unknown = [kind for kind in wanted if kind not in KINDS]
         if unknown:

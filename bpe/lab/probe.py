@@ -27,13 +27,13 @@ names it.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.lab.candidates import Candidate
 from bpe.lab.diagnose import Evidence, decode_merges, diagnose
+from bpe.lab.fresh_process import lab_tempdir
 
 _NAMES = ("Ann", "Bob", "Tom", "Sue", "Max", "Lily", "Ben", "Mia")
 
@@ -119,7 +119,7 @@ def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
 
     from bpe.lab.timed_run import run_once  # the child checks the vocab too (its vocab_problems)
 
-    with tempfile.TemporaryDirectory(prefix="bpe-probe-") as tmp:
+    with lab_tempdir("probe") as tmp:
         path = probe.write(Path(tmp))
         counts_out = Path(tmp) / "counts.pickle" if candidate.kind == "merger" else None
         run = run_once(path, candidate, probe.vocab_size, list(probe.special_tokens), 1, want_merges=True,

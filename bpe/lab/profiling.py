@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,15 +23,22 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.fresh_process import end_process_group
+from bpe.lab.fresh_process import LEFTOVERS, dies_with_this_process, end_process_group, lab_tempdir, running
 from bpe.lab.estimate import check_affordable, estimate_file, format_duration
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 #: Where ``bpe profile`` writes unless told to rewrite the committed profiles (``--publish``).
 DEFAULT_OUT_DIR = REPO_ROOT / "out" / "profiles"
 
+# scalene runs the target in a child of its own, which goes when scalene, its session's leader, goes (SIGKILL:
+# scalene handles SIGTERM; if scalene is gone already, it exits, and scalene's exit removes its files).  Killed,
+# it leaves its files in /tmp under its pid: said in LEFTOVERS, for the next run if bpe was killed outright.
 _TARGET = """\
-import json, sys
+import json, os, signal, sys
+from bpe.training.pool import die_with_parent
+die_with_parent(os.getsid(0), signal.SIGKILL)
+with open(os.path.join(os.path.dirname(__file__), "LEFTOVERS"), "a") as f:
+    f.write(f"{os.getpid()} PATTERN{os.getpid()}\\n")
 from bpe.training.train import train_bpe
 settings = json.loads(sys.argv[1])
 train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
@@ -112,49 +118,34 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
 
 
 #: Files scalene's native library makes in /tmp whatever TMPDIR says, named by the pid of the process it
-#: profiles (scalene-malloc-*, scalene-memcpy-init, -lock, -signal); scalene removes some when it ends on
-#: its own, none when it is ended by a signal.
+#: profiles (scalene-malloc-, scalene-memcpy- with -init, -lock, -signal, then the pid); scalene removes some
+#: when it ends on its own, none when it is ended by a signal.
 SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 
-def remove_scalene_leftovers(before: set[str], wait: float = 1.0) -> None:
-    """Remove the :data:`SCALENE_FILES` that were not there ``before``, once their process has ended
-    (waiting up to ``wait`` seconds: a process just killed with its group may not be gone yet)."""
-    deadline = time.monotonic() + wait
+def scalene_files_of(pid: int | str) -> str:
+    """The glob of the :data:`SCALENE_FILES` made for process ``pid`` (not for a pid that ends in its digits)."""
+    return f"/tmp/scalene-*[!0-9]{pid}"
+
+
+def remove_scalene_leftovers(before: set[str]) -> None:
+    """Remove the :data:`SCALENE_FILES` that were not there ``before`` and whose process has ended (the run's,
+    once :func:`~bpe.lab.fresh_process.end_process_group` has seen its group gone; or garbage of another run)."""
     for path in sorted(set(glob.glob(SCALENE_FILES)) - before):
         pid = re.search(r"(\d+)$", path)
-        if pid is None:
-            continue
-        while _running(int(pid.group(1))) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not _running(int(pid.group(1))):
+        if pid is not None and not running(int(pid.group(1))):
             try:
                 os.remove(path)
             except OSError:
                 pass
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
-    try:
-        os.kill(pid, 0)  # signal 0 only asks whether the process is there
-    except ProcessLookupError:
-        return False
-    except OSError:  # there, and someone else's
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:  # no /proc (not Linux), or it has just gone
-        return True
-
-
 def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
     """Run one training under scalene, writing its JSON profile to ``json_out``; ``alive`` as for
     :func:`wait_alive`, so a long profile says it is still going."""
-    with tempfile.TemporaryDirectory(prefix="bpe-profile-") as tmp:
+    with lab_tempdir("profile") as tmp:
         target = Path(tmp) / "train_for_profile.py"
-        target.write_text(_TARGET)
+        target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS).replace("PATTERN", scalene_files_of("")))
         raw = Path(tmp) / "profile.json"
         cmd = [sys.executable, "-m", "scalene", "run", "-o", str(raw), "--program-path", str(REPO_ROOT),
                str(target), "---", json.dumps(settings)]
@@ -165,7 +156,7 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
         try:
             # A session of its own: scalene runs the training in a child of its own, which must go with it.
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                    cwd=REPO_ROOT, start_new_session=True)
+                                    cwd=REPO_ROOT, start_new_session=True, preexec_fn=dies_with_this_process())
         except FileNotFoundError as exc:
             raise BPEError(f"cannot run scalene: {exc}") from None
         try:
@@ -254,16 +245,14 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
     from bpe.lab.publish import RESULT_DIRS, git_commit, output_path
     from bpe.training.registry import get_variant
-    from bpe.training.train import check_special_tokens, check_vocab_size
+    from bpe.lab.plan import plan
 
     if variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     get_variant(variant)
-    check_special_tokens(special_tokens)
-    check_vocab_size(vocab_size, special_tokens)
+    path = plan(resolve_data(data), vocab_size, special_tokens, workers).path
     # a committed profile names the commit that made it: never a -dirty one
     out_dir = output_path(out_dir, DEFAULT_OUT_DIR, PROFILES_DIR, publish, "bpe profile --publish")
-    path = resolve_data(data)
     out = out or sys.stdout
     estimate, = estimate_file(path, [variant], vocab_size, special_tokens, workers)
     print(f"bpe-lab profile: {variant} on {data_label(data)} ({path.stat().st_size:,} bytes), vocab {vocab_size:,}, "

@@ -226,51 +226,48 @@ STEPS = [
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.training.chunking import find_limit_end
-    from bpe.training.sizes import parse_size
+    from bpe.lab.plan import plan
 
     if run.real and not DATASETS[run.data].path.exists():
         print(f"[{run.name}] skipped: {run.data} is not in data/ (make data DATA={run.data})", file=log, flush=True)
         return None
-    path = resolve_data(run.data)
-    limit = parse_size(run.limit) if run.limit else None
-    corpus_bytes = find_limit_end(path, limit, special_tokens) if limit else path.stat().st_size
+    p = plan(resolve_data(run.data), run.vocab_size, special_tokens, workers, run.limit or None)
     variants = runnable(run.variants)
     for left_out in (v for v in run.variants if v not in variants):
         print(f"[{run.name}] {left_out} left out, and its steps with it: {cannot_run(left_out)}", file=log, flush=True)
     print(f"[{run.name}] {run.data}{f' (first {run.limit})' if run.limit else ''}, vocab {run.vocab_size:,}: "
           f"{', '.join(variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
-    runs = interleaved_runs(run.name, path, variants, run.vocab_size, special_tokens, workers, limit, repeat, log)
+    runs = interleaved_runs(run.name, p, variants, repeat, log)
     digests = {v: rs[0]["merges_sha256"] for v, rs in runs.items()}
     if len(set(digests.values())) != 1:
         raise BPEError(f"[{run.name}] the rungs gave different merges: {digests}")
     return {
-        "data": run.data, "path": shown_path(path), "corpus_bytes": corpus_bytes, "limit": run.limit,
+        "data": run.data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes, "limit": run.limit,
         "vocab_size": run.vocab_size, "num_merges": runs[variants[0]][0]["merges"], "note": run.note,
         "repeat": repeat, "merges_sha256": next(iter(digests.values())),
         "variants": {v: {"runs": [slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
     }
 
 
-def interleaved_runs(name: str, path: Path, specs, vocab_size: int, special_tokens: list[str], workers: int | None,
-                     limit: int | None, repeat: int, log) -> dict[str, list[dict]]:
-    """``repeat`` fresh-process runs of each candidate (a rung, or a file defining ``Merger``), taking
-    turns (``a b a b``), by label; a run that fails is a :class:`BPEError` naming it."""
-    from bpe.lab.timed_run import run_once
+def interleaved_runs(name: str, p, specs, repeat: int, log) -> dict[str, list[dict]]:
+    """``repeat`` fresh-process runs of each candidate (a rung, or a file defining ``Merger``) on the
+    :class:`~bpe.lab.plan.Plan` ``p``, taking turns, by label; a run that fails is a :class:`BPEError` naming it."""
     from bpe.lab.candidates import resolve
+    from bpe.lab.plan import in_turns
+    from bpe.lab.timed_run import run_once
 
-    candidates = [resolve(spec) for spec in specs]
-    runs: dict[str, list[dict]] = {c.label: [] for c in candidates}
-    for i in range(repeat):
-        for candidate in candidates:
-            result = run_once(path, candidate, vocab_size, special_tokens, workers, limit)
-            if "failed" in result:
-                raise BPEError(f"[{name}] {result['failed']}")
-            result.pop("merge_list", None)
-            runs[candidate.label].append(result)
-            print(f"  [{name}] run {i + 1}/{repeat} {candidate.label}: total {result['total']:.2f} s, "
-                  f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
-    return runs
+    candidates = {c.label: c for c in (resolve(spec) for spec in specs)}
+
+    def run_one(label: str, i: int) -> dict:
+        result = run_once(p.path, candidates[label], p.vocab_size, p.special_tokens, p.workers, p.limit)
+        if "failed" in result:
+            raise BPEError(f"[{name}] {result['failed']}")
+        result.pop("merge_list", None)
+        print(f"  [{name}] run {i + 1}/{repeat} {label}: total {result['total']:.2f} s, "
+              f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
+        return result
+
+    return in_turns(list(candidates), repeat, run_one)
 
 
 def runnable(variants: tuple[str, ...]) -> tuple[str, ...]:
@@ -329,6 +326,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
     from bpe.defaults import SPECIAL_TOKEN
     from bpe.lab.articles import plot_merge_cost, write_coursework
+    from bpe.lab.plan import check_repeat
     from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
     from bpe.data.datasets import shown_path as shown
 
@@ -337,8 +335,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         print(QUICK_WARNING.format(where="below"), file=log, flush=True)
     plan = QUICK if quick else FULL
     repeat = repeat or (1 if quick else 3)
-    if repeat < 1:
-        raise BPEError(f"--repeat must be at least 1, got {repeat}")
+    check_repeat(repeat)
     if out is not None:
         check_json_path(out)
     rungs = tuple(dict.fromkeys(v for run in plan for v in run.variants))

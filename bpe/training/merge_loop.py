@@ -54,14 +54,14 @@ def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progr
     from bpe.training.progress import make_progress
 
     progress = make_progress(progress)
-    progress.start_merges(num_merges)
     on_merge = progress.on_merge
     expect = getattr(timer, "expect_merges", None)
     if expect is not None:
         expect(num_merges)
     select, update = timer.stage("select"), timer.stage("update")
     merges: list[Pair] = []
-    try:
+    try:  # from the bar's start: a Ctrl-C as it is drawn still closes it (and the merger) below
+        progress.start_merges(num_merges)
         for _ in range(num_merges):
             with select:
                 pair = merger.select_best_pair()

@@ -117,14 +117,16 @@ def _context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Linux: have the kernel SIGTERM this worker if the parent dies (even by SIGKILL).
+def die_with_parent(parent_pid: int, signum: int = signal.SIGTERM) -> None:
+    """Linux: have the kernel send this process ``signum`` when its parent ``parent_pid`` dies (even by
+    SIGKILL); if the parent is already gone, exit at once.  Called first thing in the child.
 
-    Without it a worker of a ``kill -9``-ed parent would wait forever for a task that never comes.
+    Without it a worker of a ``kill -9``-ed parent would wait forever for a task that never comes, and
+    the lab's fresh processes (a timed run, scalene) would run on with nobody to read their result.
     """
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
         except (OSError, AttributeError):
             pass
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
@@ -139,7 +141,7 @@ def _env_number(name: str) -> int | None:
 def _worker_main(conn, inherited, parent_pid: int, channel=None) -> None:
     for other in inherited:  # forked copies of the parent's ends of its own and earlier workers' pipes
         other.close()
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     # Ctrl-C in a terminal signals the whole process group, and so does a closed terminal (SIGHUP).  Only the
     # parent reacts (it terminates the pool); a worker that also raised KeyboardInterrupt would print its
     # own traceback.  SIGTERM is how the pool (and the kernel, when the parent dies) stops a worker: the

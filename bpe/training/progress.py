@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from bpe.errors import stop_signals_held
+
 
 class Progress:
     """The interface, and the silent implementation: every call is a no-op."""
@@ -43,7 +45,10 @@ class BarProgress(Progress):
         from tqdm import tqdm
 
         self.close()
-        self.bar = tqdm(file=self.file, dynamic_ncols=True, leave=False, **kwargs)
+        # A Ctrl-C between the bar's first drawing and its assignment would leave it drawn, with nothing to
+        # close it, and the CLI's last line glued to it: the bar is made whole first.
+        with stop_signals_held():
+            self.bar = tqdm(file=self.file, dynamic_ncols=True, leave=False, **kwargs)
 
     def start_bytes(self, total: int) -> None:
         self._open(total=total, unit="B", unit_scale=True, desc=f"{self.prefix}pre-tokenizing")

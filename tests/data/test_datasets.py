@@ -6,10 +6,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from bpe.cli import main
-from conftest import REPO_ROOT
+from conftest import HANG_GUARD_SECONDS, REPO_ROOT, wait_for
 
 
 def test_too_big_is_refused_in_one_line_before_writing(tmp_path, monkeypatch, capsys):
@@ -45,12 +44,14 @@ def test_sigterm_during_generation_leaves_no_temporary_file(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "bpe", "data", "get", "webtext-synth", "--size", "500MB"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tmp = tmp_path / "webtext-synth-500MB.txt.tmp"
-    deadline = time.monotonic() + 120
-    while not tmp.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert tmp.exists(), "the generation never started writing"
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    try:
+        wait_for(tmp.exists, "the generation never started writing", proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 128 + signal.SIGTERM and "bpe: terminated (SIGTERM)" in err
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []

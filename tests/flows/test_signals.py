@@ -2,50 +2,30 @@
 
 Each command runs in a real process on small data, in a session of its own.  The test waits until the
 command is in the phase under test (its pool's workers exist; the bench's timed child has workers of
-its own; encode's temporary ``.npy`` exists; scalene's child runs), sends the signal to the command's
-process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit status 128 + the signal; no
-process it started still alive (those seen before the signal, and anything left in its session); no
-temporary file or folder left.  Saving is reached from inside: the file writer signals its own process
-after the first file.  Polls are bounded by :data:`HANG_GUARD_SECONDS`; nothing asserts a duration.
+its own; encode's temporary ``.npy`` exists; scalene's child runs the training, its files in /tmp), sends
+the signal to the command's process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit
+status 128 + the signal; no process it started still alive (those seen before the signal, and anything
+left in its session); no temporary file or folder left, nor scalene's files in /tmp for the processes it
+started.  Saving is reached from inside: the file writer signals its own process after the first file.
+Waits are bounded by :data:`HANG_GUARD_SECONDS`; nothing asserts a duration.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from bpe.cli import main
-from bpe.lab.profiling import SCALENE_FILES
-from conftest import DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes
+from conftest import (DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, alive, child_env, descendants, live_processes,
+                      scalene_files, scalene_runs_the_training, timed_child_has_workers, wait_for, workers_running)
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP]
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children, their children, ...), read from /proc."""
-    found, todo = [], [pid]
-    while todo:
-        children = live_processes(parent=todo.pop())
-        found += children
-        todo += children
-    return found
-
-
-def poll(condition, what: str) -> None:
-    """Wait until ``condition()`` holds; a hang guard only, never a measure of speed."""
-    deadline = time.monotonic() + HANG_GUARD_SECONDS
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.005)
 
 
 def signal_in_phase(argv: list[str], signum: int, in_phase, env: dict[str, str] | None = None):
@@ -54,7 +34,7 @@ def signal_in_phase(argv: list[str], signum: int, in_phase, env: dict[str, str] 
     proc = subprocess.Popen([sys.executable, "-m", "bpe", *argv], cwd=REPO_ROOT, env=env or child_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        poll(lambda: proc.poll() is not None or in_phase(proc), "the command never reached the phase")
+        wait_for(lambda: proc.poll() is not None or in_phase(proc), "the command never reached the phase")
         assert proc.poll() is None, f"it ended before the signal: {proc.communicate()[1]}"
         started = descendants(proc.pid)
         proc.send_signal(signum)
@@ -69,20 +49,8 @@ def signal_in_phase(argv: list[str], signum: int, in_phase, env: dict[str, str] 
 def assert_ended_cleanly(proc, err: str, started: list[int], signum: int) -> None:
     assert err == f"bpe: terminated ({signal.Signals(signum).name})\n", err
     assert proc.returncode == 128 + signum
-    poll(lambda: not [pid for pid in started if _alive(pid)] and not live_processes(session=proc.pid),
-         f"processes left over: {started}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in "ZX"
-
-
-def workers_running(proc) -> bool:
-    return bool(live_processes(parent=proc.pid))
+    wait_for(lambda: not [pid for pid in started if alive(pid)] and not live_processes(session=proc.pid),
+             f"processes left over: {started}")
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
@@ -102,7 +70,7 @@ def test_train_when_its_terminal_is_gone(tmp_path):
                              "--vocab-size", "2000", "--workers", "2", "--quiet"], cwd=REPO_ROOT, env=child_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        poll(lambda: proc.poll() is not None or workers_running(proc), "the pool never started")
+        wait_for(lambda: workers_running(proc), "the pool never started", proc)
         started = descendants(proc.pid)
         proc.stderr.close()  # nobody reads it any more: writing it fails (EPIPE)
         proc.send_signal(signal.SIGHUP)
@@ -112,7 +80,7 @@ def test_train_when_its_terminal_is_gone(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert started and proc.returncode == 128 + signal.SIGHUP
-    poll(lambda: not [pid for pid in started if _alive(pid)], f"processes left over: {started}")
+    wait_for(lambda: not [pid for pid in started if alive(pid)], f"processes left over: {started}")
 
 
 _SIGNAL_WHILE_SAVING = """
@@ -139,28 +107,10 @@ def test_train_while_saving(tmp_path, signum):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no .tok.new-* folder, no tok
 
 
-def timed_child_has_workers(proc) -> bool:
-    return any(len(live_processes(parent=child)) >= 2 for child in live_processes(parent=proc.pid))
-
-
-def scalene_runs_the_training(proc) -> bool:
-    """scalene (the child) has started the run it profiles (its own child; it may start helpers before)."""
-    return any("train_for_profile" in _cmdline(grandchild)
-               for child in live_processes(parent=proc.pid) for grandchild in live_processes(parent=child))
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text()
-    except OSError:
-        return ""
-
-
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_bench_in_its_timed_child(tmp_path, signum):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    scalene_files = set(glob.glob(SCALENE_FILES))  # its native library writes to /tmp whatever TMPDIR says
     proc, err, started = signal_in_phase(
         ["bench", "--variant", "v6", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--workers", "2",
          "--repeat", "3"], signum, timed_child_has_workers, env=child_env(TMPDIR=str(scratch)))
@@ -193,11 +143,11 @@ def test_profile_ends_scalene_and_its_child(tmp_path):
     pytest.importorskip("scalene")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    scalene_files = set(glob.glob(SCALENE_FILES))  # its native library writes to /tmp whatever TMPDIR says
     proc, err, started = signal_in_phase(
         ["profile", "--variant", "v2", "--data", str(DEFAULT_CORPUS), "--vocab-size", "2000", "--out-dir",
          str(tmp_path / "out")], signal.SIGTERM, scalene_runs_the_training, env=child_env(TMPDIR=str(scratch)))
     assert len(started) >= 2, f"scalene and the run it profiles were not both seen: {started}"
     assert_ended_cleanly(proc, err, started, signal.SIGTERM)
     assert list(scratch.iterdir()) == [] and not list((tmp_path / "out").glob("**/*"))  # no profile written
-    assert set(glob.glob(SCALENE_FILES)) <= scalene_files, "scalene's files in /tmp were left behind"
+    # its native library writes to /tmp whatever TMPDIR says: every such file of the run's processes is gone
+    assert not scalene_files(started), f"scalene's files in /tmp were left behind: {scalene_files(started)}"

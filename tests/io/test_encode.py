@@ -21,7 +21,8 @@ from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
-from conftest import DEFAULT_CORPUS, FIXTURES, child_env, interrupt, live_processes
+from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
+                      workers_running)
 
 EOT = "<|endoftext|>"
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
@@ -323,7 +324,12 @@ def test_ctrl_c_is_one_line_no_output_no_process(trained_dir, tmp_path, times, h
     out = tmp_path / "ids.npy"
     argv = [sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data", str(big),
             "--out", str(out), "--workers", "2", "--chunk-size", "64KiB"]
-    proc, _, err = interrupt(argv, times=times, env=child_env(**({hook: "2"} if hook else {})))
+
+    def writing(proc) -> bool:  # its workers run and the .npy is being written; with the hook, task 2 stalled
+        return (workers_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
+                and (hook is None or a_worker_stalled(proc)))
+
+    proc, _, err = interrupt(argv, times=times, env=child_env(**({hook: "2"} if hook else {})), ready=writing)
     assert proc.returncode == 130 and err == "bpe: interrupted\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
     assert live_processes(session=proc.pid) == []

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
 from bpe.io.outputs import OutputLock, save_tokenizer, token_report
 from bpe.training.pretokenize import GPT2_PATTERN
-from conftest import CORPUS_EN, DEFAULT_CORPUS, FIXTURES, REPO_ROOT, reference_merges, reference_vocab
+from conftest import (CORPUS_EN, DEFAULT_CORPUS, FIXTURES, HANG_GUARD_SECONDS, REPO_ROOT, read_stderr_until,
+                      reference_merges, reference_vocab, without_bars)
 
 EOT = "<|endoftext|>"
 
@@ -221,15 +221,15 @@ def test_ctrl_c_during_training_leaves_no_output(tmp_path):
         [sys.executable, "-m", "bpe", "train", "--variant", "v1", "--data", str(DEFAULT_CORPUS),
          "--vocab-size", "5000", "--progress", "--force", "--out", str(out)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # wait until the merge loop runs (its "merging" progress bar appears), then interrupt
-    deadline = time.monotonic() + 120
-    buffer = ""
-    while "merging" not in buffer and time.monotonic() < deadline:
-        buffer += proc.stderr.read(1)
-    assert "merging" in buffer
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "bpe: interrupted" in err
+    try:
+        seen = read_stderr_until(proc, "merging")  # the merge loop runs (its progress bar appears)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and without_bars(seen + err) == "bpe: interrupted\n", seen + err
     assert not out.exists()
 
 

@@ -8,7 +8,7 @@ that raise, print or return the wrong shape.
 
 import io
 import json
-import time
+import re
 
 import pytest
 
@@ -17,7 +17,7 @@ from bpe.errors import BPEError
 from bpe.lab.bench import BenchSettings, run_bench
 from bpe.lab.timed_run import RunningLine
 from bpe.lab.candidates import parse_variants
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for
 
 CANDIDATES = FIXTURES / "candidates"
 EOT = ["<|endoftext|>"]
@@ -205,19 +205,20 @@ def test_every_run_shows_its_elapsed_time():
     """The same live line for a function candidate (no merges to report) and for a rung or Merger."""
     stream = io.StringIO()
     with RunningLine(stream, "mine run 1/3: ", "a train_bpe function reports no merges", interval=0.01):
-        time.sleep(0.1)
-    assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in stream.getvalue()
-    assert stream.getvalue().count("running, 0 s") > 2 and stream.getvalue().endswith("\r\033[K")
+        wait_for(lambda: stream.getvalue().count("running, ") > 2, "the line was not rewritten by its thread")
+    shown = stream.getvalue()
+    assert "mine run 1/3: running, 0 s (a train_bpe function reports no merges)" in shown  # shown on entering
+    assert len(re.findall(r"mine run 1/3: running, \d+ s \(a train_bpe function reports no merges\)", shown)) > 2
+    assert shown.endswith("\r\033[K")
     stream = io.StringIO()
     with RunningLine(stream, "v1 run 1/3: ", interval=0.01) as line:
         line.start_bytes(200)
-        line.on_bytes(100)
-        time.sleep(0.05)
+        line.on_bytes(100)  # shown by the thread's next rewrite, not at once
+        wait_for(lambda: "(pre-tokenizing, 50%)" in stream.getvalue(), "the bytes counted were never shown")
         line.start_merges(43)
         line.on_merge()
-        time.sleep(0.05)
-    shown = stream.getvalue()
-    assert "v1 run 1/3: running, 0 s (pre-tokenizing, 50%)" in shown and "(merging, 1 of 43)" in shown
+        wait_for(lambda: "(merging, 1 of 43)" in stream.getvalue(), "the merge made was never shown")
+    assert re.search(r"v1 run 1/3: running, \d+ s \(pre-tokenizing, 50%\)", stream.getvalue())
 
 
 def test_estimate_times_a_candidate_too(capsys):

@@ -1,13 +1,17 @@
 """The profile summary ranks scalene's lines by CPU and by memory; `make profile` names files by settings;
-profiles keep no path of the machine they were made on."""
+profiles keep no path of the machine they were made on; a run leaves no file of scalene's native library in /tmp."""
 
+import glob
 import json
 import re
+import threading
+from contextlib import contextmanager
 
 import pytest
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.lab.profiling import clean_profile, profile_stem, run_profile, summarize
+from conftest import cmdline, scalene_files
 
 MACHINE_PATH = re.compile(r"/(?:work|home|tmp|root|usr|opt)/|(?<!<)(?:site|dist)-packages")
 
@@ -46,6 +50,29 @@ def test_profile_stem():
     assert profile_stem("v1", "corpus-en", 500) == "v1-corpus-en-500"
 
 
+@contextmanager
+def scalene_files_watched(marker: str):
+    """The pids of the files scalene's native library makes in /tmp during the block, for processes whose command
+    line holds ``marker`` (this run's, not another's running beside it); watched from a thread."""
+    pids, stop = set(), threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            for path in glob.glob("/tmp/scalene-*"):
+                pid = re.search(r"(\d+)$", path)
+                if pid and int(pid.group(1)) not in pids and marker in cmdline(int(pid.group(1))):
+                    pids.add(int(pid.group(1)))
+            stop.wait(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield pids
+    finally:
+        stop.set()
+        watcher.join()
+
+
 @pytest.mark.slow
 def test_scalene_run_writes_both_files(tmp_path, monkeypatch):
     import tempfile
@@ -54,8 +81,11 @@ def test_scalene_run_writes_both_files(tmp_path, monkeypatch):
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where this process's temporary folders go
     monkeypatch.setenv("TMPDIR", str(scratch))  # and its children's
-    json_out, md_out = run_profile("v2", "tinystories-sample", 300, ["<|endoftext|>"], out_dir=tmp_path)
+    with scalene_files_watched(str(scratch)) as pids:
+        json_out, md_out = run_profile("v2", "tinystories-sample", 300, ["<|endoftext|>"], out_dir=tmp_path)
     assert list(scratch.iterdir()) == []  # nothing left behind, scalene's own folder included
+    assert pids, "no file of scalene's native library was seen in /tmp during the run"
+    assert not scalene_files(pids), f"scalene's files in /tmp were left behind: {scalene_files(pids)}"
     assert json_out.name == "v2-tinystories-sample-300.json" and md_out.name == "v2-tinystories-sample-300.md"
     assert json.loads(json_out.read_text())["bpe_lab"]["variant"] == "v2"
     assert md_out.read_text().startswith("# Profile v2-tinystories-sample-300")
@@ -100,16 +130,25 @@ def test_committed_profiles_name_no_machine_path(path):
     assert not found, f"{path.name} names paths of the machine it was made on: {sorted(set(found))}"
 
 
-def test_a_long_profile_says_it_is_alive():
+def test_a_long_profile_says_it_is_alive(tmp_path):
     import subprocess
     import sys
 
     from bpe.lab.profiling import wait_alive
 
     beats = []
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5); print('done')"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, _ = wait_alive(proc, beats.append, every=0.1)
+    # the child ends only once it has been told of the second beat (a file appears): two beats, whatever the load
+    told = tmp_path / "beaten twice"
+    child = ("import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.01)\nprint('done')")
+    proc = subprocess.Popen([sys.executable, "-c", child, str(told)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+    def beat(seconds: float) -> None:
+        beats.append(seconds)
+        if len(beats) == 2:
+            told.touch()
+
+    out, _ = wait_alive(proc, beat, every=0.1)
     assert out.strip() == "done" and len(beats) >= 2 and beats == sorted(beats)
 
 

@@ -18,7 +18,8 @@ import pytest
 from bpe import BPEError
 from bpe.training.pool import (CHANNEL_KEY, KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
                                worker_state)
-from conftest import HANG_GUARD_SECONDS, child_env, interrupt, live_processes
+from conftest import (HANG_GUARD_SECONDS, a_worker_stalled, child_env, interrupt, live_processes,
+                      workers_running)
 
 def add_to_state(x):
     state = worker_state()
@@ -207,7 +208,8 @@ def test_ctrl_c_reaches_the_caller_and_leaves_no_process(tmp_path, times, hook):
     script = tmp_path / "caller.py"
     script.write_text(CALLER)
     env = child_env(**({hook: "1"} if hook else {}))  # task 1: the parent blocks reading half an answer
-    proc, out, err = interrupt([sys.executable, str(script)], times=times, env=env)
+    proc, out, err = interrupt([sys.executable, str(script)], times=times, env=env,
+                               ready=a_worker_stalled if hook else workers_running)
     assert proc.returncode == 130, err
     assert err == "caller saw KeyboardInterrupt\n"
     assert live_processes(session=proc.pid) == []

@@ -83,21 +83,17 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
     from bpe.lab.publish import check_json_path, machine_info, write_json_atomic
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+    from bpe.lab.plan import check_repeat, plan
 
     log = log or sys.stdout
     regimes = pair_regimes(data, vocab_sizes)
-    specials = check_special_tokens(list(SPECIAL_TOKENS if special_tokens is None else special_tokens))
-    for _, vocab_size in regimes:
-        check_vocab_size(vocab_size, specials)
-    check_workers(workers)
-    if repeat < 1:
-        raise BPEError(f"--repeat must be at least 1, got {repeat}")
+    specials = list(SPECIAL_TOKENS if special_tokens is None else special_tokens)
+    check_repeat(repeat)
     if json_out:
         check_json_path(json_out)  # fail now, not after the runs
-    for regime_data, _ in regimes:  # a missing data set fails now too
-        check_input_file(resolve_data(regime_data))
+    # every regime checked now, a missing data set too, before the first run
+    plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
+             for regime_data, vocab_size in regimes]
     started = datetime.now(timezone.utc)
     machine = machine_info()  # now: the commit whose code runs
     result = {
@@ -108,8 +104,8 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
         "rows": {row: idea(row) for row in ROWS},
         "regimes": {},
     }
-    for regime_data, vocab_size in regimes:
-        regime = run_regime(regime_data, vocab_size, repeat, workers, limit, specials, log)
+    for regime_data, regime_plan in plans:
+        regime = run_regime(regime_data, regime_plan, repeat, log)
         result["regimes"][regime["label"]] = regime
         print(ablation_table(regime, result["rows"]), file=log, flush=True)
         differ = [row for row, entry in regime["rows"].items() if not entry["identical"]]
@@ -137,23 +133,16 @@ def command_line(regimes: list[tuple[str, int]], repeat: int, workers: int | Non
     return " ".join(parts)
 
 
-def run_regime(data: str, vocab_size: int, repeat: int, workers: int | None, limit: str | None,
-               special_tokens: list[str], log) -> dict:
-    """Every row on one data set at one vocab size: medians, spreads, time against v6, merges checked."""
-    from bpe.data.datasets import data_label, resolve_data, shown_path
+def run_regime(data: str, p, repeat: int, log) -> dict:
+    """Every row on one data set at one vocab size (its :class:`~bpe.lab.plan.Plan`): medians, spreads,
+    time against v6, merges checked."""
+    from bpe.data.datasets import data_label, shown_path
     from bpe.lab.reproduce import compare, interleaved_runs, slim, summarize_runs
-    from bpe.training.chunking import find_limit_end
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.sizes import parse_size
 
     label = data_label(data)
-    path = check_input_file(resolve_data(data))
-    end = parse_size(limit) if limit is not None else None
-    corpus_bytes = find_limit_end(path, end, special_tokens) if end is not None else path.stat().st_size
-    print(f"[{label}] {corpus_bytes:,} bytes, vocab {vocab_size:,}: {len(ROWS)} rows interleaved, "
+    print(f"[{label}] {p.corpus_bytes:,} bytes, vocab {p.vocab_size:,}: {len(ROWS)} rows interleaved, "
           f"{repeat} repeat(s)", file=log, flush=True)
-    runs = interleaved_runs(label, path, [row_spec(row) for row in ROWS], vocab_size, special_tokens, workers,
-                            end, repeat, log)
+    runs = interleaved_runs(label, p, [row_spec(row) for row in ROWS], repeat, log)
     base_runs = runs[BASE]
     base_digest = base_runs[0]["merges_sha256"]
     rows = {}
@@ -166,8 +155,8 @@ def run_regime(data: str, vocab_size: int, repeat: int, workers: int | None, lim
                       for figure in ("total", "merge_phase")},
             "runs": [slim(run) for run in row_runs],
         }
-    return {"label": label, "data": data, "path": shown_path(path), "corpus_bytes": corpus_bytes,
-            "vocab_size": vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
+    return {"label": label, "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
+            "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
             "rows": rows}
 
 

@@ -1,0 +1,67 @@
+"""What every measuring command does before and around its runs: :func:`plan` checks the settings once, as
+``train_bpe``'s phase 1 does, and finds where ``--limit`` ends (every run after it trusts the :class:`Plan`);
+:func:`in_turns` runs the candidates in rounds (``a b a b``): a drift of the machine then falls on all alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from bpe.errors import BPEError
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: Path
+    file_bytes: int
+    limit: int | None  # --limit in bytes
+    end: int | None  # where the runs stop; None: at the file's end
+    vocab_size: int
+    merges: int
+    workers: int | None  # None: each run chooses
+    special_tokens: list[str]
+
+    @property
+    def corpus_bytes(self) -> int:
+        return self.file_bytes if self.end is None else self.end
+
+
+def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], workers: int | None = None,
+         limit: int | str | None = None, *, rough_end: bool = False) -> Plan:
+    """The settings checked as ``train_bpe`` checks them, each failure one :class:`BPEError`.  ``--limit``
+    ends at the next document boundary, or with ``rough_end`` at itself: close enough for an estimate."""
+    from bpe.training.chunking import find_limit_end
+    from bpe.training.pretokenize import check_input_file
+    from bpe.training.sizes import parse_size
+    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+
+    special_tokens = check_special_tokens(special_tokens)
+    merges = check_vocab_size(vocab_size, special_tokens)
+    check_workers(workers)  # a count below 1 would also make an estimate's pool share negative
+    path = check_input_file(path)  # the one check of the path: what follows trusts it and its size
+    size, limit = path.stat().st_size, parse_size(limit) if limit is not None else None
+    end = None if limit is None else min(limit, size) if rough_end else find_limit_end(path, limit, special_tokens)
+    return Plan(path, size, limit, end, vocab_size, merges, workers, special_tokens)
+
+
+def check_repeat(repeat: int) -> None:
+    if repeat < 1:
+        raise BPEError(f"--repeat must be at least 1, got {repeat}")
+
+
+def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], dict | None]) -> dict[str, list]:
+    """``repeat`` rounds of ``run_one(name, round)`` for each of ``names`` in order, by name; a name whose
+    run is ``None`` (it failed) drops out with all its runs.
+
+    >>> in_turns(["a", "b"], 2, lambda name, i: None if (name, i) == ("b", 1) else f"{name}{i}")
+    {'a': ['a0', 'a1']}
+    """
+    runs: dict[str, list] = {name: [] for name in names}
+    for i in range(repeat):
+        for name in list(runs):
+            if (run := run_one(name, i)) is None:
+                del runs[name]
+            else:
+                runs[name].append(run)
+    return runs
