@@ -187,7 +187,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     fits = {}
     if budget is not None:
         fits = {r.variant: fitting(r, budget, question, workers) for r in ranges}
-        print_fits(fits, ranges, budget, out)
+        print_fits(fits, ranges, budget, question, out)
     if json_out:
         from bpe.lab.publish import check_json_path, write_json_atomic
 
@@ -212,16 +212,24 @@ def fit_words(verdict: str, workers: int | None) -> str:
             "no": "does not fit"}[verdict]
 
 
-def print_fits(fits: dict, ranges: list[Ranged], budget: int, out) -> None:
-    """The lines of ``--memory``: each rung's verdict, then the fastest that surely fits."""
+def print_fits(fits: dict, ranges: list[Ranged], budget: int, question: Question, out) -> None:
+    """The lines of ``--memory``: each rung's verdict, then the fastest that surely fits, timed with the workers
+    it fits with (fewer than the table's, it may take longer)."""
     print(f"in {format_size(budget)}: " + "; ".join(f"{r.variant} {fit_words(*fits[r.variant])}" for r in ranges),
           file=out)
-    sure = [r for r in ranges if fits[r.variant][0] == "fits"]
+    sure = [_with_workers(r, fits[r.variant][1], question) for r in ranges if fits[r.variant][0] == "fits"]
     if sure:
         best = min(sure, key=lambda r: r.high.seconds)
         print(f"the fastest that fits: {best.variant}{fit_words(*fits[best.variant])[4:]} (~{best.time})", file=out)
     else:
         print(f"nothing surely fits in {format_size(budget)}: try {option('--limit', '1GB')} of the data", file=out)
+
+
+def _with_workers(ranged: Ranged, workers: int | None, question: Question) -> Ranged:
+    """A rung's estimate with the workers it fits with (``None``: one process whatever the count, as it is)."""
+    if workers is None:
+        return ranged
+    return Ranged(*(estimate_run(ranged.variant, shape, question.merges, workers) for shape in (question.low, question.high)))
 
 
 def estimate_record(r: Ranged) -> dict:

@@ -206,8 +206,12 @@ def test_a_memory_budget_says_which_rung_fits_and_with_how_many_workers(tmp_path
                                               "v8": {"verdict": "fits", "workers": 2, "says": "fits with 2 workers"}}
     assert "in 1000.0 GB: v2 fits; v6 fits with 2 workers; v8 fits with 2 workers" in text
     assert "the fastest that fits: v8 with 2 workers" in text
-    # a budget between v8's two ends with one worker: not sure to fit with any count, so it may fit
+    # just v8's high end with one worker: it fits with one, and is timed as one worker takes
     one = ask("1TB", workers=1)[0]["variants"]["v8"]
+    saved, text = ask(f"{one['peak_bytes'] + 1:.0f}B")
+    assert saved["memory_budget"]["fits"]["v8"] == {"verdict": "fits", "workers": 1, "says": "fits with 1 worker"}
+    assert f"the fastest that fits: v8 with 1 worker (~{one['time']})" in text
+    # a budget between v8's two ends with one worker: not sure to fit with any count, so it may fit
     budget = (one["peak_bytes_low"] + one["peak_bytes"]) / 2
     saved, text = ask(f"{budget:.0f}B")
     verdict = saved["memory_budget"]["fits"]["v8"]
