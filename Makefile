@@ -175,7 +175,7 @@ figures: $(VENV)/.installed
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed
-	BPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/ladder/test_equivalence.py tests/lab/test_estimate.py
+	BPE_FUZZ_SCALE=$(FUZZ_SCALE) $(PY) -m pytest -q tests/ladder/test_equivalence.py tests/lab/measure/test_estimate.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks *.egg-info

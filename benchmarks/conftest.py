@@ -76,7 +76,7 @@ def rounds(request) -> int:
 @pytest.fixture(scope="session")
 def commit() -> str | None:
     """The checkout's commit, ``-dirty`` with uncommitted changes (pytest-benchmark's ``commit_info`` has it too)."""
-    from bpe.lab.publish import git_commit
+    from bpe.lab.measure.publish import git_commit
 
     return git_commit()
 

@@ -32,7 +32,7 @@ from bpe.errors import BPEError
 SIZE_ENV = "BPE_BENCH_SIZE"
 SIZES = ("full", "tiny")
 
-#: The peers timed in every regime, as their own benchmarks (``bpe/lab/peers.py``; ``.[peers]``).
+#: The peers timed in every regime, as their own benchmarks (``bpe/lab/measure/peers.py``; ``.[peers]``).
 PEERS = ("tokenizers", "rustbpe")
 
 
@@ -92,7 +92,7 @@ def chosen_size(timed: bool) -> str:
 def make_data(setting: Setting, folder: Path) -> Path:
     """The file ``setting`` trains on: the data set (generated into ``data/`` if missing), or for a
     ``limit`` its first bytes to a document boundary, written into ``folder`` (the peers read whole files)."""
-    from bpe.lab.timed_run import write_prefix
+    from bpe.lab.measure.timed_run import write_prefix
     from bpe.training.chunking import find_limit_end
     from bpe.training.sizes import parse_size
 

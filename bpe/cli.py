@@ -35,7 +35,7 @@ def _add_json(p: argparse.ArgumentParser, what: str = "every figure") -> None:
 
 
 def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: str) -> None:
-    """``--out``/``--out-dir`` and ``--publish`` (:func:`bpe.lab.publish.output_path`)."""
+    """``--out``/``--out-dir`` and ``--publish`` (:func:`bpe.lab.measure.publish.output_path`)."""
     p.add_argument(flag, default=None, metavar="DIR" if flag == "--out-dir" else "FILE.json",
                    help=f"where the result goes (default {default}; {committed} with --publish)")
     p.add_argument("--publish", action="store_true", help=f"write the committed {committed} (refused from a tree "
@@ -97,7 +97,7 @@ def _show_progress(args) -> bool:
 
 
 def cmd_train(args) -> int:
-    from bpe.lab.train_command import TrainSettings, run_train
+    from bpe.train_command import TrainSettings, run_train
 
     run_train(TrainSettings(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
@@ -116,8 +116,8 @@ def cmd_data(args) -> int:
 
 
 def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
-    from bpe.lab.bench import BenchSettings
-    from bpe.lab.busy import parse_busy
+    from bpe.lab.measure.bench import BenchSettings
+    from bpe.lab.measure.busy import parse_busy
 
     busy, load = parse_busy(getattr(args, "busy", 0))
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
@@ -127,14 +127,14 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.bench import run_bench
-    from bpe.lab.correctness import all_correct
+    from bpe.lab.measure.bench import run_bench
+    from bpe.lab.judge.correctness import all_correct
 
     return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
 
 def cmd_trace(args) -> int:
-    from bpe.lab.trace import run_trace
+    from bpe.lab.teach.trace import run_trace
 
     run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args),
               pretokenize=args.pretokenize, encode=args.encode)
@@ -142,7 +142,7 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.walkthrough import WalkthroughSettings, parse_rungs, run_walkthrough
+    from bpe.lab.teach.walkthrough import WalkthroughSettings, parse_rungs, run_walkthrough
 
     run_walkthrough(WalkthroughSettings(args.data, _vocab_size(args), _special_tokens(args), args.out,
                                         parse_rungs(args.variant), args.bench, args.text, args.budget))
@@ -150,8 +150,8 @@ def cmd_walkthrough(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from bpe.lab.publish import output_path
-    from bpe.lab.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report
+    from bpe.lab.measure.publish import output_path
+    from bpe.lab.measure.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report
 
     bench = _bench_settings(args)
     own = ReportSettings(reduced_vocab_size=args.reduced_vocab_size, v1_vocab_size=args.v1_vocab_size,
@@ -163,7 +163,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from bpe.lab.profiling import clean_files, run_profile, summarize_file
+    from bpe.lab.measure.profiling import clean_files, run_profile, summarize_file
 
     if args.clean:
         for cleaned in clean_files(args.clean):
@@ -177,7 +177,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.estimate_command import run_estimate
+    from bpe.lab.measure.estimate_command import run_estimate
 
     run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
                  args.size, args.json, args.memory)
@@ -185,7 +185,7 @@ def cmd_estimate(args) -> int:
 
 
 def cmd_merge_cost(args) -> int:
-    from bpe.lab.merge_cost import run_merge_cost
+    from bpe.lab.dev.merge_cost import run_merge_cost
 
     run_merge_cost(args.candidates, args.data, _vocab_size(args), _special_tokens(args), args.repeat, args.workers,
                    count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
@@ -199,21 +199,21 @@ def cmd_encode(args) -> int:
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
                        chunk_bytes=parse_size(args.chunk_size))
     if args.peers:
-        from bpe.lab.encode_peers import run_encode_peers
+        from bpe.lab.measure.encode_peers import run_encode_peers
 
         run_encode_peers(args.tokenizer, stats)
     return 0
 
 
 def cmd_figures(args) -> int:
-    from bpe.lab.figures import run_figures
+    from bpe.lab.dev.figures import run_figures
 
     return run_figures(args.pages, args.update)
 
 
 def cmd_reproduce(args) -> int:
-    from bpe.lab.publish import output_path
-    from bpe.lab.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
+    from bpe.lab.measure.publish import output_path
+    from bpe.lab.measure.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
 
     if args.publish and (args.quick or args.repeat):
         raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
@@ -233,7 +233,7 @@ def _add_reproduce_parser(sub) -> None:
 
 
 def cmd_handout(args) -> int:
-    from bpe.lab.handout import example_lines, run_handout, worked_example
+    from bpe.lab.teach.handout import example_lines, run_handout, worked_example
 
     if args.example:
         print("\n".join(example_lines(worked_example(args.variant))))
@@ -256,7 +256,7 @@ def _add_handout_parser(sub) -> None:
 
 
 def cmd_ablation(args) -> int:
-    from bpe.lab.ablation import run_ablation
+    from bpe.lab.measure.ablation import run_ablation
 
     run_ablation(args.data, args.vocab_size, args.repeat, args.workers, args.limit, args.json)
     return 0

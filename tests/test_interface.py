@@ -25,7 +25,7 @@ def test_the_makefile_sets_the_variable_and_reads_each_named_one():
 
 
 def test_a_refused_run_names_the_flag_of_its_interface(monkeypatch):
-    from bpe.lab.estimate import Estimate, refusal
+    from bpe.lab.measure.estimate import Estimate, refusal
 
     slow = [Estimate("v1", 1000, 3600.0, 1e9)]
     monkeypatch.delenv("BPE_VIA_MAKE", raising=False)

@@ -6,7 +6,7 @@ each choice was kept only because it measured faster.
 
 The techniques, one section each, in the order the file shows them (the last two inside ``Merger``).
 Each one that can be turned off is a name a subclass or a candidate file can swap, and
-``bpe/lab/ablation/`` runs v6 without each in turn (docs/v6.md, "What each technique buys"):
+``bpe/lab/measure/ablation/`` runs v6 without each in turn (docs/v6.md, "What each technique buys"):
 
 * **The fast pre-tokenizer** (``count_pretokens``, ``bpe/training/pretokenize_fast.py``): v3's pool
   counts with an ASCII twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words

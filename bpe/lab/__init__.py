@@ -1,25 +1,20 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
-* ``plan``: the settings every measuring command checks once, and its candidates run in turns;
-  ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
-  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``spread``: runs summarized, and the
-  one rule for comparing them; ``correctness``: every run's merges against the reference's; ``publish``:
-  where a run writes, stamped with machine, commit and merges digest; ``report``: every rung on the same
-  data, in ``out/report/report.md`` with plots; ``reproduce``: each step of the articles on the ladder;
-  ``articles``: their side of it (their ratios, the coursework table, the merge-cost plot);
-* ``candidates``: what ``--variant`` names (a rung, or your own file or function); ``diagnose``: where a
-  trainer's merges part from the reference, and the likely cause (``tie_orders``: which wrong order broke
-  a tie); ``probe``: the probes, generated corpora on which the usual special-token and tie-breaking
-  mistakes show; ``trace``: one merge at a time (``traced_rungs``: the state of v6, v7 and v8 as it reads it);
-  ``text_trace``: a text cut into labelled pre-tokens, a word encoded merge by merge; ``walkthrough``
-  (a package): the merges on one HTML page, with each rung's work counted on its own code;
-* ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
-  ``profiling``: scalene summaries in ``out/profiles/``; ``merge_cost``: merge algorithms alone;
-* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe);
-  ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded, ``--memory``); ``calibrate``: its constants' timed runs; ``pretokenize_ratio``: the fast
-  pre-tokenizer against the plain one, per kind of text (``text_kinds`` makes each kind); ``handout``: the CS336 handout's tokenizer
-  questions; ``ablation`` (a package): v6 without each of its techniques in turn; ``figures``: every
-  quoted figure checked against its committed result file;
-* ``train_command``: ``bpe train``, the run with its files and summary; ``fresh_process``: a timed job
-  in a child.
+Its modules are filed by who uses them, a folder each, whose ``__init__`` lists its modules:
+
+* ``measure``: the measuring pipeline and the commands built on it, for whoever times the ladder, the
+  peers or their own trainer (``bpe bench``, ``report``, ``reproduce``, ``ablation``, ``profile``,
+  ``estimate``, ``encode --peers``), with what every measurement shares: the settings checked once, a
+  timed run in a fresh process, the rule that compares runs, where a result is written;
+* ``teach``: what a class reads (``bpe trace``, ``walkthrough``, ``handout``): one merge at a time,
+  a text cut into pre-tokens, the merges on one HTML page, the handout's questions answered;
+* ``judge``: what tells whether a trainer is right, and why not: what ``--variant`` names (a rung, or
+  your own trainer), every run's merges against the reference's, the diagnosis of where they part,
+  the probes on which the usual mistakes show;
+* ``dev``: the project's own upkeep, not a student's: ``bpe merge-cost`` and ``figures``, the cost
+  model's calibration, the fast pre-tokenizer's ratio per kind of text.
+
+A folder uses another's modules where its tool needs their work (a bench checks its merges with
+``judge``, a diagnosis is written where ``measure`` writes), never in a cycle of modules.  ``bpe
+train``'s command is the main user path, so it lives beside the command line (``bpe/train_command.py``).
 """

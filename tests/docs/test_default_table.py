@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe.lab.spread import compare
+from bpe.lab.measure.spread import compare
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = sorted((REPO / "docs").glob("default-*.json"))

@@ -9,7 +9,7 @@ import shlex
 import pytest
 
 from bpe.cli import main
-from bpe.lab import figures
+from bpe.lab.dev import figures
 from bpe.training.registry import VARIANTS, unavailable
 from conftest import REPO_ROOT
 

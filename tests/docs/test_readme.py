@@ -74,10 +74,11 @@ def test_the_pages_stay_linked():
 def test_each_package_docstring_names_its_modules():
     import ast
 
-    for init in (REPO_ROOT / "bpe").glob("*/__init__.py"):
+    for init in [*(REPO_ROOT / "bpe").glob("*/__init__.py"), *(REPO_ROOT / "bpe" / "lab").glob("*/__init__.py")]:
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
-        missing = [p.stem for p in sorted(init.parent.glob("*.py"))
-                   if p.stem != "__init__" and f"``{p.stem}``" not in doc]
+        names = [p.stem for p in init.parent.glob("*.py") if p.stem != "__init__"]
+        names += [p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()]  # its packages
+        missing = sorted(name for name in names if f"``{name}``" not in doc)
         assert not missing, f"{init.relative_to(REPO_ROOT)}'s docstring does not name {missing}"
 
 
@@ -88,20 +89,26 @@ def test_every_test_file_has_its_line_in_tests_readme():
     assert not missing, f"tests/README.md has no line for {missing}"
 
 
-def own_test_file(module: str) -> str | None:
-    """Where tests/README.md's rule files a module's tests (relative to tests/), or None for a package's list."""
+def own_test_files(module: str) -> list[str]:
+    """Where tests/README.md's rule files a module's tests (relative to tests/): its own file, or the file of
+    its sub-package when that is one tool (``bpe/lab/teach/walkthrough/``); none for a package's list."""
     parts = module.split("/")
     name = parts[-1].removesuffix(".py")
     if parts[0] == "variants":
         rung = re.match(r"(v\d+)_", name)
-        return f"variants/test_{rung.group(1)}.py" if rung else None
-    if name == "__main__" or (name == "__init__" and len(parts) <= 3):
-        return None  # `python -m bpe` (test_cli.py) and the packages' lists of their modules
-    if len(parts) == 2:
-        return f"test_{name}.py"
-    if len(parts) == 3:
-        return f"{parts[1]}/test_{name}.py"
-    return f"{parts[1]}/test_{parts[2]}.py"  # a sub-package's modules: the sub-package's own file
+        return [f"variants/test_{rung.group(1)}.py"] if rung else []
+    if name == "__main__" or (name == "__init__" and (len(parts) <= 3 or lists_only(REPO_ROOT / module))):
+        return []  # `python -m bpe` (test_cli.py) and the packages' lists of their modules
+    folders = parts[1:-1]
+    own = [] if name == "__init__" else ["/".join([*folders, f"test_{name}.py"])]
+    return own + (["/".join([*folders[:-1], f"test_{folders[-1]}.py"])] if folders else [])
+
+
+def lists_only(init) -> bool:
+    """Whether a package's ``__init__.py`` holds nothing but its docstring (the list of its modules)."""
+    import ast
+
+    return len(ast.parse(init.read_text(encoding="utf-8")).body) <= 1
 
 
 def test_every_module_has_its_test_file_or_says_where_its_tests_are():
@@ -111,8 +118,8 @@ def test_every_module_has_its_test_file_or_says_where_its_tests_are():
     for root in SOURCE_FOLDERS.values():
         for path in sorted(root.rglob("*.py")):
             module = path.relative_to(REPO_ROOT).as_posix()
-            expected = own_test_file(module)
-            if expected and not (tests / expected).exists() and f"`{module}`" not in elsewhere:
-                unfiled.append(f"{module} (tests/{expected})")
+            expected = own_test_files(module)
+            if expected and not any((tests / name).exists() for name in expected) and f"`{module}`" not in elsewhere:
+                unfiled.append(f"{module} (tests/{expected[0]})")
     assert not unfiled, ("modules with neither their own test file nor a line under tests/README.md's "
                          f"'Modules tested in other files': {unfiled}")

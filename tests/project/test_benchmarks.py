@@ -117,6 +117,6 @@ def test_make_targets():
 
 
 def test_the_peers_are_the_labs():
-    from bpe.lab.peers import PEERS as LAB_PEERS
+    from bpe.lab.measure.peers import PEERS as LAB_PEERS
 
     assert set(PEERS) <= set(LAB_PEERS)

@@ -28,7 +28,7 @@ from conftest import REPO_ROOT, SOURCE_FOLDERS, project_modules
 #: What the build reads: pyproject.toml, the readme it names, and the folders it packs.
 BUILD_INPUTS = ["pyproject.toml", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
 SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt",
-                "bpe/lab/walkthrough/page.html"]
+                "bpe/lab/teach/walkthrough/page.html"]
 #: Without a C compiler the wheel is built without v8's compiled merge, and still installs.
 V8_UNBUILT = VARIANTS.module("v8").UNAVAILABLE is not None
 

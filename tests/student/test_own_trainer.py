@@ -7,7 +7,7 @@
 
 Each entry is what ``bpe bench --variant`` takes (a file defining ``Merger`` or ``train_bpe``,
 ``file.py:function``, ``module:function``, or ``file.py:Class`` for ``Class().train``).  A failure
-says where the merges part from the reference and the likely cause (:mod:`bpe.lab.diagnose`); a
+says where the merges part from the reference and the likely cause (:mod:`bpe.lab.judge.diagnose`); a
 ``Merger`` file with its own ``count_pretokens`` has its counts compared with the reference counts
 first.  Without ``BPE_CANDIDATE`` every test here is skipped.
 """
@@ -17,9 +17,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from bpe.lab.candidates import load_algorithm, load_function, parse_variants
-from bpe.lab.diagnose import Evidence, diagnose, vocab_problems
-from bpe.lab.probe import PROBES
+from bpe.lab.judge.candidates import load_algorithm, load_function, parse_variants
+from bpe.lab.judge.diagnose import Evidence, diagnose, vocab_problems
+from bpe.lab.judge.probe import PROBES
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
@@ -99,7 +99,7 @@ def test_cs336_reference_merges(candidate):
 @pytest.mark.parametrize("probe", PROBES, ids=lambda probe: probe.slug)
 @pytest.mark.parametrize("candidate", cases(CANDIDATES))
 def test_probe(candidate, probe, tmp_path):
-    """The mistakes the shipped corpora hide (bpe/lab/probe.py), in its merges and its vocab: special tokens
+    """The mistakes the shipped corpora hide (bpe/lab/judge/probe.py), in its merges and its vocab: special tokens
     mishandled, and ties broken by another order than the bytes' (a function's ties as a Merger's)."""
     path = probe.write(tmp_path)
     vocab, merges, counts = train(candidate, path, probe.vocab_size)

@@ -10,10 +10,10 @@ import re
 import subprocess
 import sys
 
-from bpe.lab.bench import BenchSettings, run_bench
-from bpe.lab.candidates import parse_variants
-from bpe.lab.correctness import all_correct
-from bpe.lab.diagnose import Evidence, diagnose
+from bpe.lab.measure.bench import BenchSettings, run_bench
+from bpe.lab.judge.candidates import parse_variants
+from bpe.lab.judge.correctness import all_correct
+from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.training.pretokenize import count_text
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT
 from test_own_trainer import failure, text_evidence, train
@@ -60,7 +60,7 @@ def test_own_trainer_passes_the_candidates_counts():
 
 def test_merging_from_the_right_is_an_overlap_on_counts_alone():
     candidate, = parse_variants(str(CANDIDATES / "right_to_left.py"))
-    from bpe.lab.candidates import load_algorithm
+    from bpe.lab.judge.candidates import load_algorithm
     from bpe.training.merge_loop import run_merges
     from bpe.training.registry import VARIANTS
     from bpe.training.timer import NullTimer

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.lab.bench import default_note
+from bpe.lab.measure.bench import default_note
 from bpe.training import registry
 from bpe.training.merge_loop import run_merges
 from bpe.training.timer import NullTimer

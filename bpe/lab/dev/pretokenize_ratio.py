@@ -1,0 +1,137 @@
+"""How the fast pre-tokenizer compares with the plain regex, per kind of text.
+
+The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`; v6 and v7) must never lose to the plain
+definition it replaces.  This times both on one sample of each kind of text, ``--repeat`` times each,
+alternating, checks they give the same counts, and writes the seconds, the ratio of the best of each
+and the spread of the paired ratios, which docs/v6.md quotes: **plain** is
+:func:`~bpe.training.pretokenize.count_text` on the whole decoded text (v1-v5's counter), **fast** the
+pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`).
+The samples are made deterministically under ``data/`` by :mod:`bpe.lab.dev.text_kinds` (web text, books,
+other scripts, mixed scripts, emoji, combining marks, digits, whitespace), and ``wikipedia`` is read
+from ``--wikipedia PATH`` (e.g. WikiText-2) when given or found::
+
+    python -m bpe.lab.dev.pretokenize_ratio --size 16MB --repeat 3 --json docs/pretokenize-ratio.json
+
+It leaves out the pooled stage (2 or more workers: see docs/v3.md) and any timing of the merges.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from bpe.data.datasets import REPO_ROOT, shown_path
+from bpe.errors import BPEError
+from bpe.lab.dev import text_kinds
+from bpe.lab.measure.plan import check_repeat
+from bpe.lab.measure.spread import range_text, ratio_text, summary
+from bpe.lab.dev.text_kinds import KINDS, SEPARATOR, make_sample
+from bpe.training.sizes import parse_size
+
+#: Where a Wikipedia text is looked for when --wikipedia is not given (the project's shared data).
+WIKIPEDIA_CANDIDATES = (REPO_ROOT.parent / "shared" / "data" / "wikitext2.txt",)
+
+
+def find_wikipedia(path: str | None) -> Path | None:
+    if path is not None:
+        if not Path(path).is_file():
+            raise BPEError(f"--wikipedia: no such file: {path}")
+        return Path(path)
+    return next((p for p in WIKIPEDIA_CANDIDATES if p.is_file()), None)
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def count_plain(path: Path):
+    from bpe.training.pretokenize import count_text
+
+    return count_text(path.read_bytes().decode("utf-8"), [SEPARATOR])
+
+
+def count_fast(path: Path):
+    from bpe.training.parallel import count_file_parallel_fast
+
+    return count_file_parallel_fast(path, [SEPARATOR], workers=1)
+
+
+def measure(path: Path, repeat: int) -> dict:
+    """Both counters on ``path``, ``repeat`` times each, alternating, each going first in turn (the
+    second of two runs can gain or lose from what the first left in memory).
+
+    ``plain_s``, ``fast_s`` and ``ratio`` are the best of each; ``pair_ratios`` summarize each run's
+    fast over its plain (``min``, ``median``, ``max``): their spread says how far the machine's noise reaches.
+    """
+    runs: dict[str, list[float]] = {"plain": [], "fast": []}
+    counters = (("plain", count_plain), ("fast", count_fast))
+    for run in range(repeat):
+        results = {}
+        for name, count in counters if run % 2 == 0 else counters[::-1]:  # each goes first in turn
+            start = time.perf_counter()
+            results[name] = count(path)
+            runs[name].append(time.perf_counter() - start)
+        if run == 0 and results["plain"] != results["fast"]:
+            raise BPEError(f"{path}: the fast pre-tokenizer's counts differ from the plain pattern's")
+        del results
+    text = path.read_bytes().decode("utf-8")
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+    pairs = summary([fast / plain for plain, fast in zip(runs["plain"], runs["fast"])])
+    return {"path": shown_path(path), "bytes": path.stat().st_size,
+            "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
+            "plain_s": round(min(runs["plain"]), 6), "fast_s": round(min(runs["fast"]), 6),
+            "ratio": round(min(runs["fast"]) / min(runs["plain"]), 4),
+            "plain_runs_s": [round(s, 6) for s in runs["plain"]], "fast_runs_s": [round(s, 6) for s in runs["fast"]],
+            "pair_ratios": {key: round(value, 4) for key, value in pairs.items()}}
+
+
+def shown(kind: str, figures: dict) -> str:
+    """One line of the report: both counters' best, the ratio, and the spread of the paired ratios."""
+    pairs, n = figures["pair_ratios"], len(figures["plain_runs_s"])
+    spread = f", pairs {range_text([pairs['min'], pairs['max']])} over {n} runs" if n > 1 else ""
+    return (f"{kind:>10}: plain {figures['plain_s']:.3f} s, fast {figures['fast_s']:.3f} s, "
+            f"the fast one {ratio_text(1 / figures['ratio'])} (time ratio {figures['ratio']:.2f}x{spread}; "
+            f"{figures['non_ascii_chars_pct']} % non-ASCII)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bpe.lab.dev.pretokenize_ratio", description=__doc__.split("\n")[0])
+    parser.add_argument("--size", default="16MB", help="bytes per sample (default 16MB)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each counter per sample; the best counts")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma list of kinds (default: {','.join(KINDS)})")
+    parser.add_argument("--wikipedia", help="a Wikipedia text for the 'wikipedia' kind (default: the shared WikiText-2)")
+    parser.add_argument("--json", default="out/pretokenize-ratio.json", help="where to write the results")
+    args = parser.parse_args(argv)
+    try:
+        size = parse_size(args.size)
+        check_repeat(args.repeat)
+        wanted = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
+        unknown = [kind for kind in wanted if kind not in KINDS]
+        if unknown:
+            raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+        sources = text_kinds.sources(find_wikipedia(args.wikipedia))
+        from bpe.lab.measure.publish import machine_info
+
+        result = {"command": "python -m bpe.lab.dev.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
+                  "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}
+        for kind in wanted:
+            if kind not in sources:
+                print(f"{kind:>10}: skipped (no file; pass --wikipedia PATH)", flush=True)
+                continue
+            figures = measure(make_sample(kind, sources[kind], size), args.repeat)
+            result["kinds"][kind] = figures
+            print(shown(kind, figures), flush=True)
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+    except BPEError as exc:
+        print(f"bpe: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""After the bench's runs: every run's merges against the reference merges of the same data (the
+fastest rung's from this bench, or another rung's cached under ``data/``: a rung benched alone is not
+its own reference, :func:`reference_merges`), a difference explained from its first
+diverging merge (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its
+vocab too (:func:`bpe.lab.judge.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
+special tokens, ties), where mistakes that the data at hand hides show.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from bpe.lab.judge.candidates import Candidate
+from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
+from bpe.lab.measure.publish import merges_digest, write_json_atomic
+from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
+
+
+def all_correct(report: dict) -> bool:
+    """No run failed and every verdict is ``identical``."""
+    return not report["failed"] and all(v["verdict"] == "identical" for v in report.get("verdicts", {}).values())
+
+
+def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
+                      path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
+                      out, failed: dict | None = None, vocab: dict | None = None) -> tuple[dict, dict]:
+    """Every run's merges against the reference merges of the same data, a function's vocab
+    (``vocab``: its problems by name) and each own trainer on the probes; prints and returns the verdicts."""
+    from bpe.training.parallel import count_file_parallel
+    from bpe.training.pretokenize import decode_utf8
+
+    reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
+                                                         special_tokens, workers, end)
+
+    def load_text() -> str:
+        with open(path, "rb") as f:
+            return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
+
+    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
+                        special_tokens)
+    verdicts = {name: with_vocab_problems(diagnose(merges, reference, evidence, name, reference_name,
+                                                   own_counts.get(name)), (vocab or {}).get(name) or [])
+                for name, merges in merge_lists.items()}
+    for candidate in candidates:  # your own trainers, right so far: on the probes too
+        if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
+            probed = probes_verdict(candidate)
+            verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
+                **verdicts[candidate.label], "probe": "identical"}
+    print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
+    failed = failed or {}
+    width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
+    for name, verdict in verdicts.items():
+        print(verdict_text(name, verdict, reference_name, width), file=out)
+    for name in failed:
+        print(f"  {name:<{width}}not checked: it failed (above)", file=out)
+    return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
+                      "merges_sha256": merges_digest(reference)}
+
+
+def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
+    """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
+    true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
+    if v["verdict"] == "identical":
+        probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
+        return f"identical ({v['merges']:,} merges){probes}", ""
+    where = f" on {v['corpus']}" if v.get("corpus") else ""
+    if v["verdict"] == "failed":
+        return f"FAILED{where}: {v['explanation']}", ""
+    why = ("likely cause: " if v["cause"] else "") + v["explanation"]
+    if v["step"] is None:  # the merges agree; its vocab, or its own pre-token counts, do not
+        return f"DIFFERS in its {'vocab' if v['cause'] == 'vocab' else 'pre-token counts'}{where}", why
+    what = f"DIFFERS{where} at merge {v['step']:,} of {v['reference_merges']:,}: "
+    if v["candidate_pair"] is None or v["reference_pair"] is None:
+        return what + v["explanation"], ""
+    return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
+                   f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"), why
+
+
+def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
+    what, why = verdict_parts(name, verdict, reference_name)
+    return f"  {name:<{width}}{what}" + (f"\n{' ' * (width + 2)}{why}" if why else "")
+
+
+def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
+                     special_tokens: list[str], workers: int | None, end: int | None) -> tuple[str, list, str]:
+    """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
+    else another rung's from this run (all agree).  A rung that ran alone would only be checked against
+    itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
+    computed once and cached in ``data/`` (:func:`reference_cache`)."""
+    ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
+    if ran and len(merge_lists) > 1:
+        chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
+        return chosen.label, merge_lists[chosen.label], "this run"
+    from bpe.training.train import train_bpe
+
+    rung = reference_rung(besides=ran[0].spec if ran else None)
+    alone = f"; {ran[0].label} ran alone: checked against another rung, not its own run" if ran else ""
+    cache = reference_cache(path, vocab_size, special_tokens, end, rung)
+    if cache.exists():
+        return rung, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}{alone}"
+    print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
+          flush=True)
+    _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(cache, encode_merges(merges))
+    return rung, merges, f"computed now, cached in {cache}{alone}"
+
+
+def reference_rung(besides: str | None = None) -> str:
+    """The rung whose merges are the cached reference: the fastest (the default), or the fastest other
+    than ``besides``, the rung being checked.
+
+    >>> reference_rung() == best_variant() != reference_rung(besides=best_variant())
+    True
+    """
+    order = [best_variant(), *DEFAULT_VARIANTS, *reversed(VARIANTS)]
+    return next(name for name in order if name in VARIANTS and name != besides)
+
+
+def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str) -> Path:
+    """Where ``rung``'s merges on this file (as it is now), vocab, special tokens and end are cached."""
+    from bpe.data.datasets import data_dir
+
+    stat = path.stat()
+    key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
+                                     special_tokens, end, rung]).encode()).hexdigest()[:16]
+    return data_dir() / "reference-merges" / f"{key}.json"

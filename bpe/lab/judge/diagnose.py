@@ -1,0 +1,388 @@
+"""Why do a trainer's merges differ from the reference?  The first divergence, the true counts, a likely cause.
+
+When a run's merges differ from the reference merges of the same data (:mod:`bpe.lab.judge.correctness`),
+what a student needs is the first merge where they part, so :func:`diagnose` reports
+
+* the step (1-based), the pair each side chose there, and both pairs' *true* counts at that step:
+  the reference's merges before the step replayed on the reference pre-token counts, then counted;
+* a likely cause, when one of the usual mistakes fits (checked in this order):
+
+  ``pretokenization``  the candidate's own pre-token counts differ (shown: the first pre-token whose
+                       count differs), or its pair never occurs inside one GPT-2 pre-token (shown:
+                       where it occurs in the text, across a pre-token boundary);
+  ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair), with the
+                       wrong order that chose it where one fits (decoded text, the tokens joined, token
+                       ids, GPT-2's characters, the pair met first: :mod:`bpe.lab.judge.tie_orders`);
+  ``word-counts``      recounted with every distinct pre-token counted once (``+= 1`` where the
+                       pre-token's count belongs), the candidate's pair is the most frequent;
+  ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
+                       joined, or split on as an unescaped regular expression: ``<|endoftext|>`` is the
+                       alternation of ``<``, ``endoftext`` and ``>``), the candidate's pair is the most
+                       frequent; or one merge too many or too few per special token: the vocab leaves
+                       the special tokens out, or counts them twice;
+  ``overlap``          a pair ``(x, x)`` whose count depends on counting overlapping occurrences
+                       (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right, or merged from
+                       the right (``aaa`` left as ``a aa``).
+
+A function candidate's vocab is checked on its own (:func:`vocab_problems`: its size, the 256 bytes,
+each special token once, one entry per merge, ids ``0..n-1``); merges alone can agree with a wrong vocab.
+An own pre-tokenizer's counts are compared first, even when the merges agree (a few miscounted rare
+pre-tokens may part the merges only at a larger vocab).  Later differences are left out: once the
+merges part, later steps say nothing new.  Replaying merges by rank (earliest learned first) gives
+each word exactly the segmentation training had reached.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from bpe.lab.judge.tie_orders import tie_explanation
+from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
+
+
+def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
+    """Merges as JSON-safe strings (each byte one latin-1 character), for the child-to-parent channel."""
+    return [[a.decode("latin-1"), b.decode("latin-1")] for a, b in merges]
+
+
+def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
+    return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in data]
+
+
+def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:
+    """The index of the first merge that differs (or where one list ends first); ``None`` if identical."""
+    for i, (mine, theirs) in enumerate(zip(merges, reference)):
+        if mine != theirs:
+            return i
+    return None if len(merges) == len(reference) else min(len(merges), len(reference))
+
+
+def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
+    """``token`` split as training had split it after the merges in ``ranks`` (pair -> step).
+
+    >>> segment(b"aaab", {(b"a", b"a"): 0, (b"aa", b"a"): 1})
+    (b'aaa', b'b')
+    """
+    word = split_into_bytes(token)
+    while len(word) > 1:
+        pair = min(zip(word, word[1:]), key=lambda p: ranks.get(p, len(ranks)))
+        if pair not in ranks:
+            break
+        word = merge_word(word, pair)
+    return word
+
+
+def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Counter[Pair]:
+    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included, in the order
+    a trainer's words meet them (the pre-tokens' order, each word left to right)."""
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    counts: Counter[Pair] = Counter()
+    for token, n in pretoken_counts.items():
+        word = segment(token, ranks)
+        for pair in zip(word, word[1:]):
+            counts[pair] += n
+    return counts
+
+
+def merge_word_from_right(word: Word, pair: Pair) -> Word:
+    """``word`` with ``pair`` merged scanning from the right (wrong: CS336 merges from the left).
+
+    >>> merge_word_from_right((b"a", b"a", b"a"), (b"a", b"a"))
+    (b'a', b'aa')
+    """
+    out: list[bytes] = []
+    i = len(word) - 1
+    while i >= 0:
+        if i > 0 and (word[i - 1], word[i]) == pair:
+            out.append(pair[0] + pair[1])
+            i -= 2
+        else:
+            out.append(word[i])
+            i -= 1
+    return tuple(reversed(out))
+
+
+def pair_counts_merging_from_right(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair],
+                                   counts: Counter[Pair]) -> tuple[Counter[Pair], Pair] | None:
+    """``counts`` (the true ones after ``merges``) as a trainer that merges from the right would have them.
+
+    Only a pair of equal tokens ``(x, x)`` can overlap itself, and only in a word with ``x`` three
+    times in a row, so only those words are replayed.  Returns those counts and the first such pair
+    met in a word; ``None`` when no merge so far could differ.
+    """
+    doubles = [pair[0] for pair in merges if pair[0] == pair[1]]
+    met = None
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    adjusted = Counter(counts)
+    for token, n in pretoken_counts.items():
+        found = next((x for x in doubles if x * 3 in token), None)
+        if found is None:
+            continue
+        met = met or (found, found)
+        right = split_into_bytes(token)
+        for pair in merges:
+            right = merge_word_from_right(right, pair)
+        left = segment(token, ranks)
+        for pair in zip(left, left[1:]):
+            adjusted[pair] -= n
+        for pair in zip(right, right[1:]):
+            adjusted[pair] += n
+    return None if met is None else (+adjusted, met)
+
+
+def best_pair(counts: Mapping[Pair, int]) -> Pair | None:
+    return max(counts, key=lambda pair: (counts[pair], pair)) if counts else None
+
+
+def non_overlapping_count(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair], pair: Pair) -> int:
+    """Occurrences of ``pair`` after ``merges`` counted as a merge would take them (``aaa``: once)."""
+    ranks = {p: i for i, p in enumerate(merges)}
+    total = 0
+    for token, n in pretoken_counts.items():
+        word = segment(token, ranks)
+        total += n * (len(word) - len(merge_word(word, pair)))
+    return total
+
+
+def show(pair: Pair | None) -> str | None:
+    return None if pair is None else f"({pair[0]!r}, {pair[1]!r})"
+
+
+@dataclass
+class Evidence:
+    """What the diagnosis may look at, each part computed only if a check needs it."""
+
+    load_counts: Callable[[], Mapping[bytes, int]]  # the reference pre-token counts
+    load_text: Callable[[], str]  # the training text (the same bytes)
+    special_tokens: Sequence[str]
+
+    @cached_property
+    def counts(self) -> Mapping[bytes, int]:
+        return self.load_counts()
+
+    @cached_property
+    def text(self) -> str:
+        return self.load_text()
+
+
+def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Evidence, name: str = "candidate",
+             reference_name: str = "reference", candidate_counts: Mapping[bytes, int] | None = None) -> dict:
+    """The verdict for one run: ``{"verdict": "identical", ...}`` or the first divergence, explained.
+
+    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.
+    """
+    step = first_divergence(merges, reference)
+    counts_differ = candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts)
+    if step is None and not counts_differ:
+        return {"verdict": "identical", "merges": len(merges)}
+    if step is None:
+        cause, explanation = pretokenization_cause(candidate_counts, evidence, name)
+        return {"verdict": "differs", "step": None, "merges": len(merges), "reference_merges": len(reference),
+                "candidate_pair": None, "reference_pair": None, "candidate_count": None, "reference_count": None,
+                "cause": cause,
+                "explanation": (f"its {len(merges):,} merges are {reference_name}'s, but its pre-token counts are "
+                                f"not (a larger vocab or other text would part the merges): {explanation}")}
+    mine = merges[step] if step < len(merges) else None
+    theirs = reference[step] if step < len(reference) else None
+    counts = pair_counts_after(evidence.counts, reference[:step])
+    found = {"verdict": "differs", "step": step + 1, "merges": len(merges), "reference_merges": len(reference),
+             "candidate_pair": show(mine), "reference_pair": show(theirs),
+             "candidate_count": None if mine is None else counts.get(mine, 0),
+             "reference_count": None if theirs is None else counts.get(theirs, 0), "cause": None}
+    if mine is None or theirs is None:
+        found["cause"], why = merge_count_cause(len(merges), len(reference), evidence.special_tokens)
+        found["explanation"] = f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: {why}"
+        return found
+    cause, explanation = likely_cause(mine, theirs, counts, reference[:step], evidence, name, candidate_counts)
+    found["cause"], found["explanation"] = cause, explanation
+    return found
+
+
+def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
+                 name: str, candidate_counts: Mapping[bytes, int] | None = None) -> tuple[str | None, str]:
+    """``(cause, one or two sentences)`` for a divergence where both sides chose a pair."""
+    mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
+    if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
+        return pretokenization_cause(candidate_counts, evidence, name)
+    if mine_n == theirs_n and mine < theirs:
+        tied = [pair for pair, n in counts.items() if n == mine_n]  # in the order the words meet them
+        return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name)
+    for how, mistaken in special_token_mistakes(evidence):
+        recount = pair_counts_after(mistaken, before)
+        if best_pair(recount) == mine and (recount.get(mine, 0) > mine_n or recount.get(theirs, 0) < theirs_n):
+            if how == UNESCAPED:
+                return "special-tokens", (f"{unescaped_text(evidence.special_tokens)}; split that way, {show(mine)} "
+                                          f"is the most frequent pair ({show(theirs)} occurs "
+                                          f"{recount.get(theirs, 0):,} times, not {theirs_n:,}); escape each "
+                                          "special token (regex.escape) before joining them into a pattern")
+            return "special-tokens", (f"counts that cross a special token: with the special tokens {how}, "
+                                      f"{show(mine)} occurs {recount[mine]:,} times (true count {mine_n:,}) and "
+                                      "is the most frequent pair; split the text on the special tokens first "
+                                      "and count each piece on its own")
+    once = pair_counts_after({token: 1 for token in evidence.counts}, before)
+    if best_pair(once) == mine and mine != theirs:
+        return "word-counts", (f"pair counts not weighted by the pre-token counts: counting each distinct pre-token "
+                               f"once, {show(mine)} is the most frequent pair ({once[mine]:,} counted that way; "
+                               f"its true count is {mine_n:,}, {show(theirs)}'s {theirs_n:,}); a pair in a "
+                               "pre-token seen n times adds n to the pair's count, not 1")
+    from_right = pair_counts_merging_from_right(evidence.counts, before, counts)
+    if from_right is not None and best_pair(from_right[0]) == mine:
+        doubled = from_right[1]
+        return "overlap", (f"overlapping occurrences merged from the right: after the merge of {show(doubled)}, "
+                           f"a word like {doubled[0] * 3!r} must read {doubled[0] * 2!r} + {doubled[0]!r} (merge "
+                           f"the leftmost occurrence first, then go on after it); merged from the right it reads "
+                           f"{doubled[0]!r} + {doubled[0] * 2!r}, and with words split that way {show(mine)} is "
+                           f"the most frequent pair (true count {mine_n:,}); scan each word left to right")
+    if mine_n == 0:
+        return "pretokenization", boundary_example(mine, evidence, name)
+    overlapped = [p for p in (mine, theirs) if p[0] == p[1]] + [p for p in before if p[0] == p[1] and (
+        p[0] in mine or p[0] + p[1] in mine or p[0] in theirs or p[0] + p[1] in theirs)]
+    if overlapped:
+        pair = overlapped[0]
+        single = non_overlapping_count(evidence.counts, before, theirs) if theirs[0] == theirs[1] else None
+        how = (f"; counted without overlaps, {show(theirs)} has {single:,}" if single is not None and single < theirs_n
+               else "")
+        return "overlap", (f"overlapping occurrences: {show(pair)} is a pair of equal tokens, so in a word like "
+                           f"{pair[0] * 3!r} its occurrences overlap (counted twice as pairs; merged once, "
+                           f"leaving {pair[0] * 2!r} + {pair[0]!r}){how}; {name}'s count for {show(mine)} must "
+                           f"have been above its true {mine_n:,}")
+    if not before:  # the first merge: no update has happened, so the first count itself is off
+        return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+                      f"{show(theirs)} below {theirs_n:,}) before any merge: check how the pairs are first counted "
+                      "(every adjacent pair of every pre-token, times the pre-token's count)")
+    return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this step; "
+                  "check how the counts are updated after a merge")
+
+
+def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
+    """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the reference counts."""
+    for how, mistaken in special_token_mistakes(evidence):
+        if dict(candidate_counts) == dict(mistaken):
+            if how == UNESCAPED:
+                return "special-tokens", (f"{name}'s pre-tokenizer splits on the {unescaped_text(evidence.special_tokens)}; "
+                                          "escape each special token (regex.escape) before joining them")
+            return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
+                                      f"its pre-token counts are the GPT-2 pattern's on the text with the special "
+                                      f"tokens {how}; split on them first and count each piece on its own")
+    return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
+
+
+def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str) -> str:
+    """The first pre-token (in the reference's order, then the candidate's) whose count differs, and how
+    many differ."""
+    tokens = list(theirs) + [t for t in mine if t not in theirs]
+    differing = [t for t in tokens if mine.get(t, 0) != theirs.get(t, 0)]
+    if not differing:
+        return "a pre-tokenization difference"
+    token = differing[0]
+    return (f"a pre-tokenization difference: the pre-token {token!r} is counted {mine.get(token, 0):,} times "
+            f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by the GPT-2 pattern ({len(differing):,} "
+            f"pre-token(s) counted differently; {len(mine):,} vs {len(theirs):,} distinct pre-tokens); "
+            "if it cuts the text into chunks, cut only where a pre-token cannot continue (at a special token)")
+
+
+def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
+    """Where ``pair``'s bytes occur in the text although no GPT-2 pre-token holds them: a boundary it spans."""
+    from bpe.training.pretokenize import GPT2_REGEX
+
+    joined = (pair[0] + pair[1]).decode("utf-8", errors="replace")
+    where = evidence.text.find(joined)
+    base = (f"a pre-tokenization difference: {show(pair)} never occurs inside one GPT-2 pre-token, so {name} "
+            "must have counted it across a pre-token boundary (or its pre-tokens differ)")
+    if where < 0:
+        return base
+    start = max(0, evidence.text.rfind("\n", 0, where) + 1, where - 40)
+    window = evidence.text[start: where + len(joined) + 40]
+    spans = []
+    for match in GPT2_REGEX.finditer(window):
+        if match.end() > where - start and match.start() < where - start + len(joined):
+            spans.append(repr(match.group()))
+    return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"
+
+
+#: How :func:`special_token_mistakes` names the split on the special tokens as an unescaped pattern.
+UNESCAPED = "read as an unescaped regular expression"
+
+
+def special_token_mistakes(evidence: Evidence) -> list[tuple[str, Counter]]:
+    """The usual ways of mishandling the special tokens, each with the pre-token counts it gives: left in
+    the text, cut out and the pieces joined (counts across them), and split on as an unescaped regular
+    expression (``<|endoftext|>`` reads as ``<`` or ``endoftext`` or ``>``: it splits at every ``<`` and
+    ``>`` of the text and keeps the bars as text).  None without special tokens."""
+    import regex
+
+    from bpe.training.pretokenize import count_text, split_on_special_tokens
+
+    if not evidence.special_tokens:
+        return []
+    text, specials = evidence.text, evidence.special_tokens
+    mistakes = [("left in the text", count_text(text, [])),
+                ("cut out and the pieces joined", count_text("".join(split_on_special_tokens(text, specials)), []))]
+    unescaped = "|".join(specials)
+    if unescaped != "|".join(regex.escape(t) for t in specials):
+        counts: Counter = Counter()
+        for piece in regex.split(unescaped, text):
+            if piece:
+                counts.update(count_text(piece, []))
+        mistakes.append((UNESCAPED, counts))
+    return mistakes
+
+
+def unescaped_text(special_tokens: Sequence[str]) -> str:
+    """What a split on unescaped special tokens does, in words."""
+    pattern = "|".join(special_tokens)
+    parts = " or ".join(repr(p) for p in pattern.split("|") if p)
+    return (f"special tokens read as a regular expression, unescaped: the pattern {pattern!r} matches {parts} "
+            "anywhere in the text, so it cuts words at those characters and leaves the special tokens' other "
+            "characters in the text")
+
+
+def merge_count_cause(made: int, expected: int, special_tokens: Sequence[str]) -> tuple[str | None, str]:
+    """``(cause, sentence)`` for a run that made a different number of merges with the same choices."""
+    n = len(special_tokens)
+    if n and made == expected + n:
+        return "special-tokens", (f"{n} merge(s) too many, one per special token: its vocab leaves the special "
+                                  "tokens out (vocab_size counts 256 bytes + the special tokens + the merges)")
+    if n and made == expected - n:
+        return "special-tokens", (f"{n} merge(s) too few, one per special token: it counts the special tokens "
+                                  "twice against vocab_size (256 bytes + each special token once + the merges)")
+    return None, ("it stopped while pairs were left" if made < expected else
+                  "it merged past the vocab size (or past the last pair)")
+
+
+def vocab_problems(vocab: Mapping[int, bytes], merges: Sequence[Pair], special_tokens: Sequence[str],
+                   vocab_size: int | None = None) -> list[str]:
+    """What is wrong with a trained vocab beside its merges (CS336: ids ``0..n-1``, the 256 single bytes,
+    each special token once, one entry per merge, at most ``vocab_size``); empty when nothing is.
+
+    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"ab"}, [(b"a", b"b")], ["<|e|>"])
+    []
+    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")], ["<|e|>"], 258)
+    ["its vocab lacks the special token '<|e|>'", 'its vocab has 257 entries, not 256 bytes + 1 special + 1 merges = 258']
+    """
+    problems = []
+    values = Counter(vocab.values())
+    for token in special_tokens:
+        n = values.get(token.encode("utf-8"), 0)
+        if n != 1:
+            problems.append(f"its vocab lacks the special token {token!r}" if n == 0 else
+                            f"its vocab holds the special token {token!r} {n} times")
+    missing = [b for b in range(256) if values.get(bytes([b]), 0) == 0]
+    if missing:
+        problems.append(f"its vocab lacks {len(missing)} of the 256 single bytes (first: {bytes([missing[0]])!r})")
+    lacking = [pair for pair in merges if values.get(pair[0] + pair[1], 0) == 0]
+    if lacking:
+        problems.append(f"its vocab lacks the token of {len(lacking):,} merge(s) (first: {show(lacking[0])})")
+    expected = 256 + len(special_tokens) + len(merges)
+    if len(vocab) != expected:
+        problems.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
+                        f"{len(merges):,} merges = {expected:,}")
+    elif sorted(vocab) != list(range(len(vocab))):
+        problems.append(f"its vocab ids are not 0..{len(vocab) - 1} (CS336's tests compare ids and tokens)")
+    if vocab_size is not None and len(vocab) > vocab_size:
+        problems.append(f"its vocab has {len(vocab):,} entries, more than vocab_size {vocab_size:,}")
+    return problems

@@ -1,0 +1,155 @@
+"""The probes: small generated corpora on which mistakes that the shipped corpora hide part a trainer's
+merges from the reference's.  Each is a :class:`Probe`; the bench runs every trainer of your own on each
+(:func:`probes_verdict`, from :mod:`bpe.lab.judge.correctness`) and ``tests/student/test_own_trainer.py`` has
+each as a test.
+
+**The special-token probe** (:func:`special_token_text`).  The shipped corpora meet ``<|endoftext|>`` at
+a newline and hold no ``<`` or ``>`` of their own, so a trainer that splits on the special token as an
+*unescaped* pattern (``<`` or ``endoftext`` or ``>``), or cuts the tokens out and joins the pieces, still
+learns the reference's merges there.  Its documents catch each mistake early:
+
+* arrows and tags (``->``, ``<-``, ``<b>``, ``x>y``): ``(' ', '<')`` is among the first merges, and a
+  split at every ``<`` and ``>`` loses it;
+* each document ends on a word and the next begins on one (``...at last<|endoftext|>Then ...``):
+  joined, ``last`` + ``Then`` is one pre-token, 119 times;
+* the special token between documents: left in the text, its ``<|``, ``en``, ``|>`` pairs are counted.
+
+A vocab that leaves the special tokens out, or counts them twice, shows in the merge count and in the
+vocab check (:func:`bpe.lab.judge.diagnose.vocab_problems`).
+
+**The tie probe** (:func:`tie_text`).  CS336 breaks a tie by the larger pair, its tokens compared as
+bytes; the orders trainers use instead (:mod:`bpe.lab.judge.tie_orders`) agree with it on most ties, and
+``corpus-en`` has none on which a trainer comparing decoded text goes wrong.  Its words (:data:`TIE_WORDS`)
+make one tie per wrong order, in falling counts, and each tie is broken by bytes under every order whose
+own tie comes later: so each wrong order parts from the reference at its own tie, where the diagnosis
+names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bpe.lab.judge.candidates import Candidate
+from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
+from bpe.lab.measure.fresh_process import lab_tempdir
+
+_NAMES = ("Ann", "Bob", "Tom", "Sue", "Max", "Lily", "Ben", "Mia")
+
+#: The tie probe's words and counts, one tie per group in falling counts; each word is a pre-token of its own.
+TIE_WORDS = (
+    ("cd", 60), ("ab", 60), ("ef", 60),  # (e, f) wins; the smaller pair is (a, b), the pair met first (c, d)
+    ("gh", 6), ("ghi", 50), ("gz", 50),  # (gh, i) beats (g, z), which is the larger joined: b'gz' > b'ghi'
+    ("jk", 4), ("mn", 40), ("jkl", 40),  # (m, n) beats (jk, l), whose merged token has the larger id
+    ("é", 4), ("éo", 30), ("ö", 30),  # (é, o) beats (\xc3, \xb6), which decodes to ('\ufffd', '\ufffd')
+    ("ü", 20), ("uv", 20),  # (\xc3, \xbc) beats (u, v); ignoring errors, it decodes to ('', '')
+    ("ó", 16), ("á", 16), ("í", 16),  # ó beats í, whose byte 0xAD reads U+0143 as a GPT-2 character
+)
+
+
+def special_token_text(documents: int = 120) -> str:
+    """The special-token probe (11 KB): ``documents`` short documents joined by the special token, none
+    with a newline at the join.
+
+    >>> special_token_text(2)
+    'Then Ann -> Tom: the score was 0<7 and x>y, so Tom <- Ann wrote <b>ok</b> at last<|endoftext|>Then Bob -> Lily: the score was 1<8 and x>y, so Lily <- Bob wrote <b>ok</b> at last'
+    """
+    docs = []
+    for i in range(documents):
+        a, b = _NAMES[i % 8], _NAMES[(i * 3 + 2) % 8]
+        docs.append(f"Then {a} -> {b}: the score was {i % 7}<{i % 5 + 7} and x>y, so {b} <- {a} wrote <b>ok</b> "
+                    "at last")
+    return "<|endoftext|>".join(docs)
+
+
+def tie_text() -> str:
+    """The tie probe (2 KB): each of :data:`TIE_WORDS` as often as its count, one word a line, in that order.
+
+    >>> tie_text()[:9]
+    'cd\\ncd\\ncd\\n'
+    """
+    return "\n".join(word for word, n in TIE_WORDS for _ in range(n))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A probe: its name in a verdict, its text, and the vocab size and special tokens a trainer gets."""
+
+    name: str
+    text: Callable[[], str]
+    vocab_size: int
+    special_tokens: tuple[str, ...] = ("<|endoftext|>",)
+
+    @property
+    def slug(self) -> str:
+        """``tie-probe``: its file's name, and its tests' id."""
+        return self.name.removeprefix("the ").replace(" ", "-")
+
+    def write(self, folder: Path) -> Path:
+        path = Path(folder) / f"{self.slug}.txt"
+        path.write_text(self.text(), encoding="utf-8")
+        return path
+
+    def evidence(self) -> Evidence:
+        from bpe.training.pretokenize import count_text
+
+        text, specials = self.text(), list(self.special_tokens)
+        return Evidence(lambda: count_text(text, specials), lambda: text, specials)
+
+    def reference_merges(self, path: Path) -> list:
+        from bpe.training.registry import best_variant
+        from bpe.training.train import train_bpe
+
+        return train_bpe(path, self.vocab_size, list(self.special_tokens), variant=best_variant(), workers=1)[1]
+
+
+#: 53 merges, past the divergence of every mistake (at merge 35 at the latest) and short of the 64 after
+#: which no pair is left (a merge too many must show).
+SPECIAL_TOKEN_PROBE = Probe("the special-token probe", special_token_text, 310)
+#: 17 merges, every one its words allow; the last tie is at merge 15.
+TIE_PROBE = Probe("the tie probe", tie_text, 274)
+PROBES = (SPECIAL_TOKEN_PROBE, TIE_PROBE)
+
+
+def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
+    """One run of ``candidate`` on ``probe`` (a fresh process, as the bench's), its merges diagnosed against
+    the reference's and its vocab checked; the verdict names the probe (``corpus``)."""
+    import pickle
+
+    from bpe.lab.measure.timed_run import run_once  # the child checks the vocab too (its vocab_problems)
+
+    with lab_tempdir("probe") as tmp:
+        path = probe.write(Path(tmp))
+        counts_out = Path(tmp) / "counts.pickle" if candidate.kind == "merger" else None
+        run = run_once(path, candidate, probe.vocab_size, list(probe.special_tokens), 1, want_merges=True,
+                       counts_out=str(counts_out) if counts_out else None)
+        if "failed" in run:
+            return {"verdict": "failed", "step": None, "merges": 0, "cause": None, "corpus": probe.name,
+                    "explanation": run["failed"]}
+        own_counts = pickle.loads(counts_out.read_bytes()) if counts_out and counts_out.exists() else None
+        verdict = diagnose(decode_merges(run["merge_list"]), probe.reference_merges(path), probe.evidence(),
+                           candidate.label, "the reference", own_counts)
+    verdict = with_vocab_problems(verdict, run.get("vocab_problems") or [])
+    verdict["corpus"] = probe.name
+    return verdict
+
+
+def probes_verdict(candidate: Candidate) -> dict:
+    """``candidate`` on each probe in turn: the first verdict that is not ``identical``, else the last one."""
+    for probe in PROBES:
+        verdict = probe_verdict(candidate, probe)
+        if verdict["verdict"] != "identical":
+            break
+    return verdict
+
+
+def with_vocab_problems(verdict: dict, problems: list[str]) -> dict:
+    """``verdict`` with what is wrong in the vocab: an ``identical`` one becomes ``differs`` (cause ``vocab``)."""
+    if not problems:
+        return verdict
+    said = "; ".join(problems)
+    if verdict["verdict"] == "identical":
+        return {"verdict": "differs", "step": None, "merges": verdict["merges"], "cause": "vocab",
+                "explanation": f"its merges are the reference's, but {said}", "vocab": problems}
+    return {**verdict, "explanation": f"{verdict['explanation']}; and {said}", "vocab": problems}

@@ -1,0 +1,15 @@
+"""The measuring pipeline and the commands built on it: each candidate timed, compared and written down.
+
+* ``plan``: the settings every measuring command checks once, and its candidates run in turns;
+  ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
+  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a
+  timed job in a child; ``spread``: runs summarized, and the one rule for comparing them;
+  ``publish``: where a run writes, stamped with machine, commit and merges digest;
+* ``report``: every rung on the same data, in ``out/report/report.md`` with plots; ``reproduce``: each
+  step of the articles on the ladder; ``articles``: the articles' side of it (their ratios, the coursework table,
+  the merge-cost plot); ``ablation`` (a package): v6 without each of its techniques in turn;
+* ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
+  ``profiling``: scalene summaries in ``out/profiles/``;
+* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe);
+  ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded, ``--memory``).
+"""

@@ -1,0 +1,181 @@
+"""``python -m bpe ablation``: v6 without each of its techniques in turn, beside v5 and v6.
+
+v6 (``variants/v6_tuned.py``) re-does v5's algorithm for CPython's speed with several techniques at
+once, each a named section of its file.  Each technique that can be turned off has a row here, a
+small candidate file in this folder that swaps it for the plain alternative and keeps the rest of v6:
+
+* ``no_lazy_index``: an exact index (a set per pair, each rewritten word removed from the pairs it lost);
+* ``no_neighbour_groups``: every rewritten word diffs its own pairs, none filed by neighbour token;
+* ``no_floor``: every pair in the heap, none waiting in buckets below a floor;
+* ``no_gc_tuning``: the garbage collector left alone (not off for the build, nothing frozen);
+* ``no_fast_counter``: v5's pre-tokenizer under v6's merges.
+
+v5 and v6 are rows too.  The two techniques without a row: words as strings are v6's representation
+(v5, whose words are tuples of bytes, stands for v6 without them), and one token id per distinct byte
+string is a point of correctness, not of speed.
+
+The rows run through the bench's machinery: each run in a fresh process (:func:`bpe.lab.measure.timed_run.run_once`:
+the injected stage timer, the peak memory, the merges' digest), the rows taking turns
+(:func:`bpe.lab.measure.reproduce.interleaved_runs`: a slow spell of a shared machine hits every row), with the
+machine and commit recorded.  Each row must make v6's merges, on every run: one that does not fails the
+command after its table, and nothing is written.  A row file is an ordinary candidate
+(:mod:`bpe.lab.judge.candidates`), so ``bpe bench --variant bpe/lab/measure/ablation/no_floor.py`` and ``bpe merge-cost
+v6 bpe/lab/measure/ablation/no_floor.py`` run it too.
+
+``docs/v6-ablation.json`` (``make ablation``) holds both regimes, Gutenberg-like text at vocab 10,000
+and web-like text at vocab 32,000; docs/v6.md quotes it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bpe.errors import BPEError
+from bpe.lab.measure.spread import ratio_text
+
+#: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
+ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_tuning", "no_fast_counter")
+#: ``make ablation``'s regimes: (data, vocab size).
+REGIMES = (("gutenberg-books", 10_000), ("webtext-synth-20MB", 32_000))
+#: The row every other is compared with, in merges and in time.
+BASE = "v6"
+
+
+def row_spec(row: str) -> str:
+    """What the bench runs for a row: a rung's name, or the path of the row's file here."""
+    from bpe.training.registry import VARIANTS
+
+    return row if row in VARIANTS else str(Path(__file__).with_name(f"{row}.py"))
+
+
+def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | None) -> list[tuple[str, int]]:
+    """``--data`` and ``--vocab-size`` (each repeatable) as (data, vocab size) pairs, in order.
+
+    One vocab size serves every data set; none gives each its own default; none of either, :data:`REGIMES`.
+
+    >>> pair_regimes(["a.txt", "b.txt"], ["300"]), pair_regimes(["a.txt", "b.txt"], ["300", "400"])
+    ([('a.txt', 300), ('b.txt', 300)], [('a.txt', 300), ('b.txt', 400)])
+    """
+    from bpe.data.datasets import default_vocab_size
+    from bpe.training.sizes import parse_count
+
+    if not data:
+        if vocab_sizes:
+            raise BPEError("--vocab-size without --data: name the data set each vocab size is for")
+        return list(REGIMES)
+    sizes = list(vocab_sizes or [])
+    if len(sizes) == 1:
+        sizes *= len(data)
+    elif not sizes:
+        sizes = [default_vocab_size(d) for d in data]
+    elif len(sizes) != len(data):
+        raise BPEError(f"{len(data)} --data and {len(sizes)} --vocab-size: give one vocab size for all, or one each")
+    return [(d, parse_count(size, "--vocab-size")) for d, size in zip(data, sizes)]
+
+
+def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
+                 workers: int | None = None, limit: str | None = None, json_out: str | None = None,
+                 special_tokens: Sequence[str] | None = None, log=None) -> dict:
+    """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
+    from bpe.data.datasets import resolve_data
+    from bpe.defaults import SPECIAL_TOKENS
+    from bpe.lab.measure.publish import check_json_path, machine_info, write_json_atomic
+    from bpe.lab.measure.plan import check_repeat, plan
+
+    log = log or sys.stdout
+    regimes = pair_regimes(data, vocab_sizes)
+    specials = list(SPECIAL_TOKENS if special_tokens is None else special_tokens)
+    check_repeat(repeat)
+    if json_out:
+        check_json_path(json_out)  # fail now, not after the runs
+    # every regime checked now, a missing data set too, before the first run
+    plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
+             for regime_data, vocab_size in regimes]
+    started = datetime.now(timezone.utc)
+    machine = machine_info()  # now: the commit whose code runs
+    result = {
+        "generated": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine,
+        "command": command_line(regimes, repeat, workers, limit, json_out),
+        "repeat": repeat, "workers": workers, "limit": limit, "special_tokens": specials,
+        "rows": {row: idea(row) for row in ROWS},
+        "regimes": {},
+    }
+    for regime_data, regime_plan in plans:
+        regime = run_regime(regime_data, regime_plan, repeat, log)
+        result["regimes"][regime["label"]] = regime
+        print(ablation_table(regime, result["rows"]), file=log, flush=True)
+        differ = [row for row, entry in regime["rows"].items() if not entry["identical"]]
+        if differ:
+            raise BPEError(f"[{regime['label']}] {', '.join(differ)} made merges other than {BASE}'s "
+                           f"(sha256 {regime['merges_sha256']}); nothing written")
+    if json_out:
+        write_json_atomic(Path(json_out), result, log=log)
+    return result
+
+
+def idea(row: str) -> str:
+    from bpe.lab.judge.candidates import resolve
+
+    return resolve(row_spec(row)).idea
+
+
+def command_line(regimes: list[tuple[str, int]], repeat: int, workers: int | None, limit: str | None,
+                 json_out: str | None) -> str:
+    """The command that makes this result again."""
+    parts = ["python -m bpe ablation"]
+    parts += [f"--data {data} --vocab-size {vocab_size}" for data, vocab_size in regimes]
+    parts += [f"--repeat {repeat}"] + ([f"--workers {workers}"] if workers else [])
+    parts += ([f"--limit {limit}"] if limit else []) + ([f"--json {json_out}"] if json_out else [])
+    return " ".join(parts)
+
+
+def run_regime(data: str, p, repeat: int, log) -> dict:
+    """Every row on one data set at one vocab size (its :class:`~bpe.lab.measure.plan.Plan`): medians, spreads,
+    time against v6, merges checked."""
+    from bpe.data.datasets import data_label, shown_path
+    from bpe.lab.measure.reproduce import compare, interleaved_runs, slim, summarize_runs
+
+    label = data_label(data)
+    print(f"[{label}] {p.corpus_bytes:,} bytes, vocab {p.vocab_size:,}: {len(ROWS)} rows interleaved, "
+          f"{repeat} repeat(s)", file=log, flush=True)
+    runs = interleaved_runs(label, p, [row_spec(row) for row in ROWS], repeat, log)
+    base_runs = runs[BASE]
+    base_digest = base_runs[0]["merges_sha256"]
+    rows = {}
+    for row, row_runs in runs.items():
+        digests = {run["merges_sha256"] for run in row_runs}
+        rows[row] = {
+            "identical": digests == {base_digest}, "merges_sha256": sorted(digests),
+            **summarize_runs(row_runs),
+            "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
+                      for figure in ("total", "merge_phase")},
+            "runs": [slim(run) for run in row_runs],
+        }
+    return {"label": label, "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
+            "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
+            "rows": rows}
+
+
+def _spread(figure: dict) -> str:
+    """``1.23 (1.20-1.31)``: the median and the range over the runs."""
+    return f"{figure['median']:.2f} ({figure['min']:.2f}-{figure['max']:.2f})"
+
+
+def ablation_table(regime: dict, ideas: dict[str, str]) -> str:
+    """One regime's rows: seconds (median, min-max), time against v6's, and whether the merges are v6's."""
+    width = max(len(row) for row in regime["rows"]) + 2
+    lines = [f"\n{regime['label']}: {regime['corpus_bytes']:,} bytes, vocab {regime['vocab_size']:,} "
+             f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'vs v6': the "
+             f"row's total time against v6's ('~': the two rows' runs overlap)",
+             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs v6':>16}  identical merges"]
+    for row, entry in regime["rows"].items():
+        against = entry["vs_v6"]["total"]
+        ratio = ratio_text(1 / against["ratio"]) + ("~" if against["clear"] is False else " ")
+        lines.append(f"{row:<{width}}{_spread(entry['pretokenize']):>22}{_spread(entry['merge_phase']):>22}"
+                     f"{_spread(entry['total']):>22}{ratio:>16}  {'yes' if entry['identical'] else 'NO'}")
+    lines += [f"  {row}: {ideas[row]}" for row in regime["rows"]]
+    return "\n".join(lines)

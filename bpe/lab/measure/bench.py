@@ -1,0 +1,338 @@
+"""The bench harness: train one or more candidates on the same data and print the stage tables.
+
+A *candidate* is what ``--variant`` names (:mod:`bpe.lab.judge.candidates`): a rung of the ladder, or your
+own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat
+runs in a fresh process (:mod:`bpe.lab.measure.timed_run`), the candidates taking turns.  The stages: **pretokenize** (read, split on
+special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
+**update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
+process, and the largest pool worker), and the **workers** each run counted in (v7: and its merge
+shards).  A comparison gives every run the same worker count, the one its header prints
+(:func:`run_workers`); a bench of one candidate lets its runs choose, as a user's run does.  Ratios
+mean something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.measure.spread`).
+``--busy N`` runs it all beside N processes keeping cores busy (:mod:`bpe.lab.measure.busy`), as on a
+machine doing something else.  The printed tables' rows (:func:`comparison_rows`) are the report's too.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bpe.data.datasets import data_label, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKENS
+from bpe.errors import BPEError
+from bpe.interface import option
+from bpe.lab.measure.busy import spin_on_cores
+from bpe.lab.judge.candidates import Candidate, parse_variants
+from bpe.lab.judge.correctness import check_correctness
+from bpe.lab.judge.diagnose import decode_merges
+from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, estimate_candidates, format_duration, refusal
+from bpe.lab.measure.fresh_process import lab_tempdir
+from bpe.lab.measure.peers import peer_names, peers_table, run_peers
+from bpe.lab.measure.plan import check_repeat, in_turns, plan
+from bpe.lab.measure.publish import check_json_path, machine_info, write_json_atomic
+from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
+from bpe.lab.measure.timed_run import run_once, write_prefix
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """What one bench is asked for, as its command line says it (``None``: the default: the best rung,
+    the default data set, its vocab, the workers of :func:`run_workers`), built once and passed down.
+    ``force``: run a candidate estimated past ``budget`` seconds (all its repeats), else refused
+    (skipped with a note under ``all``)."""
+    variants: str | list[str] | None = None
+    data: str | None = None
+    vocab_size: int | None = None
+    repeat: int = 1
+    special_tokens: list[str] = field(default_factory=lambda: list(SPECIAL_TOKENS))
+    workers: int | str | None = None  # or "auto": each run chooses its own
+    limit: int | str | None = None
+    peers: bool | str = False
+    force: bool = False
+    progress: bool = False
+    budget: float = LONG_RUN_SECONDS
+    busy: int = 0
+    load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
+    json_out: str | None = None
+
+
+def run_bench(settings: BenchSettings, out=None) -> dict:
+    """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
+    (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
+    from bpe.data.datasets import default_vocab_size
+    from bpe.training.train import stopped_early
+
+    # 1. Check everything the runs will trust, before the first of them.
+    s, out = settings, out or sys.stdout
+    path, vocab_size = resolve_data(s.data), s.vocab_size or default_vocab_size(s.data)
+    check_repeat(s.repeat)
+    candidates = parse_variants(s.variants)
+    workers, workers_from = run_workers(s.workers, len(candidates))
+    if s.json_out:  # fail now, not after the whole bench
+        check_json_path(s.json_out)
+    if s.peers:
+        peer_names(s.peers)  # an unknown peer name fails now too
+    p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
+    path, limit, end, num_merges, corpus_bytes = p.path, p.limit, p.end, p.merges, p.corpus_bytes
+
+    # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
+    estimates = estimate_candidates(candidates, path, s.special_tokens, corpus_shape(path, s.special_tokens,
+                                    corpus_bytes), num_merges, workers, end, log=sys.stderr if s.progress else None)
+    slow = [e for e in estimates.values() if e.seconds * s.repeat > s.budget]
+    if slow and not s.force and not _asked_all(s.variants):
+        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(s.data)} "
+                                     f"at vocab {vocab_size:,} x {s.repeat} repeat(s)", s.budget))
+    result = {
+        "machine": machine_info(),
+        "settings": {"data": data_label(s.data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
+                     "file_bytes": path.stat().st_size, "limit": limit, "vocab_size": vocab_size,
+                     "num_merges": num_merges, "special_tokens": s.special_tokens,
+                     "workers": workers, "workers_given": workers is not None, "workers_from": workers_from,
+                     "repeat": s.repeat, "busy": s.busy, "load": s.load},
+        "variants": {}, "skipped": {}, "failed": {},
+        "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
+    }
+    print(header(result), file=out)
+    if s.variants is None:  # the default: say when it is not the first choice, and why
+        print(default_note(), file=out)
+    print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
+
+    # 3. Run each candidate ``repeat`` times, each run in a fresh process, the candidates taking turns
+    #    (a drift of the machine over the bench, a warming cache or a busy neighbour, then falls on every
+    #    candidate alike, not on the ones that ran last); print each one's table.
+    merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
+    with lab_tempdir("bench") as tmp, spin_on_cores(s.busy, s.load):
+        subset = None  # a function takes a file, not a limit: give it exactly those bytes
+        if end is not None and any(c.kind == "function" for c in candidates):
+            subset = write_prefix(path, end, Path(tmp) / path.name)
+        plans = {}  # label: (candidate, its path, its limit, where its own counts go)
+        for candidate in candidates:
+            name = candidate.label
+            if not s.force and estimates[name] in slow:
+                result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past "
+                                           f"the {format_duration(s.budget)} budget; run it alone with "
+                                           f"{option('--variant', candidate.spec)} {option('--force')}")
+                print(result["skipped"][name], file=out)
+                continue
+            on_subset = candidate.kind == "function" and subset is not None
+            counts_out = Path(tmp) / f"counts-{len(plans)}.pickle" if candidate.kind == "merger" else None
+            plans[name] = (candidate, subset if on_subset else path, None if on_subset else limit, counts_out)
+        all_runs = _in_turns(s, workers, plans, vocab_size, result["failed"], out)
+        for name, runs in all_runs.items():
+            candidate, _, _, counts_out = plans[name]
+            merge_lists[name] = decode_merges(runs[0].pop("merge_list"))
+            if counts_out is not None and counts_out.exists():
+                own_counts[name] = pickle.loads(counts_out.read_bytes())
+            notes = runs[0].get("notes", [])
+            stopped = stopped_early(runs[0]["merges"], num_merges, corpus_bytes)
+            if stopped:  # the header's merge count was what was asked for; say what the text allowed
+                notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]
+            result["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
+                                        "runs": runs, "median": median_run(runs), "notes": notes}
+            print(candidate_table(name, result["variants"][name]), file=out)
+
+    # 4. Compare, check every run's merges, time the peers, write the JSON.
+    if len(result["variants"]) > 1:
+        print(comparison_table(result), file=out)
+    rungs = {n: v for n, v in result["variants"].items() if v["kind"] == "variant"}
+    digests = {v["median"]["merges_sha256"] for v in rungs.values()}
+    result["merges_identical"] = len(digests) <= 1  # the rungs agree (your own trainers: see the verdicts)
+    if len(digests) > 1:
+        print("WARNING: the rungs produced different merges: "
+              + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in rungs.items()), file=out)
+    if merge_lists:
+        result["verdicts"], result["reference"] = check_correctness(
+            merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, workers, end, out,
+            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
+    if s.peers:
+        result["peers"] = run_peers(path, vocab_size, s.special_tokens, workers, s.repeat, peer_names(s.peers))
+        print(peers_table(result["peers"], result["variants"]), file=out)
+    if s.json_out:
+        write_json_atomic(s.json_out, result, log=out)
+    return result
+
+
+def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, str]:
+    """``(the worker count every run is given, where it comes from)``; ``None``: each run chooses its own.
+
+    ``--workers N`` is given to every run.  Without it a comparison (several candidates) gives each the
+    CPU count: a rung left to choose sizes its pool to the cores free as it starts, which a busy
+    moment can cut to one process for one rung and not the next, and the comparison would then time
+    the machine's load instead of the rungs.  One candidate alone, or ``auto``, chooses as a user's
+    run does (v7 then keeps a core spare: docs/v7.md).
+
+    >>> run_workers(3, 2), run_workers("auto", 2), run_workers(None, 1)
+    ((3, '--workers'), (None, 'each run'), (None, 'each run'))
+    """
+    from bpe.training.pool import default_workers
+
+    if asked == "auto" or (asked is None and candidates < 2):
+        return None, "each run"
+    if asked is None:
+        return default_workers(), "bench"
+    return asked, "--workers"  # checked with the other settings (bpe.lab.measure.plan)
+
+
+def _in_turns(s: BenchSettings, workers: int | None, plans: dict, vocab_size: int, failed: dict,
+              out) -> dict[str, list[dict]]:
+    """Each candidate of ``plans`` run ``s.repeat`` times in turns, given ``workers`` (the first run keeps its
+    merges and a ``Merger``'s own counts); one that fails (its line put in ``failed``) drops out."""
+    def run_one(name: str, i: int) -> dict | None:
+        candidate, path, limit, counts_out = plans[name]
+        run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,
+                       counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
+                       run_label=f"{name} run {i + 1}/{s.repeat}: ")
+        if "failed" in run:
+            failed[name] = run["failed"]
+            print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
+            return None
+        if s.progress:
+            print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
+        return run
+
+    return in_turns(list(plans), s.repeat, run_one)
+
+
+def _asked_all(spec: str | list[str] | None) -> bool:
+    specs = [spec] if isinstance(spec, str) else spec or []
+    return any(entry.strip() == "all" for s in specs for entry in s.split(","))
+
+
+# --- The printed tables: the header, one table per candidate, their comparison ---
+
+
+def format_mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def default_note() -> str:
+    """Which rung the default is here, and, where it is not the first choice (v8 not built), why.
+
+    >>> default_note().startswith("default variant: ")
+    True
+    """
+    from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
+
+    chosen = best_variant()
+    passed = [name for name in DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)]] if chosen in DEFAULT_VARIANTS else []
+    reasons = [unavailable(VARIANTS.module(name)) for name in passed]
+    return f"default variant: {chosen}" + "".join(f" ({reason})" for reason in reasons if reason)
+
+
+def header(report: dict) -> str:
+    m, s = report["machine"], report["settings"]
+    subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+    how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
+    busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
+    return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
+            f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
+            f"{workers_text(s)}, repeat {s['repeat']}{busy_note}\n"
+            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
+
+
+#: What the header says of the workers, by where their count came from (``settings.workers_from``).
+_WORKERS_FROM = {"--workers": "workers {} (every run, as asked)",
+                 "bench": "workers {} (the CPU count, given to every run alike)",
+                 "each run": "workers: each run's own choice (the cores free as it starts; used: each table's workers)"}
+
+
+def workers_text(settings: dict) -> str:
+    """The header's word on the workers; a file written before ``workers_from`` had the CPU count there."""
+    if "workers_from" in settings:
+        return _WORKERS_FROM[settings["workers_from"]].format(settings["workers"])
+    given = settings.get("workers_given", True)
+    return f"workers {settings['workers']}" + ("" if given else " (none given: each run takes the free cores)")
+
+
+_COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS",
+            "workers")
+
+
+def _seconds(value: float | None, width: int) -> str:
+    """``1.234s`` right-aligned, or ``-`` for a figure a run does not have (a function candidate's stages)."""
+    return f"{value:>{width - 1}.3f}s" if value is not None else f"{'-':>{width}}"
+
+
+def workers_used(run: dict) -> str:
+    """The processes a run counted in, and v7's merge shards: ``2``, ``2, 1 shard``; ``-`` where not known
+    (a counter of your own), empty for the median row (no run of its own).
+
+    >>> workers_used({"workers": 2}), workers_used({"workers": 2, "shards": 2}), workers_used({"workers": None})
+    ('2', '2, 2 shards', '-')
+    """
+    if "workers" not in run:
+        return ""
+    if run["workers"] is None:
+        return "-"
+    shards = run.get("shards")
+    return str(run["workers"]) + ("" if shards is None else f", {shards} shard{'s' if shards != 1 else ''}")
+
+
+def _row(label: str, r: dict) -> str:
+    st = r["stages"] or {}
+    cells = [st.get("pretokenize"), st.get("pair_count"), st.get("select"), st.get("update"), r["merge_phase"],
+             r["total"]]
+    return (f"{label:<8}" + "".join(_seconds(c, 13) for c in cells)
+            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}"
+            + f"{workers_used(r):>13}").rstrip()  # the median row has no workers of its own
+
+
+def candidate_table(name: str, entry: dict) -> str:
+    """One candidate's table: every repeat, the median, the checkpoints, the merges' digest, and any notes."""
+    runs, med = entry["runs"], entry["median"]
+    lines = [f"\n{name}: {entry['idea']}",
+             f"{'run':<8}" + "".join(f"{c:>13}" for c in _COLUMNS)]
+    lines += [_row(str(i + 1), r) for i, r in enumerate(runs)]
+    if len(runs) > 1:
+        lines.append(_row("median", med))
+    if med["stages"] is None:
+        lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
+    else:
+        step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
+        shown = [point for point in med["checkpoints"][step - 1::step] if point[0] > 0]
+        if med["checkpoints"] and med["checkpoints"][-1][0] > 0 and shown[-1:] != med["checkpoints"][-1:]:
+            shown.append(med["checkpoints"][-1])
+        points = [f"{m:,}: {t:.2f}s" for m, t in shown]
+        if points:
+            lines.append("elapsed at merge   " + ", ".join(points))
+    lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
+    lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
+    return "\n".join(lines)
+
+
+def totals(entry: dict) -> list[float]:
+    return [r["total"] for r in entry["runs"]]
+
+
+def comparison_rows(report: dict) -> list[tuple[str, dict, str, str, str]]:
+    """``(candidate, medians, total's min-max, speed-up vs the previous candidate, vs the first)`` in run
+    order; a speed-up whose runs overlap the other's is ``within spread`` (:func:`bpe.lab.measure.spread.compare`)."""
+    entries = report["variants"]
+    first = next(iter(entries.values()))
+    rows, prev = [], None
+    for name, entry in entries.items():
+        vs_prev = compare(totals(prev), totals(entry))["verdict"] if prev else "-"
+        vs_first = compare(totals(first), totals(entry))["verdict"] if entry is not first else "-"
+        rows.append((name, entry["median"], range_text(totals(entry)), vs_prev, vs_first))
+        prev = entry
+    return rows
+
+
+def comparison_table(report: dict) -> str:
+    first_name = next(iter(report["variants"]))
+    width = max(10, *(len(name) + 1 for name in report["variants"]))
+    last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
+    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios of median times, "
+             "'2.00x faster' or '33x slower' than the other; "
+             f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
+             f"{'candidate':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
+             f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]
+    for name, med, spread, vs_prev, vs_first in comparison_rows(report):
+        st = med["stages"] or {}
+        lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
+                     f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
+                     f"{spread:>14}{format_mb(med['peak_rss']['self']):>12}{vs_prev:>15}{vs_first:>{last}}")
+    return "\n".join(lines)

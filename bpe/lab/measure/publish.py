@@ -1,0 +1,94 @@
+"""Where a lab result goes, and what it is stamped with.
+
+Every result is stamped with the machine, the git commit and a digest of the merges
+(:func:`machine_info`, :func:`merges_digest`), so a figure can be traced to the code and machine that
+made it.  A result a page quotes is committed (``profiles/``, ``docs/``); the same command run to try
+something writes under ``out/`` (not in git), so trying never dirties the tree.  ``--publish`` asks
+for the committed place, and is refused from a checkout with uncommitted code: the provenance line
+would name a commit that is not the code that made it.  An explicit ``--out``/``--out-dir`` wins
+(:func:`output_path`).  A JSON result is checked writable before the run and written whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
+
+#: Folders of published results, not code: a change there does not make a run's code differ from its
+#: commit, so neither the provenance line nor the clean-tree check of ``--publish`` counts it (several
+#: results can then be re-made in a row before one commit).
+RESULT_DIRS = ("docs", "profiles")
+
+
+def machine_info() -> dict:
+    return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "platform": f"{platform.system()} {platform.machine()}",
+            "processor": platform.processor() or platform.machine(), "git_commit": git_commit(exclude=RESULT_DIRS)}
+
+
+def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
+    """The short commit of the checkout, with ``-dirty`` when a tracked file outside ``exclude`` differs."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    pathspec = ["--", ".", *(f":(exclude){path}" for path in exclude)] if exclude else []
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *pathspec], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=5).stdout.strip()
+    return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def check_publishable(what: str, exclude: tuple[str, ...] = RESULT_DIRS) -> None:
+    """Refuse to write a committed result from a tree with uncommitted changes: its provenance line
+    would name a commit that is not the code that made it (``-dirty``)."""
+    commit = git_commit(exclude)
+    if commit is not None and commit.endswith("-dirty"):
+        raise BPEError(f"{what} writes a committed result, and the checkout has uncommitted changes "
+                       f"({commit}); commit them first (git status lists them), or write elsewhere")
+
+
+def merges_digest(merges) -> str:
+    h = hashlib.sha256()
+    for a, b in merges:
+        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
+    return h.hexdigest()[:16]
+
+
+def output_path(given: str | os.PathLike | None, default: Path, published: Path, publish: bool,
+                command: str) -> Path:
+    """``given`` when named (``--out``), else ``published`` with ``--publish``, else ``default``
+    (under ``out/``, not tracked).  ``--publish`` from a tree with uncommitted changes is refused,
+    naming ``command`` (tests/lab/measure/test_publish.py)."""
+    if publish:
+        check_publishable(command)
+    return Path(given) if given else published if publish else default
+
+
+def check_json_path(json_out: str | os.PathLike) -> Path:
+    """Fail before a run when its JSON cannot be written (a directory, an unwritable place)."""
+    from bpe.io.outputs import check_writable_dir
+
+    path = Path(json_out)
+    if path.is_dir():
+        raise BPEError(f"--json {path} is a directory; give a file name such as {path / 'bench.json'}")
+    check_writable_dir(path.parent if str(path.parent) else Path("."))
+    return path
+
+
+def write_json_atomic(path: Path, data: dict, log=None) -> None:
+    """``data`` as indented JSON, written whole or not at all; ``wrote PATH`` on ``log`` when given."""
+    from bpe.io.outputs import write_text_atomic
+
+    write_text_atomic(Path(path), json.dumps(data, indent=2) + "\n")
+    if log is not None:
+        print(f"\nwrote {path}", file=log)

@@ -1,0 +1,394 @@
+"""``make report`` / ``python -m bpe report``: every rung on the same data, as an article-style report.
+
+It benches every rung and writes ``report.md`` (a table per vocab), ``report-stages.png``,
+``report-merges.png`` (the cost of each 100 merges: flat is a constant cost per merge, rising the
+``max()`` scan over a growing pair table), ``report-scaling.png`` and ``report-bench.json`` (every
+figure they came from).  A candidate past :data:`RUN_BUDGET_SECONDS` at the main vocab runs in a
+smaller vocab's table, beside every candidate that fits it, so its ratios are measured (:func:`plan`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bpe.interface import command
+from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run_bench
+from bpe.lab.judge.candidates import parse_variants
+from bpe.lab.judge.correctness import verdict_parts
+from bpe.lab.measure.estimate import candidate_estimate, probe_candidates
+from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
+from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.errors import BPEError
+from bpe.io.outputs import write_text_atomic
+from bpe.training.registry import VARIANTS
+
+DOCS_DIR = REPO_ROOT / "docs"
+#: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).
+DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
+STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
+
+
+#: A candidate estimated longer than this per run moves to the next, smaller vocab's table.
+RUN_BUDGET_SECONDS = 30
+
+
+def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = RUN_BUDGET_SECONDS,
+         force: bool = False) -> tuple[list[tuple[int, list[str]]], list[str]]:
+    """``([(vocab, candidates), ...], notes)``: the tables to run, largest vocab first.
+
+    ``estimate(candidate, vocab)`` gives seconds.  A table is made at a smaller vocab only for a
+    candidate that did not fit a larger one; each table holds every candidate that fits it.
+
+    >>> cost = {"v1": 100.0, "v2": 10.0, "v5": 1.0}
+    >>> plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
+    ([(2000, ['v2', 'v5']), (300, ['v1', 'v2', 'v5'])], ['v1 is past the 30 s budget at vocab 2,000 and 500, so it ran at vocab 300 in the table of that vocab, beside every variant that fits it.'])
+    """
+    if force:
+        return [(vocab_sizes[0], list(variants))], []
+    tables: list[tuple[int, list[str]]] = []
+    placed: set[str] = set()
+    notes = []
+    for vocab in sorted(set(vocab_sizes), key=vocab_sizes.index):
+        if vocab > vocab_sizes[0] or (tables and vocab >= tables[-1][0]):
+            continue
+        fits = [v for v in variants if estimate(v, vocab) <= budget]
+        if not tables or set(fits) - placed:
+            if fits:
+                tables.append((vocab, fits))
+                placed |= set(fits)
+        if placed == set(variants):
+            break
+    left_out = [v for v in variants if v not in placed]
+    if left_out:
+        notes.append(f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
+                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with "
+                     f"{command('bench', ('--variant', ','.join(left_out)), ('--force', None))}")
+    for home, names in tables[1:]:
+        moved = [v for v in names if all(v not in earlier for _, earlier in tables[:tables.index((home, names))])]
+        if moved:
+            skipped = " and ".join(f"{vocab:,}" for vocab in vocab_sizes if vocab > home)
+            notes.append(f"{', '.join(moved)} {'is' if len(moved) == 1 else 'are'} past the {budget:.0f} s budget at "
+                         f"vocab {skipped}, so {'it' if len(moved) == 1 else 'they'} ran at vocab {home:,} in the "
+                         f"table of that vocab, beside every variant that fits it.")
+    return tables, notes
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """The report's own settings, beside its benches' :class:`BenchSettings`: the smaller tables' vocabs
+    (:func:`plan`), and whether to time the fastest rungs against corpus size and workers."""
+    reduced_vocab_size: int = 2000
+    v1_vocab_size: int = 300
+    scaling: bool = True
+
+
+def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
+               log=None) -> Path:
+    """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
+    and write the report files into ``out_dir``; the path of ``report.md``."""
+    from bpe.data.datasets import default_vocab_size
+    from bpe.lab.measure.estimate import corpus_shape
+
+    log = log or sys.stdout
+    # The ladder's lesson runs each rung's idea in full: every core unless a count is given (v7 with
+    # none keeps a core spare, and on 2 cores would be v6: the step v6 -> v7 would show nothing).
+    bench = replace(bench, workers=bench.workers or os.cpu_count() or 1)
+    vocab_size = bench.vocab_size or default_vocab_size(bench.data)
+    candidates = parse_variants(list(VARIANTS) if bench.variants is None else bench.variants)
+    if not any(c.is_variant for c in candidates):
+        candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
+    by_label = {c.label: c for c in candidates}
+    path = resolve_data(bench.data)
+    shape = corpus_shape(path, bench.special_tokens)
+    probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
+
+    def estimate(label: str, vocab: int) -> float:
+        return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(bench.special_tokens)),
+                                  bench.workers).seconds
+
+    tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size],
+                              list(by_label), force=bench.force)
+    if not tables_plan:
+        raise BPEError("no candidate to report on: " + "; ".join(notes))
+    print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
+          f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}", file=log)
+    table = replace(bench, limit=None, busy=0, json_out=None, force=True)
+    tables = [run_bench(replace(table, variants=[by_label[n].spec for n in names], vocab_size=vocab,
+                                peers=bench.peers and i == 0), out=log)
+              for i, (vocab, names) in enumerate(tables_plan)]
+    if any(not t["merges_identical"] for t in tables):
+        raise BPEError("the rungs produced different merges; the report would compare different results "
+                       "(see the bench output above)")
+    result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
+              "data": data_label(bench.data), "tables": tables, "notes": notes,
+              "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
+                        for name, r in tables[0].get("peers", {}).items()}}
+    plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
+    if settings.scaling:
+        rungs = [n for n in tables_plan[0][1] if n in VARIANTS]
+        fastest = [by_label[n].spec for n in rungs if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+        result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),
+                                            path, fastest, log)
+        plots["report-scaling.png"] = plot_scaling
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out_dir / "report-bench.json", result)
+    for name, plot in plots.items():
+        plot(result, out_dir / name)
+    md = out_dir / "report.md"
+    write_text_atomic(md, render_markdown(result))
+    print(f"\nwrote {md}, " + ", ".join(str(out_dir / name) for name in plots), file=log)
+    return md
+
+
+def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
+    """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
+    import io
+
+    from bpe.training.sizes import format_size
+
+    size = path.stat().st_size
+    max_workers = bench.workers or os.cpu_count() or 1
+    worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))
+    out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
+
+    def median(variant: str, **changes) -> tuple[dict, dict]:
+        run = run_bench(replace(bench, variants=variant, progress=False, **changes), out=io.StringIO())
+        return run["settings"], run["variants"][variant]["median"]
+
+    for variant in variants:
+        out["sizes"][variant] = []
+        for fraction in (0.25, 0.5, 1.0):
+            ran, med = median(variant, limit=None if fraction == 1.0 else max(1, int(size * fraction)))
+            out["sizes"][variant].append([ran["corpus_bytes"], med["total"]])
+            print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med['total']:.2f}s", file=log)
+        out["workers"][variant] = []
+        for count in worker_counts:
+            _, med = median(variant, workers=count)
+            out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
+            print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)
+    return out
+
+
+def table_rows(bench: dict) -> list[str]:
+    first_name = next(iter(bench["variants"]))
+    rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
+            f"vs previous | vs {first_name} |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, med, spread, vs_prev, vs_first in comparison_rows(bench):
+        st = med["stages"] or {}
+        cells = ["-" if v is None else f"{v:.3f} s"
+                 for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
+        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread or '-'} s | "
+                    f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
+    return rows
+
+
+def correctness_lines(bench: dict) -> list[str]:
+    """Below a table with your own trainer in it: each candidate's verdict, and any that failed."""
+    verdicts = {n: v for n, v in bench.get("verdicts", {}).items() if bench["variants"][n]["kind"] != "variant"}
+    if not verdicts and not bench.get("failed"):
+        return []
+    reference = bench.get("reference", {}).get("name", "the reference")
+    out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
+    for name, verdict in verdicts.items():
+        what, why = verdict_parts(name, verdict, reference)
+        out.append(f"- **{name}**: {what.replace('DIFFERS', 'differs', 1)}{'; ' + why if why else ''}.")
+    out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
+    return out + [""]
+
+
+def render_markdown(result: dict) -> str:
+    m = result["machine"]
+    main = result["tables"][0]["settings"]
+    out = ["# Benchmark report: every variant on the same data", "",
+           f"Generated by `make report` on {result['generated']}, commit {m['git_commit']}. "
+           "Do not edit: re-run `make report` to update (data, figures and plots are regenerated together).", "",
+           f"Machine: {m['cpu_count']} CPUs ({m['processor']}), {m['platform']}, Python {m['python']}. "
+           "Absolute seconds are this machine's; compare the ratios, which were measured in one run.", "",
+           f"Data: `{result['data']}` ({main['corpus_bytes']:,} bytes), special tokens {main['special_tokens']}, "
+           f"pre-tokenization workers {main['workers']}, {main['repeat']} repeat(s) per variant, each in a "
+           "fresh process; every figure is the median of the repeats.", ""]
+    for i, bench in enumerate(result["tables"]):
+        s = bench["settings"]
+        out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", ""]
+        out += table_rows(bench)
+        out.append("")
+        out += correctness_lines(bench)
+        if i == 0 and result["peers"]:
+            out += ["Peers on the same data and vocab, in the same run:", "", "| peer | total | vs fastest variant |",
+                    "|---|---:|---:|"]
+            fastest = min(v["median"]["total"] for v in bench["variants"].values())
+            for name, value in result["peers"].items():
+                if isinstance(value, (int, float)):
+                    out.append(f"| {name} | {value:.3f} s | {ratio_text(fastest / value)} |")
+                else:
+                    out.append(f"| {name} | {value} | - |")
+            out.append("")
+    for note in result["notes"]:
+        out += [f"Note: {note}", ""]
+    out += ["Columns: **pre-tokenize** reads the file, splits on special tokens, runs the GPT-2 regex and "
+            "counts pre-tokens; **merge phase** is the initial pair count plus every select and update; "
+            "**select** and **update** are summed over merges; **peak memory** is the training process's "
+            "high-water RSS; **total min-max** is the range of the total over the repeats; **vs previous** and "
+            "**vs** the table's first variant are ratios of median total time (\"2.00x faster\", \"33x slower\"), or "
+            f"*{WITHIN_SPREAD}* when the two variants' runs overlap, so that the difference is no gain of either.", "",
+            "![time per stage, per variant](report-stages.png)", "",
+            "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
+    if "scaling" in result:
+        out += ["![time against corpus size and against workers](report-scaling.png)", ""]
+    out += ["Raw figures: [`report-bench.json`](report-bench.json)."]
+    return "\n".join(out) + "\n"
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, out: Path, title: str) -> None:
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    _pyplot().close(fig)
+
+
+#: One colour per name in every plot: the rungs in ladder order, then the peers.
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+            "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
+
+
+def colour(name: str) -> str:
+    """The colour of a rung (by its place in the ladder), a peer (after the rungs) or your own trainer."""
+    from bpe.lab.measure.peers import PEERS
+
+    names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
+    index = names.index(name) if name in names else len(names) + sum(map(ord, name))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
+    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
+    (v2's minutes beside v6's second)."""
+    ax.set_title(title, fontsize=10)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > ratio:
+        ax.set_yscale("log")
+    ax.legend(**{"fontsize": 8, **legend})
+
+
+def plot_stages(result: dict, out: Path) -> None:
+    """One stacked bar per candidate per table (the tick label in its colour); peers beside the first."""
+    plt = _pyplot()
+    tables = result["tables"]
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
+    for i, (ax, bench) in enumerate(zip(axes[0], tables)):
+        names = list(bench["variants"])
+        bottoms = [0.0] * len(names)
+        for stage, stage_colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
+            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
+            ax.bar(names, heights, bottom=bottoms, color=stage_colour, label=stage.replace("_", " "))
+            bottoms = [b + h for b, h in zip(bottoms, heights)]
+        other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
+        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
+        ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
+               label="other (start-up, vocab)")
+        if not all(timed):
+            ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
+                   hatch="..", label="total only (a train_bpe function)")
+        labels = list(names)
+        if i == 0:
+            for name, value in result["peers"].items():
+                if isinstance(value, (int, float)):
+                    ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
+                    labels.append(name)
+        for tick, name in zip(ax.get_xticklabels(), labels):
+            tick.set_color(colour(name))
+        ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
+        ax.set_ylabel("seconds (median)")
+        ax.tick_params(axis="x", rotation=30)
+    axes[0][0].legend(fontsize=8)
+    _save(fig, out, f"Time per stage (make report, {result['generated']})")
+
+
+def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
+    """(merges done, ms per 100 merges) over consecutive windows of about a twentieth of the run (one
+    checkpoint interval alone is too noisy to read a trend from); a short last window is dropped."""
+    stride = max(1, len(checkpoints) // 20)
+    window = checkpoints[::stride]
+    xs, ys = [], []
+    full = window[1][0] - window[0][0] if len(window) > 1 else 1
+    for (m0, t0), (m1, t1) in zip(window, window[1:]):
+        if m1 - m0 < full / 2:  # the stretch to the final merge: a few merges, mostly timer noise
+            continue
+        xs.append(m1)
+        ys.append(max((t1 - t0) / (m1 - m0) * 100 * 1000, 1e-3))
+    return xs, ys
+
+
+def plot_merges(result: dict, out: Path) -> None:
+    """Per table: elapsed time against merges (top) and ms per 100 merges against merges (bottom)."""
+    plt = _pyplot()
+    tables = result["tables"]
+    fig, axes = plt.subplots(2, len(tables), figsize=(5.5 * len(tables) + 1, 8), squeeze=False)
+    for i, bench in enumerate(tables):
+        elapsed_ax, cost_ax = axes[0][i], axes[1][i]
+        elapsed, costs = [], []
+        for name, variant in bench["variants"].items():
+            med = variant["median"]
+            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
+                elapsed_ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", color=colour(name),
+                                label=f"{name} (total)")
+                elapsed += [t for _, t in med["checkpoints"]]
+                continue
+            start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
+            xs = [0] + [m for m, _ in med["checkpoints"]]
+            ys = [start] + [t for _, t in med["checkpoints"]]
+            elapsed_ax.plot(xs, ys, color=colour(name), linewidth=1.5, label=name)
+            elapsed += ys
+            cx, cy = _per_hundred(med["checkpoints"])
+            cost_ax.plot(cx, cy, color=colour(name), linewidth=1.2, label=name)
+            costs += cy
+        if i == 0:
+            for name, value in result["peers"].items():
+                if isinstance(value, (int, float)):
+                    elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
+                                       label=f"{name} (total)")
+                    elapsed.append(value)
+        _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
+               "seconds since start (median)", elapsed)
+        _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
+               "ms per 100 merges", costs)
+    _save(fig, out, f"Time against merges (make report, {result['generated']})")
+
+
+def plot_scaling(result: dict, out: Path) -> None:
+    """Total time against corpus size (left) and against pre-tokenization workers (right)."""
+    plt = _pyplot()
+    scaling = result["scaling"]
+    fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for name, points in scaling["sizes"].items():
+        size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
+    size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
+    size_ax.set_xlim(left=0)
+    _label(size_ax, f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size",
+           "corpus size (MB, first part of the data via --limit)", "total seconds")
+    for name, points in scaling["workers"].items():
+        workers_ax.plot([w for w, _, _ in points], [t for _, t, _ in points], marker="o", color=colour(name),
+                        label=f"{name} total")
+        workers_ax.plot([w for w, _, _ in points], [p for _, _, p in points], marker="s", linestyle="--",
+                        color=colour(name), label=f"{name} pre-tokenize")
+    workers_ax.set_xticks(scaling["worker_counts"])
+    workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
+    _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
+           "seconds", fontsize=7, loc="upper left", ncol=2)
+    _save(fig, out, f"Scaling (make report, {result['generated']})")

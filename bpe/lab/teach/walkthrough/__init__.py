@@ -1,0 +1,183 @@
+"""``bpe walkthrough`` (``make walkthrough``): BPE training taught on a projector, in one HTML page.
+
+The page steps through the merges (buttons, the arrow keys, a slider; ``#step=K`` in the address) and
+shows, at each step, the pair chosen and its count, the tie and how it was broken, the words holding
+the pair before and after, the pair counts that changed, and for each rung the work it did for that
+merge, counted on the rung's own code (:mod:`.counting`) with a running total.  A summary view draws
+each rung's cumulative counted work over all the merges beside the stage times of a bench result,
+for a corpus too big to step through by hand.  A pre-tokenization trace and the page's own encoder
+(any word, encoded with the merges made so far) are the lecture's other half.
+
+Everything is inline (data, script, style): the page opens from disk with no network, and no request
+leaves it.  Its data are in ``<script type="application/json" id="walkthrough-data">``: ``merges``
+(each pair as two strings, bytes as GPT-2's printable characters), ``steps`` (one record per merge,
+:mod:`.steps`), ``work`` (per rung, one entry per merge counted: the counts of its ``metrics``) and the
+rest listed by :func:`page_data`.
+
+Each rung runs on the same pre-token counts (the plain counter, ``count_file_serial``) and must make
+the recorded merges, merge by merge.  A rung slower than ``budget`` seconds (v1 on a real corpus) is
+counted for the merges it made in that time, and the page says where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
+from bpe.io.byte_unicode import byte_to_unicode, encode_token
+from bpe.lab.teach.text_trace import LABEL_MEANINGS, pretokenize_pieces
+from bpe.lab.teach.trace import DEFAULT_TEXT
+from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
+from bpe.lab.teach.walkthrough.page import render_page
+from bpe.lab.teach.walkthrough.steps import record_steps, shown
+from bpe.training.registry import VARIANTS
+
+DEFAULT_RUNGS = tuple(METRICS)
+#: Seconds each rung is counted for at most (the counting twins make a rung several times slower).
+DEFAULT_BUDGET = 60.0
+#: The committed bench result the summary shows when no --bench is given.
+DEFAULT_BENCH = REPO_ROOT / "docs" / "report-bench.json"
+
+
+@dataclass
+class WalkthroughSettings:
+    data: str | None
+    vocab_size: int
+    special_tokens: list[str]
+    out: str
+    variants: list[str] = field(default_factory=lambda: list(DEFAULT_RUNGS))
+    bench: str | None = None
+    text: str | None = None
+    budget: float = DEFAULT_BUDGET
+
+
+def parse_rungs(spec: str | list[str] | None) -> list[str]:
+    """``--variant v1,v4`` (repeatable; ``all``: v1-v6) as rung names, or the one line saying what is counted.
+
+    >>> parse_rungs(["v2,v1", "v6"])
+    ['v2', 'v1', 'v6']
+    """
+    if spec is None:
+        return list(DEFAULT_RUNGS)
+    entries = [s.strip() for item in ([spec] if isinstance(spec, str) else spec) for s in item.split(",") if s.strip()]
+    rungs = []
+    for entry in entries:
+        for name in DEFAULT_RUNGS if entry == "all" else [entry]:
+            if name not in METRICS:
+                raise BPEError(not_counted(name))
+            if name not in rungs:
+                rungs.append(name)
+    if not rungs:
+        raise BPEError("--variant is empty; name rungs such as v1,v2,v6")
+    return rungs
+
+
+def count_work(rung: str, pretoken_counts, merges: list, budget: float, clock=time.monotonic) -> dict:
+    """The work ``rung`` does for each merge, counted on its own code, until the merges or the budget end."""
+    merger, tally = counted_merger(rung, pretoken_counts)
+    metrics = METRICS[rung]
+    build = [tally[m] for m in metrics]
+    per_merge = []
+    deadline = clock() + budget
+    try:
+        for step, expected in enumerate(merges, 1):
+            before = dict(tally)
+            pair = merger.select_best_pair()
+            if pair != expected:
+                raise BPEError(f"{rung} chose {pair!r} at merge {step}, where the record has {expected!r}: "
+                               f"the rung and the walkthrough disagree")
+            merger.merge(pair)
+            per_merge.append([tally[m] - before.get(m, 0) for m in metrics])
+            if clock() > deadline:
+                break
+    finally:
+        close = getattr(merger, "close", None)  # v6: undo gc.freeze()
+        if close is not None:
+            close()
+    return {"metrics": list(metrics), "build": build, "per_merge": per_merge}
+
+
+def load_bench(path: str | Path | None, vocab_size: int) -> dict | None:
+    """The stage times (medians) of the bench table at ``vocab_size`` (else the nearest) in a bench or
+    report JSON; ``None`` when no path is given and the committed result is absent."""
+    if path is None:
+        if not DEFAULT_BENCH.is_file():
+            return None
+        path = DEFAULT_BENCH
+    try:
+        result = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise BPEError(f"--bench {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise BPEError(f"--bench {path} is not JSON: {exc}") from None
+    tables = result.get("tables", [result]) if isinstance(result, dict) else None
+    tables = [t for t in tables or [] if isinstance(t, dict) and isinstance(t.get("variants"), dict)
+              and "vocab_size" in t.get("settings", {})]
+    if not tables:
+        raise BPEError(f"--bench {path} holds no bench table (make it with bpe bench --json FILE)")
+    table = min(tables, key=lambda t: abs(t["settings"]["vocab_size"] - vocab_size))
+    stages = {name: variant["median"]["stages"] for name, variant in table["variants"].items()
+              if isinstance(variant.get("median"), dict) and "stages" in variant["median"]}
+    return {"source": Path(path).name, "data": table["settings"].get("data"),
+            "vocab_size": table["settings"]["vocab_size"], "machine": table.get("machine", {}), "stages": stages}
+
+
+def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
+    """Everything the page shows, as JSON-able data (see the module docstring)."""
+    from bpe.training.train import check_vocab_size
+
+    num_merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
+    merges, steps, start = record_steps(pretoken_counts, num_merges)
+    work, by_merger = {}, {}
+    for rung in settings.variants:
+        began, merger = time.monotonic(), VARIANTS[rung].Merger
+        same = by_merger.setdefault(merger, rung)
+        if same != rung:  # v3 runs v2's merger, the same class: the same work, merge for merge
+            work[rung] = work[same]
+            print(f"  {rung}: {same}'s merger, so {same}'s work", file=out or sys.stdout)
+            continue
+        work[rung] = count_work(rung, pretoken_counts, merges, settings.budget)
+        counted = len(work[rung]["per_merge"])
+        print(f"  {rung}: {counted:,} of {len(merges):,} merges counted in {time.monotonic() - began:.1f} s"
+              + ("" if counted == len(merges) else f" (stopped at the {settings.budget:g} s budget)"),
+              file=out or sys.stdout)
+    text = DEFAULT_TEXT if settings.text is None else settings.text
+    return {
+        "data": str(settings.data), "vocab_size": settings.vocab_size, "special_tokens": settings.special_tokens,
+        "merges": [shown(pair) for pair in merges], "steps": steps, "start": start,
+        "rungs": settings.variants, "ideas": {rung: VARIANTS[rung].IDEA for rung in settings.variants},
+        "work": {rung: w["per_merge"] for rung, w in work.items()},
+        "metrics": {rung: w["metrics"] for rung, w in work.items()},
+        "build": {rung: w["build"] for rung, w in work.items()},
+        "meanings": MEANINGS, "parts": sorted(PARTS), "budget": settings.budget,
+        "pretokenize": {"text": text, "pieces": pretokenize_pieces(text, settings.special_tokens),
+                        "meanings": LABEL_MEANINGS},
+        "byte_chars": [byte_to_unicode()[b] for b in range(256)],
+        "special_shown": [encode_token(t.encode("utf-8")) for t in settings.special_tokens],
+        "bench": load_bench(settings.bench, settings.vocab_size),
+    }
+
+
+def run_walkthrough(settings: WalkthroughSettings, out=None) -> dict:
+    """Count, record and write the page; returns its data."""
+    from bpe.data.datasets import resolve_data
+    from bpe.io.outputs import write_text_atomic
+    from bpe.training.pretokenize import count_file_serial
+
+    out = out or sys.stdout
+    if not settings.out.endswith((".html", ".htm")):
+        raise BPEError(f"--out {settings.out}: the page is an HTML file; name it PAGE.html")
+    if settings.budget <= 0:
+        raise BPEError(f"--budget must be more than 0 seconds, got {settings.budget:g}")
+    path = resolve_data(settings.data)
+    print(f"walkthrough of {path} at vocab {settings.vocab_size:,}: {', '.join(settings.variants)}", file=out)
+    data = page_data(settings, count_file_serial(path, settings.special_tokens), out)
+    write_text_atomic(settings.out, render_page(data))
+    print(f"wrote {settings.out} ({len(data['merges']):,} merges); open it in a browser (no network needed)",
+          file=out)
+    return data

@@ -1,0 +1,132 @@
+"""``bpe train``: one training run as the command line asks for it, its files and its summary, in the
+order a user relies on: the settings checked and the ``--out`` directory checked and locked; the first
+line with the cost estimate (a long run refused unless forced); ``train_bpe`` with an
+:class:`~bpe.training.observer.Observer`; the tokenizer and ``train.json`` saved before anything more
+is printed (a reader that leaves early costs no file); then the summary.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bpe.errors import BPEError
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What one ``bpe train`` was asked for (``vocab_size`` and ``special_tokens`` already resolved)."""
+
+    data: str | None
+    variant: str | None  # None: the fastest rung (bpe.training.registry.best_variant)
+    vocab_size: int
+    special_tokens: list[str]
+    workers: int | None = None
+    limit: str | None = None  # e.g. "50MB": the first bytes, to the next document boundary
+    errors: str = "strict"
+    out_dir: str | None = None
+    formats: tuple[str, ...] = ()
+    force: bool = False
+    progress: bool = False
+
+
+def run_train(settings: TrainSettings, out=None) -> list[Path]:
+    """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
+    from bpe.data.datasets import resolve_data
+    from bpe.training.registry import best_variant, get_variant
+    from bpe.training.train import check_workers
+
+    check_workers(settings.workers)
+    path = resolve_data(settings.data)
+    variant = settings.variant or best_variant()
+    get_variant(variant)
+    if settings.formats and settings.out_dir is None:
+        raise BPEError("--format needs --out DIR (where to write the exported files)")
+    if settings.out_dir is None:
+        return _train(settings, path, variant, out or sys.stdout)
+    from bpe.io.outputs import OutputLock, check_output_dir
+
+    check_output_dir(settings.out_dir)  # fail now, not after training
+    with OutputLock(settings.out_dir):  # held until saved: a second run into the same directory fails at once
+        return _train(settings, path, variant, out or sys.stdout)
+
+
+def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]:
+    from bpe.data.datasets import data_label
+    from bpe.lab.measure.estimate import check_affordable, estimate_file
+    from bpe.training.sizes import parse_size
+    from bpe.training.observer import Observer
+    from bpe.training.timer import StageTimer
+    from bpe.training.train import train_bpe
+
+    s, data = settings, data_label(settings.data)
+    estimate = estimate_file(path, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
+    size = path.stat().st_size
+    subset = (f"the first ~{min(parse_size(s.limit), size):,} of {size:,} bytes, --limit {s.limit}"
+              if s.limit is not None else f"{size:,} bytes")
+    print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}; "
+          f"estimate {estimate[0].describe()}", file=out)
+    check_affordable(estimate, f"training {variant} on {data} at vocab {s.vocab_size:,}", s.force)
+    observer = Observer(timer=StageTimer(), progress=s.progress)
+    started = time.perf_counter()
+    vocab, merges = train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
+                              errors=s.errors, limit=s.limit, observer=observer)
+    elapsed = time.perf_counter() - started
+    written = _save(settings, variant, path, vocab, merges, observer)  # saved before anything is printed
+    for line in summary_lines(settings, variant, vocab, merges, observer, elapsed):
+        print(line, file=out)
+    if written:
+        print("wrote " + ", ".join(str(p) for p in written), file=out)
+    else:
+        print("nothing saved: give --out DIR to write the tokenizer (vocab.json, merges.txt)", file=out)
+    return written
+
+
+def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer, elapsed: float) -> list[str]:
+    """What is printed after training: merges and seconds, each stage, peak memory, the longest tokens."""
+    from bpe.data.datasets import data_label
+    from bpe.io.outputs import token_report
+    from bpe.training.sizes import format_size
+    from bpe.training.train import stopped_early
+
+    timer, corpus = observer.timer, observer.corpus
+    subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if settings.limit else ""
+    lines = [f"trained {variant} on {data_label(settings.data)}{subset}: {len(merges):,} merges, "
+             f"vocab {len(vocab):,}, {elapsed:.2f}s"]
+    asked = settings.vocab_size - 256 - len(settings.special_tokens)
+    stopped = stopped_early(len(merges), asked, corpus.bytes_used)
+    if stopped:
+        lines.append(stopped)
+    lines += [f"  {name:<12} {seconds:8.3f}s" for name, seconds in timer.as_dict()["stages"].items()]
+    peak = timer.peak_rss
+    workers = f", {format_size(peak['children'])} (largest pre-tokenization worker)" if peak["children"] else ""
+    lines.append(f"peak memory: {format_size(peak['self'])} (training process){workers}")
+    if merges:  # no merge, no learned token to show
+        lines += token_report(vocab, settings.special_tokens)
+    return lines
+
+
+def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, observer) -> list[Path]:
+    """With ``out_dir``: the tokenizer and ``train.json`` saved; the paths written (none without it)."""
+    from dataclasses import asdict
+
+    from bpe.data.datasets import data_label
+    from bpe.io.outputs import save_tokenizer
+    from bpe.lab.measure.publish import machine_info
+
+    if settings.out_dir is None:
+        return []
+    s = settings
+    info = {
+        "settings": {"variant": variant, "data": data_label(s.data), "path": str(path), "vocab_size": s.vocab_size,
+                     "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors},
+        "corpus": asdict(observer.corpus),
+        "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
+        "result": {"merges": len(merges), "vocab_size": len(vocab)},
+        "timings": observer.timer.as_dict(),
+        "machine": machine_info(),
+    }
+    return save_tokenizer(settings.out_dir, vocab, merges, settings.special_tokens, formats=settings.formats,
+                          train_info=info)

@@ -1,0 +1,132 @@
+"""The ablation (bpe/lab/measure/ablation/): every "v6 without X" row makes v1's merges, and the command writes them all.
+
+Each row swaps one of v6's techniques for its plain alternative; it may be slower, never different.
+"""
+
+import gc
+import json
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe import VARIANTS, BPEError, train_bpe
+from bpe.cli import main
+from bpe.lab.measure import ablation
+from bpe.training.merge_loop import run_merges
+from bpe.training.pretokenize import count_file_serial
+from bpe.training.timer import NullTimer
+from bpe.variants import v1_naive
+from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, reference_merges
+
+#: The rows that are files here (v5 and v6 are rungs, tested on their own).
+WITHOUT = [row for row in ablation.ROWS if row not in ("v5", "v6")]
+
+
+def row(name):
+    return import_module(f"bpe.lab.measure.ablation.{name}")
+
+
+def merges_of(module, pretoken_counts, num_merges):
+    return run_merges(module.Merger(pretoken_counts), num_merges, NullTimer())
+
+
+def test_every_row_file_is_a_row():
+    files = {path.stem for path in Path(ablation.__file__).parent.glob("*.py")}
+    assert files - {"__init__"} == set(WITHOUT)
+    assert ablation.BASE in ablation.ROWS and "v5" in ablation.ROWS
+
+
+@pytest.mark.parametrize("name", WITHOUT)
+def test_row_gives_the_reference_merges(name):
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=row(name))
+    assert merges == reference_merges()
+
+
+@pytest.mark.parametrize("name", WITHOUT)
+@pytest.mark.parametrize("corpus", [OVERLAPS, REPEATS, TIES], ids=["overlaps", "repeats", "ties"])
+def test_row_equals_v1_on_hard_cases(name, corpus):
+    assert merges_of(row(name), corpus, 60) == merges_of(v1_naive, corpus, 60)
+
+
+words = st.dictionaries(st.binary(min_size=1, max_size=8).map(lambda w: bytes(97 + x % 3 for x in w)),
+                        st.integers(min_value=1, max_value=9), max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words, st.integers(min_value=0, max_value=40))
+def test_rows_equal_v1_on_generated_words(counts, num_merges):
+    expected = merges_of(v1_naive, counts, num_merges)
+    for name in WITHOUT:
+        assert merges_of(row(name), counts, num_merges) == expected, name
+
+
+def test_the_exact_index_is_exact_after_every_merge():
+    merger = row("no_lazy_index").Merger(count_file_serial(CORPUS_EN, ["<|endoftext|>"]))
+    for step in range(120):
+        merger.merge(merger.select_best_pair())
+        if step % 20 == 0:
+            holders: dict[str, set] = {}
+            for word_id, word in enumerate(merger.words):
+                for pair in map("".join, zip(word, word[1:])):
+                    holders.setdefault(pair, set()).add(word_id)
+            assert {pair: ids for pair, ids in merger.pair_to_words.items() if ids} == holders
+
+
+def test_no_floor_heap_holds_every_pair():
+    counts = {b"low": 500, b"lower": 2, b"xy": 1}
+    v6, unfloored = VARIANTS["v6"].Merger(counts), row("no_floor").Merger(counts)
+    assert "xy" not in {entry[2] for entry in v6.queue.heap}  # below v6's floor: it waits in a bucket
+    assert unfloored.queue.floor_bits == 0
+    assert {entry[2] for entry in unfloored.queue.heap} == set(unfloored.pair_counts)
+    v6.close(), unfloored.close()
+
+
+def test_no_gc_tuning_freezes_nothing():
+    frozen = gc.get_freeze_count()
+    merger = row("no_gc_tuning").Merger({b"low": 5, b"lower": 2})
+    assert gc.get_freeze_count() == frozen and gc.isenabled()
+    merger.close()
+
+
+def test_the_command_writes_every_row_with_the_merges_checked(tmp_path):
+    out = tmp_path / "ablation.json"
+    assert main(["ablation", "--data", str(CORPUS_EN), "--vocab-size", "300", "--repeat", "1", "--workers", "1",
+                 "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert list(result["rows"]) == list(ablation.ROWS) and all(result["rows"].values())
+    regime = result["regimes"]["corpus"]
+    assert regime["vocab_size"] == 300 and regime["num_merges"] == 43
+    assert list(regime["rows"]) == list(ablation.ROWS)
+    for name, entry in regime["rows"].items():
+        assert entry["identical"] and entry["merges_sha256"] == [regime["merges_sha256"]], name
+        assert len(entry["runs"]) == 1 and entry["total"]["median"] > 0
+    assert regime["rows"]["v6"]["vs_v6"]["total"]["ratio"] == 1.0
+    assert "--data " + str(CORPUS_EN) in result["command"]
+
+
+def test_a_row_with_other_merges_fails_and_writes_nothing(tmp_path, monkeypatch):
+    wrong = FIXTURES / "candidates" / "smaller_tie.py"  # ties to the smaller pair
+    monkeypatch.setattr(ablation, "ROWS", ("v6", "smaller_tie"))
+    monkeypatch.setattr(ablation, "row_spec", lambda name: str(wrong) if name == "smaller_tie" else name)
+    out = tmp_path / "ablation.json"
+    with pytest.raises(BPEError, match="smaller_tie made merges other than v6's"):
+        ablation.run_ablation([str(CORPUS_EN)], [300], repeat=1, workers=1, json_out=str(out))
+    assert not out.exists()
+
+
+def test_data_and_vocab_sizes_pair_up():
+    assert ablation.pair_regimes(None, None) == list(ablation.REGIMES)
+    with pytest.raises(BPEError, match="2 --data and 3 --vocab-size"):
+        ablation.pair_regimes(["a", "b"], ["300", "400", "500"])
+    with pytest.raises(BPEError, match="--vocab-size without --data"):
+        ablation.pair_regimes(None, ["300"])
+
+
+def test_a_missing_data_set_fails_before_any_run(tmp_path):
+    with pytest.raises(BPEError, match="no data set or file named"):
+        ablation.run_ablation([str(CORPUS_EN), str(tmp_path / "missing.txt")], [300], repeat=1,
+                              json_out=str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()

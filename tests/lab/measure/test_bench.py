@@ -1,0 +1,177 @@
+"""The bench harness (bpe/lab/measure/bench.py) reports every stage for every variant and checks the variants agree;
+a comparison gives every rung the same worker count and each run's table the processes it used; a rung
+benched alone is checked against another rung's cached merges; a run estimated past the budget needs
+--force; --json is checked before the bench; --limit is recorded.
+Your own trainers in the bench (their estimates and progress included): test_candidates.py.
+`bench --busy N`: test_busy.py."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from bpe import VARIANTS, BPEError, train_bpe
+from bpe.cli import main
+from bpe.data.datasets import resolve_data
+import bpe.lab.measure.bench as bench_module
+from bpe.lab.measure.bench import BenchSettings, run_bench, run_once
+from bpe.lab.judge.correctness import reference_cache, reference_rung
+from bpe.lab.judge.diagnose import encode_merges
+from bpe.training.chunking import find_limit_end
+from conftest import CORPUS_EN, DEFAULT_CORPUS
+
+EOT = "<|endoftext|>"
+
+
+def test_bench_json_has_every_figure(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, ["<|endoftext|>"], 2, json_out=str(out)))
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["corpus_bytes"] == 3794 and saved["settings"]["num_merges"] == 43
+    assert saved["machine"]["cpu_count"] >= 1 and saved["machine"]["python"]
+    assert saved["merges_identical"] is True
+    for name in ("v1", "v2"):
+        variant = saved["variants"][name]
+        assert len(variant["runs"]) == 2
+        median = variant["median"]
+        assert set(median["stages"]) == {"pretokenize", "pair_count", "select", "update"}
+        assert median["merges"] == 43 and median["checkpoints"][-1][0] == 43
+        assert median["peak_rss"]["self"] > 0
+    printed = capsys.readouterr().out
+    assert "comparison" in printed and "median" in printed
+    assert report["variants"]["v2"]["median"]["merges_sha256"] == report["variants"]["v1"]["median"]["merges_sha256"]
+
+
+def test_the_candidates_take_turns(monkeypatch):
+    # A drift of the machine during the bench falls on every candidate alike: v1, v2, v1, v2, not v1, v1, v2, v2.
+    order = []
+    real_run_once = bench_module.run_once
+
+    def recorded(path, candidate, *args, **kwargs):
+        order.append(candidate.label)
+        return real_run_once(path, candidate, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_once", recorded)
+    report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, [EOT], 2))
+    assert order == ["v1", "v2", "v1", "v2"]
+    assert [len(report["variants"][name]["runs"]) for name in ("v1", "v2")] == [2, 2]
+
+
+def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_used(monkeypatch, capsys):
+    # No --workers: the bench decides once (the CPU count, the header's) and gives it to every run, rather
+    # than leaving each to size its pool to the cores free at its start, which a busy moment cuts.
+    given = []
+    real_run_once = bench_module.run_once
+
+    def recorded(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs):
+        given.append((candidate.label, workers))
+        return real_run_once(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_once", recorded)
+    report = run_bench(BenchSettings("v2,v3,v7", "corpus-en", 300, 2, [EOT]))
+    cpus = os.cpu_count()
+    assert report["settings"]["workers"] == cpus and report["settings"]["workers_from"] == "bench"
+    assert given == [(name, cpus) for _ in range(2) for name in ("v2", "v3", "v7")]
+    # corpus.en (130 KB) makes two chunks: the pooled rungs count in min(CPUs, 2) processes, v2 in its own
+    used = {name: [run["workers"] for run in entry["runs"]] for name, entry in report["variants"].items()}
+    assert used == {"v2": [1, 1], "v3": [min(cpus, 2)] * 2, "v7": [min(cpus, 2)] * 2}
+    assert all(run["shards"] == 1 for run in report["variants"]["v7"]["runs"])  # too few words to shard
+    printed = capsys.readouterr().out
+    assert f"workers {cpus} (the CPU count, given to every run alike)" in printed.splitlines()[0]
+    v7_table = printed[printed.index("\nv7: "):]
+    assert v7_table.splitlines()[3].endswith(f"{min(cpus, 2)}, 1 shard")  # run 1, under the title and header
+
+
+def test_one_candidate_or_auto_lets_each_run_choose_its_workers(monkeypatch):
+    given = []  # what the runs are given (the runs themselves left out)
+    monkeypatch.setattr(bench_module, "_in_turns", lambda s, workers, plans, *a: given.append(workers) or {})
+    for variants, workers in (("v6", None), ("v6,v7", "auto"), ("v6,v7", 1)):
+        report = run_bench(BenchSettings(variants, "corpus-en", 300, 1, [EOT], workers))
+        settings = report["settings"]
+        assert (settings["workers"], settings["workers_given"]) == (None if workers == "auto" else workers,
+                                                                    workers not in (None, "auto"))
+    assert given == [None, None, 1]
+    assert bench_module.header(report).count("workers 1 (every run, as asked)") == 1
+
+
+def test_a_rung_benched_alone_is_checked_against_another_rungs_cached_merges(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    path, rung = resolve_data("corpus-en"), reference_rung(besides="v2")
+    assert rung != "v2"
+    report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
+    assert report["reference"]["name"] == rung and report["reference"]["source"].startswith("computed now, cached in")
+    assert report["verdicts"]["v2"]["verdict"] == "identical"
+    assert f"against {rung}'s (computed now, cached in " in capsys.readouterr().out
+    # A reference that differs from v2's own merges makes v2's verdict differ: its own run is not the reference.
+    _, merges = train_bpe(path, 300, [EOT], variant="v2")
+    cache = reference_cache(path, 300, [EOT], None, rung)
+    cache.write_text(json.dumps(encode_merges([merges[1], merges[0], *merges[2:]])))
+    report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
+    assert report["verdicts"]["v2"]["verdict"] == "differs" and report["verdicts"]["v2"]["step"] == 1
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("correctness:"))
+    assert line == (f"correctness: each run's merges against {rung}'s (cached in {cache}; v2 ran alone: checked "
+                    "against another rung, not its own run)")
+
+
+def test_a_run_records_its_mergers_summary_beside_the_timings():
+    # v7's Merger.summary() gives its shards and gathered_at (None: its shards never came back); v2 has none.
+    v7 = run_once(CORPUS_EN, "v7", 300, ["<|endoftext|>"], 2)
+    v2 = run_once(CORPUS_EN, "v2", 300, ["<|endoftext|>"], 2)
+    assert "gathered_at" in v7 and "gathered_at" not in v2
+    assert v7["merges_sha256"] == v2["merges_sha256"] and set(v7) - set(v2) == {"shards", "gathered_at"}
+
+
+def test_a_very_long_bench_needs_force(monkeypatch, capsys):
+    runs = []
+    monkeypatch.setattr("bpe.lab.measure.bench.run_once", lambda *a, **k: runs.append(a) or {})
+    assert main(["bench", "--variant", "v1,v6", "--repeat", "1"]) == 2  # v1 at vocab 10,000 on 2.3 MB
+    err = capsys.readouterr().err
+    assert "estimated v1 ~" in err and "pass --force to run it anyway" in err
+    assert runs == []
+
+
+def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
+    from bpe.lab.measure import bench
+    from bpe.lab.measure import estimate as cost_model
+    from bpe.lab.measure.estimate import Estimate
+
+    def estimate(variant, shape, merges, workers):  # v1 past the budget, the rest a second
+        return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
+
+    monkeypatch.setattr(cost_model, "estimate_run", estimate)
+    report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
+    assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
+    assert list(report["variants"]) == [name for name in VARIANTS if name != "v1"]
+    assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
+    with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
+        bench.run_bench(bench.BenchSettings("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
+
+
+def test_bench_json_into_a_directory_fails_before_the_bench(tmp_path, monkeypatch, capsys):
+    runs = []
+    monkeypatch.setattr("bpe.lab.measure.bench.run_once", lambda *a, **k: runs.append(a))
+    assert main(["bench", "--data", "corpus-en", "--json", str(tmp_path)]) == 2
+    assert f"--json {tmp_path} is a directory" in capsys.readouterr().err
+    assert runs == []
+
+
+def test_bench_json_goes_beside_other_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("a file that is not a tokenizer's")
+    assert main(["bench", "--variant", "v6", "--data", "corpus-en", "--vocab-size", "300", "--repeat", "1",
+                 "--workers", "1", "--quiet", "--json", str(tmp_path / "bench.json")]) == 0
+    assert json.loads((tmp_path / "bench.json").read_text())["settings"]["vocab_size"] == 300
+    assert (tmp_path / "notes.txt").is_file()
+
+
+def test_bench_records_the_limit(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    report = run_bench(BenchSettings("v2", "gutenberg-sample", 300, 1, [EOT], None, json_out=str(out), limit="100KB"))
+    settings = json.loads(out.read_text())["settings"]
+    end = find_limit_end(DEFAULT_CORPUS, 100_000, [EOT])
+    assert settings["limit"] == 100_000 and settings["corpus_bytes"] == end
+    assert settings["file_bytes"] == DEFAULT_CORPUS.stat().st_size
+    assert f"({end:,} bytes of {DEFAULT_CORPUS.stat().st_size:,}, --limit 100,000)" in capsys.readouterr().out
+    assert report["variants"]["v2"]["median"]["merges"] == 300 - 257
+    assert (settings["workers"], settings["workers_from"]) == (None, "each run")  # one rung: as users run it
+    assert report["variants"]["v2"]["runs"][0]["workers"] == 1  # v2 counts in its own process

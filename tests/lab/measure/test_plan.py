@@ -1,0 +1,50 @@
+"""bpe/lab/measure/plan.py: the settings every measuring command checks once, and candidates run in turns."""
+
+import pytest
+
+from bpe import BPEError
+from bpe.lab.measure.plan import check_repeat, in_turns, plan
+from bpe.training.chunking import find_limit_end
+from conftest import CORPUS_EN
+
+EOT = ["<|endoftext|>"]
+
+
+def test_a_plan_holds_the_checked_settings_and_the_limit_s_end():
+    whole = plan(CORPUS_EN, 300, EOT, 2)
+    size = CORPUS_EN.stat().st_size
+    assert (whole.file_bytes, whole.limit, whole.end, whole.corpus_bytes) == (size, None, None, size)
+    assert (whole.vocab_size, whole.merges, whole.workers, whole.special_tokens) == (300, 43, 2, EOT)
+    cut = plan(CORPUS_EN, 300, EOT, limit="50KB")
+    assert cut.limit == 50_000 and cut.end == find_limit_end(CORPUS_EN, 50_000, EOT) > 50_000  # a document's end
+    assert plan(CORPUS_EN, 300, EOT, limit="50KB", rough_end=True).end == 50_000  # an estimate's: the limit
+    assert plan(CORPUS_EN, 300, EOT, limit="10MB", rough_end=True).end == size  # at most the file
+
+
+@pytest.mark.parametrize("args, message", [
+    ((300, ["<|endoftext|>", "<|endoftext|>"], None), "special token listed more than once"),
+    ((100, EOT, None), "vocab_size 100 is too small"),
+    ((300, EOT, 0), "workers must be at least 1"),
+])
+def test_bad_settings_are_refused_as_training_refuses_them(args, message):
+    with pytest.raises(BPEError, match=message):
+        plan(CORPUS_EN, *args)
+
+
+def test_a_path_that_is_not_a_file_is_refused(tmp_path):
+    with pytest.raises(BPEError):
+        plan(tmp_path, 300, EOT)
+    with pytest.raises(BPEError, match="--repeat must be at least 1, got 0"):
+        check_repeat(0)
+
+
+def test_candidates_take_turns_and_a_failed_one_drops_out():
+    calls = []
+
+    def run_one(name, i):
+        calls.append((name, i))
+        return None if (name, i) == ("b", 1) else {"run": i}
+
+    assert in_turns(["a", "b", "c"], 3, run_one) == {"a": [{"run": 0}, {"run": 1}, {"run": 2}],
+                                                     "c": [{"run": 0}, {"run": 1}, {"run": 2}]}
+    assert calls == [("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1), ("a", 2), ("c", 2)]

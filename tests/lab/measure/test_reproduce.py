@@ -1,0 +1,223 @@
+"""``python -m bpe reproduce``: every step of the articles, measured on the ladder (bpe/lab/measure/reproduce.py)."""
+
+import csv
+import json
+import subprocess
+
+import pytest
+
+from bpe.cli import main
+from bpe.errors import BPEError
+from bpe.lab.measure import publish
+from bpe.lab.measure.articles import THEIRS, their_ratio
+from bpe.lab.measure.reproduce import QUICK, STEPS, compare_steps, names
+from bpe.lab.measure.spread import compare, ratio_text
+from bpe.training.registry import VARIANTS
+from bpe.training.sizes import format_size
+from conftest import REPO_ROOT
+
+
+def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "data"))
+    out = tmp_path / "articles.json"
+    assert main(["reproduce", "--quick", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    printed = capsys.readouterr().out
+    assert result["mode"] == "quick" and result["machine"]["git_commit"]
+    # A quick run says on its first and last lines that its ratios are not measurements.
+    lines = printed.strip().splitlines()
+    assert "not measurements" in lines[0] and "not measurements" in lines[-1]
+    # The real data sets are not in the temporary data dir: their sets are skipped, the rest all ran.
+    assert set(result["sets"]) == {"cs336-speed", "tinystories", "tinystories-reduced", "tinystories-v1", "web",
+                                   "web-reduced"}
+    assert "skipped: tinystories is not in data/" in printed
+    for name, run_set in result["sets"].items():
+        for variant, summary in run_set["variants"].items():
+            assert len(summary["runs"]) == 1
+            assert summary["total"]["min"] <= summary["total"]["median"] <= summary["total"]["max"]
+    # (a step of a rung that cannot run here, v8 without a C compiler, is skipped with its reason)
+    expected = [s for s in STEPS if s.run_set in result["sets"] and s.before in VARIANTS and s.after in VARIANTS]
+    assert len(result["steps"]) == len(expected)
+    for step in result["steps"].values():
+        assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
+        assert step["clear"] is None and step["verdict"] == ratio_text(step["ratio"]) and step["verdict"] in printed
+    assert "(one run of a rung: no spread to judge its ratios by)" in printed
+    # Each step prints the articles' ratio of its stage beside the ladder's, and why they differ.
+    v1_v2 = result["steps"]["tinystories-v1:v1-v2:merge_phase"]
+    assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.3x faster" in printed
+    assert all(f"why     {s['why']}" in printed for s in result["steps"].values())
+    # The coursework table and the merge-cost plot go beside the JSON, from this run alone.
+    table = (tmp_path / "articles.md").read_text()
+    assert "not measurements" in table.splitlines()[2] and "not measurements" in table.splitlines()[-1]
+    assert ("| step | stage | data set | size | vocab | their ratio | your ratio | range over runs | why it differs |"
+            in table)
+    assert "13.3x faster" in table and table.count(result["machine"]["git_commit"]) == 1  # once, above the table
+    # Every row names the data set, size and vocab its step ran on: this quick run's, not the full plan's.
+    rows = [line[2:-2].split(" | ") for line in table.splitlines() if line.startswith("| v")]
+    assert len(rows) == len(result["steps"])
+    quick = {run.name: run for run in QUICK}
+    for row, step in zip(rows, result["steps"].values()):
+        ran = result["sets"][step["set"]]
+        assert row[:5] == [f"{step['before']} -> {step['after']}", step["stage"], quick[step["set"]].data,
+                           format_size(ran["corpus_bytes"]), f"{quick[step['set']].vocab_size:,}"]
+    assert {row[2] for row in rows} == {"corpus-en", "tinystories-synth-300KB", "tinystories-synth-100KB",
+                                        "webtext-synth-300KB", "webtext-synth-100KB"}
+    assert {row[4] for row in rows} == {"300", "400", "600"}
+    # The why lines say the settings the step ran at, not the full run's (vocab 500 on corpus.en, 743 merges on 10 MB).
+    v1_set = result["sets"]["tinystories-v1"]
+    assert f"against {v1_set['num_merges']:,} over {format_size(v1_set['corpus_bytes'])}:" in v1_v2["why"]
+    assert result["steps"]["cs336-speed:v1-v2:total"]["why"].startswith("corpus-en at vocab 300 (")
+    web_size = format_size(result["sets"]["web-reduced"]["corpus_bytes"])  # whole documents: a little over 100 KB
+    assert f"the ladder's {web_size} at 300;" in result["steps"]["web-reduced:v3-v4:update"]["why"]
+    assert "743 over 10 MB" not in table and "2 MB at 500" not in table and "{" not in table
+    # The same rows, as CSV, beside it.
+    with open(tmp_path / "articles.csv", newline="") as f:
+        assert list(csv.reader(f))[1:] == [[cell.replace("\\|", "|") for cell in row] for row in rows]
+    assert "wrote " in printed and "articles.md and " in printed and "articles.csv: their ratio beside yours" in printed
+    assert (tmp_path / "articles-merge-cost.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_step_compares_one_stage_on_both_sides():
+    """Their counting stands beside the ladder's pre-tokenizing, their max() beside select, merge beside merge."""
+    used = set()
+    words = {"data": "d", "size": "1.0 MB", "vocab": "500", "merges": "243"}
+    for step in STEPS:
+        assert step.why and "{" not in (step.why + step.no_gain).format(**words)  # only the set's own settings
+        for name in names(step.theirs):
+            assert THEIRS[name].stage == step.stage, (step.name, name)
+            used.add(name)
+    assert used == set(THEIRS)  # every ratio of the articles stands beside a step
+
+
+def ran_on(data: str, variants: dict) -> dict:
+    """A set as a run records it: what it ran on beside its rungs' runs."""
+    return {"data": data, "corpus_bytes": 2_000_000, "vocab_size": 500, "num_merges": 243, "variants": variants}
+
+
+def test_a_step_below_one_or_within_the_spread_says_why():
+    def run(seconds):
+        return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
+
+    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(1.0), run(1.1), run(1.2)]},
+                                                 "v7": {"runs": [run(1.05), run(1.15), run(1.25)]}})}
+    step = compare_steps(sets)["web:v6-v7:merge_phase"]
+    assert step["verdict"] == "within spread" and "round trip" in step["why"]
+    assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
+
+
+def test_a_gain_within_the_spread_is_not_a_ratio():
+    assert compare([2.0, 2.2, 2.1], [1.0, 1.1, 1.05])["verdict"] == "2.00x faster"
+    assert compare([1.0, 1.4, 1.2], [1.3, 0.9, 1.0])["verdict"] == "within spread"
+    slower = compare([1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
+    assert slower["clear"] and slower["verdict"] == "2.00x slower"
+
+
+def test_publish_is_refused_from_a_dirty_tree(monkeypatch, capsys):
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234-dirty")
+    assert main(["reproduce", "--publish"]) == 2
+    assert "uncommitted changes (abc1234-dirty)" in capsys.readouterr().err
+    with pytest.raises(BPEError, match="full plan"):
+        from bpe.cli import build_parser, cmd_reproduce
+        cmd_reproduce(build_parser().parse_args(["reproduce", "--publish", "--quick"]))
+
+
+def test_the_default_output_is_not_a_tracked_file(tmp_path, monkeypatch):
+    """Without --publish the result goes where git ignores it; with it, to the committed file the pages quote."""
+    written = []
+    monkeypatch.setattr("bpe.lab.measure.reproduce.run_reproduce", lambda out, **kwargs: written.append(out))
+    monkeypatch.setattr(publish, "git_commit", lambda exclude=(): "abc1234")
+    assert main(["reproduce", "--quick"]) == 0 and main(["reproduce", "--publish"]) == 0
+    default, published = written
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True).returncode
+
+    assert git("check-ignore", "-q", str(default)) == 0  # ignored: a run never dirties the tree
+    assert git("ls-files", "--error-unmatch", str(published)) == 0  # tracked: docs/articles.md quotes it
+    quoted = published.resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    assert f"<!--fig {quoted} " in (REPO_ROOT / "docs" / "articles.md").read_text()  # the page quotes it
+
+
+#: The articles' ratios between two C++ programs (Part 8's ports, Part 7's flat maps as its table times them,
+#: Koschei's merges), OpenMP's aside: v7, the parallel rung, stands beside those.
+COMPILED = {name for name, theirs in THEIRS.items()
+            if (theirs.what.startswith("C++") and "OpenMP" not in theirs.what) or name.startswith("koschei")}
+
+
+def test_the_articles_cpp_steps_stand_beside_v8():
+    assert COMPILED == {"fine_cpp_update", "fine_cpp_flat_update", "flat_sets_update", "flat_maps_merge",
+                        "flat_maps_max", "flat_maps_update", "koschei_merge"}
+    for step in STEPS:
+        compiled = set(names(step.theirs)) & COMPILED
+        if compiled:  # against v6, whose algorithm v8 compiles, or the rung of their starting program's algorithm
+            assert step.after == "v8" and step.before in ("v3", "v4", "v6"), step.name
+            assert all(THEIRS[name].stage == step.stage for name in compiled), step.name
+        if step.after == "v8":
+            assert step.name.startswith("compiled: ") and "v8" in step.name
+            assert all(name in COMPILED for name in names(step.theirs)), step.name  # no Python ratio beside v8
+    # Their coarse C++ update (bpe_train_updater) is v3's; Koschei's merge without its heap is read as v4's.
+    by_ratio = {name: (s.before, s.after, s.stage) for s in STEPS for name in names(s.theirs) if name in COMPILED}
+    assert by_ratio["fine_cpp_update"] == ("v3", "v8", "update")
+    assert by_ratio["koschei_merge"] == ("v4", "v8", "merge_phase")
+    assert by_ratio["flat_maps_merge"] == ("v6", "v8", "merge_phase")
+    assert by_ratio["flat_maps_max"] == ("v6", "v8", "select")
+    # Part 5 (a C++ merge) and Part 10 (Cython) are steps with no figure of theirs, said so in their why.
+    untimed = [s for s in STEPS if s.after == "v8" and not names(s.theirs)]
+    assert untimed and all("no article figure" in s.why and "Part 10" in s.why for s in untimed)
+    assert all("Part 5" in s.why and "not among the parts quoted" in s.why
+               for s in STEPS if "flat_maps_merge" in names(s.theirs))
+    # Flat hash maps are Part 7's step, wherever their figures are printed (Part 8's table).
+    assert all("Part 7" in s.name or "Parts 5 and 7" in s.name
+               for s in STEPS if set(names(s.theirs)) & {"flat_maps_merge", "flat_maps_max", "flat_maps_update"})
+    assert not any("Part 8" in t.what for t in THEIRS.values()) and all(
+        "Part 7" in THEIRS[name].what for name in ("flat_maps_merge", "flat_maps_max", "flat_maps_update"))
+
+
+def test_a_v8_step_compares_the_same_stage_of_the_same_runs():
+    def run(pretokenize, select, update):
+        return {"total": pretokenize + select + update, "merge_phase": select + update,
+                "stages": {"pretokenize": pretokenize, "pair_count": 0.0, "select": select, "update": update}}
+
+    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+                                                 "v7": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+                                                 "v8": {"runs": [run(2.0, 0.1, 0.5)] * 3}}),
+            "web-reduced": ran_on("webtext-synth-2MB",
+                                  {v: {"runs": [run(1.0, 0.5, 3.0)] * 3} for v in ("v2", "v4", "v5", "v6")}
+                                  | {"v3": {"runs": [run(1.0, 0.5, 6.0)] * 3},
+                                     "v8": {"runs": [run(1.0, 0.1, 0.3)] * 3}})}
+    steps = compare_steps(sets)
+    assert steps["web:v6-v8:select"]["ratio"] == pytest.approx(4.0)  # 0.4 / 0.1: select on both sides
+    assert steps["web:v6-v8:update"]["ratio"] == pytest.approx(8.0)
+    assert steps["web:v6-v8:merge_phase"]["ratio"] == pytest.approx(4.4 / 0.6)
+    assert steps["web-reduced:v3-v8:update"]["ratio"] == pytest.approx(20.0)
+    assert "the ladder's 2.0 MB at 500;" in steps["web-reduced:v3-v4:update"]["why"]  # the set's own settings
+    assert [t["what"] for t in steps["web:v6-v8:update"]["theirs"]] == [
+        THEIRS["flat_maps_update"].what, THEIRS["flat_sets_update"].what]
+    assert [round(t["ratio"], 2) for t in steps["web-reduced:v3-v8:update"]["theirs"]] == [2.17, 2.0]
+    # Where v8 could not run (built without a C compiler) its steps are left out, the rest stand.
+    for run_set in sets.values():
+        del run_set["variants"]["v8"]
+    left = compare_steps(sets)
+    assert left and not any(s["after"] == "v8" for s in left.values()) and "web:v6-v7:update" in left
+
+
+def test_an_unbuilt_v8_leaves_its_steps_out_and_refuses_to_publish(monkeypatch):
+    from bpe.lab.measure import reproduce
+
+    monkeypatch.setattr(reproduce, "runnable", lambda variants: tuple(v for v in variants if v != "v8"))
+    monkeypatch.setattr(reproduce, "cannot_run", lambda variant: "v8 is not built: no C compiler")
+    with pytest.raises(BPEError, match="needs every rung of the plan: v8 is not built"):
+        reproduce.run_reproduce(reproduce.PUBLISHED_OUT)
+
+
+def test_the_page_quotes_every_v8_step_the_command_makes():
+    """Every v8 step of the plan is quoted on the page from the committed run, none left waiting (``?``)."""
+    from bpe.lab.dev.figures import parse
+
+    quoted = [fig for fig in parse(REPO_ROOT / "docs" / "articles.md") if fig.file == "docs/articles-bench.json"]
+    keys = {f"{s.run_set}:{s.before}-{s.after}:{s.stage}" for s in STEPS if not s.run_set.startswith("real-")}
+    steps = {fig.key.split("'")[1] for fig in quoted if fig.key.startswith("steps.")}
+    assert steps <= keys and {k for k in keys if "-v8:" in k} <= steps  # every v8 step is on the page
+    assert {"pretokenize", "select", "update", "merge_phase", "total"} <= {
+        fig.key.split(".")[4] for fig in quoted if fig.key.startswith("sets.tinystories.variants.v8.")}
+    assert not [fig.where() for fig in quoted if fig.pending]  # the committed run holds them all
