@@ -43,7 +43,8 @@ POINTS = [(data, variant, vocab) for data, runs in {
 
 def estimate_point(point: dict) -> float:
     """The current model's seconds for a stored point (one worker, the stored shape)."""
-    from bpe.lab.measure.estimate import CorpusShape, estimate_run
+    from bpe.lab.measure.corpus_shape import CorpusShape
+    from bpe.lab.measure.estimate import estimate_run
 
     shape = CorpusShape(point["shape"]["bytes"], point["shape"]["distinct_length"], True,
                         point["shape"]["distinct_words"])
@@ -71,7 +72,7 @@ def with_estimate(point: dict) -> dict:
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
     from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.estimate import corpus_shape
+    from bpe.lab.measure.corpus_shape import corpus_shape
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
     key = lambda p: (p["data"], p["variant"], p["vocab"])  # noqa: E731

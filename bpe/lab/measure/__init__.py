@@ -5,11 +5,14 @@
   kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a
   timed job in a child; ``spread``: runs summarized, and the one rule for comparing them;
   ``publish``: where a run writes, stamped with machine, commit and merges digest;
-* ``report``: every rung on the same data, in ``out/report/report.md`` with plots; ``reproduce``: each
-  step of the articles on the ladder; ``articles``: the articles' side of it (their ratios, the coursework table,
+* ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);
+  ``reproduce``: each step of the articles on the ladder (``reproduce_steps``: the steps, their data,
+  why the ratios differ); ``articles``: the articles' side of it (their ratios, the coursework table,
   the merge-cost plot); ``ablation`` (a package): v6 without each of its techniques in turn;
 * ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
-* ``estimate``: a run's time and memory before it starts (the cost model, your own trainer's probe);
-  ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded, ``--memory``).
+* ``estimate``: a run's time and memory before it starts (the cost model); ``corpus_shape``: what it takes of
+  the data, measured on a sample and extrapolated; ``estimate_probe``: your own trainer timed on a prefix, and
+  every candidate's estimate; ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded,
+  ``--memory``).
 """

@@ -221,7 +221,7 @@ def plot_merge_cost(result: dict, out: Path, log) -> Path | None:
     Writes ``out`` (PNG) and returns it; ``None`` (with a line on ``log``) when matplotlib is missing or
     the run has no v2 checkpoints to plot."""
     try:
-        from bpe.lab.measure.report import _pyplot
+        from bpe.lab.measure.report_plots import _pyplot
         plt = _pyplot()
     except ImportError:
         print("no merge-cost plot: matplotlib is not installed (pip install matplotlib)", file=log)

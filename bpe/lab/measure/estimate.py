@@ -1,5 +1,5 @@
-"""How long and how much memory a training run will take, estimated before it starts: the cost model,
-the probes of your own trainers, and ``bpe estimate``'s table (:func:`run_estimate`).  ``train``,
+"""How long and how much memory a training run will take, estimated before it starts: the cost model
+(``bpe estimate``'s table: :mod:`bpe.lab.measure.estimate_command`).  ``train``,
 ``bench``, ``report`` and ``profile`` print it in their header and refuse a run estimated past
 :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it instead).
 
@@ -10,8 +10,8 @@ The model counts what each variant's loops do, one constant per loop fitted on o
   that among the workers;
 * the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
   variant stores), and ``W``, their number; both grow much more slowly than the corpus (Heaps'
-  law), so they are measured on the first :data:`SAMPLE_BYTES` of the file, at a quarter and at
-  the whole sample, and extrapolated with the exponent those two points give;
+  law), so they are measured on the first 2 MB of the file, at a quarter and at the whole sample, and
+  extrapolated with the exponent those two points give (:mod:`bpe.lab.measure.corpus_shape`);
 * v1 recounts every pair of every word after every merge: ``merges x L``;
 * v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
   pairs (:func:`live_pairs`), never more than v1's recount;
@@ -26,39 +26,34 @@ The model counts what each variant's loops do, one constant per loop fitted on o
   streams the file in chunks, so the file's size does not count); a pool adds its workers' (each
   holds the counts of its share of the text), v7 its shard processes' (the figure is every
   process's together);
-* where the corpus is longer than its sample, :func:`shape_range` gives two shapes: the sample's
-  growth carried on (the high end) and a slower one (:data:`HEAPS_FALL`), for ``bpe estimate``'s
+* where the corpus is longer than its sample, its shape is a range of two: the sample's
+  growth carried on (the high end) and a slower one, for ``bpe estimate``'s
   ranges (:mod:`bpe.lab.measure.estimate_command`).
 
 Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside
 the figures (``rough: ...``): they may be further off than 2x.
 
-Your own trainer (a candidate, :mod:`bpe.lab.judge.candidates`) has no fitted model: it is timed on a
-prefix of the data (:func:`probe_candidate`) and :func:`estimate_from_probe` scales that up, the
-per-merge part with ``L`` as v1's recount does: the slowest shape of the ladder, so a naive trainer
-is not let through as fast, and a fast one stays fast (its per-merge time is tiny to begin with).
+Your own trainer has no fitted model: :mod:`bpe.lab.measure.estimate_probe` times it on a prefix of
+the data and scales that up.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 from bpe.interface import option
+from bpe.lab.measure.corpus_shape import MEAN_WORD_LENGTH, CorpusShape, corpus_shape
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
-SAMPLE_BYTES = 2_000_000
 SERIAL_BYTES_PER_SECOND = 12e6
 BASE_MEMORY = 35e6
 #: Starting Python and importing the trainer, in every run.
 STARTUP_SECONDS = 0.3
-#: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
-MEAN_WORD_LENGTH = 8.0
 #: A long word is rewritten by about this share of its length's worth of merges, and by at most
 #: :data:`LONG_WORD_MAX_HIT_SHARE` of all the merges (measured with v6 on letters cut into words of
 #: 30 to 3,000 bytes, and on web-like text with its whitespace and punctuation removed).
@@ -68,21 +63,12 @@ LONG_WORD_MAX_HIT_SHARE = 0.65
 #: was measured for v6 (within 2x up to words of 3,000 bytes and more), the other rungs' on usual text
 #: (mean lengths of 7 to 12 bytes) only.
 ROUGH_WORD_LENGTH = 40.0
-#: Heaps' exponent of natural text falls as it grows: extrapolated with the exponent its first 2 MB show,
-#: its distinct pre-tokens are an upper bound.  The low end of a range takes the exponent this much lower,
-#: what webtext-synth measured: from its first 2 MB to a gigabyte its distinct pre-tokens grew with
-#: exponent 0.69 where the 2 MB showed 0.79 (their length: 0.73 where they showed 0.83).
-HEAPS_FALL = 0.1
 #: A pool worker holds the counts of the pre-tokens in its share of the text, this many bytes per unit
 #: of their ``L`` (its share of ``L`` grows with the sample's exponent), beside a bare process.
 WORKER_BYTES_PER_L = 20
 #: v7's shard processes: each holds its words, their counts and its index, this many bytes per unit
 #: of the ``L`` it holds (measured: 185-300 MB for the shard process of 20 MB of web-like text).
 SHARD_BYTES_PER_L = 60
-#: Your own trainer is timed on about this many bytes of the data (a prefix up to a document boundary) ...
-PROBE_BYTES = 250_000
-#: ... making this many merges, to estimate it before the real runs (:func:`probe_candidate`).
-PROBE_MERGES = 30
 
 
 @dataclass(frozen=True)
@@ -158,104 +144,6 @@ def touched_length(length: float, merges: int, word_length: float = MEAN_WORD_LE
 
 
 @dataclass(frozen=True)
-class CorpusShape:
-    """What the cost depends on: bytes trained on, and the distinct pre-tokens' total length ``L``."""
-
-    bytes: int
-    distinct_length: float
-    measured: bool  # False: L is an upper bound (the sample was skipped)
-    distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
-    word_length: float = MEAN_WORD_LENGTH  # their mean length weighted by length, sum(len^2) / L, on the sample
-    growth: float = 1.0  # Heaps' exponent of L: a pool worker holds L x workers^-growth of it
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The first :data:`SAMPLE_BYTES` of a corpus, measured: ``L`` and ``W`` there, and how fast they grew
-    from its first quarter to the whole (Heaps' exponents)."""
-
-    bytes: int
-    length: float
-    words: float
-    word_length: float
-    length_growth: float = 1.0
-    words_growth: float = 1.0
-
-    def at(self, target: int, fall: float = 0.0) -> CorpusShape:
-        """The shape of ``target`` bytes that go on like the sample, each exponent lowered by ``fall``.
-
-        Heaps' exponent falls as a corpus grows, so the sample's own (``fall=0``) gives an upper bound;
-        :data:`HEAPS_FALL` gives the low end of :func:`shape_range`.
-
-        >>> s = Sample(2_000_000, 1e6, 1e5, 9.0, 0.75, 0.7)
-        >>> s.at(200_000_000).distinct_words == 1e5 * 100 ** 0.7, s.at(1_000_000).distinct_length
-        (True, 1000000.0)
-        """
-        scale = max(1.0, target / max(self.bytes, 1))
-        fall = fall if scale > 1.0 else 0.0  # nothing extrapolated: one shape, not a range
-        e_length, e_words = (max(0.3, e - fall) if e < 1.0 else e for e in (self.length_growth, self.words_growth))
-        return CorpusShape(target, self.length * scale ** e_length, True, self.words * scale ** e_words,
-                           self.word_length, e_length)
-
-
-def measure_sample(path: str | os.PathLike, special_tokens, end: int) -> Sample:
-    """Measure ``L`` and ``W`` on the first :data:`SAMPLE_BYTES` of ``path``'s first ``end`` bytes (the path
-    checked: :func:`shape_range`), and at a quarter of that, for the exponent they grow with."""
-    from bpe.training.pretokenize import count_text
-
-    with open(path, "rb") as f:
-        sample = f.read(min(end, SAMPLE_BYTES))
-    cut = sample.rfind(b"\n") if len(sample) < end else -1
-    sample = sample[:cut] if cut > 0 else sample
-    text = sample.decode("utf-8", errors="replace")
-    counts = count_text(text, special_tokens)
-    whole, words = sum(len(token) for token in counts), len(counts)
-    # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
-    word_length = sum(len(token) ** 2 for token in counts) / whole if whole else MEAN_WORD_LENGTH
-    if len(text) < 4096:  # too little text to measure how L grows: assume it grows with the bytes
-        return Sample(max(len(sample), 1), whole, words, word_length)
-    counts = count_text(text[: len(text) // 4], special_tokens)
-    quarter, quarter_words = sum(len(token) for token in counts), len(counts)
-    return Sample(len(sample), whole, words, word_length, _growth(whole, quarter), _growth(words, quarter_words))
-
-
-def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
-                 assume_bytes: int | None = None) -> CorpusShape:
-    """Measure ``L`` on the first :data:`SAMPLE_BYTES` and extrapolate it to ``end`` (or the file size)
-    with the sample's own growth: the high end of :func:`shape_range`.
-
-    ``assume_bytes`` extrapolates to a corpus of that size that goes on like this file (``bpe estimate
-    --size``): how a variant would fare on a bigger corpus of the same kind.
-    """
-    return shape_range(path, special_tokens, end, assume_bytes)[1]
-
-
-def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
-                assume_bytes: int | None = None) -> tuple[CorpusShape, CorpusShape]:
-    """The corpus's shape at its low and high end: the sample's growth lowered by :data:`HEAPS_FALL`,
-    and as measured.  The same shape twice where nothing is extrapolated (the sample is the corpus)."""
-    from bpe.training.pretokenize import check_input_file
-
-    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
-        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
-    size = end if end is not None else path.stat().st_size
-    sample = measure_sample(path, special_tokens, size)
-    target = assume_bytes or size
-    return sample.at(target, HEAPS_FALL), sample.at(target)
-
-
-def _growth(whole: float, quarter: float) -> float:
-    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1).
-
-    >>> _growth(0, 0)  # no pre-token at all (a file of special tokens only): nothing to grow
-    1.0
-    """
-    if whole <= 0:
-        return 1.0
-    return min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
-
-
-@dataclass(frozen=True)
 class Estimate:
     variant: str
     merges: int
@@ -266,34 +154,6 @@ class Estimate:
     def describe(self) -> str:
         basis = f" ({self.basis})" if self.basis else ""
         return f"{self.variant} ~{format_duration(self.seconds)}, ~{format_size(int(self.peak_bytes))}{basis}"
-
-
-@dataclass(frozen=True)
-class Probe:
-    """Your own trainer timed on a prefix of the data: what it cost there, and the prefix's size and ``L``."""
-
-    bytes: int
-    distinct_length: float
-    fixed_seconds: float  # reading and pre-tokenizing (and building), independent of the merges
-    per_merge_seconds: float
-    peak_bytes: float
-
-
-def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: int) -> Estimate:
-    """Your own trainer's estimate: its probe scaled to ``shape`` (fixed part with the bytes, merges with ``L``).
-
-    >>> probe = Probe(bytes=100_000, distinct_length=10_000, fixed_seconds=0.1, per_merge_seconds=0.01,
-    ...               peak_bytes=BASE_MEMORY + 5e6)
-    >>> e = estimate_from_probe("mine", probe, CorpusShape(1_000_000, 40_000, True), 1_000)
-    >>> round(e.seconds), e.describe()
-    (41, 'mine ~41 s, ~85.0 MB (timed on its first 100,000 bytes)')
-    """
-    scale_bytes = max(1.0, shape.bytes / max(probe.bytes, 1))
-    scale_l = max(1.0, shape.distinct_length / max(probe.distinct_length, 1.0))
-    seconds = probe.fixed_seconds * scale_bytes + probe.per_merge_seconds * scale_l * merges
-    # a student's trainer often holds the whole text: its memory above a bare process grows with the bytes
-    memory = BASE_MEMORY + max(0.0, probe.peak_bytes - BASE_MEMORY) * scale_bytes
-    return Estimate(label, merges, seconds, memory, f"timed on its first {probe.bytes:,} bytes")
 
 
 def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
@@ -390,67 +250,3 @@ def format_duration(seconds: float) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
-
-
-def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: int | None, end: int | None,
-                    tmp: Path) -> Probe | None:
-    """Time your own trainer (a :class:`~bpe.lab.judge.candidates.Candidate`) on a prefix of the data.
-
-    A ``Merger`` candidate's stages split the fixed part from the merges in one run; a function is
-    run twice, with no merge and with :data:`PROBE_MERGES`, and the difference is the merges' cost.
-    ``None`` when the candidate fails there (it is then estimated as v1, the slowest rung).
-    """
-    from bpe.lab.measure.timed_run import run_once, write_prefix
-    from bpe.training.chunking import find_limit_end
-
-    cut = find_limit_end(path, min(PROBE_BYTES, end if end is not None else path.stat().st_size), special_tokens)
-    prefix = write_prefix(path, cut, tmp / f"probe-{candidate.label}{path.suffix}")
-    base = 256 + len(special_tokens)
-    merges = (0, PROBE_MERGES) if candidate.kind == "function" else (PROBE_MERGES,)
-    runs = [run_once(prefix, candidate, base + n, special_tokens, workers) for n in merges]
-    if any("failed" in run for run in runs):
-        return None
-    last, stages = runs[-1], runs[-1]["stages"]
-    if stages is None:  # a function: the run without merges is the fixed part
-        fixed = runs[0]["total"]
-        per_merge = max(0.0, last["total"] - fixed) / max(1, last["merges"])
-    else:
-        fixed = stages["pretokenize"] + stages["pair_count"]
-        per_merge = (stages["select"] + stages["update"]) / max(1, last["merges"])
-    return Probe(cut, corpus_shape(prefix, special_tokens).distinct_length, fixed, per_merge,
-                 last["peak_rss"]["self"])
-
-
-def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
-                     end: int | None = None, log=None) -> dict[str, Probe | None]:
-    """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
-    from bpe.lab.measure.fresh_process import lab_tempdir
-
-    probes = {}
-    with lab_tempdir("probe") as tmp:
-        for c in candidates:
-            if not c.is_variant:
-                if log is not None:
-                    print(f"timing {c.label} on a prefix of the data to estimate it ...", file=log, flush=True)
-                probes[c.label] = probe_candidate(c, path, special_tokens, workers, end, Path(tmp))
-    return probes
-
-
-def candidate_estimate(candidate, probes: dict[str, Probe | None], shape: CorpusShape, num_merges: int,
-                       workers: int | None) -> Estimate:
-    """A rung's estimate from its model; your own trainer's from its probe (failed: as v1)."""
-    if candidate.is_variant:
-        return replace(estimate_run(candidate.spec, shape, num_merges, workers), variant=candidate.label)
-    probe = probes.get(candidate.label)
-    if probe is None:  # it failed on the prefix: guarded as the slowest rung; its own run will say why
-        return replace(estimate_run("v1", shape, num_merges, workers), variant=candidate.label,
-                       basis="its probe failed: estimated as v1")
-    return estimate_from_probe(candidate.label, probe, shape, num_merges)
-
-
-def estimate_candidates(candidates: list, path: Path, special_tokens: list[str], shape: CorpusShape,
-                        num_merges: int, workers: int | None, end: int | None = None,
-                        log=None) -> dict[str, Estimate]:
-    """Every candidate's estimate: a rung's from its model, your own trainer's from a probe."""
-    probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
-    return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}

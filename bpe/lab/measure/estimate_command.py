@@ -12,7 +12,7 @@ asked about:
 
 Where the corpus is longer than its sample, how fast its distinct pre-tokens keep growing cannot be
 known from the sample: each figure is a range, from the sample's Heaps' exponent lowered by
-:data:`~bpe.lab.measure.estimate.HEAPS_FALL` (as web-like text grows from 2 MB to a gigabyte) to the sample's
+:data:`~bpe.lab.measure.corpus_shape.HEAPS_FALL` (as web-like text grows from 2 MB to a gigabyte) to the sample's
 own (an upper bound: the exponent falls as a corpus grows).
 """
 
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.interface import option
-from bpe.lab.measure.estimate import (LONG_RUN_SECONDS, SAMPLE_BYTES, CorpusShape, Estimate, estimate_candidates,
-                              estimate_run, format_duration, shape_range)
+from bpe.lab.measure.corpus_shape import SAMPLE_BYTES, CorpusShape, shape_range
+from bpe.lab.measure.estimate import LONG_RUN_SECONDS, Estimate, estimate_run, format_duration
+from bpe.lab.measure.estimate_probe import estimate_candidates
 from bpe.training.sizes import format_size, parse_size
 
 

@@ -2,9 +2,10 @@
 
 It benches every rung and writes ``report.md`` (a table per vocab), ``report-stages.png``,
 ``report-merges.png`` (the cost of each 100 merges: flat is a constant cost per merge, rising the
-``max()`` scan over a growing pair table), ``report-scaling.png`` and ``report-bench.json`` (every
-figure they came from).  A candidate past :data:`RUN_BUDGET_SECONDS` at the main vocab runs in a
-smaller vocab's table, beside every candidate that fits it, so its ratios are measured (:func:`plan`).
+``max()`` scan over a growing pair table), ``report-scaling.png`` (the plots:
+:mod:`bpe.lab.measure.report_plots`) and ``report-bench.json`` (every figure they came from).  A candidate past
+:data:`RUN_BUDGET_SECONDS` at the main vocab runs in a smaller vocab's table, beside every candidate that
+fits it, so its ratios are measured (:func:`plan`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from bpe.interface import command
 from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run_bench
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
-from bpe.lab.measure.estimate import candidate_estimate, probe_candidates
+from bpe.lab.measure.estimate_probe import candidate_estimate, probe_candidates
 from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
@@ -30,7 +32,6 @@ from bpe.training.registry import VARIANTS
 DOCS_DIR = REPO_ROOT / "docs"
 #: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).
 DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
-STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
 #: A candidate estimated longer than this per run moves to the next, smaller vocab's table.
@@ -92,7 +93,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
     and write the report files into ``out_dir``; the path of ``report.md``."""
     from bpe.data.datasets import default_vocab_size
-    from bpe.lab.measure.estimate import corpus_shape
+    from bpe.lab.measure.corpus_shape import corpus_shape
 
     log = log or sys.stdout
     # The ladder's lesson runs each rung's idea in full: every core unless a count is given (v7 with
@@ -243,152 +244,3 @@ def render_markdown(result: dict) -> str:
         out += ["![time against corpus size and against workers](report-scaling.png)", ""]
     out += ["Raw figures: [`report-bench.json`](report-bench.json)."]
     return "\n".join(out) + "\n"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, out: Path, title: str) -> None:
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    _pyplot().close(fig)
-
-
-#: One colour per name in every plot: the rungs in ladder order, then the peers.
-_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-            "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
-
-
-def colour(name: str) -> str:
-    """The colour of a rung (by its place in the ladder), a peer (after the rungs) or your own trainer."""
-    from bpe.lab.measure.peers import PEERS
-
-    names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
-    index = names.index(name) if name in names else len(names) + sum(map(ord, name))
-    return _PALETTE[index % len(_PALETTE)]
-
-
-def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
-    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
-    (v2's minutes beside v6's second)."""
-    ax.set_title(title, fontsize=10)
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    positive = [v for v in values if v > 0]
-    if positive and max(positive) / min(positive) > ratio:
-        ax.set_yscale("log")
-    ax.legend(**{"fontsize": 8, **legend})
-
-
-def plot_stages(result: dict, out: Path) -> None:
-    """One stacked bar per candidate per table (the tick label in its colour); peers beside the first."""
-    plt = _pyplot()
-    tables = result["tables"]
-    fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
-    for i, (ax, bench) in enumerate(zip(axes[0], tables)):
-        names = list(bench["variants"])
-        bottoms = [0.0] * len(names)
-        for stage, stage_colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
-            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
-            ax.bar(names, heights, bottom=bottoms, color=stage_colour, label=stage.replace("_", " "))
-            bottoms = [b + h for b, h in zip(bottoms, heights)]
-        other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
-        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
-        ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
-               label="other (start-up, vocab)")
-        if not all(timed):
-            ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
-                   hatch="..", label="total only (a train_bpe function)")
-        labels = list(names)
-        if i == 0:
-            for name, value in result["peers"].items():
-                if isinstance(value, (int, float)):
-                    ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
-                    labels.append(name)
-        for tick, name in zip(ax.get_xticklabels(), labels):
-            tick.set_color(colour(name))
-        ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
-        ax.set_ylabel("seconds (median)")
-        ax.tick_params(axis="x", rotation=30)
-    axes[0][0].legend(fontsize=8)
-    _save(fig, out, f"Time per stage (make report, {result['generated']})")
-
-
-def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
-    """(merges done, ms per 100 merges) over consecutive windows of about a twentieth of the run (one
-    checkpoint interval alone is too noisy to read a trend from); a short last window is dropped."""
-    stride = max(1, len(checkpoints) // 20)
-    window = checkpoints[::stride]
-    xs, ys = [], []
-    full = window[1][0] - window[0][0] if len(window) > 1 else 1
-    for (m0, t0), (m1, t1) in zip(window, window[1:]):
-        if m1 - m0 < full / 2:  # the stretch to the final merge: a few merges, mostly timer noise
-            continue
-        xs.append(m1)
-        ys.append(max((t1 - t0) / (m1 - m0) * 100 * 1000, 1e-3))
-    return xs, ys
-
-
-def plot_merges(result: dict, out: Path) -> None:
-    """Per table: elapsed time against merges (top) and ms per 100 merges against merges (bottom)."""
-    plt = _pyplot()
-    tables = result["tables"]
-    fig, axes = plt.subplots(2, len(tables), figsize=(5.5 * len(tables) + 1, 8), squeeze=False)
-    for i, bench in enumerate(tables):
-        elapsed_ax, cost_ax = axes[0][i], axes[1][i]
-        elapsed, costs = [], []
-        for name, variant in bench["variants"].items():
-            med = variant["median"]
-            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
-                elapsed_ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", color=colour(name),
-                                label=f"{name} (total)")
-                elapsed += [t for _, t in med["checkpoints"]]
-                continue
-            start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
-            xs = [0] + [m for m, _ in med["checkpoints"]]
-            ys = [start] + [t for _, t in med["checkpoints"]]
-            elapsed_ax.plot(xs, ys, color=colour(name), linewidth=1.5, label=name)
-            elapsed += ys
-            cx, cy = _per_hundred(med["checkpoints"])
-            cost_ax.plot(cx, cy, color=colour(name), linewidth=1.2, label=name)
-            costs += cy
-        if i == 0:
-            for name, value in result["peers"].items():
-                if isinstance(value, (int, float)):
-                    elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
-                                       label=f"{name} (total)")
-                    elapsed.append(value)
-        _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
-               "seconds since start (median)", elapsed)
-        _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
-               "ms per 100 merges", costs)
-    _save(fig, out, f"Time against merges (make report, {result['generated']})")
-
-
-def plot_scaling(result: dict, out: Path) -> None:
-    """Total time against corpus size (left) and against pre-tokenization workers (right)."""
-    plt = _pyplot()
-    scaling = result["scaling"]
-    fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
-    for name, points in scaling["sizes"].items():
-        size_ax.plot([b / 1e6 for b, _ in points], [t for _, t in points], marker="o", color=colour(name), label=name)
-    size_ax.set_ylim(0, 1.25 * max(t for points in scaling["sizes"].values() for _, t in points))  # room for the legend
-    size_ax.set_xlim(left=0)
-    _label(size_ax, f"{result['data']}, vocab {scaling['vocab_size']:,}: time against corpus size",
-           "corpus size (MB, first part of the data via --limit)", "total seconds")
-    for name, points in scaling["workers"].items():
-        workers_ax.plot([w for w, _, _ in points], [t for _, t, _ in points], marker="o", color=colour(name),
-                        label=f"{name} total")
-        workers_ax.plot([w for w, _, _ in points], [p for _, _, p in points], marker="s", linestyle="--",
-                        color=colour(name), label=f"{name} pre-tokenize")
-    workers_ax.set_xticks(scaling["worker_counts"])
-    workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
-    _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
-           "seconds", fontsize=7, loc="upper left", ncol=2)
-    _save(fig, out, f"Scaling (make report, {result['generated']})")

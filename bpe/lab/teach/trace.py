@@ -194,7 +194,8 @@ def merger_to_trace(variant: str | None):
     if variant is None or variant in VARIANTS:
         module = get_variant(variant)
         return traced(variant or best_variant()), f"{variant or 'default variant'} ({module.IDEA})"
-    from bpe.lab.judge.candidates import load_algorithm, resolve
+    from bpe.lab.judge.candidate_code import load_algorithm
+    from bpe.lab.judge.candidates import resolve
 
     candidate = resolve(variant)
     if candidate.kind != "merger":
@@ -208,7 +209,7 @@ def _own_code(variant: str | None, run):
     """``run()``; for a file of the student's, anything it raises as one :class:`BPEError` line."""
     if variant is None or variant in VARIANTS:
         return run()
-    from bpe.lab.judge.candidates import CandidateFailed, _raised
+    from bpe.lab.judge.candidate_code import CandidateFailed, _raised
 
     try:
         return run()

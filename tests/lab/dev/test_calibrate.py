@@ -12,7 +12,8 @@ import json
 import pytest
 
 from bpe.lab.dev.calibrate import DEFAULT_OUT, POINTS, estimate_point
-from bpe.lab.measure.estimate import CorpusShape, estimate_run, live_pairs
+from bpe.lab.measure.corpus_shape import CorpusShape
+from bpe.lab.measure.estimate import estimate_run, live_pairs
 
 CALIBRATION = json.loads(DEFAULT_OUT.read_text())["points"]
 
@@ -50,7 +51,7 @@ def test_a_scan_never_costs_more_than_a_recount(shape):
 def test_the_web_report_runs_v2_to_v5_at_a_reduced_vocab(tmp_path, monkeypatch):
     # webtext-synth-20MB's shape is its first 2 MB extrapolated, so the 2 MB file stands in for it
     from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.estimate import corpus_shape
+    from bpe.lab.measure.corpus_shape import corpus_shape
     from bpe.lab.measure.report import plan
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.measure.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file, estimate_run
+from bpe.lab.measure.corpus_shape import CorpusShape, corpus_shape
+from bpe.lab.measure.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, estimate_file, estimate_run
 from bpe.lab.measure.estimate_command import Ranged, estimate_record, run_estimate
 
 EOT = ["<|endoftext|>"]
@@ -229,7 +230,7 @@ def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
     # together (the training process's peak, and each worker's) is below the high end and near the low
     # end (the stand-in's own growth to a gigabyte), and the time within the model's factor of 2.
     from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.estimate import shape_range
+    from bpe.lab.measure.corpus_shape import shape_range
     from bpe.lab.dev.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))

@@ -10,7 +10,8 @@ from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab.measure import publish
 from bpe.lab.measure.articles import THEIRS, their_ratio
-from bpe.lab.measure.reproduce import QUICK, STEPS, compare_steps, names
+from bpe.lab.measure.reproduce import compare_steps, names
+from bpe.lab.measure.reproduce_steps import QUICK, STEPS
 from bpe.lab.measure.spread import compare, ratio_text
 from bpe.training.registry import VARIANTS
 from bpe.training.sizes import format_size

@@ -1,0 +1,193 @@
+"""The plan of ``python -m bpe reproduce`` (:mod:`bpe.lab.measure.reproduce`): each step of the articles, the
+two rungs that make it and the stage both sides time, the data sets and vocabs they run on (the full plan, and
+the same on tiny inputs for ``--quick``), and the one line that says why the articles' ratio and the ladder's
+differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """One data set at one vocab, the rungs run on it, interleaved, ``repeat`` times."""
+
+    name: str
+    data: str
+    vocab_size: int
+    variants: tuple[str, ...]
+    note: str = ""
+    limit: str | None = None
+    real: bool = False  # a downloaded data set: run only when present
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the articles and the rungs that make it: ``before`` -> ``after`` on ``stage``."""
+
+    name: str
+    run_set: str
+    before: str
+    after: str
+    stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
+    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (bpe.lab.measure.articles.THEIRS)
+    why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
+    no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
+
+
+FULL = [
+    RunSet("cs336-speed", "corpus-en", 500, ("v1", "v2"),
+           "corpus.en at vocab 500: the fixture and vocab of CS336's train_bpe tests, test_train_bpe_speed among them"),
+    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7", "v8")),
+    RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5", "v8"),
+           "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
+           "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
+    RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
+           "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB that is minutes per run, so "
+           "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
+    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7", "v8"),
+           "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
+    RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6", "v8"),
+           "v2-v4 scan every pair with max() once per merge: on web text at vocab 32,000 that is days, "
+           "so they run on 2 MB at vocab 500 (243 merges)"),
+    RunSet("real-tinystories", "tinystories", 10_000, ("v5", "v6", "v7", "v8"),
+           "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
+    RunSet("real-tinystories-reduced", "tinystories", 2_000, ("v2", "v3", "v4", "v5"),
+           "the first 50 MB of TinyStoriesV2-GPT4-train.txt", limit="50MB", real=True),
+    RunSet("real-owt", "owt", 32_000, ("v6", "v7", "v8"), "the first 20 MB of owt_train.txt",
+           limit="20MB", real=True),
+]
+
+#: The same plan on tiny inputs (the real data sets cut to 300KB): each set's (data, vocab) in FULL's order.
+QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="300KB" if run.real else None)
+         for run, (data, vocab) in zip(FULL, [(None, 300), ("tinystories-synth-300KB", 600), ("tinystories-synth-300KB", 400),
+                                              ("tinystories-synth-100KB", 300), ("webtext-synth-300KB", 600),
+                                              ("webtext-synth-100KB", 300), (None, 600), (None, 400), (None, 600)])]
+
+# Why a step's two ratios differ, shared by the steps that run on more than one set.
+_COUNTING = ("their 8 counting processes against this machine's cores: the ratio is bounded by the cores "
+             "given, less the pool's start-up and the counts sent back")
+_COUNTING_NO_GAIN = ("on a small file ({data} is {size}), one core or a busy machine, starting the pool and "
+                     "sending the counts back cost more than counting in one process")
+_HEAP_SELECT = ("no article times the select stage across a heap: Part 9, the series' heap, is not among the parts "
+                "quoted, and Koschei gives only the whole merge; the ladder's ratio grows with the live pairs the "
+                "scan visits, hence with the vocab")
+_PYTHON_ONLY = ("no article step: the parts quoted time no Python trainer past bpe_v5, and the series' C++ and "
+                "compiled steps stand beside v8 (below); v6 stays in pure Python")
+_OMP_MERGE = ("their OpenMP threads (32) split the max() scan; v7's processes split the words, so the update, over "
+              "this machine's cores; after v5's heap there is no scan left to split")
+_V7_NO_GAIN = ("each merge is a round trip to the shard processes: on a 2-core machine the gain can sink into the "
+               "spread, and on a busy one v7 gathers its shards back and runs as v6")
+_V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's code in one process: the two rungs run "
+                 "the same code, so any difference is noise")
+_COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among the parts quoted; the C++ ratio they "
+                   "give for this stage is the flat hash map's (Part 7's step, timed in Part 8's section 5 table, "
+                   "whose data set is not named there), a swap of tables inside C++ that mostly speeds its max() "
+                   "scan; v8 is v6's algorithm (heap, grouped diff, lazy index) moved from CPython objects to C "
+                   "arrays, with no scan left, so the ladder's ratio is compiled code against interpreted, the "
+                   "algorithm unchanged")
+
+# Each step of the articles, in their order, with the rungs that make it and the stage compared on both
+# sides; ``theirs`` names the articles' ratios (bpe.lab.measure.articles.THEIRS), or is None where none exists.
+# The articles' C++ and compiled steps stand beside v8, the ladder's compiled rung: against v6, whose
+# algorithm it compiles, or against the rung whose algorithm the article's starting program has.
+STEPS = [
+    Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
+         "{data} at vocab {vocab} (CS336's train_bpe tests: corpus.en at 500); their seconds are the time the test "
+         "prints, ours a fresh process's whole run, start-up included, which weighs more in v2's short run"),
+    Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
+         "tinystories-v1", "v1", "v2", "merge_phase", "v1_v2_merge",
+         "their 9,743 merges over 2.2 GB against {merges} over {size}: v1's recount costs about the same at every "
+         "merge, v2's max() grows with the live pairs, so the ratio depends on how many merges are made"),
+    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
+         "pretokenize", "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
+    Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
+         "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
+    Step("fine-grained pair-count updates in Python (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
+         "fine_python_update",
+         "the same change and stage, both in Python; their figure is OpenWebText at vocab 32,000, the ladder's {size} "
+         "at {vocab}; Part 8's C++ ports of the change stand beside v8 (v3 -> v8, below)",
+         "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
+    Step("fine-grained pair-count updates in Python (Part 8): update, TinyStories-like", "tinystories-reduced", "v3",
+         "v4", "update", None,
+         "no article figure: Part 8's bpe_v3 TinyStories row prints no update time",
+         "on TinyStories-like text the update is a small stage (as in bpe_v5's TinyStories row of Part 8), so a "
+         "gain is hard to see"),
+    Step("fine-grained pair-count updates in Python (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
+         "merge_phase", "fine_python_merge",
+         "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
+         "gives no reason; v4 keeps v3's max() scan, so its merge phase moves by the update's gain at most",
+         "v4 keeps v3's max() scan, most of the merge phase; the update's gain can sink into the scan's spread"),
+    Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select",
+         None, _HEAP_SELECT),
+    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", None, _HEAP_SELECT),
+    Step("a heap replaces the max() scan, in Python: merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
+         "merge_phase", None,
+         "no article times a heap alone across a whole merge: Part 9 is not among the parts quoted, and Koschei's "
+         "merges are C++ (they stand beside v4 -> v8, below); v4 already updates incrementally, so only the heap "
+         "differs between the ladder's rungs"),
+    Step("constant factors in pure Python: merge phase, TinyStories-like", "tinystories", "v5", "v6",
+         "merge_phase", None, _PYTHON_ONLY),
+    Step("constant factors in pure Python: update, TinyStories-like", "tinystories", "v5", "v6", "update", None,
+         _PYTHON_ONLY),
+    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total", None,
+         _PYTHON_ONLY),
+    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", None, _PYTHON_ONLY),
+    Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase",
+         "omp_merge", _OMP_MERGE, _V7_NO_GAIN),
+    Step("merging in parallel: update, web-like", "web", "v6", "v7", "update", "omp_update",
+         "in their table the OpenMP program's update is slower than the serial one's; v7 parallelizes the update "
+         "itself, so this is where its gain should show", _V7_NO_GAIN),
+    Step("merging in parallel: select, web-like", "web", "v6", "v7", "select", "omp_max",
+         "their 32 threads split the max() scan; v7 keeps v6's heap in one process and does not split the selection",
+         "expected: v7's selection is v6's heap, unchanged; a ratio near 1 is the design"),
+    Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
+         "tinystories", "v6", "v7", "merge_phase", None, _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
+    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", None,
+         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, TinyStories-like",
+         "tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, web-like", "web", "v6", "v8",
+         "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: flat hash maps under the max() scan (Part 7) -> v8: select, web-like", "web", "v6", "v8",
+         "select", "flat_maps_max",
+         "their flat map speeds a scan of every pair at every merge; v6 and v8 both pop a lazy-deletion heap, v8's an "
+         "array in C, so no scan is left for a flatter table to speed; Part 9 (the series' heap) is not among the "
+         "parts quoted"),
+    Step("compiled: flat hash maps (Part 7), flat sets in the index (Part 8) -> v8: update, web-like", "web", "v6",
+         "v8", "update", ("flat_maps_update", "flat_sets_update"),
+         "their steps change the containers under a C++ update and keep its algorithm (the maps in Part 7's step, "
+         "the index's sets in Part 8's section 6); v8 keeps v6's update and moves its counts, index and words from "
+         "CPython objects to C arrays, so the ladder's ratio also holds what compiling gains"),
+    Step("compiled: the fine-grained update in C++ (Part 8) -> v8: update, web-like", "web-reduced", "v3", "v8",
+         "update", ("fine_cpp_update", "fine_cpp_flat_update"),
+         "both their programs are C++, so their ratio is the finer diff alone; the ladder starts from v3, the coarse "
+         "update of their starting program, in Python, and v8 adds compiled code and v6's grouped diff and lazy "
+         "index, so its ratio is larger by what those gain; in the same table the fine-grained program's whole "
+         "merge was slower than bpe_train_updater's (its max() took longer), the article gives no reason"),
+    Step("compiled: Koschei's C++ merge with a lazy-deletion heap -> v8: merge phase, TinyStories-like",
+         "tinystories-reduced", "v4", "v8", "merge_phase", "koschei_merge",
+         "Koschei times a C++ 'optimized merge' (a lazy-deletion heap, incremental updates through a pair_positions "
+         "index) against a C++ 'unoptimized merge' it does not describe, pre-tokenizing in Python on both, as v4 "
+         "and v8 do; the ladder starts from v4, incremental updates without a heap, in Python, so its ratio also "
+         "holds what compiling gains"),
+    Step("compiled: Cython (Part 10) -> v8: total, TinyStories-like", "tinystories", "v6", "v8", "total", None,
+         "no article figure: Part 10 (Cython and PyPy) and Part 11 (C++ wrapped with Cython) are known from the "
+         "series' contents alone; v8 compiles the merge and pre-tokenizes with v6's Python, so the whole run gains "
+         "at most the merge's share",
+         "where pre-tokenizing and start-up, the same code on both rungs, are most of the run, the merge's gain can "
+         "sink into their spread"),
+    Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize",
+         "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
+    Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
+         "select", None, _HEAP_SELECT),
+    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total", None,
+         _PYTHON_ONLY),
+    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", "omp_merge",
+         _OMP_MERGE, _V7_NO_GAIN),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real TinyStories",
+         "real-tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real OpenWebText",
+         "real-owt", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+]
