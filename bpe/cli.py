@@ -264,7 +264,7 @@ def cmd_ablation(args) -> int:
 
 def _add_ablation_parser(sub) -> None:
     ab = sub.add_parser("ablation", help="v6 without each of its techniques in turn, beside v5 and v6 "
-                                         "(docs/v6.md; bpe/lab/ablation/)")
+                                         "(docs/v6.md; bpe/lab/measure/ablation/)")
     ab.add_argument("--data", action="append", default=None,
                     help="data set name or file path; repeat for several regimes, each with its --vocab-size "
                          "(default: gutenberg-books at 10,000 and webtext-synth-20MB at 32,000)")
@@ -320,7 +320,7 @@ def _add_report_parser(sub) -> None:
     report.add_argument("--no-scaling", action="store_true",
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
-    report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/peers.py, with v6)")
+    report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/measure/peers.py, with v6)")
     _add_output(report, "--out-dir", "out/report/", "report in docs/")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
