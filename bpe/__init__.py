@@ -3,7 +3,7 @@
 This package holds the public API (below), the command line (``cli``, ``python -m bpe``) and the one
 error type (``errors``), and four folders: ``training/`` (what ``train_bpe`` runs), ``lab/`` (bench,
 report, profiler, tracer), ``data/`` (data sets: names, downloads, generators) and ``io/`` (the
-tokenizer and its file formats).  The merge algorithms, one per step of the ladder, are
+tokenizer and its file formats).  The merge algorithms, one per rung of the ladder, are
 ``bpe.variants``: the folder ``variants/`` at the top of the repository, which ``pyproject.toml``
 installs under this package.
 

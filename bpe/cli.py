@@ -343,7 +343,7 @@ def _add_profile_parser(sub) -> None:
 
 
 def _add_trace_parser(sub) -> None:
-    trace = sub.add_parser("trace", help="print each merge of a small example step by step (teaching)")
+    trace = sub.add_parser("trace", help="print each merge of a small example, one at a time (teaching)")
     trace.add_argument("--variant", default=None, help="v1..vN, or your own file defining Merger (default: the fastest)")
     shown = trace.add_mutually_exclusive_group()
     shown.add_argument("--pretokenize", action="store_true",
@@ -364,7 +364,7 @@ def _add_trace_parser(sub) -> None:
 
 
 def _add_walkthrough_parser(sub) -> None:
-    page = sub.add_parser("walkthrough", help="write one self-contained HTML page that steps through the merges "
+    page = sub.add_parser("walkthrough", help="write one self-contained HTML page that goes through the merges one by one "
                                               "and counts each rung's work (teaching, on a projector)")
     page.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
     page.add_argument("--vocab-size", default=None, metavar="N", help="default: the data set's")

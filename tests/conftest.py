@@ -1,4 +1,4 @@
-"""Shared test helpers: fixture paths, the CS336 reference merges decoded to bytes, small tricky corpora.
+"""Shared test helpers: fixture paths, the CS336 assignment's expected merges and vocab decoded to bytes, small tricky corpora.
 
 Test modules in every folder import them as ``from conftest import ...`` (``tests/`` is on the path:
 pyproject.toml's ``pythonpath``).
@@ -30,12 +30,12 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 os.environ.pop("BPE_VIA_MAKE", None)
 
 
-def reference_merges() -> list[tuple[bytes, bytes]]:
+def cs336_merges() -> list[tuple[bytes, bytes]]:
     lines = (FIXTURES / "train-bpe-reference-merges.txt").read_text(encoding="utf-8").splitlines()
     return [tuple(decode_token(part) for part in line.split(" ")) for line in lines if line]
 
 
-def reference_vocab() -> dict[int, bytes]:
+def cs336_vocab() -> dict[int, bytes]:
     raw = json.loads((FIXTURES / "train-bpe-reference-vocab.json").read_text(encoding="utf-8"))
     return {index: decode_token(token) for token, index in raw.items()}
 

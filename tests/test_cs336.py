@@ -7,17 +7,17 @@ import json
 from bpe.cs336 import get_tokenizer, run_train_bpe
 from bpe.io.byte_unicode import unicode_to_byte
 
-from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, reference_merges, reference_vocab
+from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, cs336_merges, cs336_vocab
 
 EOT = "<|endoftext|>"
 
 
-def test_run_train_bpe_matches_the_reference():
+def test_run_train_bpe_matches_the_cs336_merges():
     vocab, merges = run_train_bpe(input_path=CORPUS_EN, vocab_size=500, special_tokens=[EOT])
-    assert merges == reference_merges()
-    reference = reference_vocab()
-    assert set(vocab.keys()) == set(reference.keys())
-    assert set(vocab.values()) == set(reference.values())
+    assert merges == cs336_merges()
+    expected = cs336_vocab()
+    assert set(vocab.keys()) == set(expected.keys())
+    assert set(vocab.values()) == set(expected.values())
 
 
 def test_run_train_bpe_never_merges_across_special_tokens():

@@ -1,4 +1,4 @@
-"""The merge algorithms, one file per step of the optimization ladder: ``vN_<idea>.py``.
+"""The merge algorithms, one file per rung of the optimization ladder: ``vN_<idea>.py``.
 
 Each file defines ``IDEA``, ``count_pretokens`` and ``Merger`` (the contract:
 :mod:`bpe.training.rung`); the registry finds them by file name and imports one only when it is first

@@ -5,16 +5,16 @@ CS336 handout states it, with nothing remembered between merges.  The
 pre-tokens and their counts come from the plain serial counter (``count_file_serial`` in
 ``bpe/training/pretokenize.py``: split on the special tokens, ``findall`` of the GPT-2 pattern, a
 ``Counter``, one chunk of the file at a time); each distinct pre-token is a *word* of single-byte
-tokens with a count.  Every merge step then
+tokens with a count.  Every merge then
 
 1. counts every adjacent pair in every word, weighted by the word's count,
 2. picks the most frequent pair (ties: the larger ``(bytes, bytes)`` tuple), and
 3. rewrites every word with that pair merged.
 
-What it leaves out: any memory between steps.  Step 1 redoes all the counting although one merge
+What it leaves out: any memory between merges.  Part 1 redoes all the counting although one merge
 changes only a few words; that is what v2 attacks.
 
-Complexity: with W distinct words of total length L symbols, P distinct pairs and M merges, each step
+Complexity: with W distinct words of total length L symbols, P distinct pairs and M merges, each merge
 is O(L) to count, O(P) to select and O(L) to rewrite: O(M·L) in all.
 
 Measured: what v1's merges cost against pre-tokenizing the corpus once, docs/v1.md, "Measured".

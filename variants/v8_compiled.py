@@ -2,7 +2,7 @@ r"""v8 — compiled: v6's algorithm on C arrays, its merge loop in Cython.
 
 Unlike v6: the same algorithm (v4's fine-grained diff grouped by neighbour, v2's lazy index, v5's
 lazy-deletion heap with the byte-order tie-break), its data in C arrays and its loop compiled
-(``variants/_v8_merge.pyx``).  v6 had made every step of a merge a C call on Python objects: a
+(``variants/_v8_merge.pyx``).  v6 had made every part of a merge a C call on Python objects: a
 partition of a ``str``, a ``dict`` probe, a ``heapq`` push of a tuple.  What was left was the cost of
 the objects themselves: each probe hashes a string and follows pointers to it, each count is a boxed
 ``int``, each word a separate ``str`` somewhere on the heap.  Here a word is a record in one block

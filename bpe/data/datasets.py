@@ -95,7 +95,7 @@ DATASETS: dict[str, Dataset] = {
         Dataset("gutenberg-sample", "gutenberg-sample.txt",
                 "2.3 MB: every 6th ~2 KB document of 21 Project Gutenberg books (default)",
                 "corpora/gutenberg-sample.txt"),
-        Dataset("corpus-en", "corpus.en", "133 KB: CS336 train_bpe reference corpus",
+        Dataset("corpus-en", "corpus.en", "133 KB: CS336 train_bpe test corpus",
                 "tests/fixtures/corpus.en"),
         Dataset("tinystories-sample", "tinystories_sample.txt", "4 KB: CS336 TinyStories fixture",
                 "tests/fixtures/tinystories_sample.txt"),

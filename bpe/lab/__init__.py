@@ -1,5 +1,13 @@
 """The lab: tools that measure, explain and compare training; training never imports them.
 
+Its words (``docs/layout.md`` has them too): a *variant* is what ``--variant`` names (a rung, ``all``, or
+your own trainer); a *rung* is one step of the ladder, ``variants/v1..v8``; a *candidate* is a rung or
+your own trainer being measured or judged; a *merge* is one merge of training, and its number ("at merge
+812"), never a "step", which is a step of the article series (``bpe reproduce``); the *reference* is
+v1's merges, or their cache in ``data/reference-merges`` (made by the fastest rung: every rung is tested
+to give v1's merges), nothing else.  A verdict's ``step`` is the number of the merge where the runs
+part, a key kept for saved result files.
+
 Its modules are filed by who uses them, a folder each, whose ``__init__`` lists its modules:
 
 * ``measure``: the measuring pipeline and the commands built on it, for whoever times the ladder, the

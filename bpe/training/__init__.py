@@ -10,7 +10,7 @@
 * ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
 * ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on;
   the plain counter for v3-v5, the fast one for v6 and v7);
-* ``pool``: the one process pool every parallel step uses, with its hardening (signals, parent
+* ``pool``: the one process pool all parallel work uses, with its hardening (signals, parent
   death, reaping, the test-only fault hooks); ``cores``: the cores other processes leave free, which
   the counting pool's default size follows;
 * ``merge_loop``: the interface every merge algorithm implements and the loop that drives it;

@@ -7,7 +7,7 @@ The folder is ``variants/`` at the top of the repository, installed as the packa
 (``pyproject.toml`` maps it there, in an editable install and in a wheel alike), so a variant is
 named ``bpe.variants.vN_<idea>`` wherever the project runs.
 
-Adding a step of the ladder is adding a file; nothing here changes.  The names are found by listing
+Adding a rung to the ladder is adding a file; nothing here changes.  The names are found by listing
 the folder, and a module is imported only when it is first looked up or listed: the variants import
 ``bpe``, so importing them all while ``bpe`` itself is being imported would be a cycle.
 

@@ -1,4 +1,4 @@
-"""The rung contract: what a step of the ladder, ``variants/vN_<idea>.py``, defines.
+"""The rung contract: what a rung of the ladder, ``variants/vN_<idea>.py``, defines.
 
 A rung module defines
 

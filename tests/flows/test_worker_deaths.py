@@ -37,7 +37,7 @@ from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer
 from bpe.training.progress import Progress
 from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes, pooled_variants, \
-    reference_merges
+    cs336_merges
 
 EOT = "<|endoftext|>"
 SIGNALS = [signal.SIGKILL, signal.SIGTERM]
@@ -208,7 +208,7 @@ def test_the_phases_are_seen_without_a_kill(pools, monkeypatch):
     observer = Observer()
     with hang_guard():
         _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v7", workers=3, observer=observer)
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
     assert observer.summary == {"shards": 3, "gathered_at": GATHER_AFTER}
     for phase, workers in V7_PHASES.items():
         assert {w for doing, w in seen if doing == phase} >= set(workers), phase
@@ -221,7 +221,7 @@ def test_while_merging_only_v7s_shard_workers_are_alive(pools, monkeypatch, vari
     watcher = KillWorker(pools, "merging", None, signal.SIGKILL, monkeypatch)
     with hang_guard():
         _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant=variant, workers=3, observer=Observer(progress=watcher))
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
     shard_workers = sorted(p.pid for p in pools[-1]._processes[1:]) if variant == "v7" else []
     assert watcher.alive_while_merging == shard_workers
 

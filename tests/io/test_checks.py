@@ -24,7 +24,7 @@ AGAIN = "the file was cut or edited, or comes from another run"
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
-    """vocab 300 trained by v2 on corpus.en (the CS336 reference merges: 43 of them, ``Ġ t`` first)."""
+    """vocab 300 trained by v2 on corpus.en (the CS336 assignment's merges: 43 of them, ``Ġ t`` first)."""
     out = tmp_path_factory.mktemp("good") / "tok"
     assert main(["train", "--variant", "v2", "--data", str(CORPUS_EN), "--vocab-size", "300", "--out", str(out)]) == 0
     return out

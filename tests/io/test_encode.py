@@ -71,9 +71,9 @@ def test_trained_vocab_on_the_default_corpus_equals_tiktoken(trained_dir, tmp_pa
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
     out = tmp_path / "ids.npy"
     stats = encode_file(trained_dir, DEFAULT_CORPUS, out, workers=1, chunk_bytes=256 * 1024)
-    reference, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=2)
-    assert first_difference(np.load(out), reference) is None
-    assert stats.tokens == len(reference) and 2 < stats.bytes_per_token < 3
+    expected, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=2)
+    assert first_difference(np.load(out), expected) is None
+    assert stats.tokens == len(expected) and 2 < stats.bytes_per_token < 3
 
 
 # ASCII of every class, curly quotes and dashes, control characters, non-ASCII whitespace, other unicode.
@@ -102,8 +102,8 @@ def test_generated_text_equals_tiktoken(pieces):
     tok, encoding = _generated_case_tokenizers()
     text = "".join(pieces)
     ids = tok.encode(text)
-    reference, _, _ = tiktoken_ids(tok, encoding, text, threads=1)  # special tokens split as ours, longest first
-    assert ids == reference
+    expected, _, _ = tiktoken_ids(tok, encoding, text, threads=1)  # special tokens split as ours, longest first
+    assert ids == expected
     assert tok.decode(ids) == text
 
 
@@ -291,8 +291,8 @@ def test_pool_gives_the_same_ids_in_document_order(trained_dir, tmp_path):
     tokenizer = load_tokenizer(trained_dir)
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
     stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024)
-    reference, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
-    assert stats.workers == 3 and first_difference(np.load(tmp_path / "ids.npy"), reference) is None
+    expected, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
+    assert stats.workers == 3 and first_difference(np.load(tmp_path / "ids.npy"), expected) is None
     assert live_processes(parent=os.getpid()) == []
 
 

@@ -21,7 +21,7 @@ from bpe.cli import main
 from bpe.io.outputs import OutputLock, save_tokenizer, token_report
 from bpe.training.pretokenize import GPT2_PATTERN
 from conftest import (CORPUS_EN, DEFAULT_CORPUS, FIXTURES, HANG_GUARD_SECONDS, REPO_ROOT, read_stderr_until,
-                      reference_merges, reference_vocab, without_bars)
+                      cs336_merges, cs336_vocab, without_bars)
 
 EOT = "<|endoftext|>"
 
@@ -55,12 +55,12 @@ def test_round_trip_keeps_two_ids_with_the_same_bytes(tmp_path):
     assert load_tokenizer(tmp_path).vocab == vocab
 
 
-def test_reference_training_saved_and_loaded(tmp_path):
+def test_cs336_training_saved_and_loaded(tmp_path):
     vocab, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v2")
     save_tokenizer(tmp_path, vocab, merges, [EOT])
     loaded = load_tokenizer(tmp_path)
-    assert loaded.merges == reference_merges()
-    assert set(loaded.vocab.values()) == set(reference_vocab().values())
+    assert loaded.merges == cs336_merges()
+    assert set(loaded.vocab.values()) == set(cs336_vocab().values())
 
 
 def test_load_errors(tmp_path):

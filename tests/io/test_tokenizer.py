@@ -35,7 +35,7 @@ def gpt2_merges():
 
 
 @pytest.fixture(scope="module")
-def reference(gpt2_vocab) -> tiktoken.Encoding:
+def tiktoken_gpt2(gpt2_vocab) -> tiktoken.Encoding:
     """GPT-2 as tiktoken has it: ranks = GPT-2 ids, built offline from the CS336 copy of the files."""
     ranks = {token: token_id for token_id, token in gpt2_vocab.items() if token != EOT.encode()}
     return tiktoken.Encoding("gpt2-offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
@@ -48,10 +48,10 @@ def tokenizer(gpt2_vocab, gpt2_merges) -> Tokenizer:
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_same_ids_as_tiktoken(tokenizer, reference, name):
+def test_same_ids_as_tiktoken(tokenizer, tiktoken_gpt2, name):
     text = (FIXTURES / name).read_text(encoding="utf-8")
     ids = tokenizer.encode(text)
-    assert ids == reference.encode(text, allowed_special={EOT})
+    assert ids == tiktoken_gpt2.encode(text, allowed_special={EOT})
     assert tokenizer.decode(ids) == text
 
 
@@ -62,7 +62,7 @@ def test_encode_iterable_equals_encode(tokenizer, name):
         assert list(tokenizer.encode_iterable(f)) == tokenizer.encode(text)
 
 
-def test_encode_iterable_streams_in_bounded_pieces(tokenizer, reference, monkeypatch):
+def test_encode_iterable_streams_in_bounded_pieces(tokenizer, tiktoken_gpt2, monkeypatch):
     # A small buffer forces many cuts; the ids must not change, and the buffer must stay small.
     import bpe.io.tokenizer as module
 
@@ -80,7 +80,7 @@ def test_encode_iterable_streams_in_bounded_pieces(tokenizer, reference, monkeyp
     monkeypatch.setattr(tokenizer, "encode", spy)
     for token_id in tokenizer.encode_iterable(io.StringIO(text)):
         encoded.append(token_id)
-    assert encoded == reference.encode(text, allowed_special={EOT})
+    assert encoded == tiktoken_gpt2.encode(text, allowed_special={EOT})
     assert len(seen) > 30 and max(seen) < 2 * len(story)
 
 
@@ -99,10 +99,10 @@ def test_overlapping_special_tokens_longest_first(gpt2_vocab, gpt2_merges):
     assert tok.decode(ids) == f"Hello, how {double} are you?{EOT}"
 
 
-def test_without_special_tokens_the_text_is_ordinary(tokenizer, gpt2_vocab, gpt2_merges, reference):
+def test_without_special_tokens_the_text_is_ordinary(tokenizer, gpt2_vocab, gpt2_merges, tiktoken_gpt2):
     plain = Tokenizer(gpt2_vocab, gpt2_merges)
     text = "a<|endoftext|>b"
-    assert plain.encode(text) == reference.encode_ordinary(text)
+    assert plain.encode(text) == tiktoken_gpt2.encode_ordinary(text)
     assert 50256 not in plain.encode(text)
 
 
@@ -111,16 +111,16 @@ def test_decode_of_a_partial_character_uses_replacement(tokenizer):
     assert len(ids) > 1 and tokenizer.decode(ids[:1]) == "\ufffd"
 
 
-def test_from_files_reads_the_gpt2_files(tokenizer, reference):
+def test_from_files_reads_the_gpt2_files(tokenizer, tiktoken_gpt2):
     tok = Tokenizer.from_files(FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt", [EOT])
     text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
-    assert tok.encode(text) == reference.encode(text)
+    assert tok.encode(text) == tiktoken_gpt2.encode(text)
 
 
-def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, reference):
+def test_same_ids_as_tiktoken_on_the_default_corpus(tokenizer, tiktoken_gpt2):
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")  # 2.3 MB of books, documents joined by <|endoftext|>
     ids = tokenizer.encode(text)
-    assert ids == reference.encode(text, allowed_special={EOT})
+    assert ids == tiktoken_gpt2.encode(text, allowed_special={EOT})
     with open(DEFAULT_CORPUS, encoding="utf-8", newline="") as f:  # streamed: many 64K-char cuts
         assert list(tokenizer.encode_iterable(f)) == ids
 

@@ -91,7 +91,7 @@ def test_pool_matches_v1(tmp_path_factory, pool_variant_names, text, specials, e
     path = write(tmp_path_factory.mktemp("pool"), text.encode("utf-8", errors="surrogatepass"))
     vocab_size = 256 + len(specials) + extra_merges
     with tiny_chunks(8, 4):
-        expected_counts = count_file_serial(path, specials)  # the plain reference
+        expected_counts = count_file_serial(path, specials)  # the plain definition
         assert count_file_parallel(path, specials, workers=2) == expected_counts
         assert count_file_parallel_fast(path, specials, workers=2) == expected_counts
         expected = train_bpe(path, vocab_size, specials, variant="v1")

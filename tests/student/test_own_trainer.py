@@ -26,7 +26,7 @@ from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.timer import NullTimer
 from bpe.training.train import train_bpe
-from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, reference_merges
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, cs336_merges
 
 ENTRIES = os.environ.get("BPE_CANDIDATE", "")
 CANDIDATES = parse_variants(ENTRIES) if ENTRIES else []
@@ -89,9 +89,9 @@ pytestmark = pytest.mark.skipif(not ENTRIES, reason=SKIP)
 
 
 @pytest.mark.parametrize("candidate", cases(CANDIDATES))
-def test_cs336_reference_merges(candidate):
+def test_cs336_merges(candidate):
     vocab, merges, counts = train(candidate, CORPUS_EN, 500)
-    check(merges, reference_merges(), text_evidence(CORPUS_EN), candidate.label, counts)
+    check(merges, cs336_merges(), text_evidence(CORPUS_EN), candidate.label, counts)
     assert sorted(vocab) == list(range(500)), "vocab ids must be 0..vocab_size-1"
     problems = vocab_problems(vocab, merges, EOT, 500)
     assert not problems, "; ".join(problems)
@@ -104,7 +104,7 @@ def test_probe(candidate, probe, tmp_path):
     mishandled, and ties broken by another order than the bytes' (a function's ties as a Merger's)."""
     path = probe.write(tmp_path)
     vocab, merges, counts = train(candidate, path, probe.vocab_size)
-    check(merges, probe.reference_merges(path), probe.evidence(), candidate.label, counts)
+    check(merges, probe.default_merges(path), probe.evidence(), candidate.label, counts)
     problems = vocab_problems(vocab, merges, EOT, probe.vocab_size)
     assert not problems, "; ".join(problems)
 

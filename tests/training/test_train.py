@@ -18,7 +18,7 @@ from bpe.training.observer import Corpus, Observer
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.rung import pooled as rung_is_pooled
 from bpe.training.timer import STAGES, StageTimer
-from conftest import CORPUS_EN, DEFAULT_CORPUS, reference_merges, reference_vocab
+from conftest import CORPUS_EN, DEFAULT_CORPUS, cs336_merges, cs336_vocab
 
 ALL_VARIANTS = list(VARIANTS)
 EOT = "<|endoftext|>"
@@ -46,10 +46,10 @@ class Events(Observer):
         super().on_summary(summary)
 
 
-def test_positional_call_matches_the_cs336_reference():
+def test_positional_call_matches_the_cs336_merges():
     vocab, merges = train_bpe(CORPUS_EN, 500, [EOT])  # the assignment's call: three positional arguments
-    assert merges == reference_merges()
-    assert set(vocab.values()) == set(reference_vocab().values()) and set(vocab) == set(range(500))
+    assert merges == cs336_merges()
+    assert set(vocab.values()) == set(cs336_vocab().values()) and set(vocab) == set(range(500))
 
 
 BAD_ARGUMENTS = [
@@ -103,7 +103,7 @@ def test_the_observer_hears_the_corpus_the_stage_times_and_the_summary():
 
     observer = Events(events, timer=StageTimer())
     _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant=rung(merger=Summarising), observer=observer)
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
     counts = count_file_serial(CORPUS_EN, [EOT])
     size = CORPUS_EN.stat().st_size
     assert observer.corpus == Corpus(file_bytes=size, bytes_used=size, limit=None, pretokens=counts.total(),
@@ -125,7 +125,7 @@ def test_the_observer_hears_the_workers_a_rung_counted_in_as_given_whatever_the_
         observer = Observer()
         _, merges = train_bpe(CORPUS_EN, 300, [EOT], variant=name, workers=workers, observer=observer)
         assert observer.workers == expected, (name, workers)
-        assert merges == reference_merges()[:len(merges)] and len(merges) == 300 - 257
+        assert merges == cs336_merges()[:len(merges)] and len(merges) == 300 - 257
 
 
 def test_a_limit_is_in_the_corpus_figures():
@@ -138,7 +138,7 @@ def test_a_merger_without_summary_works():
     assert not hasattr(V2.Merger, "summary")
     observer = Observer()
     _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v2", observer=observer)
-    assert merges == reference_merges() and observer.summary == {}
+    assert merges == cs336_merges() and observer.summary == {}
 
 
 def test_a_summary_that_is_not_a_dict_is_named():
@@ -194,7 +194,7 @@ def test_the_counts_handle_is_closed_when_the_observer_fails_on_the_corpus():
 def test_a_merger_that_takes_the_handle_over_keeps_it_open():
     handles = []
     _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant=rung(handle_counter(handles)))
-    assert merges == reference_merges() and not handles[0].closed  # the Merger's to release, not train_bpe's
+    assert merges == cs336_merges() and not handles[0].closed  # the Merger's to release, not train_bpe's
 
 
 

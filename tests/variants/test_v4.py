@@ -46,10 +46,10 @@ def test_index_exact_on_real_text(variant):
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     expected_merges, _ = v1_merges_and_words(counts, 120)
     merger = VARIANTS[variant].Merger(counts)
-    for step, pair in enumerate(expected_merges):
+    for i, pair in enumerate(expected_merges):
         assert merger.select_best_pair() == pair
         merger.merge(pair)
-        if step % 10 == 0 or step == len(expected_merges) - 1:
+        if i % 10 == 0 or i == len(expected_merges) - 1:
             assert_index_exact(merger)
 
 

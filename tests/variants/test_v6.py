@@ -1,6 +1,6 @@
 """v6 (words as strings, a lazy index, heap keyed in byte order) gives exactly v1's merges.
 
-The reference corpus, the special-token, early-stop and empty-input cases are covered for every
+The CS336 corpus, the special-token, early-stop and empty-input cases are covered for every
 variant by the parametrized tests; these target what v6 does differently from v1.
 """
 
@@ -14,7 +14,7 @@ from bpe import BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
 from bpe.training.timer import NullTimer
 from bpe.training.pretokenize import count_file_serial
-from conftest import (CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, reference_merges,
+from conftest import (CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, cs336_merges,
                       v1_merges_and_words)
 from bpe.variants import v1_naive, v6_tuned
 from bpe.variants.v6_tuned import inverted_key
@@ -24,9 +24,9 @@ def merges_of(module, pretoken_counts, num_merges):
     return run_merges(module.Merger(pretoken_counts), num_merges, NullTimer())
 
 
-def test_reference_merges():
+def test_cs336_merges():
     _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v6")
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
 
 
 def test_tie_follows_byte_order_not_id_order():
@@ -67,7 +67,7 @@ words = st.dictionaries(st.binary(min_size=1, max_size=8).map(lambda w: bytes(97
 @settings(max_examples=300, deadline=None)
 @given(words, st.integers(min_value=0, max_value=40))
 def test_equals_v1_on_generated_words(counts, num_merges):
-    # Three letters: overlaps (aaa), repeats within a word and ties at every step.
+    # Three letters: overlaps (aaa), repeats within a word and ties at every merge.
     assert merges_of(v6_tuned, counts, num_merges) == merges_of(v1_naive, counts, num_merges)
 
 
@@ -102,10 +102,10 @@ def check_against_v1(pretoken_counts, num_merges, every=1):
     expected_merges, words_after = v1_merges_and_words(pretoken_counts, num_merges)
     kept = [len(token) > 1 for token in pretoken_counts]  # v6 leaves out one-byte words: they hold no pair
     merger = v6_tuned.Merger(pretoken_counts)
-    for step, (pair, words) in enumerate(zip(expected_merges, words_after)):
+    for i, (pair, words) in enumerate(zip(expected_merges, words_after)):
         assert merger.select_best_pair() == pair
         merger.merge(pair)
-        if step % every == 0 or step == len(expected_merges) - 1:
+        if i % every == 0 or i == len(expected_merges) - 1:
             assert_counts_exact_and_index_complete(merger, [w for w, keep in zip(words, kept) if keep])
     return merger
 

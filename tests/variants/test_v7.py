@@ -1,6 +1,6 @@
 """v7 (words sharded across worker processes) gives exactly v1's merges, and leaves no process behind.
 
-The reference, equivalence and ladder tests run v7 like every variant, but on corpora too small for
+The CS336, equivalence and ladder tests run v7 like every variant, but on corpora too small for
 a shard process (``MIN_WORDS_PER_SHARD``): there v7 keeps one shard in the parent.  These tests force
 the shard processes (and uneven shard counts) and check what the split adds: the deltas, the merge
 channels, the clean-up when training ends, fails or a shard dies.
@@ -24,7 +24,7 @@ from bpe.training.observer import Observer
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
-from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, interrupt, live_processes, reference_merges,
+from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges, interrupt, live_processes,
                       v1_merges_and_words, without_bars)
 from bpe.variants import v7_sharded
 from bpe.variants.v6_tuned import count_pairs, pairs_of
@@ -43,10 +43,10 @@ def no_process_left():
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
-def test_reference_merges_with_shard_processes(shard_processes, workers):
+def test_cs336_merges_with_shard_processes(shard_processes, workers):
     observer = Observer()
     _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v7", workers=workers, observer=observer)
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
     counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
     assert (observer.corpus.distinct_pretokens, observer.corpus.pretokens) == (len(counts), counts.total())
     assert "gathered_at" in observer.summary  # the merge its shards came back to this process at, or None
@@ -221,7 +221,7 @@ def test_a_gather_forced_at_merge_k_gives_v6s_merges(shard_processes, at):
     merges = run_merges(merger, 243, NullTimer())
     assert merger.gathered_at == at and merger.shard_processes is None
     assert merger.summary() == {"shards": 3, "gathered_at": at}  # what the run hands its observer
-    assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == reference_merges()[:243]
+    assert merges == run_merges(VARIANTS["v6"].Merger(counts), 243, NullTimer()) == cs336_merges()[:243]
     assert no_process_left()
 
 
@@ -246,7 +246,7 @@ def test_the_default_rule_gathers_when_the_wall_time_outgrows_the_work(shard_pro
                                                                cpu_clock=fake_clock(1.0)))
     busy = Merger(counts, workers=2, gather_when=StallWatch(GatherWhenStalled(window=4), clock=fake_clock(1.0),
                                                             cpu_clock=fake_clock(2.0)))
-    assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == reference_merges()[:100]
+    assert run_merges(stalled, 100, NullTimer()) == run_merges(busy, 100, NullTimer()) == cs336_merges()[:100]
     assert stalled.gathered_at == 8 and busy.gathered_at is None  # two stalled windows of 4
     assert busy.summary() == {"shards": 2, "gathered_at": None}
     assert no_process_left()
@@ -259,7 +259,7 @@ def test_with_no_worker_count_v7_leaves_a_core_spare(shard_processes, monkeypatc
     monkeypatch.setattr(shard_policy, "choose_workers", lambda requested: free)
     observer = Observer()
     _, merges = train_bpe(CORPUS_EN, 400, ["<|endoftext|>"], variant="v7", observer=observer)
-    assert merges == reference_merges()[:400 - 257]
+    assert merges == cs336_merges()[:400 - 257]
     assert observer.summary["shards"] == shards
     assert no_process_left()
 

@@ -1,6 +1,6 @@
 """v8, the compiled merge: exactly v1's merges on the cases where C arrays could go wrong (ties in byte
 order, two merges making the same bytes, 64-bit counts), clear errors, and the one line it prints
-where it was not built.  The ladder-wide tests (equivalence, reference, reliability) run it too."""
+where it was not built.  The ladder-wide tests (equivalence, the CS336 merges, reliability) run it too."""
 
 import shutil
 import sysconfig
@@ -15,7 +15,7 @@ from bpe.training import registry
 from bpe.training.merge_loop import run_merges
 from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v8_compiled
-from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, reference_merges
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges
 
 built = pytest.mark.skipif(v8_compiled.UNAVAILABLE is not None, reason=str(v8_compiled.UNAVAILABLE))
 
@@ -35,9 +35,9 @@ def test_built_wherever_a_compiler_is():
 
 
 @built
-def test_reference_merges():
+def test_cs336_merges():
     _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant="v8")
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
 
 
 @built

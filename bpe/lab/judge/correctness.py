@@ -1,8 +1,9 @@
-"""After the bench's runs: every run's merges against the reference merges of the same data (the
-fastest rung's from this bench, or another rung's cached under ``data/``: a rung benched alone is not
-its own reference, :func:`reference_merges`), a difference explained from its first
-diverging merge (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its
-vocab too (:func:`bpe.lab.judge.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
+"""After the bench's runs: every run's merges against the reference merges of the same data, v1's merges
+made faster: every rung is tested to give exactly v1's merges, so the fastest rung's from this bench, or
+another rung's cached under ``data/reference-merges`` (a rung benched alone is not its own reference,
+:func:`reference_merges`), stand for v1's.  A difference is explained from its first diverging merge
+(:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its vocab too
+(:func:`bpe.lab.judge.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
 special tokens, ties), where mistakes that the data at hand hides show.
 """
 
@@ -62,8 +63,8 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
 
 
 def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
-    """``(what, why)``: ``identical (N merges)``; or where the run differs (the step, both pairs and their
-    true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
+    """``(what, why)``: ``identical (N merges)``; or where the run differs (the merge where it parts, the
+    verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
         probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
         return f"identical ({v['merges']:,} merges){probes}", ""
@@ -111,8 +112,8 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
 
 
 def reference_rung(besides: str | None = None) -> str:
-    """The rung whose merges are the cached reference: the fastest (the default), or the fastest other
-    than ``besides``, the rung being checked.
+    """The rung whose merges are the cached reference (v1's merges, made faster): the fastest (the
+    default), or the fastest other than ``besides``, the rung being checked.
 
     >>> reference_rung() == best_variant() != reference_rung(besides=best_variant())
     True

@@ -3,8 +3,9 @@
 When a run's merges differ from the reference merges of the same data (:mod:`bpe.lab.judge.correctness`),
 what a student needs is the first merge where they part, so :func:`diagnose` reports
 
-* the step (1-based), the pair each side chose there, and both pairs' *true* counts at that step:
-  the reference's merges before the step replayed on the reference pre-token counts, then counted;
+* the number of that merge (1-based; the verdict's key ``step``, kept for saved result files), the pair
+  each side chose there, and both pairs' *true* counts before it: the reference's earlier merges
+  replayed on the true pre-token counts (the GPT-2 pattern's), then counted;
 * a likely cause, when one of the usual mistakes fits (checked in this order):
 
   ``pretokenization``  the candidate's own pre-token counts differ (shown: the first pre-token whose
@@ -28,7 +29,7 @@ A function candidate's vocab is checked on its own (:func:`vocab_problems`: its 
 each special token once, one entry per merge, ids ``0..n-1``); merges alone can agree with a wrong vocab.
 An own pre-tokenizer's counts are compared first, even when the merges agree (a few miscounted rare
 pre-tokens may part the merges only at a larger vocab).  Later differences are left out: once the
-merges part, later steps say nothing new.  The true counts come from the merges replayed
+merges part, later merges say nothing new.  The true counts come from the merges replayed
 (:mod:`bpe.lab.judge.replay`).
 """
 
@@ -70,7 +71,7 @@ def show(pair: Pair | None) -> str | None:
 class Evidence:
     """What the diagnosis may look at, each part computed only if a check needs it."""
 
-    load_counts: Callable[[], Mapping[bytes, int]]  # the reference pre-token counts
+    load_counts: Callable[[], Mapping[bytes, int]]  # the true pre-token counts (the GPT-2 pattern's)
     load_text: Callable[[], str]  # the training text (the same bytes)
     special_tokens: Sequence[str]
 
@@ -87,23 +88,24 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
              reference_name: str = "reference", candidate_counts: Mapping[bytes, int] | None = None) -> dict:
     """The verdict for one run: ``{"verdict": "identical", ...}`` or the first divergence, explained.
 
-    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.
+    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.  The
+    verdict's ``step`` is the number of the first merge that differs (1-based), a key kept for saved files.
     """
-    step = first_divergence(merges, reference)
+    at = first_divergence(merges, reference)
     counts_differ = candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts)
-    if step is None and not counts_differ:
+    if at is None and not counts_differ:
         return {"verdict": "identical", "merges": len(merges)}
-    if step is None:
+    if at is None:
         cause, explanation = pretokenization_cause(candidate_counts, evidence, name)
         return {"verdict": "differs", "step": None, "merges": len(merges), "reference_merges": len(reference),
                 "candidate_pair": None, "reference_pair": None, "candidate_count": None, "reference_count": None,
                 "cause": cause,
                 "explanation": (f"its {len(merges):,} merges are {reference_name}'s, but its pre-token counts are "
                                 f"not (a larger vocab or other text would part the merges): {explanation}")}
-    mine = merges[step] if step < len(merges) else None
-    theirs = reference[step] if step < len(reference) else None
-    counts = pair_counts_after(evidence.counts, reference[:step])
-    found = {"verdict": "differs", "step": step + 1, "merges": len(merges), "reference_merges": len(reference),
+    mine = merges[at] if at < len(merges) else None
+    theirs = reference[at] if at < len(reference) else None
+    counts = pair_counts_after(evidence.counts, reference[:at])
+    found = {"verdict": "differs", "step": at + 1, "merges": len(merges), "reference_merges": len(reference),
              "candidate_pair": show(mine), "reference_pair": show(theirs),
              "candidate_count": None if mine is None else counts.get(mine, 0),
              "reference_count": None if theirs is None else counts.get(theirs, 0), "cause": None}
@@ -111,7 +113,7 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
         found["cause"], why = merge_count_cause(len(merges), len(reference), evidence.special_tokens)
         found["explanation"] = f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: {why}"
         return found
-    cause, explanation = likely_cause(mine, theirs, counts, reference[:step], evidence, name, candidate_counts)
+    cause, explanation = likely_cause(mine, theirs, counts, reference[:at], evidence, name, candidate_counts)
     found["cause"], found["explanation"] = cause, explanation
     return found
 
@@ -169,12 +171,12 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                       f"{show(theirs)} below {theirs_n:,}) before any merge: check how the pairs are first counted "
                       "(every adjacent pair of every pre-token, times the pre-token's count)")
     return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
-                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this step; "
+                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this merge; "
                   "check how the counts are updated after a merge")
 
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
-    """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the reference counts."""
+    """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the true ones."""
     for how, mistaken in special_token_mistakes(evidence):
         if dict(candidate_counts) == dict(mistaken):
             if how == UNESCAPED:
@@ -187,7 +189,7 @@ def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evide
 
 
 def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str) -> str:
-    """The first pre-token (in the reference's order, then the candidate's) whose count differs, and how
+    """The first pre-token (in the true counts' order, then the candidate's) whose count differs, and how
     many differ."""
     tokens = list(theirs) + [t for t in mine if t not in theirs]
     differing = [t for t in tokens if mine.get(t, 0) != theirs.get(t, 0)]

@@ -1,5 +1,5 @@
 """Merges replayed on pre-token counts, what the diagnosis (:mod:`bpe.lab.judge.diagnose`) weighs a trainer's
-choice against: each word split as training had split it, the true pair counts at a step, and the counts the
+choice against: each word split as training had split it, the true pair counts after any number of merges, and the counts the
 usual miscounting trainers see (merging from the right, a pair counted where it overlaps itself).  Replaying
 merges by rank (earliest learned first) gives each word exactly the segmentation training had reached.
 """
@@ -13,7 +13,7 @@ from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
 
 
 def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
-    """``token`` split as training had split it after the merges in ``ranks`` (pair -> step).
+    """``token`` split as training had split it after the merges in ``ranks`` (pair -> its rank, the merge's 0-based number).
 
     >>> segment(b"aaab", {(b"a", b"a"): 0, (b"aa", b"a"): 1})
     (b'aaa', b'b')

@@ -16,11 +16,11 @@ pattern that matched it; :func:`labelled_pattern` names the alternatives of
 ' ' whitespace
 ' a' letters
 
-**Encoding** (:func:`encode_steps`): a pre-token's bytes, then, as GPT-2 encodes, the pair of lowest
+**Encoding** (:func:`applied_merges`): a pre-token's bytes, then, as GPT-2 encodes, the pair of lowest
 merge rank merged everywhere in it, again and again until no pair of it was ever merged.
 
 >>> merges = [(b"s", b"t"), (b"e", b"st"), (b"o", b"w")]
->>> [(rank, b"".join(pair), [t.decode() for t in tokens]) for rank, pair, tokens in encode_steps(b"newest", merges)]
+>>> [(rank, b"".join(pair), [t.decode() for t in tokens]) for rank, pair, tokens in applied_merges(b"newest", merges)]
 [(0, b'st', ['n', 'e', 'w', 'e', 'st']), (1, b'est', ['n', 'e', 'w', 'est'])]
 """
 
@@ -123,19 +123,19 @@ def pretokenize_lines(text: str, special_tokens: Sequence[str]) -> list[str]:
     return lines
 
 
-def encode_steps(pretoken: bytes, merges: Sequence[Pair]) -> list[tuple[int, Pair, tuple[bytes, ...]]]:
+def applied_merges(pretoken: bytes, merges: Sequence[Pair]) -> list[tuple[int, Pair, tuple[bytes, ...]]]:
     """Each merge applied when encoding ``pretoken``: ``(rank, pair, tokens after it)``, lowest rank first."""
     ranks = {}
     for rank, pair in enumerate(merges):
         ranks.setdefault(pair, rank)
-    word, steps = split_into_bytes(pretoken), []
+    word, applied = split_into_bytes(pretoken), []
     while len(word) > 1:
         rank, pair = min(((ranks[p], p) for p in zip(word, word[1:]) if p in ranks), default=(None, None))
         if pair is None:
             break
         word = merge_word(word, pair)
-        steps.append((rank, pair, word))
-    return steps
+        applied.append((rank, pair, word))
+    return applied
 
 
 def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> list[str]:
@@ -151,6 +151,6 @@ def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[s
             continue
         data = piece.encode("utf-8")
         lines.append(f"  {piece!r} ({label}): {shown(split_into_bytes(data))}")
-        for rank, pair, tokens in encode_steps(data, merges):
+        for rank, pair, tokens in applied_merges(data, merges):
             lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  -> {shown(tokens)}")
     return lines

@@ -244,13 +244,13 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
              "(tokens as in GPT-2 merges.txt: Ġ is a space, Ċ a newline)"]
     word_changes = view.word_changes_function()
     merges: list[Pair] = []
-    for step in range(1, num_merges + 1):
+    for number in range(1, num_merges + 1):
         before, kept = view.pair_counts()
         words_before = view.words()
         index = view.pair_to_words()
         stale_before = view.stale_pops()
         pair = merger.select_best_pair()
-        lines.append(f"merge {step}")
+        lines.append(f"merge {number}")
         ranked = _ranked(before)
         shown = ", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
         lines.append(f"  pair counts (top {min(top, len(ranked))} of {len(ranked)}): {shown or '(none)'}")

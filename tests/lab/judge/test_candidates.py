@@ -59,8 +59,8 @@ def test_smaller_pair_tie_break_is_diagnosed(tmp_path):
     assert report["reference"]["name"] == "v2" and report["reference"]["source"] == "this run"
     assert verdict["verdict"] == "differs" and verdict["cause"] == "tie"
     reference = report_merges("corpus-en", 300)
-    step = verdict["step"]
-    assert reference[step - 2] != reference[step - 1] and verdict["reference_pair"] == repr_pair(reference[step - 1])
+    at = verdict["step"]  # the number of the merge where they part
+    assert reference[at - 2] != reference[at - 1] and verdict["reference_pair"] == repr_pair(reference[at - 1])
     assert verdict["candidate_count"] == verdict["reference_count"] > 0
     assert verdict["candidate_pair"] < verdict["reference_pair"]
     assert json.loads((tmp_path / "b.json").read_text())["verdicts"]["smaller_tie"] == verdict

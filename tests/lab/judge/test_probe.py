@@ -11,7 +11,7 @@ from bpe.lab.judge.probe import (SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, prob
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.train import train_bpe
-from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, reference_merges
+from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, cs336_merges
 
 CANDIDATES = FIXTURES / "candidates"
 EOT = ["<|endoftext|>"]
@@ -34,7 +34,7 @@ def test_the_shipped_corpora_let_an_unescaped_special_token_pass():
     assert diagnose(merges, reference, evidence)["verdict"] == "identical"
 
 
-@pytest.mark.parametrize("name, step, said", [
+@pytest.mark.parametrize("name, merge, said", [
     ("unescaped_special", 6, "special tokens read as a regular expression, unescaped: the pattern '<|endoftext|>' "
                              "matches '<' or 'endoftext' or '>'"),
     ("joins_across_special", 35, "with the special tokens cut out and the pieces joined, (b' last', b'Then') "
@@ -45,10 +45,10 @@ def test_the_shipped_corpora_let_an_unescaped_special_token_pass():
     ("specials_counted_twice", SPECIAL_VOCAB - 257, "1 merge(s) too few, one per special token: it counts the "
                                                     "special tokens twice"),
 ])
-def test_each_special_token_mistake_is_caught_and_named(name, step, said):
+def test_each_special_token_mistake_is_caught_and_named(name, merge, said):
     verdict = probe_verdict(parse_variants(str(CANDIDATES / f"{name}.py"))[0], SPECIAL_TOKEN_PROBE)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the special-token probe", verdict
-    assert verdict["step"] == step and verdict["cause"] == "special-tokens" and said in verdict["explanation"]
+    assert verdict["step"] == merge and verdict["cause"] == "special-tokens" and said in verdict["explanation"]
 
 
 def tie_probe_merges(variant, folder):
@@ -75,12 +75,12 @@ def test_every_rung_passes_the_tie_probe(variant, tmp_path):
 
 
 def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
-    """Why the tie probe exists: on corpus-en (the CS336 reference) text order and byte order agree on every tie."""
+    """Why the tie probe exists: on corpus-en (the CS336 assignment's corpus) text order and byte order agree on every tie."""
     fn = load_function(f"{CANDIDATES / 'wrong_ties.py'}:decoded_text")
-    assert fn(str(CORPUS_EN), 500, list(EOT))[1] == reference_merges()
+    assert fn(str(CORPUS_EN), 500, list(EOT))[1] == cs336_merges()
 
 
-@pytest.mark.parametrize("spec, step, said", [
+@pytest.mark.parametrize("spec, merge, said", [
     ("smaller_tie.py", 1, "both pairs occur 60 times and smaller_tie chose the smaller; CS336 breaks ties"),
     ("wrong_ties.py:first_seen", 1, "chose neither the larger nor the smallest of the 3 tied pairs; it is the pair "
                                     "met first in the words"),
@@ -93,11 +93,11 @@ def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
     ("wrong_ties.py:gpt2_characters", 15, "it is the larger as GPT-2's printable characters (('Ã', 'Ń') against "
                                           "('Ã', '³')"),
 ])
-def test_each_wrong_tie_order_is_caught_and_named(spec, step, said):
+def test_each_wrong_tie_order_is_caught_and_named(spec, merge, said):
     """Each order parts at its own tie (the ties before it agree with bytes under it) and is named there."""
     verdict = probe_verdict(parse_variants(str(CANDIDATES / spec))[0], TIE_PROBE)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the tie probe", verdict
-    assert verdict["step"] == step and verdict["cause"] == "tie" and said in verdict["explanation"], verdict
+    assert verdict["step"] == merge and verdict["cause"] == "tie" and said in verdict["explanation"], verdict
 
 
 def test_a_correct_trainer_passes_the_probes():

@@ -19,7 +19,7 @@ from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive
-from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, reference_merges
+from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, cs336_merges
 
 #: The rows that are files here (v5 and v6 are rungs, tested on their own).
 WITHOUT = [row for row in ablation.ROWS if row not in ("v5", "v6")]
@@ -40,9 +40,9 @@ def test_every_row_file_is_a_row():
 
 
 @pytest.mark.parametrize("name", WITHOUT)
-def test_row_gives_the_reference_merges(name):
+def test_row_gives_the_cs336_merges(name):
     _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=row(name))
-    assert merges == reference_merges()
+    assert merges == cs336_merges()
 
 
 @pytest.mark.parametrize("name", WITHOUT)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, train_bpe
-from bpe.lab.teach.text_trace import (LABELS, alternatives, encode_steps, encoding_lines, labelled_pattern,
+from bpe.lab.teach.text_trace import (LABELS, alternatives, applied_merges, encoding_lines, labelled_pattern,
                                 pretokenize_lines, pretokenize_pieces)
 from bpe.training.pretokenize import GPT2_PATTERN, GPT2_REGEX, count_text
 from conftest import REPO_ROOT
@@ -61,9 +61,9 @@ def test_a_word_encoded_merge_by_merge_ends_as_the_tokenizer_encodes_it():
     vocab, merges = train_bpe(corpus, 400, [EOT])
     tokenizer = Tokenizer(vocab, merges, [EOT])
     for word in [" together", " the", "Tokenization", " naïve", "x"]:
-        steps = encode_steps(word.encode(), merges)
-        assert [rank for rank, _, _ in steps] == sorted(rank for rank, _, _ in steps)  # lowest rank first
-        tokens = steps[-1][2] if steps else tuple(bytes([b]) for b in word.encode())
+        applied = applied_merges(word.encode(), merges)
+        assert [rank for rank, _, _ in applied] == sorted(rank for rank, _, _ in applied)  # lowest rank first
+        tokens = applied[-1][2] if applied else tuple(bytes([b]) for b in word.encode())
         assert [vocab[i] for i in tokenizer.encode(word)] == list(tokens)
 
 

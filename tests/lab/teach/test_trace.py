@@ -10,8 +10,8 @@ from conftest import REPO_ROOT
 SEED_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 
 
-def merge_block(lines, step):
-    start = lines.index(f"merge {step}")
+def merge_block(lines, number):
+    start = lines.index(f"merge {number}")
     end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
     return lines[start:end]
 

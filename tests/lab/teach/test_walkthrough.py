@@ -44,7 +44,7 @@ def column(data, rung, name):
 def test_the_merges_are_train_bpes_and_every_rung_is_counted_for_each(data, corpus):
     _, merges = train_bpe(corpus, VOCAB, SPECIAL)
     assert data["merges"] == [[encode_token(a), encode_token(b)] for a, b in merges]
-    assert len(data["steps"]) == len(merges) == VOCAB - 257
+    assert len(data["records"]) == len(merges) == VOCAB - 257
     assert data["rungs"] == list(METRICS)
     for rung in data["rungs"]:
         assert len(data["work"][rung]) == len(merges), rung
@@ -60,7 +60,7 @@ def test_each_rungs_work_is_what_the_ladder_claims(data):
     assert v1["words rewritten"] > 10 * v2["words visited"]
     assert v1["pairs recounted"] > v2["pair counts written"]
     # the words v2 visits are exactly the words holding the pair, as the page lists them
-    assert column(data, "v2", "words visited") == [step["n_words"] for step in data["steps"]]
+    assert column(data, "v2", "words visited") == [record["n_words"] for record in data["records"]]
     # v3 changes counting only: its merger is v2's, so its work is v2's
     assert VARIANTS["v3"].Merger is VARIANTS["v2"].Merger and data["work"]["v3"] == data["work"]["v2"]
     # v4 changes only the pairs next to merged positions (docs/v4.md): fewer count writes, every merge
@@ -110,19 +110,19 @@ def test_a_rung_over_its_budget_is_counted_for_the_merges_it_made(corpus):
     assert len(work["per_merge"]) == 4  # the clock passes the deadline (0 + 3) after the 4th merge
 
 
-def test_a_step_records_the_tie_words_and_changes(data):
-    first = data["steps"][0]
+def test_a_merge_records_the_tie_words_and_changes(data):
+    first = data["records"][0]
     assert first["count"] == max(c for _, _, c in data["start"]["pairs"])
     merged = "".join(data["merges"][0])
     for before, after, count in first["words"]:
         assert merged in after and "".join(before) == "".join(after) and count > 0
     pair_change = first["changed"][0]
     assert pair_change[:2] == data["merges"][0] and pair_change[2:] == [first["count"], 0]
-    ties = [(merge, step) for merge, step in zip(data["merges"], data["steps"]) if step["tie"]]
+    ties = [(merge, record) for merge, record in zip(data["merges"], data["records"]) if record["tie"]]
     assert ties, "the fixture has ties"
-    for merge, step in ties:  # the chosen pair first, then the others, larger byte pairs first
-        as_bytes = [tuple(decode_token(t) for t in pair) for pair in step["tie"]["pairs"]]
-        assert step["tie"]["n"] >= 2 and step["tie"]["pairs"][0] == merge and as_bytes == sorted(as_bytes, reverse=True)
+    for merge, record in ties:  # the chosen pair first, then the others, larger byte pairs first
+        as_bytes = [tuple(decode_token(t) for t in pair) for pair in record["tie"]["pairs"]]
+        assert record["tie"]["n"] >= 2 and record["tie"]["pairs"][0] == merge and as_bytes == sorted(as_bytes, reverse=True)
 
 
 def test_the_page_is_self_contained(data):

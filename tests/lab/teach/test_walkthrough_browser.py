@@ -1,6 +1,6 @@
 """The walkthrough page in a real browser (Chromium driven by Playwright; one launch for the module): it opens
-from a file with no request leaving it, the arrow keys and ``#step=K`` move ``data-step``, its merges are
-train_bpe's, its running totals and encoder agree with the data, the pre-tokenization text keeps its runs of
+from a file with no request leaving it, the arrow keys and ``#step=K`` (merge K; the address keeps its name for
+saved links) move ``data-step``, its merges are train_bpe's, its running totals and encoder agree with the data, the pre-tokenization text keeps its runs of
 spaces, and the summary's charts never draw a stopped rung falling and label each rung with its table figures.
 Without a browser the module is skipped with the reason, except under CI (``CI=true``), where that is a failure."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from bpe import train_bpe
 from bpe.io.byte_unicode import decode_token, encode_token
-from bpe.lab.teach.text_trace import encode_steps
+from bpe.lab.teach.text_trace import applied_merges
 from bpe.lab.teach.walkthrough import WalkthroughSettings, run_walkthrough
 from bpe.lab.teach.walkthrough.browser import VIEWPORT, launched, missing, screenshots
 from bpe.lab.teach.walkthrough.page import render_page
@@ -77,13 +77,13 @@ def page(browser, made):
     assert errors == [], "the page's script failed"
 
 
-def step_of(tab) -> int:
+def merge_shown(tab) -> int:
     return int(tab.get_attribute("#step", "data-step"))
 
 
-def test_the_page_opens_from_a_file_at_step_0_and_no_request_leaves_it(page, made):
+def test_the_page_opens_from_a_file_before_any_merge_and_no_request_leaves_it(page, made):
     page.goto(made[1].resolve().as_uri())
-    assert step_of(page) == 0
+    assert merge_shown(page) == 0
     page.click("nav button[data-view=summary]")
     page.click("nav button[data-view=pretok]")
     page.keyboard.press("End")
@@ -91,34 +91,34 @@ def test_the_page_opens_from_a_file_at_step_0_and_no_request_leaves_it(page, mad
     assert set(page.requests) == {made[1].resolve().as_uri()}
 
 
-def test_the_arrow_keys_step_and_the_address_follows(page, made):
+def test_the_arrow_keys_move_a_merge_and_the_address_follows(page, made):
     page.goto(made[1].resolve().as_uri())
     page.keyboard.press("ArrowRight")
-    assert step_of(page) == 1
+    assert merge_shown(page) == 1
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowLeft")
-    assert step_of(page) == 2 and page.evaluate("location.hash") == "#step=2"
+    assert merge_shown(page) == 2 and page.evaluate("location.hash") == "#step=2"
     page.click("#next")
-    assert step_of(page) == 3
+    assert merge_shown(page) == 3
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
-    assert step_of(page) == 0  # never below 0
+    assert merge_shown(page) == 0  # never below 0
     page.keyboard.press("End")
-    assert step_of(page) == len(made[2]["merges"])
+    assert merge_shown(page) == len(made[2]["merges"])
     page.keyboard.press("ArrowRight")
-    assert step_of(page) == len(made[2]["merges"])  # nor past the last merge
+    assert merge_shown(page) == len(made[2]["merges"])  # nor past the last merge
     page.focus("#slider")
     page.keyboard.press("Home")
     page.keyboard.press("ArrowRight")
-    assert step_of(page) == 1  # the slider steps once, not once more by the page's own keys
+    assert merge_shown(page) == 1  # the slider moves once, not once more by the page's own keys
 
 
-def test_the_step_in_the_address_opens_there(page, made):
+def test_the_merge_in_the_address_opens_there(page, made):
     page.goto(made[1].resolve().as_uri() + "#step=17")
-    assert step_of(page) == 17
+    assert merge_shown(page) == 17
     pair = made[2]["merges"][16]
     assert f"Merge 17: the most frequent pair" in page.inner_text("#merge")
     assert page.locator("#merge .pair .tok").all_inner_texts() == [*pair, "".join(pair)]
@@ -152,8 +152,8 @@ def test_the_encoder_uses_the_merges_made_so_far(page, made):
     page.goto(made[1].resolve().as_uri() + f"#step={k}")
     page.fill("#word", " together")
     merges = [tuple(decode_token(t) for t in pair) for pair in data["merges"][:k]]
-    steps = encode_steps(" together".encode(), merges)
-    expected = [encode_token(t) for t in steps[-1][2]] if steps else [encode_token(bytes([b])) for b in b" together"]
+    applied = applied_merges(" together".encode(), merges)
+    expected = [encode_token(t) for t in applied[-1][2]] if applied else [encode_token(bytes([b])) for b in b" together"]
     assert json.loads(page.get_attribute("#encoded-tokens", "data-tokens")) == expected
 
 
@@ -168,7 +168,7 @@ def test_the_summary_draws_a_line_per_rung(page, made):
     assert "Measured: stage times" in page.inner_text("#bench")
 
 
-def test_screenshots_of_a_step_and_of_the_summary(browser, made, tmp_path):
+def test_screenshots_of_a_merge_and_of_the_summary(browser, made, tmp_path):
     written = screenshots(made[1], 3, tmp_path, browser)
     assert [p.name for p in written] == ["walkthrough-step.png", "walkthrough-summary.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)

@@ -1,17 +1,17 @@
 """``bpe walkthrough`` (``make walkthrough``): BPE training taught on a projector, in one HTML page.
 
-The page steps through the merges (buttons, the arrow keys, a slider; ``#step=K`` in the address) and
-shows, at each step, the pair chosen and its count, the tie and how it was broken, the words holding
+The page goes through the merges one by one (buttons, the arrow keys, a slider; ``#step=K`` in the address
+opens it after merge K) and shows, at each merge, the pair chosen and its count, the tie and how it was broken, the words holding
 the pair before and after, the pair counts that changed, and for each rung the work it did for that
 merge, counted on the rung's own code (:mod:`.counting`) with a running total.  A summary view draws
 each rung's cumulative counted work over all the merges beside the stage times of a bench result,
-for a corpus too big to step through by hand.  A pre-tokenization trace and the page's own encoder
+for a corpus too big to go through by hand.  A pre-tokenization trace and the page's own encoder
 (any word, encoded with the merges made so far) are the lecture's other half.
 
 Everything is inline (data, script, style): the page opens from disk with no network, and no request
 leaves it.  Its data are in ``<script type="application/json" id="walkthrough-data">``: ``merges``
-(each pair as two strings, bytes as GPT-2's printable characters), ``steps`` (one record per merge,
-:mod:`.steps`), ``work`` (per rung, one entry per merge counted: the counts of its ``metrics``) and the
+(each pair as two strings, bytes as GPT-2's printable characters), ``records`` (one record per merge,
+:mod:`.records`), ``work`` (per rung, one entry per merge counted: the counts of its ``metrics``) and the
 rest listed by :func:`page_data`.
 
 Each rung runs on the same pre-token counts (the plain counter, ``count_file_serial``) and must make
@@ -34,7 +34,7 @@ from bpe.lab.teach.text_trace import LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.teach.trace import DEFAULT_TEXT
 from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
 from bpe.lab.teach.walkthrough.page import render_page
-from bpe.lab.teach.walkthrough.steps import record_steps, shown
+from bpe.lab.teach.walkthrough.records import record_merges, shown
 from bpe.training.registry import VARIANTS
 
 DEFAULT_RUNGS = tuple(METRICS)
@@ -85,11 +85,11 @@ def count_work(rung: str, pretoken_counts, merges: list, budget: float, clock=ti
     per_merge = []
     deadline = clock() + budget
     try:
-        for step, expected in enumerate(merges, 1):
+        for number, expected in enumerate(merges, 1):
             before = dict(tally)
             pair = merger.select_best_pair()
             if pair != expected:
-                raise BPEError(f"{rung} chose {pair!r} at merge {step}, where the record has {expected!r}: "
+                raise BPEError(f"{rung} chose {pair!r} at merge {number}, where the record has {expected!r}: "
                                f"the rung and the walkthrough disagree")
             merger.merge(pair)
             per_merge.append([tally[m] - before.get(m, 0) for m in metrics])
@@ -132,7 +132,7 @@ def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
     from bpe.training.train import check_vocab_size
 
     num_merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
-    merges, steps, start = record_steps(pretoken_counts, num_merges)
+    merges, records, start = record_merges(pretoken_counts, num_merges)
     work, by_merger = {}, {}
     for rung in settings.variants:
         began, merger = time.monotonic(), VARIANTS[rung].Merger
@@ -149,7 +149,7 @@ def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
     text = DEFAULT_TEXT if settings.text is None else settings.text
     return {
         "data": str(settings.data), "vocab_size": settings.vocab_size, "special_tokens": settings.special_tokens,
-        "merges": [shown(pair) for pair in merges], "steps": steps, "start": start,
+        "merges": [shown(pair) for pair in merges], "records": records, "start": start,
         "rungs": settings.variants, "ideas": {rung: VARIANTS[rung].IDEA for rung in settings.variants},
         "work": {rung: w["per_merge"] for rung, w in work.items()},
         "metrics": {rung: w["metrics"] for rung, w in work.items()},

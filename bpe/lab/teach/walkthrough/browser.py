@@ -1,7 +1,7 @@
 """The walkthrough page in a real browser: Playwright driving the system's Chromium, for screenshots and tests.
 
-``python -m bpe.lab.teach.walkthrough.browser PAGE.html --step 17 --out-dir docs/`` writes
-``walkthrough-step.png`` (the page at that step) and ``walkthrough-summary.png`` (the summary view),
+``python -m bpe.lab.teach.walkthrough.browser PAGE.html --merge 17 --out-dir docs/`` writes
+``walkthrough-step.png`` (the page at that merge) and ``walkthrough-summary.png`` (the summary view),
 for slides or the docs.  Playwright comes with the ``browser`` extra (``pip install -e '.[browser]'``,
 which ``make test`` installs); the browser is the system's (Debian: ``apt-get install chromium``), since
 Playwright's own download is not always reachable.
@@ -63,8 +63,8 @@ def launched():
             browser.close()
 
 
-def screenshots(page_path: str | Path, step: int, out_dir: str | Path, browser=None) -> list[Path]:
-    """PNGs of the page at ``step`` and of its summary view, in ``out_dir`` (in ``browser``, else one launched)."""
+def screenshots(page_path: str | Path, merge: int, out_dir: str | Path, browser=None) -> list[Path]:
+    """PNGs of the page at merge number ``merge`` and of its summary view, in ``out_dir`` (in ``browser``, else one launched)."""
     page_path, out_dir = Path(page_path).resolve(), Path(out_dir)
     if not page_path.is_file():
         raise BPEError(f"no page {page_path}; make one with bpe walkthrough --out PAGE.html")
@@ -72,10 +72,10 @@ def screenshots(page_path: str | Path, step: int, out_dir: str | Path, browser=N
     written = [out_dir / "walkthrough-step.png", out_dir / "walkthrough-summary.png"]
     if browser is None:
         with launched() as browser:
-            return screenshots(page_path, step, out_dir, browser)
+            return screenshots(page_path, merge, out_dir, browser)
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(f"{page_path.as_uri()}#step={step}")
+        page.goto(f"{page_path.as_uri()}#step={merge}")  # the address keeps its name: saved links
         page.screenshot(path=str(written[0]), full_page=True)
         page.click("nav button[data-view=summary]")
         page.screenshot(path=str(written[1]), full_page=True)
@@ -86,13 +86,13 @@ def screenshots(page_path: str | Path, step: int, out_dir: str | Path, browser=N
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bpe.lab.teach.walkthrough.browser",
-                                     description="screenshots of a walkthrough page: one step and the summary")
+                                     description="screenshots of a walkthrough page: one merge and the summary")
     parser.add_argument("page", help="the page bpe walkthrough wrote")
-    parser.add_argument("--step", type=int, default=1, help="the step to show (default 1)")
+    parser.add_argument("--merge", type=int, default=1, help="the merge to show (default 1)")
     parser.add_argument("--out-dir", default="out", help="where the PNGs go (default out/)")
     args = parser.parse_args(argv)
     try:
-        for path in screenshots(args.page, args.step, args.out_dir):
+        for path in screenshots(args.page, args.merge, args.out_dir):
             print(f"wrote {path}")
     except BPEError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -5,10 +5,10 @@ a pair count (``_change_pair_count``): the hook sums each pair's change over the
 pairs by count, so a tie is a lookup rather than a scan.  Tokens are shown as GPT-2's merges.txt writes
 them (:func:`bpe.io.byte_unicode.encode_token`: a space is ``Ġ``).
 
->>> merges, steps, start = record_steps({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6, b"es": 2, b"st": 2}, 2)
->>> merges[0], steps[0]["count"], steps[0]["tie"]["pairs"]
+>>> merges, records, start = record_merges({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6, b"es": 2, b"st": 2}, 2)
+>>> merges[0], records[0]["count"], records[0]["tie"]["pairs"]
 ((b's', b't'), 11, [['s', 't'], ['e', 's']])
->>> steps[0]["changed"][:2]
+>>> records[0]["changed"][:2]
 [['s', 't', 11, 0], ['e', 's', 11, 2]]
 """
 
@@ -21,7 +21,7 @@ from bpe.io.byte_unicode import encode_token
 from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS
 
-#: How many words, changed pairs and tied pairs a step lists (the totals are always given).
+#: How many words, changed pairs and tied pairs a merge's record lists (the totals are always given).
 WORDS_SHOWN, CHANGES_SHOWN, TIES_SHOWN, START_SHOWN = 6, 10, 6, 16
 
 
@@ -58,11 +58,11 @@ def _start(merger: Recorder) -> dict:
             "pairs": [[*shown(pair), count] for pair, count in top]}
 
 
-def record_steps(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple[list, list[dict], dict]:
-    """``(merges, steps, start)``: the merges, one record per merge, and the words before any merge."""
+def record_merges(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple[list, list[dict], dict]:
+    """``(merges, records, start)``: the merges, one record per merge, and the words before any merge."""
     merger = Recorder(pretoken_counts)
     start = _start(merger)
-    merges, steps = [], []
+    merges, records = [], []
     for _ in range(num_merges):
         pair = merger.select_best_pair()
         if pair is None:
@@ -77,7 +77,7 @@ def record_steps(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple
         changed.sort(key=lambda item: (-abs(item[1]), item[0]))
         after = merger.pair_counts
         merges.append(pair)
-        steps.append({
+        records.append({
             "count": count,
             "tie": {"pairs": [shown(p) for p in tied[:TIES_SHOWN]], "n": len(tied)} if len(tied) > 1 else None,
             "words": [[shown(old), shown(merger.words[i]), merger.word_counts[i]] for i, old in before.items()],
@@ -85,4 +85,4 @@ def record_steps(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple
             "changed": [[*shown(p), after.get(p, 0) - c, after.get(p, 0)] for p, c in changed[:CHANGES_SHOWN]],
             "n_changed": len(changed),
         })
-    return merges, steps, start
+    return merges, records, start

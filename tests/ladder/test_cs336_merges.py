@@ -1,4 +1,4 @@
-"""Every variant reproduces the CS336 reference merges and vocab, and the seed's worked example; v3-v5
+"""Every rung reproduces the CS336 assignment's merges and vocab, and the seed's worked example; v3-v5
 give v1's merges on the shipped corpus."""
 
 import functools
@@ -8,16 +8,16 @@ import pytest
 from bpe import VARIANTS, train_bpe
 from bpe.training.merge_loop import run_merges
 from bpe.training.timer import NullTimer
-from conftest import CORPUS_EN, DEFAULT_CORPUS, reference_merges, reference_vocab
+from conftest import CORPUS_EN, DEFAULT_CORPUS, cs336_merges, cs336_vocab
 
 ALL_VARIANTS = list(VARIANTS)
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
-def test_reference_merges_and_vocab(variant):
+def test_cs336_merges_and_vocab(variant):
     vocab, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=variant)
-    assert merges == reference_merges()
-    assert set(vocab.values()) == set(reference_vocab().values())
+    assert merges == cs336_merges()
+    assert set(vocab.values()) == set(cs336_vocab().values())
     assert set(vocab.keys()) == set(range(500))
 
 
