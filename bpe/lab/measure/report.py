@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.interface import command
@@ -21,7 +20,7 @@ from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure.estimate_probe import candidate_estimate, probe_candidates
-from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
@@ -125,8 +124,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
-    result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(bench.data), "tables": tables, "notes": notes,
+    result = {**stamp(), "data": data_label(bench.data), "tables": tables, "notes": notes,
               "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
                         for name, r in tables[0].get("peers", {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
