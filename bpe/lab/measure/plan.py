@@ -1,16 +1,13 @@
-"""The pipeline every measuring command is a description of, stage by stage:
-
-1. the settings checked once: :func:`plan`, as ``train_bpe``'s phase 1 checks them, finding where ``--limit``
-   ends (every run after it trusts the :class:`Plan`), and :func:`check_repeat` (``--repeat``, ``--json``);
-2. the candidates run in rounds (``a b a b``: a drift of the machine then falls on all alike), each run in a
-   fresh process: :func:`in_turns` with a command's own run, or :func:`measure` with a timed training run;
-3. the runs summarized, and compared by the one rule (:mod:`bpe.lab.measure.spread`: ``summarized``, ``compare``);
-4. the tables (each command's own), the JSON stamped and written (:mod:`bpe.lab.measure.publish`).
+"""The pipeline each measuring command describes: (1) the settings checked once: :func:`plan`, as ``train_bpe``'s
+phase 1 checks them, finding where ``--limit`` ends (every run after it trusts the :class:`Plan`), and
+:func:`check_repeat`; (2) the candidates run in rounds (``a b a b``: a drift of the machine then falls on all
+alike), each run a fresh process: :func:`in_turns` with a command's own run, :func:`measure` with a timed
+training run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
+command's own tables, and its JSON stamped and written (:mod:`bpe.lab.measure.publish`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -52,7 +49,7 @@ def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], worke
     return Plan(path, size, limit, end, vocab_size, merges, workers, special_tokens)
 
 
-def check_repeat(repeat: int, json_out: str | os.PathLike | None = None) -> None:
+def check_repeat(repeat: int, json_out: str | Path | None = None) -> None:
     """``--repeat``, and where ``--json`` writes when given: the rest a measuring command checks before a run."""
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")

@@ -81,6 +81,7 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
     from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
+    from bpe.lab.judge.candidates import resolve
     from bpe.lab.measure.plan import check_repeat, plan
     from bpe.lab.measure.publish import stamp, write_json_atomic
 
@@ -95,7 +96,7 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
         **stamp(),
         "command": command_line(regimes, repeat, workers, limit, json_out),
         "repeat": repeat, "workers": workers, "limit": limit, "special_tokens": specials,
-        "rows": {row: idea(row) for row in ROWS},
+        "rows": {row: resolve(row_spec(row)).idea for row in ROWS},
         "regimes": {},
     }
     for regime_data, regime_plan in plans:
@@ -109,12 +110,6 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     if json_out:
         write_json_atomic(Path(json_out), result, log=log)
     return result
-
-
-def idea(row: str) -> str:
-    from bpe.lab.judge.candidates import resolve
-
-    return resolve(row_spec(row)).idea
 
 
 def command_line(regimes: list[tuple[str, int]], repeat: int, workers: int | None, limit: str | None,
