@@ -92,6 +92,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
     and write the report files into ``out_dir``; the path of ``report.md``."""
     from bpe.data.datasets import default_vocab_size
+    from bpe.lab.measure import plan as pipeline
     from bpe.lab.measure.corpus_shape import corpus_shape
 
     log = log or sys.stdout
@@ -103,7 +104,8 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
     by_label = {c.label: c for c in candidates}
-    path = resolve_data(bench.data)
+    pipeline.check_repeat(bench.repeat)  # the settings checked before the probes, as training checks them
+    path = pipeline.plan(resolve_data(bench.data), vocab_size, bench.special_tokens).path
     shape = corpus_shape(path, bench.special_tokens)
     probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
