@@ -106,7 +106,10 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
                       file=sys.stderr, flush=True)
             return run
 
-        results = {candidate: {"runs": runs} for candidate, runs in in_turns(candidates, repeat, run_one).items()}
+        results = {candidate: {"runs": runs, "build": summary([r["build"] for r in runs]),
+                               "merges": summary([r["merges"] for r in runs]),
+                               "merges_sha256": runs[0]["merges_sha256"], "merges_made": runs[0]["count"]}
+                   for candidate, runs in in_turns(candidates, repeat, run_one).items()}
         if count_instructions:
             for candidate in candidates:
                 results[candidate]["instructions"] = instructions(candidate, counts_path, num_merges)
@@ -115,11 +118,6 @@ def run_merge_cost(candidates: Sequence[str], data: str | None, vocab_size: int,
           f"CPU seconds, median / min", file=out)
     print(f"{'candidate':<28}{'build':>16}{'merges':>16}{'instructions':>15}  merges sha256", file=out)
     for candidate, result in results.items():
-        runs = result["runs"]
-        for stage in ("build", "merges"):
-            result[stage] = summary([run[stage] for run in runs])
-        result["merges_sha256"] = runs[0]["merges_sha256"]
-        result["merges_made"] = runs[0]["count"]
         shown = f"{result['instructions'] / 1e9:.3f} G" if "instructions" in result else "-"
         print(f"{candidate:<28}{result['build']['median']:>8.3f} / {result['build']['min']:.3f}"
               f"{result['merges']['median']:>8.3f} / {result['merges']['min']:.3f}{shown:>15}  "

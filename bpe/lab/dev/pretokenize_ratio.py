@@ -18,7 +18,6 @@ It leaves out the pooled stage (2 or more workers: see docs/v3.md) and any timin
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -106,13 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         size = parse_size(args.size)
-        check_repeat(args.repeat)
+        check_repeat(args.repeat, args.json)
         wanted = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
         unknown = [kind for kind in wanted if kind not in KINDS]
         if unknown:
             raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
         sources = text_kinds.sources(find_wikipedia(args.wikipedia))
-        from bpe.lab.measure.publish import machine_info
+        from bpe.lab.measure.publish import machine_info, write_json_atomic
 
         result = {"command": "python -m bpe.lab.dev.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
                   "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}
@@ -123,13 +122,11 @@ def main(argv: list[str] | None = None) -> int:
             figures = measure(make_sample(kind, sources[kind], size), args.repeat)
             result["kinds"][kind] = figures
             print(shown(kind, figures), flush=True)
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+        write_json_atomic(Path(args.json), result)
     except BPEError as exc:
         print(f"bpe: error: {exc}", file=sys.stderr)
         return 2
+    print(f"wrote {Path(args.json)}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """The measuring pipeline and the commands built on it: each candidate timed, compared and written down.
 
-* ``plan``: the settings every measuring command checks once, and its candidates run in turns;
+* ``plan``: the pipeline every measuring command describes: its settings checked once, its candidates run in turns;
   ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
   kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a
   timed job in a child; ``spread``: runs summarized, and the one rule for comparing them;

@@ -34,7 +34,7 @@ from bpe.lab.measure.estimate_probe import estimate_candidates
 from bpe.lab.measure.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import check_repeat, in_turns, plan
-from bpe.lab.measure.publish import check_json_path, machine_info, write_json_atomic
+from bpe.lab.measure.publish import machine_info, write_json_atomic
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.measure.timed_run import run_once, write_prefix
 
@@ -70,11 +70,9 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     # 1. Check everything the runs will trust, before the first of them.
     s, out = settings, out or sys.stdout
     path, vocab_size = resolve_data(s.data), s.vocab_size or default_vocab_size(s.data)
-    check_repeat(s.repeat)
+    check_repeat(s.repeat, s.json_out)
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
-    if s.json_out:  # fail now, not after the whole bench
-        check_json_path(s.json_out)
     if s.peers:
         peer_names(s.peers)  # an unknown peer name fails now too
     p = plan(path, vocab_size, s.special_tokens, workers, s.limit)

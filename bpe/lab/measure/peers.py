@@ -147,18 +147,17 @@ def peer_names(peers: bool | str) -> list[str]:
 
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
               names: list[str] | None = None) -> dict:
-    """Each peer's median over ``repeat`` fresh-process runs (the bench's ``--peers``)."""
-    results = {}
-    for name in names or PEERS:
-        runs = []
-        for _ in range(repeat):
-            run = run_peer(name, path, vocab_size, special_tokens, workers)
-            if "total" not in run:
-                break
-            runs.append(run)
-        if not runs:
-            results[name] = run
-            continue
+    """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
+    one missing or failed: its line (``{"missing": ...}``, ``{"error": ...}``)."""
+    from bpe.lab.measure.plan import in_turns
+
+    results = {name: {} for name in names or PEERS}
+
+    def run_one(name: str, _: int) -> dict | None:
+        run = results[name] = run_peer(name, path, vocab_size, special_tokens, workers)  # a run: replaced below
+        return run if "total" in run else None
+
+    for name, runs in in_turns(list(results), repeat, run_one).items():
         results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
                          "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
     return results

@@ -1,6 +1,10 @@
-"""What every measuring command does before and around its runs: :func:`plan` checks the settings once, as
-``train_bpe``'s phase 1 does, and finds where ``--limit`` ends (every run after it trusts the :class:`Plan`);
-:func:`in_turns` runs the candidates in rounds (``a b a b``): a drift of the machine then falls on all alike."""
+"""The pipeline each measuring command describes: (1) the settings checked once: :func:`plan`, as ``train_bpe``'s
+phase 1 checks them, finding where ``--limit`` ends (every run after it trusts the :class:`Plan`), and
+:func:`check_repeat`; (2) the candidates run in rounds (``a b a b``: a drift of the machine then falls on all
+alike), each run a fresh process: :func:`in_turns` with a command's own run, :func:`measure` with a timed
+training run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
+command's own tables, and its JSON stamped and written (:mod:`bpe.lab.measure.publish`).
+"""
 
 from __future__ import annotations
 
@@ -45,9 +49,14 @@ def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], worke
     return Plan(path, size, limit, end, vocab_size, merges, workers, special_tokens)
 
 
-def check_repeat(repeat: int) -> None:
+def check_repeat(repeat: int, json_out: str | Path | None = None) -> None:
+    """``--repeat``, and where ``--json`` writes when given: the rest a measuring command checks before a run."""
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
+    if json_out:  # fail now, not after the runs
+        from bpe.lab.measure.publish import check_json_path
+
+        check_json_path(json_out)
 
 
 def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], dict | None]) -> dict[str, list]:
@@ -65,3 +74,26 @@ def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], di
             else:
                 runs[name].append(run)
     return runs
+
+
+def measure(tag: str, p: Plan, specs: Sequence[str], repeat: int, log, what: str, who: str = "") -> dict[str, list]:
+    """``repeat`` runs of each candidate of ``specs`` (a rung, or a file defining ``Merger``) on ``p``, in turns,
+    by label; each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`).  Said on
+    ``log``, each line led by ``[tag]``: first ``what`` the runs are on and ``who`` (default: the labels), then
+    each run.  A run that fails is a :class:`BPEError` naming ``tag``."""
+    from bpe.lab.judge.candidates import resolve
+    from bpe.lab.measure.timed_run import run_once
+
+    candidates = {c.label: c for c in (resolve(spec) for spec in specs)}
+    print(f"[{tag}] {what}, vocab {p.vocab_size:,}: {who or ', '.join(candidates)} interleaved, {repeat} repeat(s)",
+          file=log, flush=True)
+
+    def run_one(label: str, i: int) -> dict:
+        run = run_once(p.path, candidates[label], p.vocab_size, p.special_tokens, p.workers, p.limit)
+        if "failed" in run:
+            raise BPEError(f"[{tag}] {run['failed']}")
+        print(f"  [{tag}] run {i + 1}/{repeat} {label}: total {run['total']:.2f} s, "
+              f"merge phase {run['merge_phase']:.2f} s", file=log, flush=True)
+        return run
+
+    return in_turns(list(candidates), repeat, run_one)

@@ -33,6 +33,14 @@ def machine_info() -> dict:
             "processor": platform.processor() or platform.machine(), "git_commit": git_commit(exclude=RESULT_DIRS)}
 
 
+def stamp() -> dict:
+    """A result's first keys: when it was made (UTC, to the minute) and by what (:func:`machine_info`; taken
+    before the runs, it names the commit whose code runs, before anything could edit the tree)."""
+    from datetime import datetime, timezone
+
+    return {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info()}
+
+
 def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     """The short commit of the checkout, with ``-dirty`` when a tracked file outside ``exclude`` differs."""
     try:

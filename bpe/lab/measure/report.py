@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.interface import command
@@ -21,7 +20,7 @@ from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure.estimate_probe import candidate_estimate, probe_candidates
-from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
@@ -93,6 +92,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
     and write the report files into ``out_dir``; the path of ``report.md``."""
     from bpe.data.datasets import default_vocab_size
+    from bpe.lab.measure import plan as pipeline
     from bpe.lab.measure.corpus_shape import corpus_shape
 
     log = log or sys.stdout
@@ -104,7 +104,8 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
     by_label = {c.label: c for c in candidates}
-    path = resolve_data(bench.data)
+    pipeline.check_repeat(bench.repeat)  # the settings checked before the probes, as training checks them
+    path = pipeline.plan(resolve_data(bench.data), vocab_size, bench.special_tokens).path
     shape = corpus_shape(path, bench.special_tokens)
     probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
@@ -125,8 +126,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
-    result = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
-              "data": data_label(bench.data), "tables": tables, "notes": notes,
+    result = {**stamp(), "data": data_label(bench.data), "tables": tables, "notes": notes,
               "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
                         for name, r in tables[0].get("peers", {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}

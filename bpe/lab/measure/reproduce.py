@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 from bpe.lab.measure.reproduce_steps import FULL, QUICK, STEPS, RunSet
-from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarize_runs
+from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -43,7 +42,7 @@ MERGE_COST_PNG = "articles-merge-cost.png"
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.lab.measure.plan import plan
+    from bpe.lab.measure.plan import measure, plan
 
     if run.real and not DATASETS[run.data].path.exists():
         print(f"[{run.name}] skipped: {run.data} is not in data/ (make data DATA={run.data})", file=log, flush=True)
@@ -52,9 +51,7 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
     variants = runnable(run.variants)
     for left_out in (v for v in run.variants if v not in variants):
         print(f"[{run.name}] {left_out} left out, and its steps with it: {cannot_run(left_out)}", file=log, flush=True)
-    print(f"[{run.name}] {run.data}{f' (first {run.limit})' if run.limit else ''}, vocab {run.vocab_size:,}: "
-          f"{', '.join(variants)} interleaved, {repeat} repeat(s)", file=log, flush=True)
-    runs = interleaved_runs(run.name, p, variants, repeat, log)
+    runs = measure(run.name, p, variants, repeat, log, f"{run.data}{f' (first {run.limit})' if run.limit else ''}")
     digests = {v: rs[0]["merges_sha256"] for v, rs in runs.items()}
     if len(set(digests.values())) != 1:
         raise BPEError(f"[{run.name}] the rungs gave different merges: {digests}")
@@ -62,29 +59,8 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
         "data": run.data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes, "limit": run.limit,
         "vocab_size": run.vocab_size, "num_merges": runs[variants[0]][0]["merges"], "note": run.note,
         "repeat": repeat, "merges_sha256": next(iter(digests.values())),
-        "variants": {v: {"runs": [slim(r) for r in rs], **summarize_runs(rs)} for v, rs in runs.items()},
+        "variants": {v: summarized(rs) for v, rs in runs.items()},
     }
-
-
-def interleaved_runs(name: str, p, specs, repeat: int, log) -> dict[str, list[dict]]:
-    """``repeat`` fresh-process runs of each candidate (a rung, or a file defining ``Merger``) on the
-    :class:`~bpe.lab.measure.plan.Plan` ``p``, taking turns, by label; a run that fails is a :class:`BPEError` naming it."""
-    from bpe.lab.judge.candidates import resolve
-    from bpe.lab.measure.plan import in_turns
-    from bpe.lab.measure.timed_run import run_once
-
-    candidates = {c.label: c for c in (resolve(spec) for spec in specs)}
-
-    def run_one(label: str, i: int) -> dict:
-        result = run_once(p.path, candidates[label], p.vocab_size, p.special_tokens, p.workers, p.limit)
-        if "failed" in result:
-            raise BPEError(f"[{name}] {result['failed']}")
-        result.pop("merge_list", None)
-        print(f"  [{name}] run {i + 1}/{repeat} {label}: total {result['total']:.2f} s, "
-              f"merge phase {result['merge_phase']:.2f} s", file=log, flush=True)
-        return result
-
-    return in_turns(list(candidates), repeat, run_one)
 
 
 def runnable(variants: tuple[str, ...]) -> tuple[str, ...]:
@@ -99,12 +75,6 @@ def cannot_run(variant: str) -> str:
     from bpe.training.registry import VARIANTS, unavailable
 
     return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
-
-
-def slim(run: dict) -> dict:
-    """What a result file keeps of one run: its seconds, its checkpoints (merges done, seconds) and peak memory."""
-    return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
-            "checkpoints": run["checkpoints"], "peak_rss": run["peak_rss"]}
 
 
 def names(theirs: tuple[str, ...] | str | None) -> tuple[str, ...]:
@@ -144,7 +114,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     from bpe.defaults import SPECIAL_TOKEN
     from bpe.lab.measure.articles import plot_merge_cost, write_coursework
     from bpe.lab.measure.plan import check_repeat
-    from bpe.lab.measure.publish import check_json_path, machine_info, write_json_atomic
+    from bpe.lab.measure.publish import stamp, write_json_atomic
     from bpe.data.datasets import shown_path as shown
 
     log = log or sys.stdout
@@ -152,9 +122,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         print(QUICK_WARNING.format(where="below"), file=log, flush=True)
     plan = QUICK if quick else FULL
     repeat = repeat or (1 if quick else 3)
-    check_repeat(repeat)
-    if out is not None:
-        check_json_path(out)
+    check_repeat(repeat, out)
     rungs = tuple(dict.fromkeys(v for run in plan for v in run.variants))
     missing = [v for v in rungs if v not in runnable(rungs)]
     if missing and out is not None and out.resolve() == PUBLISHED_OUT.resolve():
@@ -163,13 +131,11 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     # Each step runs its rung's idea in full: every core unless a count is given, as the articles'
     # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).
     workers = workers or os.cpu_count() or 1
-    started = datetime.now(timezone.utc)
-    machine = machine_info()  # now: the commit whose code runs, before anything could edit the tree
+    made = stamp()  # now: the commit whose code runs
     sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
     steps = compare_steps(sets)
     command = "python -m bpe reproduce" + (" --quick" if quick else "")
-    result = {"generated": started.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine,
-              "mode": "quick" if quick else "full",
+    result = {**made, "mode": "quick" if quick else "full",
               "command": command + (f" --repeat {repeat}" if repeat != (1 if quick else 3) else ""),
               "workers": workers, "sets": sets, "steps": steps}
     print(step_table(result), file=log)

@@ -83,6 +83,17 @@ def test_cli_report_bad_data(capsys):
     assert "no data set or file named 'no-such-corpus'" in capsys.readouterr().err
 
 
+def test_report_checks_its_settings_before_any_probe_or_run(monkeypatch, capsys):
+    probed = []
+    monkeypatch.setattr("bpe.lab.measure.report.probe_candidates", lambda *a, **k: probed.append(a) or {})
+    for argv, message in ((["--repeat", "0"], "--repeat must be at least 1, got 0"),
+                          (["--vocab-size", "100"], "vocab_size 100 is too small")):
+        assert main(["report", "--data", "corpus-en", *argv]) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and captured.out == ""  # not even the report's first line
+    assert probed == []
+
+
 def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     from bpe.lab.measure.report import run_report
 

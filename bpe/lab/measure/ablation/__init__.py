@@ -14,10 +14,10 @@ v5 and v6 are rows too.  The two techniques without a row: words as strings are 
 (v5, whose words are tuples of bytes, stands for v6 without them), and one token id per distinct byte
 string is a point of correctness, not of speed.
 
-The rows run through the bench's machinery: each run in a fresh process (:func:`bpe.lab.measure.timed_run.run_once`:
-the injected stage timer, the peak memory, the merges' digest), the rows taking turns
-(:func:`bpe.lab.measure.reproduce.interleaved_runs`: a slow spell of a shared machine hits every row), with the
-machine and commit recorded.  Each row must make v6's merges, on every run: one that does not fails the
+The rows run through the measuring pipeline (:mod:`bpe.lab.measure.plan`): each run in a fresh process
+(:func:`bpe.lab.measure.timed_run.run_once`: the injected stage timer, the peak memory, the merges' digest), the
+rows taking turns (:func:`bpe.lab.measure.plan.measure`: a slow spell of a shared machine hits every row), with
+the machine and commit recorded.  Each row must make v6's merges, on every run: one that does not fails the
 command after its table, and nothing is written.  A row file is an ordinary candidate
 (:mod:`bpe.lab.judge.candidates`), so ``bpe bench --variant bpe/lab/measure/ablation/no_floor.py`` and ``bpe merge-cost
 v6 bpe/lab/measure/ablation/no_floor.py`` run it too.
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from bpe.errors import BPEError
@@ -82,26 +81,22 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
     from bpe.data.datasets import resolve_data
     from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.measure.publish import check_json_path, machine_info, write_json_atomic
+    from bpe.lab.judge.candidates import resolve
     from bpe.lab.measure.plan import check_repeat, plan
+    from bpe.lab.measure.publish import stamp, write_json_atomic
 
     log = log or sys.stdout
     regimes = pair_regimes(data, vocab_sizes)
     specials = list(SPECIAL_TOKENS if special_tokens is None else special_tokens)
-    check_repeat(repeat)
-    if json_out:
-        check_json_path(json_out)  # fail now, not after the runs
+    check_repeat(repeat, json_out)
     # every regime checked now, a missing data set too, before the first run
     plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
              for regime_data, vocab_size in regimes]
-    started = datetime.now(timezone.utc)
-    machine = machine_info()  # now: the commit whose code runs
     result = {
-        "generated": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine,
+        **stamp(),
         "command": command_line(regimes, repeat, workers, limit, json_out),
         "repeat": repeat, "workers": workers, "limit": limit, "special_tokens": specials,
-        "rows": {row: idea(row) for row in ROWS},
+        "rows": {row: resolve(row_spec(row)).idea for row in ROWS},
         "regimes": {},
     }
     for regime_data, regime_plan in plans:
@@ -115,12 +110,6 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     if json_out:
         write_json_atomic(Path(json_out), result, log=log)
     return result
-
-
-def idea(row: str) -> str:
-    from bpe.lab.judge.candidates import resolve
-
-    return resolve(row_spec(row)).idea
 
 
 def command_line(regimes: list[tuple[str, int]], repeat: int, workers: int | None, limit: str | None,
@@ -137,24 +126,20 @@ def run_regime(data: str, p, repeat: int, log) -> dict:
     """Every row on one data set at one vocab size (its :class:`~bpe.lab.measure.plan.Plan`): medians, spreads,
     time against v6, merges checked."""
     from bpe.data.datasets import data_label, shown_path
-    from bpe.lab.measure.reproduce import compare, interleaved_runs, slim, summarize_runs
+    from bpe.lab.measure.plan import measure
+    from bpe.lab.measure.spread import compare, summarized
 
     label = data_label(data)
-    print(f"[{label}] {p.corpus_bytes:,} bytes, vocab {p.vocab_size:,}: {len(ROWS)} rows interleaved, "
-          f"{repeat} repeat(s)", file=log, flush=True)
-    runs = interleaved_runs(label, p, [row_spec(row) for row in ROWS], repeat, log)
+    runs = measure(label, p, [row_spec(row) for row in ROWS], repeat, log, f"{p.corpus_bytes:,} bytes",
+                   f"{len(ROWS)} rows")
     base_runs = runs[BASE]
     base_digest = base_runs[0]["merges_sha256"]
     rows = {}
     for row, row_runs in runs.items():
         digests = {run["merges_sha256"] for run in row_runs}
-        rows[row] = {
-            "identical": digests == {base_digest}, "merges_sha256": sorted(digests),
-            **summarize_runs(row_runs),
-            "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
-                      for figure in ("total", "merge_phase")},
-            "runs": [slim(run) for run in row_runs],
-        }
+        rows[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests), **summarized(row_runs),
+                     "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
+                               for figure in ("total", "merge_phase")}}
     return {"label": label, "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
             "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
             "rows": rows}
