@@ -247,11 +247,15 @@ def get_dataset(name: str, size: str | None = None, *, progress: bool = True, ou
     return path
 
 
+#: A generated file's statistics (documents, distinct pre-tokens) are measured up to this size.
+STATISTICS_MAX_BYTES = 2_000_000_000
+
+
 def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: bool, out) -> Path:
-    """Generate the file unless it is there, then print its statistics."""
+    """Generate the file unless it is there, then print its statistics (up to :data:`STATISTICS_MAX_BYTES`)."""
     from bpe.data.datasets import ensure_generated, generated_file
     from bpe.data.webtext import cached_statistics
-    from bpe.training.sizes import parse_size
+    from bpe.training.sizes import format_size, parse_size
 
     if asked is not None:
         size = parse_size(asked)
@@ -259,6 +263,11 @@ def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: 
         print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
               file=sys.stderr, flush=True)
     path = ensure_generated(dataset, size, progress=progress)
+    if size > STATISTICS_MAX_BYTES:  # the pass would count every pre-token with the plain counter: hours, and
+        # the memory of v5's counting (docs/v8.md trains 11.9 GB of it); what was asked for is the file
+        print(f"{dataset.name}: {path} ({format_size(path.stat().st_size)}; its statistics are measured up to "
+              f"{format_size(STATISTICS_MAX_BYTES)} only)", file=out)
+        return path
     stats, _ = cached_statistics(path, log=sys.stderr)
     print(f"{dataset.name}: {path}\n  {stats['bytes']:,} bytes, {stats['documents']:,} documents "
           f"({stats['bytes'] / max(stats['documents'], 1):,.0f} bytes each), "

@@ -99,3 +99,16 @@ def test_size_is_only_for_generated_data(capsys):
     assert "--size is for generated data sets" in capsys.readouterr().err
     with pytest.raises(BPEError, match="size must be at least 1 byte"):
         resolve_data("webtext-synth-0MB")
+
+
+def test_a_file_past_the_statistics_limit_is_given_without_its_statistics(tmp_path, monkeypatch, capsys):
+    # The statistics are a full pass with the plain counter: on an OpenWebText-sized file, hours and the
+    # memory of v5's counting; past the limit `data get` gives the file and says its statistics are skipped.
+    import bpe.data.download as download
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(download, "STATISTICS_MAX_BYTES", 20_000)
+    assert main(["data", "get", "webtext-synth", "--size", "30KB", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "webtext-synth-30KB.txt" in printed and "statistics are measured up to 20.0 KB only" in printed
+    assert "distinct pre-tokens" not in printed and not list(tmp_path.glob("*.stats.json"))

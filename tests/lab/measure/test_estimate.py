@@ -224,23 +224,44 @@ def test_a_memory_budget_says_which_rung_fits_and_with_how_many_workers(tmp_path
     assert "nothing surely fits in 100.0 MB: try --limit 1GB of the data" in text
 
 
-def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
-    # 1 GB of webtext-synth trained by v6 and v8 with 2 workers (docs/v8-web-1GB.json), estimated from its
-    # first 2 MB (every size of the generator starts with the same 2 MB): the memory of every process
-    # together (the training process's peak, and each worker's) is below the high end and near the low
-    # end (the stand-in's own growth to a gigabyte), and the time within the model's factor of 2.
-    from bpe.data.datasets import resolve_data
+def assert_estimated(variant: str, corpus_bytes: int, special_tokens, merges: int, workers: int, memory: int,
+                     seconds: float, distinct: int | None = None) -> None:
+    """A measured run of ``corpus_bytes`` of webtext-synth against the estimate from its first 2 MB (every size
+    of the generator starts with the same 2 MB): the memory of every process together (the training
+    process's peak, and each worker's) below the high end and near the low end (the stand-in's own
+    growth), the time within the model's factor of 2, and the distinct pre-tokens, where given, in the range."""
     from bpe.lab.measure.corpus_shape import shape_range
+
+    low, high = shape_range(resolve_data("webtext-synth-2MB"), special_tokens, assume_bytes=corpus_bytes)
+    if distinct is not None:
+        assert low.distinct_words <= distinct <= high.distinct_words, (low.distinct_words, distinct, high.distinct_words)
+    lo, hi = (estimate_run(variant, shape, merges, workers) for shape in (low, high))
+    assert 0.75 * lo.peak_bytes <= memory <= hi.peak_bytes, (variant, lo.peak_bytes, memory, hi.peak_bytes)
+    assert lo.seconds / 2 <= seconds <= hi.seconds * 2, (variant, lo.seconds, seconds, hi.seconds)
+
+
+def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
+    # 1 GB of webtext-synth trained by v6 and v8 with 2 workers (docs/v8-web-1GB.json, a bench result)
     from bpe.lab.dev.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     measured = json.loads((REPO_ROOT / "docs" / "v8-web-1GB.json").read_text())
-    settings = measured["settings"]
-    low, high = shape_range(resolve_data("webtext-synth-2MB"), settings["special_tokens"],
-                            assume_bytes=settings["corpus_bytes"])
+    s = measured["settings"]
     for variant in ("v6", "v8"):
         run = measured["variants"][variant]["runs"][0]
-        memory = run["peak_rss"]["self"] + settings["workers"] * run["peak_rss"]["children"]
-        lo, hi = (estimate_run(variant, shape, settings["num_merges"], settings["workers"]) for shape in (low, high))
-        assert 0.75 * lo.peak_bytes <= memory <= hi.peak_bytes, (variant, lo.peak_bytes, memory, hi.peak_bytes)
-        assert lo.seconds / 2 <= run["total"] <= hi.seconds * 2, (variant, lo.seconds, run["total"], hi.seconds)
+        memory = run["peak_rss"]["self"] + s["workers"] * run["peak_rss"]["children"]
+        assert_estimated(variant, s["corpus_bytes"], s["special_tokens"], s["num_merges"], s["workers"], memory,
+                         run["total"])
+
+
+def test_the_range_holds_the_openwebtext_sized_run(tmp_path, monkeypatch):
+    # 11.9 GB of webtext-synth, OpenWebText's size, trained by v8 with 2 workers (docs/v8-web-11.9GB.json,
+    # the train.json of `bpe train --out`): its distinct pre-tokens are in the estimate's range too
+    from bpe.lab.dev.figures import REPO_ROOT
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    measured = json.loads((REPO_ROOT / "docs" / "v8-web-11.9GB.json").read_text())
+    s, corpus, timings = measured["settings"], measured["corpus"], measured["timings"]
+    memory = timings["peak_rss"]["self"] + s["workers"] * timings["peak_rss"]["children"]
+    assert_estimated(s["variant"], corpus["bytes_used"], s["special_tokens"], measured["result"]["merges"],
+                     s["workers"], memory, timings["total"], distinct=corpus["distinct_pretokens"])
