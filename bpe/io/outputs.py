@@ -18,7 +18,8 @@ previous run (an old ``tokenizer.json`` beside a new vocab); one that comes earl
 sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a
 directory that holds nothing but these files (or nothing) is replaced; anything else in it is an error
 before training.  A second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an
-``flock`` on the hidden ``.DIR.lock`` beside it, released by the kernel if the process dies).
+``flock`` on the hidden ``.DIR.lock`` beside it, removed when the run ends and released by the kernel
+if the process dies).
 :func:`check_output_dir` runs before training so an unusable ``--out`` fails in a second, not after
 an hour.
 """
@@ -121,15 +122,24 @@ class OutputLock:
             return self
         import fcntl
 
-        lock_path = self.out_dir.parent / f".{self.out_dir.name}.lock"
+        self.lock_path = lock_path = self.out_dir.parent / f".{self.out_dir.name}.lock"
         self.out_dir.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        while True:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise BPEError(f"another bpe run is writing {self.out_dir} (it holds {lock_path}); wait for it "
+                               f"to finish or choose another --out") from None
+            # The holder before us removes the file as it lets go (below): a lock taken on a file no longer
+            # at the path guards nothing, so take the one that is there now.
+            try:
+                if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
             os.close(fd)
-            raise BPEError(f"another bpe run is writing {self.out_dir} (it holds {lock_path}); wait for it "
-                           f"to finish or choose another --out") from None
         self.fd = fd
         OutputLock._held.add(self.out_dir)
         return self
@@ -137,6 +147,12 @@ class OutputLock:
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
             OutputLock._held.discard(self.out_dir)
+            # Removed while still held, so no file is left beside the output; a run that waited on this
+            # file sees it gone and opens a new one.  A killed run leaves it, and the next run reuses it.
+            try:
+                os.unlink(self.lock_path)
+            except OSError:
+                pass
             os.close(self.fd)  # closing releases the flock
             self.fd = None
 

@@ -61,7 +61,7 @@ def test_train_in_its_pool(tmp_path, signum):
          "--quiet", "--out", str(out)], signum, workers_running)
     assert started, "no pool worker was seen"
     assert_ended_cleanly(proc, err, started, signum)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no output, nothing half-made
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, nothing half-made
 
 
 def test_train_when_its_terminal_is_gone(tmp_path):
@@ -104,7 +104,7 @@ def test_train_while_saving(tmp_path, signum):
                           cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert proc.stderr == f"bpe: terminated ({signal.Signals(signum).name})\n", proc.stderr
     assert proc.returncode == 128 + signum
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]  # no .tok.new-* folder, no tok
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no .tok.new-* folder, no tok
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
@@ -136,7 +136,7 @@ def test_encode_while_writing(tmp_path, signum):
     proc, err, started = signal_in_phase(["encode", "--tokenizer", str(tok), "--data", str(big), "--out", str(out),
                                           "--workers", "2", "--chunk-size", "64KiB"], signum, writing)
     assert_ended_cleanly(proc, err, started, signum)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "big.txt", "tok"]  # no .npy, no .tmp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "tok"]  # no .npy, no .tmp
 
 
 def test_profile_ends_scalene_and_its_child(tmp_path):

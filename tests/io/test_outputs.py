@@ -256,7 +256,7 @@ def test_retrain_leaves_one_consistent_tokenizer(tmp_path, capsys):
     assert main(["train", "--data", "corpus-en", "--vocab-size", "280", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "train.json", "vocab.json"]
     assert json.loads((out / "train.json").read_text())["settings"]["vocab_size"] == 280
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"]  # no temporary directory left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]  # no temporary directory left
 
 
 def test_directory_in_the_way_fails_before_anything_is_written(tmp_path, monkeypatch, capsys):
@@ -315,7 +315,7 @@ def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, si
     assert len((out / "merges.txt").read_text().splitlines()) == 280 - 257
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
     save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock", "tok"], leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"], leftovers
 
 
 def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch, small_result):
@@ -326,4 +326,16 @@ def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch,
     out = tmp_path / "tok"
     with pytest.raises(BPEError, match=f"cannot write {out / 'vocab.json'}: No space left on device"):
         save_tokenizer(out, *small_result, [EOT])
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_lock_is_removed_when_the_run_ends_and_a_killed_runs_lock_is_reused(tmp_path):
+    # no .tok.lock is left beside the output; one left by a killed run (nobody holds it) is taken and removed
+    out = tmp_path / "tok"
+    with OutputLock(out):
+        assert (tmp_path / ".tok.lock").exists()
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / ".tok.lock").write_text("")
+    with OutputLock(out):
+        pass
+    assert list(tmp_path.iterdir()) == []
