@@ -11,7 +11,7 @@ tokens with a count.  Every merge then
 2. picks the most frequent pair (ties: the larger ``(bytes, bytes)`` tuple), and
 3. rewrites every word with that pair merged.
 
-What it leaves out: any memory between merges.  Part 1 redoes all the counting although one merge
+What it leaves out: any memory between merges.  Item 1 redoes all the counting although one merge
 changes only a few words; that is what v2 attacks.
 
 Complexity: with W distinct words of total length L symbols, P distinct pairs and M merges, each merge
