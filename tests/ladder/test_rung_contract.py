@@ -28,7 +28,7 @@ def test_every_rung_defines_the_contract(name):
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_no_rung_carries_what_only_the_lab_or_the_tests_need(name):
-    """The trace's view of a rung is the lab's subclass (bpe/lab/teach/traced_rungs.py); the pooled rungs follow
+    """The trace's view of a rung is the lab's subclass (bpe/lab/teach/trace.py); the pooled rungs follow
     from their counter (bpe.training.rung.pooled)."""
     assert not hasattr(VARIANTS[name].Merger, "trace_state") and not hasattr(VARIANTS[name], "POOLED")
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.lab.teach.traced_rungs import v6_state, v7_state
+from bpe.lab.teach.trace import v6_state, v7_state
 from bpe.training.merge_loop import run_merges
 from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer

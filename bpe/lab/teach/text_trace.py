@@ -1,4 +1,5 @@
-"""The other half of a lecture: a text cut into pre-tokens, and a word encoded merge by merge.
+"""The text side of ``bpe trace``: what it is given (``--text``, ``--words``), the other half of a lecture
+(a text cut into pre-tokens, a word encoded merge by merge), and tokens as GPT-2 writes them.
 
 **Pre-tokenization** (:func:`pretokenize_pieces`): the text is cut at the special tokens first (each
 escaped, the longest first: ``<|endoftext|>`` holds ``|``, which unescaped would mean "or"), and each
@@ -30,10 +31,14 @@ from collections.abc import Sequence
 
 import regex
 
+from bpe.errors import BPEError
 from bpe.io.byte_unicode import encode_token
 from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
-from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex
+from bpe.training.pretokenize import GPT2_PATTERN, count_text, special_token_regex
 
+DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
+#: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
+DEFAULT_TEXT = "It's 2024, and we don't   stop.\nThe end!<|endoftext|>Once upon a time..."
 #: The GPT-2 pattern's alternatives, in its order, by name.
 LABELS = ("contraction", "letters", "numbers", "other", "whitespace", "whitespace before text")
 #: What each label means, for the terminal and the page.
@@ -46,6 +51,52 @@ LABEL_MEANINGS = {
     "whitespace before text": "whitespace right before text that cannot join it (only one plain space joins a word)",
     "special": "a special token: split out first, never merged and never counted",
 }
+
+
+def parse_words(spec: str) -> dict[bytes, int]:
+    """``'low:5,lower:2'`` -> ``{b'low': 5, b'lower': 2}``; a word without ``:n`` counts once.
+
+    >>> parse_words("low:5, lower:2,x")
+    {b'low': 5, b'lower': 2, b'x': 1}
+    """
+    counts: dict[bytes, int] = {}
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        word, sep, number = item.rpartition(":")
+        if not sep:
+            word, number = item, "1"
+        if not word:
+            raise BPEError(f"--words item {item!r} has no word before ':'")
+        try:
+            count = int(number)
+        except ValueError:
+            raise BPEError(f"--words item {item!r}: count {number!r} is not an integer") from None
+        if count < 1:
+            raise BPEError(f"--words item {item!r}: count must be at least 1")
+        key = word.encode("utf-8")
+        counts[key] = counts.get(key, 0) + count
+    if not counts:
+        raise BPEError("--words is empty; give words like 'low:5,lower:2'")
+    return counts
+
+
+def pretokens_from_args(text: str | None, words: str | None, special_tokens: list[str]) -> dict[bytes, int]:
+    """The pre-token counts ``bpe trace`` runs on: ``text`` cut into pre-tokens, else the ``words``."""
+    if text is not None and words is not None:
+        raise BPEError("give --text or --words, not both")
+    if text is not None:
+        counts = dict(count_text(text, special_tokens))
+        if not counts:
+            raise BPEError("--text has no pre-tokens")
+        return counts
+    return parse_words(words if words is not None else DEFAULT_WORDS)
+
+
+def show_word(word: Sequence[bytes]) -> str:
+    """Tokens as GPT-2's merges.txt writes them (a space shows as ``Ġ``, a newline as ``Ċ``)."""
+    return " ".join(encode_token(t) for t in word)
 
 
 def alternatives(pattern: str) -> list[str]:
@@ -140,9 +191,6 @@ def applied_merges(pretoken: bytes, merges: Sequence[Pair]) -> list[tuple[int, P
 
 def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[str] = ()) -> list[str]:
     """The encoding trace of ``text``: each pre-token's bytes, then each merge applied, lowest rank first."""
-    def shown(tokens) -> str:
-        return " ".join(encode_token(t) for t in tokens)
-
     lines = [f"encoding {text!r} with {len(merges)} trained merge(s): each pre-token from its bytes, the pair "
              f"of lowest rank merged first (as GPT-2 encodes)"]
     for piece, label in pretokenize_pieces(text, special_tokens):
@@ -150,7 +198,7 @@ def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[s
             lines.append(f"  {piece!r}: a special token, one id of its own")
             continue
         data = piece.encode("utf-8")
-        lines.append(f"  {piece!r} ({label}): {shown(split_into_bytes(data))}")
+        lines.append(f"  {piece!r} ({label}): {show_word(split_into_bytes(data))}")
         for rank, pair, tokens in applied_merges(data, merges):
-            lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  -> {shown(tokens)}")
+            lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  -> {show_word(tokens)}")
     return lines

@@ -2,12 +2,11 @@
 
 For each merge it prints the pair counts before it (the top ``k``, in selection order); the chosen
 pair, and on a tie the rule that decided (the larger ``(bytes, bytes)`` pair wins); the affected words
-before and after (from the inverted index ``pair_to_words`` when there is one); under each, for a
-fine-grained update (v4+), the change computed for that word (``pair -n``/``+n``, then ``(xC)`` for
-the word's count); the pair-count diff applied (v1 keeps no counts, so its diff is recounted); and
-the stale heap pops skipped (v5+), with the heap's size against the live pairs.
+before and after (from the inverted index ``pair_to_words`` when there is one), under each, for a
+fine-grained update (v4+), that word's own change (``pair -n``/``+n``, then ``(xC)`` for its count);
+the pair-count diff (recounted for v1, which keeps no counts); and the stale heap pops skipped (v5+).
 
-A rung owes the trace nothing: the tracer discovers what a merger has by attribute:
+A rung owes the trace nothing: :func:`merger_state` reads what a merger has by attribute:
 
 ==================  ======================================================================
 ``pair_counts``     ``{(bytes, bytes): count}`` kept between merges (v2+); else ``count_pairs()``
@@ -21,11 +20,11 @@ A rung owes the trace nothing: the tracer discovers what a merger has by attribu
 and ``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+) on the modules of the
 merger's class and its bases, called again on each affected word (it is pure).  A merger whose internals
 differ offers ``trace_state() -> dict`` with any of those keys (and ``heap_size``) in those forms, which
-take precedence over the attributes; only the trace calls it.  The rungs that need one (v6, v7: words of
-token ids, v7's spread over processes; v8: C arrays) get it from the lab's subclass of their ``Merger``
-(:mod:`bpe.lab.teach.traced_rungs`); a file of your own may define it.
+take precedence over the attributes.  v6, v7 and v8 (words of token ids, v7's spread over processes, v8's
+in C arrays) get it from a subclass of their ``Merger`` made here for the trace alone (:func:`traced`), so
+the rung itself carries nothing for the trace; a file of your own may define it.
 
-``--variant mine.py`` traces a student's own ``Merger`` (:func:`merger_to_trace`, as ``bench --variant``
+``--variant mine.py`` traces a student's own ``Merger`` (:func:`with_merger`, as ``bench --variant``
 takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
 ``count_pairs()`` they are recounted from its words.  ``--pretokenize`` and ``--encode`` print the
 traces of :mod:`bpe.lab.teach.text_trace` instead.
@@ -45,132 +44,128 @@ merge 1
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from types import SimpleNamespace
 
 from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair, Word
-from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS, best_variant, get_variant
-from bpe.lab.teach.traced_rungs import traced
+from bpe.training.shards import joined_shards
+from bpe.lab.teach.text_trace import (DEFAULT_TEXT, encoding_lines, parse_words, pretokenize_lines,
+                                      pretokens_from_args, show_word)
 
-DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
-#: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
-DEFAULT_TEXT = "It's 2024, and we don't   stop.\nThe end!<|endoftext|>Once upon a time..."
+show_pair = show_word  # a pair shown as the two tokens it joins
 
 
-def parse_words(spec: str) -> dict[bytes, int]:
-    """``'low:5,lower:2'`` -> ``{b'low': 5, b'lower': 2}``; a word without ``:n`` counts once.
+def merger_state(merger) -> dict:
+    """The merger's state in one form, whatever the variant keeps: ``trace_state()``'s keys first, then the
+    attributes of the table above.  ``words`` is ``(word, count)`` for each word; ``pair_counts`` holds the
+    live pairs (count > 0), and ``kept`` says whether the variant keeps them or they were recounted (by its
+    ``count_pairs()``, else from its words)."""
+    hook = getattr(merger, "trace_state", None)
+    state = dict(hook()) if callable(hook) else {}
+    for name in ("pair_counts", "pair_to_words", "stale_pops", "heap"):
+        if name not in state:
+            state[name] = getattr(merger, name, None)
+    if "heap_size" not in state:
+        state["heap_size"] = None if state["heap"] is None else len(state["heap"])
+    words = state["words"] = _words(merger, state.get("words"))
+    counts, state["kept"] = state["pair_counts"], True
+    if counts is None:
+        count_pairs, state["kept"] = getattr(merger, "count_pairs", None), False
+        counts = count_pairs() if count_pairs is not None else _recount(words)
+    state["pair_counts"] = {pair: count for pair, count in counts.items() if count > 0}
+    return state
 
-    >>> parse_words("low:5, lower:2,x")
-    {b'low': 5, b'lower': 2, b'x': 1}
-    """
-    counts: dict[bytes, int] = {}
-    for item in spec.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        word, sep, count_text = item.rpartition(":")
-        if not sep:
-            word, count_text = item, "1"
-        if not word:
-            raise BPEError(f"--words item {item!r} has no word before ':'")
-        try:
-            count = int(count_text)
-        except ValueError:
-            raise BPEError(f"--words item {item!r}: count {count_text!r} is not an integer") from None
-        if count < 1:
-            raise BPEError(f"--words item {item!r}: count must be at least 1")
-        key = word.encode("utf-8")
-        counts[key] = counts.get(key, 0) + count
-    if not counts:
-        raise BPEError("--words is empty; give words like 'low:5,lower:2'")
+
+def _words(merger, listed) -> list[tuple[Word, int]]:
+    """``(word, count)`` from ``trace_state()["words"]``, else ``words`` with ``word_counts``, a list of
+    ``(word, count)`` or a dict ``{word: count}``."""
+    if listed is not None:
+        return [(tuple(w), c) for w, c in listed]
+    words, counts = getattr(merger, "words", None), getattr(merger, "word_counts", None)
+    try:
+        if counts is not None:
+            return list(zip(words, counts))
+        if isinstance(words, Mapping):
+            return [(tuple(w), c) for w, c in words.items()]
+        return [(tuple(w), c) for w, c in words]
+    except (TypeError, ValueError):
+        raise BPEError(f"cannot trace {type(merger).__module__}: its Merger's words are not a list of "
+                       f"words with word_counts, of (word, count) pairs, or a dict word -> count; define "
+                       f"trace_state() (bpe/lab/teach/trace.py)") from None
+
+
+def _recount(words: list[tuple[Word, int]]) -> dict[Pair, int]:
+    counts: dict[Pair, int] = {}
+    for word, count in words:
+        for pair in zip(word, word[1:]):
+            counts[pair] = counts.get(pair, 0) + count
     return counts
 
 
-def show_token(token: bytes) -> str:
-    """A token as GPT-2's merges.txt writes it (a space shows as ``Ġ``, a newline as ``Ċ``)."""
-    return encode_token(token)
+def _word_changes_function(merger):
+    """The variant's ``merge_word_with_changes``, found on the module of its class or a base class."""
+    for cls in type(merger).__mro__:
+        function = getattr(sys.modules.get(cls.__module__), "merge_word_with_changes", None)
+        if callable(function):
+            return function
+    return None
 
 
-def show_pair(pair: Pair) -> str:
-    return f"{show_token(pair[0])} {show_token(pair[1])}"
+# --- The ``trace_state()`` of the rungs whose state is not kept as v2 keeps it ---------------------------
+
+def v6_state(merger) -> dict:
+    """v6's state in bytes; the index shown exact (the stale entries its merge would skip left out)."""
+    token_bytes, words = merger.token_bytes, merger.words
+
+    def as_bytes(pair: str) -> Pair:
+        return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
+
+    index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
+             for pair, ids in merger.pair_to_words.items()}
+    return {
+        "pair_counts": {as_bytes(pair): count for pair, count in merger.pair_counts.items()},
+        "words": [(tuple(token_bytes[ord(t)] for t in word), count) for word, count in zip(words, merger.word_counts)],
+        "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
+        "heap_size": len(merger.queue.heap),
+    }
 
 
-def show_word(word: Iterable[bytes]) -> str:
-    return " ".join(show_token(t) for t in word)
+def v7_state(merger) -> dict:
+    """v7's state as v6's: the words of every shard, numbered across shards (fetched from the processes)."""
+    processes = merger.shard_processes
+    if processes is None:  # one shard, or gathered: v6's own state
+        return v6_state(merger)
+    words, word_counts, index = joined_shards(processes.states(merger.parent_shard))
+    return v6_state(SimpleNamespace(token_bytes=merger.token_bytes, pair_counts=merger.pair_counts,
+                                    queue=merger.queue, words=words, word_counts=word_counts, pair_to_words=index))
 
 
-class MergerView:
-    """Reads a merger's state in one standard form, whatever the variant keeps."""
+def v8_state(merger) -> dict:
+    """v8's state read from its compiled arrays (their ``tokens``, ``live_pairs()``, ``words()``, ``holders()``)."""
+    tokens = merger.tokens
 
-    def __init__(self, merger):
-        self.merger = merger
+    def as_bytes(pair: tuple[int, int]) -> Pair:
+        return tokens[pair[0]], tokens[pair[1]]
 
-    def _state(self) -> dict:
-        hook = getattr(self.merger, "trace_state", None)
-        return hook() if callable(hook) else {}
+    live = merger.live_pairs()
+    words = [(tuple(tokens[t] for t in word), count) for word, count in merger.words()]
+    index = {as_bytes(pair): [i for i in merger.holders(*pair) if as_bytes(pair) in zip(words[i][0], words[i][0][1:])]
+             for pair in live}
+    return {"pair_counts": {as_bytes(pair): count for pair, count in live.items()}, "words": words,
+            "pair_to_words": {pair: ids for pair, ids in index.items() if ids}, "heap_size": merger.heap_entries}
 
-    def _get(self, name: str):
-        """``name`` from the merger's ``trace_state()``, else its attribute of that name (``None``: neither)."""
-        state = self._state()
-        return state[name] if name in state else getattr(self.merger, name, None)
 
-    def pair_counts(self) -> tuple[dict[Pair, int], bool]:
-        """Live pair counts (count > 0) and whether the variant keeps them (True) or they were recounted
-        (by its ``count_pairs()``, else by the trace from its words)."""
-        counts, kept = self._get("pair_counts"), True
-        if counts is None:
-            count_pairs = getattr(self.merger, "count_pairs", None)
-            counts, kept = (count_pairs() if count_pairs is not None else self._recount()), False
-        return {pair: count for pair, count in counts.items() if count > 0}, kept
+#: The rungs whose state is not kept as v2 keeps it, and how the trace reads it (in bytes).
+STATES = {"v6": v6_state, "v7": v7_state, "v8": v8_state}
 
-    def _recount(self) -> dict[Pair, int]:
-        counts: dict[Pair, int] = {}
-        for word, count in self.words():
-            for pair in zip(word, word[1:]):
-                counts[pair] = counts.get(pair, 0) + count
-        return counts
 
-    def words(self) -> list[tuple[Word, int]]:
-        """``(word, count)`` for each word, from ``trace_state()["words"]``, ``words`` with ``word_counts``,
-        a list of ``(word, count)`` or a dict ``{word: count}``."""
-        state = self._state()
-        if "words" in state:
-            return [(tuple(w), c) for w, c in state["words"]]
-        words = getattr(self.merger, "words", None)
-        counts = getattr(self.merger, "word_counts", None)
-        try:
-            if counts is not None:
-                return list(zip(words, counts))
-            if isinstance(words, Mapping):
-                return [(tuple(w), c) for w, c in words.items()]
-            return [(tuple(w), c) for w, c in words]
-        except (TypeError, ValueError):
-            raise BPEError(f"cannot trace {type(self.merger).__module__}: its Merger's words are not a list of "
-                           f"words with word_counts, of (word, count) pairs, or a dict word -> count; define "
-                           f"trace_state() (bpe/lab/teach/trace.py)") from None
-
-    def pair_to_words(self) -> Mapping[Pair, Iterable[int]] | None:
-        return self._get("pair_to_words")
-
-    def stale_pops(self) -> int | None:
-        return self._get("stale_pops")
-
-    def heap_size(self) -> int | None:
-        state = self._state()
-        if "heap_size" in state:
-            return state["heap_size"]
-        heap = getattr(self.merger, "heap", None)
-        return None if heap is None else len(heap)
-
-    def word_changes_function(self):
-        """The variant's ``merge_word_with_changes``, found on the module of its class or a base class."""
-        for cls in type(self.merger).__mro__:
-            function = getattr(sys.modules.get(cls.__module__), "merge_word_with_changes", None)
-            if callable(function):
-                return function
-        return None
+def traced(name: str) -> type:
+    """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where :data:`STATES` has one."""
+    merger, state = VARIANTS[name].Merger, STATES.get(name)
+    return merger if state is None else type(merger.__name__, (merger,), {"trace_state": state})
 
 
 def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
@@ -178,41 +173,34 @@ def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
     return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
 
-def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5,
-                max_words: int = 10) -> list[str]:
-    """The trace as a list of lines (see the module docstring for what each merge shows).
-
-    ``variant`` is a rung, or a Python file of your own defining ``Merger`` (as ``bench --variant
-    path.py`` takes it): whatever its code raises is one line naming the exception and where.
-    """
-    merger_class, title = merger_to_trace(variant)
-    return _own_code(variant, lambda: trace_merger(merger_class(pretoken_counts), title, num_merges, top, max_words))
+def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5) -> list[str]:
+    """The trace as a list of lines (see the module docstring for what each merge shows) of a rung, or of a
+    Python file of your own defining ``Merger`` (as ``bench --variant path.py`` takes it)."""
+    return with_merger(variant, lambda merger, title: trace_merger(merger(pretoken_counts), title, num_merges, top))
 
 
-def merger_to_trace(variant: str | None):
-    """``(Merger class, title)``: a rung's, or the one a student's file defines."""
+def trained_merges(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int) -> list[Pair]:
+    """The merges ``variant`` (a rung or a file) makes on ``pretoken_counts``."""
+    from bpe.training.merge_loop import run_merges
+    from bpe.training.timer import NullTimer
+
+    return with_merger(variant, lambda merger, _: run_merges(merger(pretoken_counts), num_merges, NullTimer()))
+
+
+def with_merger(variant: str | None, work):
+    """``work(Merger class, title)`` with a rung's merger or the one a student's file defines; whatever the
+    file's code raises, loading or running, is one :class:`BPEError` line naming the exception and where."""
     if variant is None or variant in VARIANTS:
-        module = get_variant(variant)
-        return traced(variant or best_variant()), f"{variant or 'default variant'} ({module.IDEA})"
-    from bpe.lab.judge.candidate_code import load_algorithm
+        return work(traced(variant or best_variant()), f"{variant or 'default variant'} ({get_variant(variant).IDEA})")
+    from bpe.lab.judge.candidate_code import CandidateFailed, _raised, load_algorithm
     from bpe.lab.judge.candidates import resolve
 
     candidate = resolve(variant)
     if candidate.kind != "merger":
         raise BPEError(f"{variant}: bpe trace follows a Merger class merge by merge, and {candidate.spec} is a "
                        f"whole training function (bpe bench --variant times it and checks its merges)")
-    algorithm = _own_code(variant, lambda: load_algorithm("merger", candidate.spec))
-    return algorithm.Merger, f"{candidate.label} ({candidate.idea})"
-
-
-def _own_code(variant: str | None, run):
-    """``run()``; for a file of the student's, anything it raises as one :class:`BPEError` line."""
-    if variant is None or variant in VARIANTS:
-        return run()
-    from bpe.lab.judge.candidate_code import CandidateFailed, _raised
-
     try:
-        return run()
+        return work(load_algorithm("merger", candidate.spec).Merger, f"{candidate.label} ({candidate.idea})")
     except CandidateFailed as exc:  # loading the file failed
         raise BPEError(str(exc)) from None
     except (BPEError, KeyboardInterrupt):
@@ -221,34 +209,22 @@ def _own_code(variant: str | None, run):
         raise BPEError(f"{variant} raised {_raised(exc)}") from None
 
 
-def trained_merges(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int) -> list[Pair]:
-    """The merges ``variant`` (a rung or a file) makes on ``pretoken_counts``."""
-    from bpe.training.merge_loop import run_merges
-    from bpe.training.timer import NullTimer
-
-    merger_class, _ = merger_to_trace(variant)
-    return _own_code(variant, lambda: run_merges(merger_class(pretoken_counts), num_merges, NullTimer()))
-
-
 def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: int = 10) -> list[str]:
     """Trace any object with the merge-algorithm interface (see :mod:`bpe.training.merge_loop`)."""
     if num_merges < 1:
         raise BPEError(f"--merges must be at least 1, got {num_merges}")
     if top < 1:
         raise BPEError(f"--top must be at least 1, got {top}")
-    view = MergerView(merger)
-    words = view.words()
+    words = merger_state(merger)["words"]
     lines = [f"trace of {title}",
-             f"{len(words)} words: " + ", ".join(f"{show_token(b''.join(w))}:{c}" for w, c in words[:max_words])
+             f"{len(words)} words: " + ", ".join(f"{encode_token(b''.join(w))}:{c}" for w, c in words[:max_words])
              + (", ..." if len(words) > max_words else ""),
              "(tokens as in GPT-2 merges.txt: Ġ is a space, Ċ a newline)"]
-    word_changes = view.word_changes_function()
+    word_changes = _word_changes_function(merger)
     merges: list[Pair] = []
     for number in range(1, num_merges + 1):
-        before, kept = view.pair_counts()
-        words_before = view.words()
-        index = view.pair_to_words()
-        stale_before = view.stale_pops()
+        state = merger_state(merger)
+        before, words_before = state["pair_counts"], state["words"]
         pair = merger.select_best_pair()
         lines.append(f"merge {number}")
         ranked = _ranked(before)
@@ -267,62 +243,48 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
             if len(tied) > 1:
                 lines.append(f"  tie at {best} between: {', '.join(show_pair(p) for p in tied)}; "
                              f"the larger byte pair wins: {pair!r} > {tied[1]!r}")
-        stale_after = view.stale_pops()
-        if stale_before is not None and stale_after is not None:
-            heap_size = view.heap_size()
+        selected = merger_state(merger)
+        if state["stale_pops"] is not None and selected["stale_pops"] is not None:
+            heap_size = selected["heap_size"]
             size = f" (heap now {heap_size} entries for {len(before)} live pairs)" if heap_size is not None else ""
-            lines.append(f"  stale heap pops skipped: {stale_after - stale_before}{size}")
-        if index is not None:
-            affected_ids = sorted(index.get(pair, ()))
+            lines.append(f"  stale heap pops skipped: {selected['stale_pops'] - state['stale_pops']}{size}")
+        if state["pair_to_words"] is not None:
+            affected_ids = sorted(state["pair_to_words"].get(pair, ()))
             source = f"from pair_to_words[{show_pair(pair)}]"
         else:
             affected_ids = [i for i, (w, _) in enumerate(words_before) if pair in zip(w, w[1:])]
             source = "found by scanning every word: no index"
         merger.merge(pair)
         merges.append(pair)
-        words_after = view.words()
+        merged = merger_state(merger)
         lines.append(f"  affected words ({len(affected_ids)} of {len(words_before)}, {source}):")
         for word_id in affected_ids[:max_words]:
             old, count = words_before[word_id]
-            lines.append(f"    {show_word(old)} x{count} -> {show_word(words_after[word_id][0])}")
+            lines.append(f"    {show_word(old)} x{count} -> {show_word(merged['words'][word_id][0])}")
             if word_changes is not None:
                 _, changes = word_changes(old, pair)
                 shown = ", ".join(f"{show_pair(p)} {c:+d}" for p, c in changes.items())
                 lines.append(f"      fine-grained diff: {shown} (x{count})")
         if len(affected_ids) > max_words:
             lines.append(f"    ... {len(affected_ids) - max_words} more")
-        after, _ = view.pair_counts()
+        after = merged["pair_counts"]
         diff = {p: after.get(p, 0) - before.get(p, 0) for p in before.keys() | after.keys()}
         diff = {p: d for p, d in diff.items() if d}
-        how = "kept by the variant" if kept else "recounted: this variant keeps no pair counts"
+        how = "kept by the variant" if state["kept"] else "recounted: this variant keeps no pair counts"
         changes = ", ".join(f"{show_pair(p)} {before.get(p, 0)}->{after.get(p, 0)}" for p, d in
                             sorted(diff.items(), key=lambda item: (-abs(item[1]), item[0])))
         lines.append(f"  pair-count diff ({how}): {changes or '(none)'}")
-    after, _ = view.pair_counts()
-    ranked = _ranked(after)
+    ranked = _ranked(merger_state(merger)["pair_counts"])
     lines.append(f"after {len(merges)} merge(s): " + (", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
                                                        or "no pairs left"))
     lines.append("merges: " + ", ".join(show_pair(p) for p in merges))
     return lines
 
 
-def pretokens_from_args(text: str | None, words: str | None, special_tokens: list[str]) -> dict[bytes, int]:
-    if text is not None and words is not None:
-        raise BPEError("give --text or --words, not both")
-    if text is not None:
-        counts = dict(count_text(text, special_tokens))
-        if not counts:
-            raise BPEError("--text has no pre-tokens")
-        return counts
-    return parse_words(words if words is not None else DEFAULT_WORDS)
-
-
 def run_trace(variant: str | None, text: str | None, words: str | None, num_merges: int, top: int,
-              special_tokens: list[str], out=None, *, pretokenize: bool = False, encode: str | None = None) -> list[str]:
+              special_tokens: list[str], *, pretokenize: bool = False, encode: str | None = None) -> list[str]:
     """Print the trace: of the merges (default), of pre-tokenizing ``text`` (``pretokenize``), or of
     encoding ``encode`` with the merges trained on ``text`` or ``words``."""
-    from bpe.lab.teach.text_trace import encoding_lines, pretokenize_lines
-
     if pretokenize:
         lines = pretokenize_lines(text if text is not None else DEFAULT_TEXT, special_tokens)
     elif encode is not None:
@@ -333,5 +295,5 @@ def run_trace(variant: str | None, text: str | None, words: str | None, num_merg
         lines += encoding_lines(encode, merges, special_tokens)
     else:
         lines = trace_lines(variant, pretokens_from_args(text, words, special_tokens), num_merges, top)
-    print("\n".join(lines), file=out or sys.stdout)
+    print("\n".join(lines))
     return lines

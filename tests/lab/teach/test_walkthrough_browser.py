@@ -13,9 +13,8 @@ import pytest
 from bpe import train_bpe
 from bpe.io.byte_unicode import decode_token, encode_token
 from bpe.lab.teach.text_trace import applied_merges
-from bpe.lab.teach.walkthrough import WalkthroughSettings, run_walkthrough
+from bpe.lab.teach.walkthrough import WalkthroughSettings, render_page, run_walkthrough
 from bpe.lab.teach.walkthrough.browser import VIEWPORT, launched, missing, screenshots
-from bpe.lab.teach.walkthrough.page import render_page
 from conftest import REPO_ROOT
 
 SPECIAL = ["<|endoftext|>"]

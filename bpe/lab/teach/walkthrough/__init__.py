@@ -11,8 +11,9 @@ for a corpus too big to go through by hand.  A pre-tokenization trace and the pa
 Everything is inline (data, script, style): the page opens from disk with no network, and no request
 leaves it.  Its data are in ``<script type="application/json" id="walkthrough-data">``: ``merges``
 (each pair as two strings, bytes as GPT-2's printable characters), ``records`` (one record per merge,
-:mod:`.records`), ``work`` (per rung, one entry per merge counted: the counts of its ``metrics``) and the
-rest listed by :func:`page_data`.
+:func:`record_merges`), ``work`` (per rung, one entry per merge counted: the counts of its ``metrics``) and
+the rest listed by :func:`page_data`.  ``</`` is written ``<\\/`` there (the same string to JSON), so no
+token, however odd its bytes, can end the element.
 
 Each rung runs on the same pre-token counts (the plain counter, ``count_file_serial``) and must make
 the recorded merges, merge by merge.  A rung slower than ``budget`` seconds (v1 on a real corpus) is
@@ -24,17 +25,17 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import byte_to_unicode, encode_token
-from bpe.lab.teach.text_trace import LABEL_MEANINGS, pretokenize_pieces
-from bpe.lab.teach.trace import DEFAULT_TEXT
+from bpe.lab.teach.text_trace import DEFAULT_TEXT, LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
-from bpe.lab.teach.walkthrough.page import render_page
-from bpe.lab.teach.walkthrough.records import record_merges, shown
+from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS
 
 DEFAULT_RUNGS = tuple(METRICS)
@@ -42,6 +43,9 @@ DEFAULT_RUNGS = tuple(METRICS)
 DEFAULT_BUDGET = 60.0
 #: The committed bench result the summary shows when no --bench is given.
 DEFAULT_BENCH = REPO_ROOT / "docs" / "report-bench.json"
+TEMPLATE = Path(__file__).with_name("page.html")
+#: How many words, changed pairs and tied pairs a merge's record lists (the totals are always given).
+WORDS_SHOWN, CHANGES_SHOWN, TIES_SHOWN, START_SHOWN = 6, 10, 6, 16
 
 
 @dataclass
@@ -75,6 +79,79 @@ def parse_rungs(spec: str | list[str] | None) -> list[str]:
     if not rungs:
         raise BPEError("--variant is empty; name rungs such as v1,v2,v6")
     return rungs
+
+
+def shown(tokens) -> list[str]:
+    return [encode_token(t) for t in tokens]
+
+
+class Recorder(VARIANTS["v5"].Merger):
+    """v5's merger (exact index, heap selection), which also keeps each merge's net change per pair through
+    v4's one hook on every change of a pair count, and the pairs by count, so a tie is a lookup, not a scan."""
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        super().__init__(pretoken_counts)
+        self.by_count: defaultdict[int, set[Pair]] = defaultdict(set)
+        for pair, count in self.pair_counts.items():
+            self.by_count[count].add(pair)
+        self.changes: dict[Pair, int] = {}
+
+    def _change_pair_count(self, pair: Pair, change: int) -> int:
+        old = self.pair_counts.get(pair, 0)
+        new = super()._change_pair_count(pair, change)
+        self.changes[pair] = self.changes.get(pair, 0) + change
+        if old:
+            self.by_count[old].discard(pair)
+        if new:
+            self.by_count[new].add(pair)
+        return new
+
+
+def _start(merger: Recorder) -> dict:
+    order = sorted(range(len(merger.words)), key=lambda i: -merger.word_counts[i])
+    top = sorted(merger.pair_counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:START_SHOWN]
+    return {"n_words": len(merger.words), "n_pretokens": sum(merger.word_counts), "n_pairs": len(merger.pair_counts),
+            "words": [[shown(merger.words[i]), merger.word_counts[i]] for i in order[:START_SHOWN]],
+            "pairs": [[*shown(pair), count] for pair, count in top]}
+
+
+def record_merges(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple[list, list[dict], dict]:
+    """``(merges, records, start)``: the merges, one record per merge (the pair's count, the tie, the words
+    holding it, the counts it changed), and the words before any merge.
+
+    >>> counts = {b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6, b"es": 2, b"st": 2}
+    >>> merges, records, start = record_merges(counts, 2)
+    >>> merges[0], records[0]["count"], records[0]["tie"]["pairs"]
+    ((b's', b't'), 11, [['s', 't'], ['e', 's']])
+    >>> records[0]["changed"][:2]
+    [['s', 't', 11, 0], ['e', 's', 11, 2]]
+    """
+    merger = Recorder(pretoken_counts)
+    start = _start(merger)
+    merges, records = [], []
+    for _ in range(num_merges):
+        pair = merger.select_best_pair()
+        if pair is None:
+            break
+        count = merger.pair_counts[pair]
+        tied = sorted(merger.by_count[count], reverse=True)
+        holders = sorted(merger.pair_to_words[pair], key=lambda i: (-merger.word_counts[i], i))
+        before = {i: merger.words[i] for i in holders[:WORDS_SHOWN]}
+        merger.changes = {}
+        merger.merge(pair)
+        changed = [(p, c) for p, c in merger.changes.items() if c]
+        changed.sort(key=lambda item: (-abs(item[1]), item[0]))
+        after = merger.pair_counts
+        merges.append(pair)
+        records.append({
+            "count": count,
+            "tie": {"pairs": [shown(p) for p in tied[:TIES_SHOWN]], "n": len(tied)} if len(tied) > 1 else None,
+            "words": [[shown(old), shown(merger.words[i]), merger.word_counts[i]] for i, old in before.items()],
+            "n_words": len(holders),
+            "changed": [[*shown(p), after.get(p, 0) - c, after.get(p, 0)] for p, c in changed[:CHANGES_SHOWN]],
+            "n_changed": len(changed),
+        })
+    return merges, records, start
 
 
 def count_work(rung: str, pretoken_counts, merges: list, budget: float, clock=time.monotonic) -> dict:
@@ -161,6 +238,18 @@ def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
         "special_shown": [encode_token(t.encode("utf-8")) for t in settings.special_tokens],
         "bench": load_bench(settings.bench, settings.vocab_size),
     }
+
+
+def render_page(data: dict) -> str:
+    """The page, self-contained: ``page.html`` (style and script inline) with ``data`` in its place.
+
+    >>> page = render_page({"merges": [["</script>", "x"]]})
+    >>> '<\\\\/script>' in page and page.count("</script>") == 2
+    True
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+    return TEMPLATE.read_text(encoding="utf-8").replace("/*WALKTHROUGH-DATA*/", text, 1)
 
 
 def run_walkthrough(settings: WalkthroughSettings, out=None) -> dict:

@@ -61,8 +61,7 @@ MEANINGS = {
 }
 
 
-class Tally(Counter):
-    """How many times each counted operation ran."""
+Tally = Counter  # how many times each counted operation ran
 
 
 def rebound(function: FunctionType, **names) -> FunctionType:
@@ -235,14 +234,6 @@ def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
     if rung not in METRICS:
         raise BPEError(not_counted(rung))
     tally = Tally()
-    if rung == "v1":
-        cls = _v1(tally)
-    elif rung == "v5":
-        cls = _v5(tally)
-    elif rung == "v6":
-        cls = _v6(tally)
-    elif rung == "v8":
-        cls = _v8(tally)
-    else:
-        cls = _indexed(rung, tally)
+    own = {"v1": _v1, "v5": _v5, "v6": _v6, "v8": _v8}.get(rung)  # the others: v2's structures, counted
+    cls = own(tally) if own else _indexed(rung, tally)
     return cls(pretoken_counts), tally
