@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -57,9 +58,7 @@ def worked_example(variant: str | None = None) -> dict:
     from bpe.training.timer import NullTimer
     from bpe.training.train import build_vocab
 
-    counts: dict[bytes, int] = {}
-    for word in EXAMPLE_TEXT.split():
-        counts[word.encode()] = counts.get(word.encode(), 0) + 1
+    counts = dict(Counter(word.encode() for word in EXAMPLE_TEXT.split()))
     merges = run_merges(get_variant(variant).Merger(counts), EXAMPLE_MERGES, NullTimer())
     first = merges[:EXAMPLE_ENCODED_WITH]
     vocab = build_vocab([SPECIAL], first)

@@ -136,19 +136,15 @@ def labelled_pattern(pattern: str = GPT2_PATTERN) -> regex.Pattern:
 
 def pretokenize_pieces(text: str, special_tokens: Sequence[str]) -> list[tuple[str, str]]:
     """``text`` as ``(piece, label)`` in order: the special tokens (label ``special``) and the pre-tokens."""
-    labelled = labelled_pattern()
-    special = special_token_regex(special_tokens)
+    labelled, special = labelled_pattern(), special_token_regex(special_tokens)
+    # split with the specials captured: the parts between them at even places, the specials at odd ones
+    parts = [text] if special is None else regex.split(f"({special.pattern})", text)
     pieces: list[tuple[str, str]] = []
-
-    def cut(part: str) -> None:
-        pieces.extend((m.group(), m.lastgroup.replace("_", " ")) for m in labelled.finditer(part))
-
-    start = 0
-    for found in special.finditer(text) if special is not None else ():
-        cut(text[start:found.start()])
-        pieces.append((found.group(), "special"))
-        start = found.end()
-    cut(text[start:])
+    for place, part in enumerate(parts):
+        if place % 2:
+            pieces.append((part, "special"))
+        else:
+            pieces.extend((m.group(), m.lastgroup.replace("_", " ")) for m in labelled.finditer(part))
     return pieces
 
 
