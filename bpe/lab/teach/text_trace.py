@@ -126,12 +126,13 @@ def alternatives(pattern: str) -> list[str]:
     return parts + [pattern[start:]]
 
 
-def labelled_pattern(pattern: str = GPT2_PATTERN) -> regex.Pattern:
-    """``pattern`` with each alternative in a group named after :data:`LABELS` (``whitespace_before_text``)."""
-    parts = alternatives(pattern)
-    if len(parts) != len(LABELS):
-        raise ValueError(f"the pattern has {len(parts)} alternatives, the labels name {len(LABELS)}")
-    return regex.compile("|".join(f"(?P<{label.replace(' ', '_')}>{part})" for label, part in zip(LABELS, parts)))
+#: Each alternative of the GPT-2 pattern by its label (the tests hold it to one label per alternative).
+RULES = dict(zip(LABELS, alternatives(GPT2_PATTERN)))
+
+
+def labelled_pattern() -> regex.Pattern:
+    """The GPT-2 pattern with each alternative in a group named after its label (``whitespace_before_text``)."""
+    return regex.compile("|".join(f"(?P<{label.replace(' ', '_')}>{part})" for label, part in RULES.items()))
 
 
 def pretokenize_pieces(text: str, special_tokens: Sequence[str]) -> list[tuple[str, str]]:
@@ -150,7 +151,6 @@ def pretokenize_pieces(text: str, special_tokens: Sequence[str]) -> list[tuple[s
 
 def pretokenize_lines(text: str, special_tokens: Sequence[str]) -> list[str]:
     """The pre-tokenization trace for the terminal: each piece, its label, and the rule that cut it."""
-    parts = dict(zip(LABELS, alternatives(GPT2_PATTERN)))
     pattern = special_token_regex(special_tokens)
     lines = [f"pre-tokenization of {text!r}"]
     if pattern is not None:
@@ -162,7 +162,7 @@ def pretokenize_lines(text: str, special_tokens: Sequence[str]) -> list[str]:
     pieces = pretokenize_pieces(text, special_tokens)
     width = max((len(repr(piece)) for piece, _ in pieces), default=0)
     for piece, label in pieces:
-        rule = "(dropped: never merged across, never counted)" if label == "special" else parts[label]
+        rule = "(dropped: never merged across, never counted)" if label == "special" else RULES[label]
         lines.append(f"   {repr(piece):<{width}}  {label:<22} {rule}")
     counted = [piece for piece, label in pieces if label != "special"]
     lines.append(f"{len(counted)} pre-tokens, {len(pieces) - len(counted)} special token(s); the labels:")

@@ -29,11 +29,7 @@ def chromium_path() -> str | None:
     named = os.environ.get("BPE_CHROMIUM")
     if named:
         return named if Path(named).is_file() else None
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+    return next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
 
 
 def missing() -> str | None:
