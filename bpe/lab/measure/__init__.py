@@ -9,7 +9,7 @@
   ``reproduce``: each step of the articles on the ladder (``reproduce_steps``: the steps, their data,
   why the ratios differ); ``articles``: the articles' side of it (their ratios, the coursework table,
   the merge-cost plot); ``ablation`` (a package): v6 without each of its techniques in turn;
-* ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
+* ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
 * ``estimate``: a run's time and memory before it starts (the cost model); ``corpus_shape``: what it takes of
   the data, measured on a sample and extrapolated; ``estimate_probe``: your own trainer timed on a prefix, and
