@@ -48,13 +48,13 @@ def timed_peers(result: dict) -> dict[str, float]:
     return {name: value for name, value in result["peers"].items() if isinstance(value, (int, float))}
 
 
-def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
-    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
+def _label(ax, title: str, xlabel: str, ylabel: str, values=(), **legend) -> None:
+    """Title, axis labels and legend; a log scale when the positive ``values`` span more than 30 times
     (v2's minutes beside v6's second)."""
     ax.set_title(title, fontsize=10)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     positive = [v for v in values if v > 0]
-    if positive and max(positive) / min(positive) > ratio:
+    if positive and max(positive) / min(positive) > 30:
         ax.set_yscale("log")
     ax.legend(**{"fontsize": 8, **legend})
 

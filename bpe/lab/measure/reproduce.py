@@ -282,5 +282,6 @@ def plot_merge_cost(result: dict, out: Path, log) -> None:
         print("no merge-cost plot: no v2 checkpoints in this run", file=log)
         return
     note = " (QUICK RUN: not a measurement)" if result["mode"] == "quick" else ""
-    save_figure(fig, out, f"The cost of a merge as merges proceed: bpe_v2 in lili's Part 2 beside the ladder's v2{note}")
+    save_figure(fig, out, "The cost of a merge as merges proceed: bpe_v2 in lili's Part 2 beside the ladder's "
+                f"v2{note}")
     print(f"wrote {shown_path(out)}: the cost of a merge as merges proceed, Part 2's bpe_v2 beside v2", file=log)

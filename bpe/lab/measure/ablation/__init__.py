@@ -66,8 +66,7 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
 
 
 def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
-                 workers: int | None = None, limit: str | None = None, json_out: str | None = None,
-                 special_tokens: Sequence[str] | None = None, log=None) -> dict:
+                 workers: int | None = None, limit: str | None = None, json_out: str | None = None, log=None) -> dict:
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
     from bpe.data.datasets import data_label, resolve_data, shown_path
     from bpe.defaults import SPECIAL_TOKENS
@@ -78,7 +77,7 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
 
     log = log or sys.stdout
     regimes = pair_regimes(data, vocab_sizes)
-    specials = list(SPECIAL_TOKENS if special_tokens is None else special_tokens)
+    specials = list(SPECIAL_TOKENS)
     check_repeat(repeat, json_out)
     # every regime checked now, a missing data set too, before the first run
     plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
