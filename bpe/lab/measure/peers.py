@@ -36,7 +36,10 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.lab.measure.fresh_process import run_json_child, write_result
+from bpe.lab.measure.plan import in_turns
 from bpe.lab.measure.spread import ratio_text, summary
+from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens
+from bpe.training.timer import peak_rss_bytes
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -50,8 +53,6 @@ def missing_message(name: str) -> str:
 
 def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str]) -> int:
     """Train one peer of :data:`PEERS` as the module says; the number of merges it made."""
-    from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens
-
     documents = None
     if peer != "tokenizers-file":
         with open(path, encoding="utf-8", newline="") as f:
@@ -88,8 +89,6 @@ _CHILD_CODE = "from bpe.lab.measure.peers import peer_child_main; peer_child_mai
 
 def peer_child_main() -> None:
     """One timed peer run in a fresh process (settings as JSON on stdin, result via ``write_result``)."""
-    from bpe.training.timer import peak_rss_bytes
-
     settings = json.load(sys.stdin)
     started = time.perf_counter()
     merges = train_peer(settings["peer"], settings["path"], settings["vocab_size"], settings["special_tokens"])
@@ -129,8 +128,6 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
               names: list[str] | None = None) -> dict:
     """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
     one missing or failed: its line (``{"missing": ...}``, ``{"error": ...}``)."""
-    from bpe.lab.measure.plan import in_turns
-
     results = {name: {} for name in names or PEERS}
 
     def run_one(name: str, _: int) -> dict | None:
@@ -167,7 +164,6 @@ def tiktoken_encoding(tokenizer):
     except ImportError:
         raise BPEError(f"--peers needs tiktoken, which is not installed; install it with: {INSTALL_HINT}") from None
     from bpe.io.formats import tiktoken_ranks
-    from bpe.training.pretokenize import GPT2_PATTERN
 
     ranks = {base64.b64decode(token): int(rank) for token, rank in
              map(str.split, tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens).splitlines())}

@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
 from bpe.lab.measure.fresh_process import LEFTOVERS, dies_with_this_process, end_process_group, lab_tempdir, running
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
+from bpe.lab.measure.plan import plan
+from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
+from bpe.training.registry import get_variant
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 #: Where ``bpe profile`` writes unless told to rewrite the committed profiles (``--publish``).
@@ -149,10 +153,8 @@ def run_scalene(settings: dict, alive=None, every: float = 10.0) -> dict:
             for path in sorted(set(glob.glob(SCALENE_FILES)) - before):
                 pid = re.search(r"(\d+)$", path)
                 if pid is not None and not running(int(pid.group(1))):
-                    try:
+                    with suppress(OSError):
                         os.remove(path)
-                    except OSError:
-                        pass
         if proc.returncode != 0 or not raw.exists():
             if "No module named scalene" in stderr:
                 raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")
@@ -242,10 +244,6 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
                 publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
     """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
-    from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
-    from bpe.training.registry import get_variant
-    from bpe.lab.measure.plan import plan
-
     if variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     get_variant(variant)

@@ -18,15 +18,23 @@ Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs the
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import statistics
 import sys
 from pathlib import Path
 
-from bpe.data.datasets import REPO_ROOT
+from bpe.data.datasets import DATASETS, REPO_ROOT, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
+from bpe.io.outputs import write_files_atomic
+from bpe.lab.measure.plan import check_repeat, measure, plan
+from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.reproduce_steps import FULL, QUICK, STEPS, RunSet, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
+from bpe.training.registry import VARIANTS, unavailable
+from bpe.training.sizes import format_size
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -40,9 +48,6 @@ MERGE_COST_PNG = "articles-merge-cost.png"
 
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
-    from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.lab.measure.plan import measure, plan
-
     if run.real and not DATASETS[run.data].path.exists():
         print(f"[{run.name}] skipped: {run.data} is not in data/ (make data DATA={run.data})", file=log, flush=True)
         return None
@@ -64,15 +69,11 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
 
 def runnable(variants: tuple[str, ...]) -> tuple[str, ...]:
     """The rungs of ``variants`` that can run here (v8 cannot where it was installed without a C compiler)."""
-    from bpe.training.registry import VARIANTS
-
     return tuple(v for v in variants if v in VARIANTS)
 
 
 def cannot_run(variant: str) -> str:
     """Why a rung of the plan cannot run here (its one line)."""
-    from bpe.training.registry import VARIANTS, unavailable
-
     return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
 
 
@@ -108,18 +109,13 @@ QUICK_WARNING = ("QUICK RUN: tiny inputs, one run per rung: the ratios {where} a
 def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: int | None = None,
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
-    from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.measure.plan import check_repeat
-    from bpe.lab.measure.publish import stamp, write_json_atomic
-    from bpe.data.datasets import shown_path as shown
-
     log = log or sys.stdout
     if quick:
         print(QUICK_WARNING.format(where="below"), file=log, flush=True)
-    plan = QUICK if quick else FULL
+    sets_plan = QUICK if quick else FULL
     repeat = repeat or (1 if quick else 3)
     check_repeat(repeat, out)
-    rungs = tuple(dict.fromkeys(v for run in plan for v in run.variants))
+    rungs = tuple(dict.fromkeys(v for run in sets_plan for v in run.variants))
     missing = [v for v in rungs if v not in runnable(rungs)]
     if missing and out is not None and out.resolve() == PUBLISHED_OUT.resolve():
         raise BPEError(f"the committed result needs every rung of the plan: {'; '.join(cannot_run(v) for v in missing)}")
@@ -128,7 +124,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).
     workers = workers or os.cpu_count() or 1
     made = stamp()  # now: the commit whose code runs
-    sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
+    sets = {run.name: ran for run in sets_plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
     steps = compare_steps(sets)
     command = "python -m bpe reproduce" + (" --quick" if quick else "")
     result = {**made, "mode": "quick" if quick else "full",
@@ -140,7 +136,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         table = out.with_name(DEFAULT_TABLE.name)
         if table.resolve() == PAGE.resolve():  # beside docs/articles-bench.json stands the page itself
             table = DEFAULT_TABLE
-        written = " and ".join(shown(path) for path in write_coursework(result, table))
+        written = " and ".join(shown_path(path) for path in write_coursework(result, table))
         print(f"wrote {written}: their ratio beside yours, step by step, for coursework", file=log)
         plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
     if quick:
@@ -175,8 +171,6 @@ def set_words(ran: dict) -> dict[str, str]:
     ...            "num_merges": 1743})
     {'data': 'tinystories (first 300KB)', 'size': '300.1 KB', 'vocab': '2,000', 'merges': '1,743'}
     """
-    from bpe.training.sizes import format_size
-
     return {"data": ran["data"] + (f" (first {ran['limit']})" if ran.get("limit") else ""),
             "size": format_size(ran["corpus_bytes"]), "vocab": f"{ran['vocab_size']:,}",
             "merges": f"{ran['num_merges']:,}"}
@@ -213,11 +207,6 @@ def coursework_table(result: dict) -> str:
 def write_coursework(result: dict, md: Path) -> list[Path]:
     """Write the coursework table as ``md`` and, beside it, the same rows as CSV for a spreadsheet (the machine
     and commit are the Markdown's line above its table); the paths written."""
-    import csv
-    import io
-
-    from bpe.io.outputs import write_files_atomic
-
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows([COURSEWORK_COLUMNS, *coursework_rows(result)])
     write_files_atomic(md.parent, {md.name: coursework_table(result), md.with_suffix(".csv").name: text.getvalue()})
@@ -248,8 +237,6 @@ MERGE_COST_PANELS = (("TinyStories", "merge_log_tinystories", "tinystories-reduc
 def plot_merge_cost(result: dict, out: Path, log) -> None:
     """The cost of a merge as merges proceed: Part 2's bpe_v2 logs beside the ladder's v2 (the median of its
     runs' checkpoints), normalised; written to ``out`` (PNG), or a line on ``log`` saying why not."""
-    from bpe.data.datasets import shown_path
-
     try:
         from bpe.lab.measure.report_plots import pyplot, save_figure
         plt = pyplot()

@@ -22,8 +22,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
-from bpe.lab.measure.spread import ratio_text
+from bpe.lab.judge.candidates import resolve
+from bpe.lab.measure.plan import check_repeat, measure, plan
+from bpe.lab.measure.publish import stamp, write_json_atomic
+from bpe.lab.measure.spread import compare, ratio_text, summarized
+from bpe.training.registry import VARIANTS
+from bpe.training.sizes import parse_count
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
 ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_tuning", "no_fast_counter")
@@ -35,8 +42,6 @@ BASE = "v6"
 
 def row_spec(row: str) -> str:
     """What the bench runs for a row: a rung's name, or the path of the row's file here."""
-    from bpe.training.registry import VARIANTS
-
     return row if row in VARIANTS else str(Path(__file__).with_name(f"{row}.py"))
 
 
@@ -48,9 +53,6 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
     >>> pair_regimes(["a.txt", "b.txt"], ["300"]), pair_regimes(["a.txt", "b.txt"], ["300", "400"])
     ([('a.txt', 300), ('b.txt', 300)], [('a.txt', 300), ('b.txt', 400)])
     """
-    from bpe.data.datasets import default_vocab_size
-    from bpe.training.sizes import parse_count
-
     if not data:
         if vocab_sizes:
             raise BPEError("--vocab-size without --data: name the data set each vocab size is for")
@@ -68,13 +70,6 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
 def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
                  workers: int | None = None, limit: str | None = None, json_out: str | None = None, log=None) -> dict:
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
-    from bpe.data.datasets import data_label, resolve_data, shown_path
-    from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.judge.candidates import resolve
-    from bpe.lab.measure.plan import check_repeat, measure, plan
-    from bpe.lab.measure.publish import stamp, write_json_atomic
-    from bpe.lab.measure.spread import compare, summarized
-
     log = log or sys.stdout
     regimes = pair_regimes(data, vocab_sizes)
     specials = list(SPECIAL_TOKENS)
