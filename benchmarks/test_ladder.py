@@ -25,7 +25,6 @@ from bpe.training.train import train_bpe
 
 RUNGS = [pytest.param(regime.name, rung, id=f"{regime.name}-{rung}") for regime in REGIMES for rung in regime.rungs]
 PEER_RUNS = [pytest.param(regime.name, peer, id=f"{regime.name}-{peer}") for regime in REGIMES for peer in PEERS]
-PEER_TRAINERS = {"tokenizers": peers.train_tokenizers, "rustbpe": peers.train_rustbpe}
 
 
 def median_peak(peaks: list[int | None]) -> int | None:
@@ -70,11 +69,10 @@ def test_peer(benchmark, trials, rounds, commit, regime, peer):
         pytest.skip(peers.missing_message(peer))
     trial = trials[regime]
     benchmark.group = trial.group
-    train = PEER_TRAINERS[peer]
     finished = []  # (merges made, peak RSS) of each round
 
     def one_round(reset):
-        merges = train(str(trial.path), trial.setting.vocab_size, list(SPECIAL_TOKENS))
+        merges = peers.train_peer(peer, str(trial.path), trial.setting.vocab_size, list(SPECIAL_TOKENS))
         finished.append((merges, peak_rss_bytes()["self"] if reset else None))
 
     benchmark.pedantic(one_round, setup=lambda: ((reset_peak_rss(),), {}), rounds=rounds)

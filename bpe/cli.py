@@ -199,7 +199,7 @@ def cmd_encode(args) -> int:
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
                        chunk_bytes=parse_size(args.chunk_size))
     if args.peers:
-        from bpe.lab.measure.encode_peers import run_encode_peers
+        from bpe.lab.measure.peers import run_encode_peers
 
         run_encode_peers(args.tokenizer, stats)
     return 0

@@ -19,7 +19,7 @@ from bpe import BPEError, Tokenizer
 from bpe.cli import main
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
-from bpe.lab.measure.encode_peers import first_difference, tiktoken_encoding, tiktoken_ids
+from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
                       workers_running)

@@ -6,10 +6,10 @@
   timed job in a child; ``spread``: runs summarized, and the one rule for comparing them;
   ``publish``: where a run writes, stamped with machine, commit and merges digest;
 * ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);
-  ``reproduce``: each step of the articles on the ladder (``reproduce_steps``: the steps, their data,
-  why the ratios differ); ``articles``: the articles' side of it (their ratios, the coursework table,
-  the merge-cost plot); ``ablation`` (a package): v6 without each of its techniques in turn;
-* ``peers``: the Rust trainers on the same data; ``encode_peers``: tiktoken beside ``bpe encode``;
+  ``reproduce``: each step of the articles on the ladder, the coursework table and the merge-cost plot
+  (``reproduce_steps``: the steps, their data, why the ratios differ, the articles' own ratios);
+  ``ablation`` (a package): v6 without each of its techniques in turn;
+* ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
 * ``estimate``: a run's time and memory before it starts (the cost model); ``corpus_shape``: what it takes of
   the data, measured on a sample and extrapolated; ``estimate_probe``: your own trainer timed on a prefix, and

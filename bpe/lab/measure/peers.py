@@ -1,7 +1,8 @@
-"""Peers for the bench: the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe`` and ``bpeasy``, same data.
+"""The peers, other people's code doing our work on the same data (``pip install -e '.[peers]'``).
 
-``bench --peers`` (``pip install -e '.[peers]'``) runs each after our variant(s), on the same file,
-vocab size and special tokens, each repeat in a fresh process, asked for the same work as ours:
+``bench --peers`` trains the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe`` and ``bpeasy``
+after our variant(s), on the same file, vocab size and special tokens, each repeat in a fresh process,
+asked for the same work as ours (:func:`train_peer`):
 
 * all but tokenizers-file get the file's documents split on the special tokens (in their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
@@ -14,6 +15,13 @@ vocab size and special tokens, each repeat in a fresh process, asked for the sam
 
 ``RAYON_NUM_THREADS`` is the bench's ``workers``.  Their merges are not compared with ours (their
 pre-tokenization differs in details); the bench shows how many each made, so the work is the same size.
+
+``bpe encode --peers`` (:func:`run_encode_peers`) encodes the same text with tiktoken, built from our
+tokenizer (:func:`bpe.io.formats.tiktoken_ranks`, GPT-2's pattern); the text is split on the special tokens
+as ours is and the pieces go to ``encode_ordinary_batch(pieces, num_threads=workers)``, and the ids must be
+identical.  Its timing is that call alone, against the whole of ``bpe encode`` (chunking, pool, reading,
+writing), so the ratio, if anything, flatters tiktoken; CPU time is printed too (the steadier figure on a
+busy machine).  The text is held in memory: a bench for files that fit.
 """
 
 from __future__ import annotations
@@ -23,11 +31,15 @@ import os
 import sys
 import time
 from importlib.util import find_spec
+from itertools import chain
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.lab.measure.fresh_process import run_json_child, write_result
+from bpe.lab.measure.plan import in_turns
 from bpe.lab.measure.spread import ratio_text, summary
+from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens
+from bpe.training.timer import peak_rss_bytes
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
@@ -39,80 +51,47 @@ def missing_message(name: str) -> str:
     return f"{PEERS.get(name, name)} is not installed; install the peers with: {INSTALL_HINT}"
 
 
-def read_documents(path: str, special_tokens: list[str]) -> list[str]:
-    from bpe.training.pretokenize import split_on_special_tokens
+def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str]) -> int:
+    """Train one peer of :data:`PEERS` as the module says; the number of merges it made."""
+    documents = None
+    if peer != "tokenizers-file":
+        with open(path, encoding="utf-8", newline="") as f:
+            documents = split_on_special_tokens(f.read(), special_tokens)
+    if peer == "rustbpe":
+        import rustbpe
 
-    with open(path, encoding="utf-8", newline="") as f:
-        return split_on_special_tokens(f.read(), special_tokens)
+        tokenizer = rustbpe.Tokenizer()
+        tokenizer.train_from_iterator(iter(documents), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
+        return tokenizer.vocab_size - 256
+    if peer == "bpeasy":
+        import bpeasy
 
-
-def _hf_tokenizer_and_trainer(vocab_size: int, special_tokens: list[str], *, split_specials: bool):
-    """HF tokenizers' BPE with the GPT-2 split and byte-level mapping; its trainer."""
+        return len(bpeasy.train_bpe(iter(documents), GPT2_PATTERN, 128, vocab_size - len(special_tokens))) - 256
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-    from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex
 
     steps = [pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
              pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
-    if split_specials and special_tokens:  # training from a file: drop the special tokens from the text
+    if documents is None and special_tokens:  # training from the file: drop the special tokens from the text
         steps.insert(0, pre_tokenizers.Split(Regex(special_token_regex(special_tokens).pattern), behavior="removed"))
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(steps)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    return tokenizer, trainer
-
-
-def train_tokenizers(path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train HF tokenizers' BPE on documents read in Python; returns the number of merges it made."""
-    docs = read_documents(path, special_tokens)
-    tokenizer, trainer = _hf_tokenizer_and_trainer(vocab_size, special_tokens, split_specials=False)
-    tokenizer.train_from_iterator(docs, trainer, length=len(docs))
+    if documents is None:
+        tokenizer.train([str(path)], trainer)
+    else:
+        tokenizer.train_from_iterator(documents, trainer, length=len(documents))
     return tokenizer.get_vocab_size() - 256 - len(special_tokens)
 
 
-def train_tokenizers_file(path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train HF tokenizers' BPE on the file itself (Rust reads and splits it); the number of merges."""
-    tokenizer, trainer = _hf_tokenizer_and_trainer(vocab_size, special_tokens, split_specials=True)
-    tokenizer.train([str(path)], trainer)
-    return tokenizer.get_vocab_size() - 256 - len(special_tokens)
-
-
-def train_rustbpe(path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train rustbpe with the GPT-2 pattern; returns the number of merges it made."""
-    import rustbpe
-
-    from bpe.training.pretokenize import GPT2_PATTERN
-
-    docs = read_documents(path, special_tokens)
-    tokenizer = rustbpe.Tokenizer()
-    tokenizer.train_from_iterator(iter(docs), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
-    return tokenizer.vocab_size - 256
-
-
-def train_bpeasy(path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train bpeasy with the GPT-2 pattern; returns the number of merges it made."""
-    import bpeasy
-
-    from bpe.training.pretokenize import GPT2_PATTERN
-
-    docs = read_documents(path, special_tokens)
-    vocab = bpeasy.train_bpe(iter(docs), GPT2_PATTERN, 128, vocab_size - len(special_tokens))
-    return len(vocab) - 256
-
-
-_TRAINERS = {"tokenizers": train_tokenizers, "tokenizers-file": train_tokenizers_file, "rustbpe": train_rustbpe,
-             "bpeasy": train_bpeasy}
 _CHILD_CODE = "from bpe.lab.measure.peers import peer_child_main; peer_child_main()"
 
 
 def peer_child_main() -> None:
     """One timed peer run in a fresh process (settings as JSON on stdin, result via ``write_result``)."""
-    from bpe.training.timer import peak_rss_bytes
-
     settings = json.load(sys.stdin)
     started = time.perf_counter()
-    merges = _TRAINERS[settings["peer"]](settings["path"], settings["vocab_size"], settings["special_tokens"])
+    merges = train_peer(settings["peer"], settings["path"], settings["vocab_size"], settings["special_tokens"])
     total = time.perf_counter() - started
     write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
@@ -149,8 +128,6 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
               names: list[str] | None = None) -> dict:
     """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
     one missing or failed: its line (``{"missing": ...}``, ``{"error": ...}``)."""
-    from bpe.lab.measure.plan import in_turns
-
     results = {name: {} for name in names or PEERS}
 
     def run_one(name: str, _: int) -> dict | None:
@@ -176,3 +153,68 @@ def peers_table(peers: dict, variants: dict) -> str:
         lines.append(f"{name:<{width}}{result['total']:>8.3f}s{result['merges']:>8,} merges"
                      f"{'peak RSS ' + format(result['peak_rss'] / 1e6, ',.1f') + ' MB':>20}   {ratios}")
     return "\n".join(lines)
+
+
+def tiktoken_encoding(tokenizer):
+    """A ``tiktoken.Encoding`` with our merges (ranks = our ids) and the GPT-2 pattern."""
+    import base64
+
+    try:
+        import tiktoken
+    except ImportError:
+        raise BPEError(f"--peers needs tiktoken, which is not installed; install it with: {INSTALL_HINT}") from None
+    from bpe.io.formats import tiktoken_ranks
+
+    ranks = {base64.b64decode(token): int(rank) for token, rank in
+             map(str.split, tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens).splitlines())}
+    specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
+    return tiktoken.Encoding("bpe-lab", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
+
+
+def tiktoken_ids(tokenizer, encoding, text: str, threads: int) -> tuple[list[int], float, float]:
+    """tiktoken's ids of ``text`` (special tokens as their ids), and the wall and CPU seconds its encoding took."""
+    from bpe.io.encode import cpu_seconds
+
+    split = tokenizer._special_split
+    pieces = [text] if split is None else split.split(text)  # text, special, text, ..., text
+    started, cpu_started = time.perf_counter(), cpu_seconds()
+    encoded = encoding.encode_ordinary_batch(pieces[::2], num_threads=threads)
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+    specials = [[tokenizer.token_ids[s.encode("utf-8")]] for s in pieces[1::2]] + [[]]
+    return list(chain.from_iterable(chain.from_iterable(zip(encoded, specials)))), seconds, cpu
+
+
+def first_difference(ours, theirs) -> int | None:
+    """The first index where two id sequences differ (a length difference counts), or None."""
+    import numpy as np
+
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    common = min(len(ours), len(theirs))
+    unequal = np.flatnonzero(ours[:common] != theirs[:common])
+    if len(unequal):
+        return int(unequal[0])
+    return None if len(ours) == len(theirs) else common
+
+
+def run_encode_peers(tokenizer_dir, stats) -> None:
+    """After ``bpe encode`` (``stats``): time tiktoken on the same file and threads; print the ratio and the check."""
+    import numpy as np
+
+    from bpe.io.encode import load_tokenizer_dir
+
+    tokenizer = load_tokenizer_dir(tokenizer_dir)
+    encoding = tiktoken_encoding(tokenizer)
+    with open(stats.path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    ids, seconds, cpu = tiktoken_ids(tokenizer, encoding, text, stats.workers)
+    ours = np.load(stats.out, mmap_mode="r")
+    where = first_difference(ours, ids)
+    ratio = stats.seconds / seconds if seconds else float("inf")
+    print(f"tiktoken encode_ordinary_batch, {stats.workers} thread{'s' if stats.workers != 1 else ''}: "
+          f"{seconds:.2f}s, {stats.bytes / 1e6 / seconds:.1f} MB/s; ours / tiktoken: {ratio:.2f}x the time")
+    print(f"CPU time: ours {stats.cpu_seconds:.2f}s (all processes), tiktoken {cpu:.2f}s; "
+          f"ours / tiktoken: {stats.cpu_seconds / cpu if cpu else float('inf'):.2f}x")
+    if where is not None:
+        print(f"ids DIFFER from tiktoken's at index {where:,} (ours {len(ours):,} ids, tiktoken {len(ids):,})")
+        raise BPEError(f"ids differ from tiktoken's at index {where:,}")
+    print(f"ids identical to tiktoken's ({len(ids):,} ids)")

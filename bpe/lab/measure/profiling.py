@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
 from bpe.lab.measure.fresh_process import LEFTOVERS, dies_with_this_process, end_process_group, lab_tempdir, running
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
+from bpe.lab.measure.plan import plan
+from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
+from bpe.training.registry import get_variant
 
 PROFILES_DIR = REPO_ROOT / "profiles"
 #: Where ``bpe profile`` writes unless told to rewrite the committed profiles (``--publish``).
@@ -38,7 +42,7 @@ import json, os, signal, sys
 from bpe.training.pool import die_with_parent
 die_with_parent(os.getsid(0), signal.SIGKILL)
 with open(os.path.join(os.path.dirname(__file__), "LEFTOVERS"), "a") as f:
-    f.write(f"{os.getpid()} PATTERN{os.getpid()}\\n")
+    f.write(f"{os.getpid()} /tmp/scalene-*[!0-9]{os.getpid()}\\n")
 from bpe.training.train import train_bpe
 settings = json.loads(sys.argv[1])
 train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],
@@ -118,34 +122,18 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple
 
 
 #: Files scalene's native library makes in /tmp whatever TMPDIR says, named by the pid of the process it
-#: profiles (scalene-malloc-, scalene-memcpy- with -init, -lock, -signal, then the pid); scalene removes some
-#: when it ends on its own, none when it is ended by a signal.
+#: profiles (scalene-malloc-, scalene-memcpy- with -init, -lock, -signal, then the pid: the target's record of
+#: them globs ``[!0-9]`` before its pid, not to match a pid that ends in its digits); scalene removes some when
+#: it ends on its own, none when it is ended by a signal.
 SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 
-def scalene_files_of(pid: int | str) -> str:
-    """The glob of the :data:`SCALENE_FILES` made for process ``pid`` (not for a pid that ends in its digits)."""
-    return f"/tmp/scalene-*[!0-9]{pid}"
-
-
-def remove_scalene_leftovers(before: set[str]) -> None:
-    """Remove the :data:`SCALENE_FILES` that were not there ``before`` and whose process has ended (the run's,
-    once :func:`~bpe.lab.measure.fresh_process.end_process_group` has seen its group gone; or garbage of another run)."""
-    for path in sorted(set(glob.glob(SCALENE_FILES)) - before):
-        pid = re.search(r"(\d+)$", path)
-        if pid is not None and not running(int(pid.group(1))):
-            try:
-                os.remove(path)
-            except OSError:
-                pass
-
-
-def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0) -> None:
-    """Run one training under scalene, writing its JSON profile to ``json_out``; ``alive`` as for
+def run_scalene(settings: dict, alive=None, every: float = 10.0) -> dict:
+    """Run one training under scalene; its profile, with ``settings`` under ``bpe_lab``.  ``alive`` as for
     :func:`wait_alive`, so a long profile says it is still going."""
     with lab_tempdir("profile") as tmp:
         target = Path(tmp) / "train_for_profile.py"
-        target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS).replace("PATTERN", scalene_files_of("")))
+        target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS))
         raw = Path(tmp) / "profile.json"
         cmd = [sys.executable, "-m", "scalene", "run", "-o", str(raw), "--program-path", str(REPO_ROOT),
                str(target), "---", json.dumps(settings)]
@@ -161,8 +149,12 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
             raise BPEError(f"cannot run scalene: {exc}") from None
         try:
             stdout, stderr = wait_alive(proc, alive, every)
-        finally:
-            remove_scalene_leftovers(before)
+        finally:  # the new files whose process has ended: the run's, once its group is gone, or another run's
+            for path in sorted(set(glob.glob(SCALENE_FILES)) - before):
+                pid = re.search(r"(\d+)$", path)
+                if pid is not None and not running(int(pid.group(1))):
+                    with suppress(OSError):
+                        os.remove(path)
         if proc.returncode != 0 or not raw.exists():
             if "No module named scalene" in stderr:
                 raise BPEError("scalene is not installed; it is a dev extra: pip install -e '.[dev]'")
@@ -174,7 +166,16 @@ def run_scalene(settings: dict, json_out: Path, alive=None, every: float = 10.0)
         if key in profile:
             profile[key] = []
     profile["bpe_lab"] = settings
-    write_text_atomic(json_out, json.dumps(clean_profile(profile), separators=(",", ":")) + "\n")
+    return profile
+
+
+def write_profile(json_out: Path, profile: dict, top: int = 10) -> Path:
+    """Write ``profile`` with its paths cleaned (:func:`clean_profile`), compact, and its summary beside it
+    (``.md``); the summary's path."""
+    profile = clean_profile(profile)
+    write_text_atomic(json_out, json.dumps(profile, separators=(",", ":")) + "\n")
+    write_text_atomic(json_out.with_suffix(".md"), summarize(profile, top))
+    return json_out.with_suffix(".md")
 
 
 def _relative(path: str) -> str:
@@ -243,10 +244,6 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
                 publish: bool = False, force: bool = False, progress: bool = False, out=None) -> tuple[Path, Path]:
     """Profile ``variant``'s training into ``out_dir`` (default ``out/profiles/``; with ``publish``, the
     committed ``profiles/``, refused from a checkout with uncommitted code); the two files written."""
-    from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
-    from bpe.training.registry import get_variant
-    from bpe.lab.measure.plan import plan
-
     if variant is None:
         raise BPEError("bpe profile needs --variant vN (e.g. --variant v2), or --summarize FILE.json")
     get_variant(variant)
@@ -262,7 +259,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
                 "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=RESULT_DIRS)}
-    json_out, md_out = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+    json_out = out_dir / f"{stem}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
 
     def alive(seconds: float) -> None:
@@ -270,8 +267,7 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
               f"{format_duration(estimate.seconds)} without scalene, which slows a run several times)",
               file=sys.stderr if progress else out, flush=True)
 
-    run_scalene(settings, json_out, alive=alive, every=10.0 if progress else 60.0)
-    write_text_atomic(md_out, summarize(json.loads(json_out.read_text()), top))
+    md_out = write_profile(json_out, run_scalene(settings, alive=alive, every=10.0 if progress else 60.0), top)
     if progress:
         print(f"  profiled {variant} under scalene", file=sys.stderr, flush=True)
     print(f"wrote {_relative(str(json_out))} and {_relative(str(md_out))}", file=out)
@@ -280,12 +276,9 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
 
 def clean_files(json_files) -> list[Path]:
     """Rewrite each saved profile's machine paths as repo-relative ones, and its summary beside it."""
-    cleaned = []
-    for json_file in map(Path, json_files):
+    paths = [Path(json_file) for json_file in json_files]
+    for json_file in paths:
         if not json_file.exists():
             raise BPEError(f"no such profile: {json_file}")
-        profile = clean_profile(json.loads(json_file.read_text()))
-        write_text_atomic(json_file, json.dumps(profile, separators=(",", ":")) + "\n")
-        write_text_atomic(json_file.with_suffix(".md"), summarize(profile))
-        cleaned.append(json_file)
-    return cleaned
+        write_profile(json_file, json.loads(json_file.read_text()))
+    return paths

@@ -10,6 +10,7 @@ fits it, so its ratios are measured (:func:`plan`).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -19,14 +20,17 @@ from bpe.interface import command
 from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run_bench
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
+from bpe.lab.measure import plan as pipeline
+from bpe.lab.measure.corpus_shape import corpus_shape
 from bpe.lab.measure.estimate_probe import candidate_estimate, probe_candidates
 from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
-from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
+from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
 from bpe.training.registry import VARIANTS
+from bpe.training.sizes import format_size
 
 DOCS_DIR = REPO_ROOT / "docs"
 #: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).
@@ -91,10 +95,6 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
                log=None) -> Path:
     """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
     and write the report files into ``out_dir``; the path of ``report.md``."""
-    from bpe.data.datasets import default_vocab_size
-    from bpe.lab.measure import plan as pipeline
-    from bpe.lab.measure.corpus_shape import corpus_shape
-
     log = log or sys.stdout
     # The ladder's lesson runs each rung's idea in full: every core unless a count is given (v7 with
     # none keeps a core spare, and on 2 cores would be v6: the step v6 -> v7 would show nothing).
@@ -148,10 +148,6 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
 
 def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
     """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
-    import io
-
-    from bpe.training.sizes import format_size
-
     size = path.stat().st_size
     max_workers = bench.workers or os.cpu_count() or 1
     worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))

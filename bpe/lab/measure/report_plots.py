@@ -1,7 +1,7 @@
 """The plots of ``bpe report`` (:mod:`bpe.lab.measure.report`), drawn from its result: the time of each stage per
 candidate, the cost of each 100 merges as the merges go on, and time against corpus size and workers, with one
-colour per rung, peer or own trainer in every plot.  ``articles`` draws its merge-cost plot with the same
-matplotlib set-up (:func:`_pyplot`).
+colour per rung, peer or own trainer in every plot.  ``reproduce`` draws its merge-cost plot with the same
+matplotlib set-up (:func:`pyplot`, :func:`save_figure`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from bpe.training.registry import VARIANTS
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -22,11 +22,11 @@ def _pyplot():
     return plt
 
 
-def _save(fig, out: Path, title: str) -> None:
+def save_figure(fig, out: Path, title: str) -> None:
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
-    _pyplot().close(fig)
+    pyplot().close(fig)
 
 
 #: One colour per name in every plot: the rungs in ladder order, then the peers.
@@ -43,20 +43,25 @@ def colour(name: str) -> str:
     return _PALETTE[index % len(_PALETTE)]
 
 
-def _label(ax, title: str, xlabel: str, ylabel: str, values=(), ratio: float = 30.0, **legend) -> None:
-    """Title, axis labels and legend; a log scale when the positive ``values`` span more than ``ratio``
+def timed_peers(result: dict) -> dict[str, float]:
+    """The peers that ran, with their median total (the others hold why not: a missing module, a failure)."""
+    return {name: value for name, value in result["peers"].items() if isinstance(value, (int, float))}
+
+
+def _label(ax, title: str, xlabel: str, ylabel: str, values=(), **legend) -> None:
+    """Title, axis labels and legend; a log scale when the positive ``values`` span more than 30 times
     (v2's minutes beside v6's second)."""
     ax.set_title(title, fontsize=10)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     positive = [v for v in values if v > 0]
-    if positive and max(positive) / min(positive) > ratio:
+    if positive and max(positive) / min(positive) > 30:
         ax.set_yscale("log")
     ax.legend(**{"fontsize": 8, **legend})
 
 
 def plot_stages(result: dict, out: Path) -> None:
     """One stacked bar per candidate per table (the tick label in its colour); peers beside the first."""
-    plt = _pyplot()
+    plt = pyplot()
     tables = result["tables"]
     fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
@@ -74,18 +79,16 @@ def plot_stages(result: dict, out: Path) -> None:
             ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
                    hatch="..", label="total only (a train_bpe function)")
         labels = list(names)
-        if i == 0:
-            for name, value in result["peers"].items():
-                if isinstance(value, (int, float)):
-                    ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
-                    labels.append(name)
+        for name, value in timed_peers(result).items() if i == 0 else ():
+            ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
+            labels.append(name)
         for tick, name in zip(ax.get_xticklabels(), labels):
             tick.set_color(colour(name))
         ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
-    _save(fig, out, f"Time per stage (make report, {result['generated']})")
+    save_figure(fig, out, f"Time per stage (make report, {result['generated']})")
 
 
 def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
@@ -105,7 +108,7 @@ def _per_hundred(checkpoints: list) -> tuple[list[float], list[float]]:
 
 def plot_merges(result: dict, out: Path) -> None:
     """Per table: elapsed time against merges (top) and ms per 100 merges against merges (bottom)."""
-    plt = _pyplot()
+    plt = pyplot()
     tables = result["tables"]
     fig, axes = plt.subplots(2, len(tables), figsize=(5.5 * len(tables) + 1, 8), squeeze=False)
     for i, bench in enumerate(tables):
@@ -126,22 +129,19 @@ def plot_merges(result: dict, out: Path) -> None:
             cx, cy = _per_hundred(med["checkpoints"])
             cost_ax.plot(cx, cy, color=colour(name), linewidth=1.2, label=name)
             costs += cy
-        if i == 0:
-            for name, value in result["peers"].items():
-                if isinstance(value, (int, float)):
-                    elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name),
-                                       label=f"{name} (total)")
-                    elapsed.append(value)
+        for name, value in timed_peers(result).items() if i == 0 else ():
+            elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name), label=f"{name} (total)")
+            elapsed.append(value)
         _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
                "seconds since start (median)", elapsed)
         _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
                "ms per 100 merges", costs)
-    _save(fig, out, f"Time against merges (make report, {result['generated']})")
+    save_figure(fig, out, f"Time against merges (make report, {result['generated']})")
 
 
 def plot_scaling(result: dict, out: Path) -> None:
     """Total time against corpus size (left) and against pre-tokenization workers (right)."""
-    plt = _pyplot()
+    plt = pyplot()
     scaling = result["scaling"]
     fig, (size_ax, workers_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
     for name, points in scaling["sizes"].items():
@@ -159,4 +159,4 @@ def plot_scaling(result: dict, out: Path) -> None:
     workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
     _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
            "seconds", fontsize=7, loc="upper left", ncol=2)
-    _save(fig, out, f"Scaling (make report, {result['generated']})")
+    save_figure(fig, out, f"Scaling (make report, {result['generated']})")

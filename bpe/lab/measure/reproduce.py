@@ -2,32 +2,39 @@
 
 The articles the ladder follows (lili's *Implementing and Optimizing a BPE Tokenizer from Scratch*,
 Koschei's C++ article) publish seconds on their own machines; the ratio of one step travels.  For
-each step this runs the two rungs that make it, interleaved (``a b a b``), on ``tinystories-synth``
-at vocab 10,000, ``webtext-synth`` at 32,000, CS336's ``corpus.en`` fixture at 500, and the real
-``tinystories`` and ``owt`` when present; a step too slow at the article's vocab runs at a reduced one,
-and says so.  Each step (:mod:`bpe.lab.measure.reproduce_steps`) compares one stage on both sides: it
-prints the articles' ratio of that stage (:mod:`bpe.lab.measure.articles`, from
-``docs/articles-figures.json``; "none" where no article measures it), the ladder's
-(:mod:`bpe.lab.measure.spread`'s rule), and one line on why the two differ.  The articles' C++ and
-compiled steps stand beside v8, the ladder's compiled rung, against v6 (whose algorithm v8 compiles) or
-the rung whose algorithm the article's starting program has; where v8 was not built its steps are left
-out, with its reason, and ``--publish`` is refused.  The result, ``docs/articles-bench.json``, is quoted by
-``docs/articles.md``; beside it go a coursework table (``articles.md`` and ``articles.csv``; under ``out/``
-for a published run) and the merge-cost plot.  ``--quick`` runs the same plan on tiny inputs (for tests)
-and says on its first and last lines that its ratios mean nothing.
+each step of the plan (:mod:`bpe.lab.measure.reproduce_steps`) this runs the two rungs that make it,
+interleaved (``a b a b``), on ``tinystories-synth`` at vocab 10,000, ``webtext-synth`` at 32,000, CS336's
+``corpus.en`` fixture at 500, and the real ``tinystories`` and ``owt`` when present; a step too slow at the
+article's vocab runs at a reduced one, and says so.  It prints the articles' ratio of the step's stage
+("none" where no article measures it), the ladder's (:mod:`bpe.lab.measure.spread`'s rule), and one line
+on why the two differ.  The articles' C++ and compiled steps stand beside v8, the ladder's compiled rung;
+where v8 was not built its steps are left out, with its reason, and ``--publish`` is refused.  The result,
+``docs/articles-bench.json``, is quoted by ``docs/articles.md``; beside it go a coursework table to hand in
+(``articles.md`` and ``articles.csv``, under ``out/`` for a published run) and the merge-cost plot (Part 2's
+logs beside v2's checkpoints).  ``--quick`` runs the same plan on tiny inputs (for tests) and says on its
+first and last lines that its ratios mean nothing.
 Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs them).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import statistics
 import sys
 from pathlib import Path
 
-from bpe.data.datasets import REPO_ROOT
+from bpe.data.datasets import DATASETS, REPO_ROOT, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
-from bpe.lab.measure.reproduce_steps import FULL, QUICK, STEPS, RunSet
+from bpe.io.outputs import write_files_atomic
+from bpe.lab.measure.plan import check_repeat, measure, plan
+from bpe.lab.measure.publish import stamp, write_json_atomic
+from bpe.lab.measure.reproduce_steps import FULL, QUICK, STEPS, RunSet, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
+from bpe.training.registry import VARIANTS, unavailable
+from bpe.training.sizes import format_size
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"
@@ -41,9 +48,6 @@ MERGE_COST_PNG = "articles-merge-cost.png"
 
 def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[str], log) -> dict | None:
     """Every run of one set, interleaved; ``None`` for a real data set that is not downloaded."""
-    from bpe.data.datasets import DATASETS, resolve_data, shown_path
-    from bpe.lab.measure.plan import measure, plan
-
     if run.real and not DATASETS[run.data].path.exists():
         print(f"[{run.name}] skipped: {run.data} is not in data/ (make data DATA={run.data})", file=log, flush=True)
         return None
@@ -65,15 +69,11 @@ def run_set(run: RunSet, repeat: int, workers: int | None, special_tokens: list[
 
 def runnable(variants: tuple[str, ...]) -> tuple[str, ...]:
     """The rungs of ``variants`` that can run here (v8 cannot where it was installed without a C compiler)."""
-    from bpe.training.registry import VARIANTS
-
     return tuple(v for v in variants if v in VARIANTS)
 
 
 def cannot_run(variant: str) -> str:
     """Why a rung of the plan cannot run here (its one line)."""
-    from bpe.training.registry import VARIANTS, unavailable
-
     return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
 
 
@@ -85,8 +85,6 @@ def compare_steps(sets: dict) -> dict:
     """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.measure.spread.compare`), the articles' ratio
     of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
     is below 1 or within the spread)."""
-    from bpe.lab.measure.articles import set_words, their_ratio
-
     steps = {}
     for step in (step for step in STEPS if step.run_set in sets):
         ran = sets[step.run_set]
@@ -111,19 +109,13 @@ QUICK_WARNING = ("QUICK RUN: tiny inputs, one run per rung: the ratios {where} a
 def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: int | None = None,
                   workers: int | None = None, log=None) -> dict:
     """Run every set of the plan, compare each step, write ``out`` (JSON) and print the step table."""
-    from bpe.defaults import SPECIAL_TOKEN
-    from bpe.lab.measure.articles import plot_merge_cost, write_coursework
-    from bpe.lab.measure.plan import check_repeat
-    from bpe.lab.measure.publish import stamp, write_json_atomic
-    from bpe.data.datasets import shown_path as shown
-
     log = log or sys.stdout
     if quick:
         print(QUICK_WARNING.format(where="below"), file=log, flush=True)
-    plan = QUICK if quick else FULL
+    sets_plan = QUICK if quick else FULL
     repeat = repeat or (1 if quick else 3)
     check_repeat(repeat, out)
-    rungs = tuple(dict.fromkeys(v for run in plan for v in run.variants))
+    rungs = tuple(dict.fromkeys(v for run in sets_plan for v in run.variants))
     missing = [v for v in rungs if v not in runnable(rungs)]
     if missing and out is not None and out.resolve() == PUBLISHED_OUT.resolve():
         raise BPEError(f"the committed result needs every rung of the plan: {'; '.join(cannot_run(v) for v in missing)}")
@@ -132,7 +124,7 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).
     workers = workers or os.cpu_count() or 1
     made = stamp()  # now: the commit whose code runs
-    sets = {run.name: ran for run in plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
+    sets = {run.name: ran for run in sets_plan if (ran := run_set(run, repeat, workers, specials, log)) is not None}
     steps = compare_steps(sets)
     command = "python -m bpe reproduce" + (" --quick" if quick else "")
     result = {**made, "mode": "quick" if quick else "full",
@@ -144,11 +136,9 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
         table = out.with_name(DEFAULT_TABLE.name)
         if table.resolve() == PAGE.resolve():  # beside docs/articles-bench.json stands the page itself
             table = DEFAULT_TABLE
-        written = " and ".join(shown(path) for path in write_coursework(result, table))
+        written = " and ".join(shown_path(path) for path in write_coursework(result, table))
         print(f"wrote {written}: their ratio beside yours, step by step, for coursework", file=log)
-        plotted = plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
-        if plotted is not None:
-            print(f"wrote {shown(plotted)}: the cost of a merge as merges proceed, Part 2's bpe_v2 beside v2", file=log)
+        plot_merge_cost(result, out.with_name(MERGE_COST_PNG), log)
     if quick:
         print(QUICK_WARNING.format(where="above"), file=log)
     return result
@@ -167,3 +157,118 @@ def step_table(result: dict) -> str:
     if any(s["clear"] is None for s in result["steps"].values()):
         lines.append("(one run of a rung: no spread to judge its ratios by)")
     return "\n".join(lines)
+
+
+#: The coursework table's columns, in order: one row per step, every row saying what it ran on.
+COURSEWORK_COLUMNS = ("step", "stage", "data set", "size", "vocab", "their ratio", "your ratio", "range over runs",
+                      "why it differs")
+
+
+def set_words(ran: dict) -> dict[str, str]:
+    """What one set of a run ran on, as its table row and its why lines say it.
+
+    >>> set_words({"data": "tinystories", "limit": "300KB", "corpus_bytes": 300_104, "vocab_size": 2000,
+    ...            "num_merges": 1743})
+    {'data': 'tinystories (first 300KB)', 'size': '300.1 KB', 'vocab': '2,000', 'merges': '1,743'}
+    """
+    return {"data": ran["data"] + (f" (first {ran['limit']})" if ran.get("limit") else ""),
+            "size": format_size(ran["corpus_bytes"]), "vocab": f"{ran['vocab_size']:,}",
+            "merges": f"{ran['num_merges']:,}"}
+
+
+def coursework_rows(result: dict) -> list[tuple[str, ...]]:
+    """One run's steps as the coursework table's rows, cells as plain text: the Markdown's and the CSV's."""
+    rows = []
+    for s in result["steps"].values():
+        ran = set_words(result["sets"][s["set"]])
+        theirs = "; ".join(f"{ratio_text(t['ratio'])} ({t['what']}; {t['source']})" for t in s["theirs"]) or "none"
+        rows.append((f"{s['before']} -> {s['after']}", s["stage"], ran["data"], ran["size"], ran["vocab"], theirs,
+                     s["verdict"], ratio_range_text(s["low"], s["high"]), s["why"]))
+    return rows
+
+
+def coursework_table(result: dict) -> str:
+    """One run's steps as a Markdown table to hand in, the machine and commit said once above it."""
+    machine = result["machine"]
+    lines = [f"# The articles' steps on your machine ({result['generated']})", ""]
+    if result["mode"] == "quick":
+        lines += ["**A quick run (tiny inputs, one run per rung): these ratios are not measurements.**", ""]
+    lines += [f"Made by `{result['command']}` on {machine['cpu_count']} CPUs, {machine['platform']}, Python "
+              f"{machine['python']}, commit {machine['git_commit']}. Ratios only: seconds do not travel between "
+              "machines.", "",
+              "| " + " | ".join(COURSEWORK_COLUMNS) + " |",
+              "|---|---|---|---:|---:|---:|---:|---|---|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in coursework_rows(result)]
+    if result["mode"] == "quick":
+        lines += ["", "**A quick run: not measurements.** `make reproduce` (about 5 minutes idle) measures them."]
+    return "\n".join(lines) + "\n"
+
+
+def write_coursework(result: dict, md: Path) -> list[Path]:
+    """Write the coursework table as ``md`` and, beside it, the same rows as CSV for a spreadsheet (the machine
+    and commit are the Markdown's line above its table); the paths written."""
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows([COURSEWORK_COLUMNS, *coursework_rows(result)])
+    write_files_atomic(md.parent, {md.name: coursework_table(result), md.with_suffix(".csv").name: text.getvalue()})
+    return [md, md.with_suffix(".csv")]
+
+
+def block_costs(checkpoints: list[tuple[int, float]]) -> tuple[list[float], list[float]]:
+    """Each block between two checkpoints: where it ends (a fraction of the run's merges) and its cost per
+    merge divided by the mean over the blocks.  The first block (from the start to the first checkpoint)
+    is left out: the ladder's includes the counting, and the article's log does not say what its includes.
+
+    >>> block_costs([(10, 5.0), (20, 6.0), (30, 8.0)])
+    ([0.6666666666666666, 1.0], [0.6666666666666666, 1.3333333333333333])
+    """
+    ends, costs = [], []
+    for (m0, s0), (m1, s1) in zip(checkpoints, checkpoints[1:]):
+        ends.append(m1 / checkpoints[-1][0])
+        costs.append((s1 - s0) / (m1 - m0))
+    mean = statistics.fmean(costs) if costs else 1.0
+    return ends, [c / mean for c in costs]
+
+
+#: The merge-cost plot's panels: the article's log, and the set whose v2 runs stand beside it.
+MERGE_COST_PANELS = (("TinyStories", "merge_log_tinystories", "tinystories-reduced"),
+                     ("OpenWebText", "merge_log_openwebtext", "web-reduced"))
+
+
+def plot_merge_cost(result: dict, out: Path, log) -> None:
+    """The cost of a merge as merges proceed: Part 2's bpe_v2 logs beside the ladder's v2 (the median of its
+    runs' checkpoints), normalised; written to ``out`` (PNG), or a line on ``log`` saying why not."""
+    try:
+        from bpe.lab.measure.report_plots import pyplot, save_figure
+        plt = pyplot()
+    except ImportError:
+        print("no merge-cost plot: matplotlib is not installed (pip install matplotlib)", file=log)
+        return
+    part2 = article_figures()["lili_part2"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8))
+    plotted = False
+    for ax, (title, log_key, set_name) in zip(axes, MERGE_COST_PANELS):
+        article = part2[log_key]
+        ends, costs = block_costs(list(zip(article["merges_done"], article["seconds"])))
+        ax.plot(ends, costs, "o-", color="#d62728", label=f"bpe_v2 on {title}, vocab {article['vocab_size']:,} "
+                f"(lili Part 2, per 1,000 merges)")
+        ran = result["sets"].get(set_name, {})
+        runs = ran.get("variants", {}).get("v2", {}).get("runs", [])
+        if runs and runs[0].get("checkpoints"):
+            medians = [(m, statistics.median(r["checkpoints"][i][1] for r in runs))
+                       for i, (m, _) in enumerate(runs[0]["checkpoints"])]
+            ends, costs = block_costs(medians)
+            ax.plot(ends, costs, "s-", color="#1f77b4", label=f"ladder v2 on {ran['data']}, vocab {ran['vocab_size']:,} "
+                    f"(median of {len(runs)} run(s))")
+            plotted = True
+        ax.axhline(1.0, color="#999999", lw=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.set(xlabel="merges done (fraction of the run)", ylabel="cost of a merge / the run's mean")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    if not plotted:
+        plt.close(fig)
+        print("no merge-cost plot: no v2 checkpoints in this run", file=log)
+        return
+    note = " (QUICK RUN: not a measurement)" if result["mode"] == "quick" else ""
+    save_figure(fig, out, "The cost of a merge as merges proceed: bpe_v2 in lili's Part 2 beside the ladder's "
+                f"v2{note}")
+    print(f"wrote {shown_path(out)}: the cost of a merge as merges proceed, Part 2's bpe_v2 beside v2", file=log)

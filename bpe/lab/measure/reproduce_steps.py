@@ -1,12 +1,23 @@
 """The plan of ``python -m bpe reproduce`` (:mod:`bpe.lab.measure.reproduce`): each step of the articles, the
 two rungs that make it and the stage both sides time, the data sets and vocabs they run on (the full plan, and
-the same on tiny inputs for ``--quick``), and the one line that says why the articles' ratio and the ladder's
-differ.
+the same on tiny inputs for ``--quick``), the one line that says why the articles' ratio and the ladder's
+differ, and the articles' ratios themselves (:data:`THEIRS`).
+
+The articles' published seconds live in one file, ``docs/articles-figures.json``, each group with the
+article, part and table it comes from; ``docs/articles.md`` quotes them through figure markers, and a
+ratio here names two key paths into it (as :func:`bpe.lab.dev.figures.lookup` reads them: a median of three
+runs is ``median(...*)``).  The articles' machines are not ours, so their seconds are never compared with
+ours, only ratios.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from functools import cache
+
+from bpe.data.datasets import REPO_ROOT
+from bpe.errors import BPEError
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,7 @@ class Step:
     before: str
     after: str
     stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
-    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (bpe.lab.measure.articles.THEIRS)
+    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (THEIRS)
     why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
 
@@ -89,7 +100,7 @@ _COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among th
                    "algorithm unchanged")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
-# sides; ``theirs`` names the articles' ratios (bpe.lab.measure.articles.THEIRS), or is None where none exists.
+# sides; ``theirs`` names the articles' ratios (THEIRS below), or is None where none exists.
 # The articles' C++ and compiled steps stand beside v8, the ladder's compiled rung: against v6, whose
 # algorithm it compiles, or against the rung whose algorithm the article's starting program has.
 STEPS = [
@@ -191,3 +202,85 @@ STEPS = [
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real OpenWebText",
          "real-owt", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
 ]
+
+FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
+
+
+@dataclass(frozen=True)
+class Theirs:
+    """One ratio the articles publish or imply: ``before / after`` (key paths into FIGURES_FILE), of
+    ``stage`` (named as the ladder names it: their counting is ``pretokenize``, their max ``select``, the
+    merge time, or a C++ merge program's total, ``merge_phase``)."""
+
+    what: str
+    before: str
+    after: str
+    source: str
+    stage: str
+
+
+def _cpp(what: str, before: str, after: str, figure: str, section: int = 5) -> Theirs:
+    """A ratio of two of Part 8's C++ ports (``bpe_train_updater`` and a suffix), each a median of three runs."""
+    program = "median(lili_part8.cpp.bpe_train_updater{}." + figure + ".*)"
+    return Theirs(f"C++ {what}", program.format(before), program.format(after), f"lili Part 8, section {section} table",
+                  {"total": "merge_phase", "max": "select", "update": "update"}[figure])
+
+
+THEIRS = {
+    "speed_test": Theirs("CS336's test_train_bpe_speed, bpe_v1 -> bpe_v2: the time the test prints",
+                         "lili_part1.speed_test", "lili_part2.speed_test", "lili Parts 1 and 2, section 3.1", "total"),
+    "v1_v2_merge": Theirs("bpe_v1 -> bpe_v2, TinyStories: merge time (1,565 s -> 118 s)",
+                          "lili_part2.v1_merge_tinystories", "lili_part2.tinystories.merge.0",
+                          "lili Part 2, section 3.2 (its own 13x)", "merge_phase"),
+    "counting_tinystories": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), TinyStories: counting",
+                                   "median(lili_part2.tinystories.counting.*)",
+                                   "median(lili_part8.v3_tinystories.counting.*)",
+                                   "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
+    "counting_owt": Theirs("bpe_v2 -> bpe_v3 (8 counting processes), OpenWebText: counting",
+                           "median(lili_part2.openwebtext.counting.*)", "median(lili_part8.v3_openwebtext.counting.*)",
+                           "lili Part 2 section 4 table, Part 8 section 4 table", "pretokenize"),
+    "fine_python_update": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: update",
+                                 "lili_part8.v3_openwebtext.update", "median(lili_part8.v5_openwebtext.update.*)",
+                                 "lili Part 8, section 4 table", "update"),
+    "fine_python_merge": Theirs("bpe_v3 -> bpe_v5 (fine-grained), OpenWebText: merge (max + update)",
+                                "lili_part8.v3_openwebtext.merge", "median(lili_part8.v5_openwebtext.merge.*)",
+                                "lili Part 8, section 4 table", "merge_phase"),
+    "fine_cpp_update": _cpp("bpe_train_updater -> _fine_grained (the fine-grained update): update", "",
+                            "_fine_grained", "update"),
+    "fine_cpp_flat_update": _cpp("_emhash8 -> _fine_grained_emhash8 (the fine-grained update, on flat hash maps): "
+                                 "update", "_emhash8", "_fine_grained_emhash8", "update"),
+    "flat_sets_update": _cpp("_fine_grained_emhash8 -> _fine_grained_emhash8_set9 (flat sets in the index): update",
+                             "_fine_grained_emhash8", "_fine_grained_emhash8_set9", "update", section=6),
+    # Flat hash maps are Part 7's step (the series' contents); the figures quoted for it are the emhash8 programs
+    # of Part 8's table, whose maps are emhash8::HashMap instead of bpe_train_updater's.
+    "flat_maps_merge": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): merge (the program's "
+                            "total)", "", "_emhash8", "total"),
+    "flat_maps_max": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): max", "", "_emhash8", "max"),
+    "flat_maps_update": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): update", "", "_emhash8",
+                             "update"),
+    "koschei_merge": Theirs("Koschei, C++ 'unoptimized merge' -> 'optimized merge', TinyStories: merge",
+                            "koschei.cpp_unoptimized_merge.merge", "koschei.cpp_optimized_merge.merge",
+                            "Koschei, the performance comparison table", "merge_phase"),
+    "omp_merge": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total)", "",
+                      "_omp_v7_32", "total"),
+    "omp_update": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: update", "", "_omp_v7_32", "update"),
+    "omp_max": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: max", "", "_omp_v7_32", "max"),
+}
+
+
+@cache
+def article_figures() -> dict:
+    """The articles' figures (docs/articles-figures.json)."""
+    try:
+        return json.loads(FIGURES_FILE.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise BPEError(f"cannot read the articles' figures {FIGURES_FILE}: {e}") from None
+
+
+def their_ratio(name: str) -> dict:
+    """``{"what", "source", "before", "after", "ratio"}`` of one ratio of :data:`THEIRS`."""
+    from bpe.lab.dev.figures import lookup
+
+    theirs, figures = THEIRS[name], article_figures()
+    before, after = lookup(figures, theirs.before), lookup(figures, theirs.after)
+    return {"what": theirs.what, "source": theirs.source, "before": before, "after": after, "ratio": before / after}

@@ -1,29 +1,19 @@
 """``python -m bpe ablation``: v6 without each of its techniques in turn, beside v5 and v6.
 
 v6 (``variants/v6_tuned.py``) re-does v5's algorithm for CPython's speed with several techniques at
-once, each a named section of its file.  Each technique that can be turned off has a row here, a
-small candidate file in this folder that swaps it for the plain alternative and keeps the rest of v6:
+once, each a named section of its file.  Each technique that can be turned off has a row: a small
+candidate file in this folder (``no_lazy_index``, ``no_neighbour_groups``, ``no_floor``, ``no_gc_tuning``,
+``no_fast_counter``; its docstring says what it swaps) that swaps it for the plain alternative and keeps
+the rest of v6.  v5 and v6 are rows too.  The two techniques without a row: words as strings are v6's
+representation (v5, whose words are tuples of bytes, stands for v6 without them), and one token id per
+distinct byte string is a point of correctness, not of speed.
 
-* ``no_lazy_index``: an exact index (a set per pair, each rewritten word removed from the pairs it lost);
-* ``no_neighbour_groups``: every rewritten word diffs its own pairs, none filed by neighbour token;
-* ``no_floor``: every pair in the heap, none waiting in buckets below a floor;
-* ``no_gc_tuning``: the garbage collector left alone (not off for the build, nothing frozen);
-* ``no_fast_counter``: v5's pre-tokenizer under v6's merges.
-
-v5 and v6 are rows too.  The two techniques without a row: words as strings are v6's representation
-(v5, whose words are tuples of bytes, stands for v6 without them), and one token id per distinct byte
-string is a point of correctness, not of speed.
-
-The rows run through the measuring pipeline (:mod:`bpe.lab.measure.plan`): each run in a fresh process
-(:func:`bpe.lab.measure.timed_run.run_once`: the injected stage timer, the peak memory, the merges' digest), the
-rows taking turns (:func:`bpe.lab.measure.plan.measure`: a slow spell of a shared machine hits every row), with
-the machine and commit recorded.  Each row must make v6's merges, on every run: one that does not fails the
-command after its table, and nothing is written.  A row file is an ordinary candidate
-(:mod:`bpe.lab.judge.candidates`), so ``bpe bench --variant bpe/lab/measure/ablation/no_floor.py`` and ``bpe merge-cost
-v6 bpe/lab/measure/ablation/no_floor.py`` run it too.
-
-``docs/v6-ablation.json`` (``make ablation``) holds both regimes, Gutenberg-like text at vocab 10,000
-and web-like text at vocab 32,000; docs/v6.md quotes it.
+The rows run through the measuring pipeline (:func:`bpe.lab.measure.plan.measure`: each run a fresh
+process, the rows taking turns), with the machine and commit recorded.  Each row must make v6's merges,
+on every run: one that does not fails the command after its table, and nothing is written.  A row file is
+an ordinary candidate, so ``bpe bench --variant bpe/lab/measure/ablation/no_floor.py`` and ``bpe merge-cost
+v6 bpe/lab/measure/ablation/no_floor.py`` run it too.  ``docs/v6-ablation.json`` (``make ablation``) holds
+both regimes, Gutenberg-like text at vocab 10,000 and web-like text at vocab 32,000; docs/v6.md quotes it.
 """
 
 from __future__ import annotations
@@ -32,8 +22,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
+from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
-from bpe.lab.measure.spread import ratio_text
+from bpe.lab.judge.candidates import resolve
+from bpe.lab.measure.plan import check_repeat, measure, plan
+from bpe.lab.measure.publish import stamp, write_json_atomic
+from bpe.lab.measure.spread import compare, ratio_text, summarized
+from bpe.training.registry import VARIANTS
+from bpe.training.sizes import parse_count
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
 ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_tuning", "no_fast_counter")
@@ -45,8 +42,6 @@ BASE = "v6"
 
 def row_spec(row: str) -> str:
     """What the bench runs for a row: a rung's name, or the path of the row's file here."""
-    from bpe.training.registry import VARIANTS
-
     return row if row in VARIANTS else str(Path(__file__).with_name(f"{row}.py"))
 
 
@@ -58,9 +53,6 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
     >>> pair_regimes(["a.txt", "b.txt"], ["300"]), pair_regimes(["a.txt", "b.txt"], ["300", "400"])
     ([('a.txt', 300), ('b.txt', 300)], [('a.txt', 300), ('b.txt', 400)])
     """
-    from bpe.data.datasets import default_vocab_size
-    from bpe.training.sizes import parse_count
-
     if not data:
         if vocab_sizes:
             raise BPEError("--vocab-size without --data: name the data set each vocab size is for")
@@ -76,32 +68,42 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
 
 
 def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
-                 workers: int | None = None, limit: str | None = None, json_out: str | None = None,
-                 special_tokens: Sequence[str] | None = None, log=None) -> dict:
+                 workers: int | None = None, limit: str | None = None, json_out: str | None = None, log=None) -> dict:
     """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
-    from bpe.data.datasets import resolve_data
-    from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.judge.candidates import resolve
-    from bpe.lab.measure.plan import check_repeat, plan
-    from bpe.lab.measure.publish import stamp, write_json_atomic
-
     log = log or sys.stdout
     regimes = pair_regimes(data, vocab_sizes)
-    specials = list(SPECIAL_TOKENS if special_tokens is None else special_tokens)
+    specials = list(SPECIAL_TOKENS)
     check_repeat(repeat, json_out)
     # every regime checked now, a missing data set too, before the first run
     plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
              for regime_data, vocab_size in regimes]
     result = {
         **stamp(),
-        "command": command_line(regimes, repeat, workers, limit, json_out),
+        "command": " ".join(["python -m bpe ablation",
+                             *(f"--data {data} --vocab-size {vocab_size}" for data, vocab_size in regimes),
+                             f"--repeat {repeat}", *([f"--workers {workers}"] if workers else []),
+                             *([f"--limit {limit}"] if limit else []), *([f"--json {json_out}"] if json_out else [])]),
         "repeat": repeat, "workers": workers, "limit": limit, "special_tokens": specials,
         "rows": {row: resolve(row_spec(row)).idea for row in ROWS},
         "regimes": {},
     }
-    for regime_data, regime_plan in plans:
-        regime = run_regime(regime_data, regime_plan, repeat, log)
-        result["regimes"][regime["label"]] = regime
+    for regime_data, p in plans:  # every row on one data set at one vocab size, against v6
+        label = data_label(regime_data)
+        runs = measure(label, p, [row_spec(row) for row in ROWS], repeat, log, f"{p.corpus_bytes:,} bytes",
+                       f"{len(ROWS)} rows")
+        base_runs = runs[BASE]
+        base_digest = base_runs[0]["merges_sha256"]
+        rows = {}
+        for row, row_runs in runs.items():
+            digests = {run["merges_sha256"] for run in row_runs}
+            rows[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests),
+                         **summarized(row_runs),
+                         "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
+                                   for figure in ("total", "merge_phase")}}
+        regime = result["regimes"][label] = {
+            "label": label, "data": regime_data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
+            "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
+            "rows": rows}
         print(ablation_table(regime, result["rows"]), file=log, flush=True)
         differ = [row for row, entry in regime["rows"].items() if not entry["identical"]]
         if differ:
@@ -110,39 +112,6 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
     if json_out:
         write_json_atomic(Path(json_out), result, log=log)
     return result
-
-
-def command_line(regimes: list[tuple[str, int]], repeat: int, workers: int | None, limit: str | None,
-                 json_out: str | None) -> str:
-    """The command that makes this result again."""
-    parts = ["python -m bpe ablation"]
-    parts += [f"--data {data} --vocab-size {vocab_size}" for data, vocab_size in regimes]
-    parts += [f"--repeat {repeat}"] + ([f"--workers {workers}"] if workers else [])
-    parts += ([f"--limit {limit}"] if limit else []) + ([f"--json {json_out}"] if json_out else [])
-    return " ".join(parts)
-
-
-def run_regime(data: str, p, repeat: int, log) -> dict:
-    """Every row on one data set at one vocab size (its :class:`~bpe.lab.measure.plan.Plan`): medians, spreads,
-    time against v6, merges checked."""
-    from bpe.data.datasets import data_label, shown_path
-    from bpe.lab.measure.plan import measure
-    from bpe.lab.measure.spread import compare, summarized
-
-    label = data_label(data)
-    runs = measure(label, p, [row_spec(row) for row in ROWS], repeat, log, f"{p.corpus_bytes:,} bytes",
-                   f"{len(ROWS)} rows")
-    base_runs = runs[BASE]
-    base_digest = base_runs[0]["merges_sha256"]
-    rows = {}
-    for row, row_runs in runs.items():
-        digests = {run["merges_sha256"] for run in row_runs}
-        rows[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests), **summarized(row_runs),
-                     "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
-                               for figure in ("total", "merge_phase")}}
-    return {"label": label, "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
-            "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
-            "rows": rows}
 
 
 def _spread(figure: dict) -> str:
