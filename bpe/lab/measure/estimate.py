@@ -1,40 +1,24 @@
 """How long and how much memory a training run will take, estimated before it starts: the cost model
-(``bpe estimate``'s table: :mod:`bpe.lab.measure.estimate_command`).  ``train``,
-``bench``, ``report`` and ``profile`` print it in their header and refuse a run estimated past
-:data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it instead).
+(docs/index.md#which-variants-finish-on-tinystories-and-openwebtext-on-a-laptop says it in prose) and the
+corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print it in their header and refuse
+a run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip
+it instead); ``bpe estimate`` prints it as a table (:mod:`bpe.lab.measure.estimate_command`, which also times
+your own trainer, which has no fitted model, on a prefix).
 
 The model counts what each variant's loops do, one constant per loop fitted on one-worker CPU times
 (:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.
+Every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND` (from v3 on, divided among the
+pool's workers); v1 recounts ``L``, the distinct pre-tokens' total length, after every merge; v2-v4 scan
+the live pairs (:func:`live_pairs`); v5-v8 (and any rung not listed, such as your own ``Merger`` file)
+pop a heap; from v2 on a merge rewrites only its words (:func:`touched_length`).  v7's sharded merges
+(two processes polling each other) are not credited: their CPU time is no measure of their wall time,
+so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams
+the file in chunks, so memory grows with ``L``, not with the file.
 
-* every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
-  that among the workers;
-* the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
-  variant stores), and ``W``, their number; both grow much more slowly than the corpus (Heaps'
-  law), so they are measured on the first 2 MB of the file, at a quarter and at the whole sample, and
-  extrapolated with the exponent those two points give (:mod:`bpe.lab.measure.corpus_shape`);
-* v1 recounts every pair of every word after every merge: ``merges x L``;
-* v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
-  pairs (:func:`live_pairs`), never more than v1's recount;
-* v5-v8 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge
-  (v8's is the Python call around its compiled merge);
-  v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
-  credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
-* every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
-  length (:func:`touched_length`), a few times ``L`` for words of a usual length, up to a share of
-  ``merges x L`` for long ones (a text without whitespace: every merge hits nearly every word);
-* memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
-  streams the file in chunks, so the file's size does not count); a pool adds its workers' (each
-  holds the counts of its share of the text), v7 its shard processes' (the figure is every
-  process's together);
-* where the corpus is longer than its sample, its shape is a range of two: the sample's
-  growth carried on (the high end) and a slower one, for ``bpe estimate``'s
-  ranges (:mod:`bpe.lab.measure.estimate_command`).
-
-Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside
-the figures (``rough: ...``): they may be further off than 2x.
-
-Your own trainer has no fitted model: :mod:`bpe.lab.measure.estimate_probe` times it on a prefix of
-the data and scales that up.
+``L`` and ``W`` (the distinct pre-tokens' number) grow much more slowly than the corpus (Heaps' law):
+they are measured on its first :data:`SAMPLE_BYTES`, at a quarter and at the whole sample, and
+extrapolated with the exponent those two points give (:func:`shape_range`).  Where a text's shape is far
+from what the model was measured on, :func:`rough_reason` says so beside the figures (``rough: ...``).
 """
 
 from __future__ import annotations
@@ -42,9 +26,9 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from bpe.interface import option
-from bpe.lab.measure.corpus_shape import MEAN_WORD_LENGTH, CorpusShape, corpus_shape
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
@@ -69,6 +53,15 @@ WORKER_BYTES_PER_L = 20
 #: v7's shard processes: each holds its words, their counts and its index, this many bytes per unit
 #: of the ``L`` it holds (measured: 185-300 MB for the shard process of 20 MB of web-like text).
 SHARD_BYTES_PER_L = 60
+#: ``L`` and ``W`` are measured on the first this many bytes of a corpus.
+SAMPLE_BYTES = 2_000_000
+#: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
+MEAN_WORD_LENGTH = 8.0
+#: Heaps' exponent of natural text falls as it grows: extrapolated with the exponent its first 2 MB show,
+#: its distinct pre-tokens are an upper bound.  The low end of a range takes the exponent this much lower,
+#: what webtext-synth measured: from its first 2 MB to a gigabyte its distinct pre-tokens grew with
+#: exponent 0.69 where the 2 MB showed 0.79 (their length: 0.73 where they showed 0.83).
+HEAPS_FALL = 0.1
 
 
 @dataclass(frozen=True)
@@ -204,16 +197,97 @@ def rough_reason(variant: str, shape: CorpusShape) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class CorpusShape:
+    """What the cost depends on: the bytes trained on, and the distinct pre-tokens' total length ``L``."""
+
+    bytes: int
+    distinct_length: float
+    distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
+    word_length: float = MEAN_WORD_LENGTH  # their mean length weighted by length, sum(len^2) / L, on the sample
+    growth: float = 1.0  # Heaps' exponent of L: a pool worker holds L x workers^-growth of it
+
+
+def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
+                assume_bytes: int | None = None) -> tuple[CorpusShape, CorpusShape]:
+    """The shape of ``path``'s first ``end`` bytes (or of ``assume_bytes`` that go on like them: ``bpe
+    estimate --size``) at the low and the high end of its growth: each exponent lowered by
+    :data:`HEAPS_FALL`, and as the sample shows it (an upper bound: the exponent falls as a corpus grows).
+    The same shape twice where nothing is extrapolated (the sample is the corpus)."""
+    from bpe.training.pretokenize import check_input_file, count_text
+
+    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
+        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+        end = path.stat().st_size
+    with open(path, "rb") as f:
+        sample = f.read(min(end, SAMPLE_BYTES))
+    cut = sample.rfind(b"\n") if len(sample) < end else -1
+    sample = sample[:cut] if cut > 0 else sample
+    text = sample.decode("utf-8", errors="replace")
+    counts = count_text(text, special_tokens)
+    length, words = sum(map(len, counts)), len(counts)
+    # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
+    word_length = sum(len(token) ** 2 for token in counts) / length if length else MEAN_WORD_LENGTH
+    growth = (1.0, 1.0)  # too little text to measure how L and W grow: assume they grow with the bytes
+    if len(text) >= 4096:
+        quarter = count_text(text[: len(text) // 4], special_tokens)
+        growth = (_growth(length, sum(map(len, quarter))), _growth(words, len(quarter)))
+    target = assume_bytes or end
+    scale = max(1.0, target / max(len(sample), 1))
+
+    def at(fall: float) -> CorpusShape:
+        e_length, e_words = (max(0.3, e - fall) if e < 1.0 and scale > 1.0 else e for e in growth)
+        return CorpusShape(target, length * scale ** e_length, words * scale ** e_words, word_length, e_length)
+
+    return at(HEAPS_FALL), at(0.0)
+
+
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
+                 assume_bytes: int | None = None) -> CorpusShape:
+    """The high end of :func:`shape_range`: what ``train``, ``bench`` and ``report`` are estimated on."""
+    return shape_range(path, special_tokens, end, assume_bytes)[1]
+
+
+def _growth(whole: float, quarter: float) -> float:
+    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1).
+
+    >>> _growth(0, 0)  # no pre-token at all (a file of special tokens only): nothing to grow
+    1.0
+    """
+    if whole <= 0:
+        return 1.0
+    return min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every estimate of one run shares: the data checked, its two shapes, the merges."""
+
+    path: Path
+    special_tokens: list[str]
+    merges: int
+    end: int
+    low: CorpusShape
+    high: CorpusShape
+
+
+def ask(path: str | os.PathLike, vocab_size: int, special_tokens: list[str], workers: int | None = None,
+        limit: str | int | None = None, assume_bytes: int | None = None) -> Question:
+    """Check the file and the settings as ``train_bpe`` checks them, and measure the corpus's shape once."""
+    from bpe.lab.measure.plan import plan
+
+    p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
+    low, high = shape_range(p.path, special_tokens, p.corpus_bytes, assume_bytes)
+    return Question(p.path, special_tokens, p.merges, p.corpus_bytes, low, high)
+
+
 def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
                   workers: int | None = None, limit: str | int | None = None,
                   assume_bytes: int | None = None) -> list[Estimate]:
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
-    given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
-    from bpe.lab.measure.plan import plan
-
-    p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
-    shape = corpus_shape(p.path, special_tokens, p.corpus_bytes, assume_bytes)  # it trusts the end it is given
-    return [estimate_run(v, shape, p.merges, workers) for v in variants]
+    given) at ``vocab_size``, at the high end of the corpus's growth."""
+    q = ask(path, vocab_size, special_tokens, workers, limit, assume_bytes)
+    return [estimate_run(v, q.high, q.merges, workers) for v in variants]
 
 
 def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
