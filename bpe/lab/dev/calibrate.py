@@ -4,9 +4,8 @@ Each point of :data:`POINTS` trains one variant on one corpus at one vocab in a 
 worker and takes its CPU time (children included: on a busy machine it stays close to the run's time
 alone, where wall time does not).  ``docs/estimate-calibration.json`` records it beside
 :func:`bpe.lab.measure.estimate.estimate_run`'s estimate and the corpus's shape, so a test re-estimates every
-point without timing anything.  ``--reestimate`` redoes only the estimates; ``--missing`` times only
-the points not held yet; ``--data NAME`` one corpus's; a corpus not on this machine keeps its points.
-Left out: repeats (the model aims at a factor of 2) and more than one worker.
+point without timing anything; a corpus not on this machine keeps its points.  Left out: repeats (the
+model aims at a factor of 2) and more than one worker.
 """
 
 from __future__ import annotations

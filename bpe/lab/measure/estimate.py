@@ -1,24 +1,17 @@
-"""How long and how much memory a training run will take, estimated before it starts: the cost model
-(docs/index.md#which-variants-finish-on-tinystories-and-openwebtext-on-a-laptop says it in prose) and the
-corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print it in their header and refuse
-a run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip
-it instead); ``bpe estimate`` prints it as a table (:mod:`bpe.lab.measure.estimate_command`, which also times
-your own trainer, which has no fitted model, on a prefix).
+"""How long and how much memory a training run will take, estimated before it starts: the cost model, and the
+corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print it in their header and refuse a
+run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it
+instead); ``bpe estimate`` prints its table (:mod:`bpe.lab.measure.estimate_command`).
 
-The model counts what each variant's loops do, one constant per loop fitted on one-worker CPU times
-(:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.
-Every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND` (from v3 on, divided among the
-pool's workers); v1 recounts ``L``, the distinct pre-tokens' total length, after every merge; v2-v4 scan
-the live pairs (:func:`live_pairs`); v5-v8 (and any rung not listed, such as your own ``Merger`` file)
-pop a heap; from v2 on a merge rewrites only its words (:func:`touched_length`).  v7's sharded merges
-(two processes polling each other) are not credited: their CPU time is no measure of their wall time,
-so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams
-the file in chunks, so memory grows with ``L``, not with the file.
-
-``L`` and ``W`` (the distinct pre-tokens' number) grow much more slowly than the corpus (Heaps' law):
-they are measured on its first :data:`SAMPLE_BYTES`, at a quarter and at the whole sample, and
-extrapolated with the exponent those two points give (:func:`shape_range`).  Where a text's shape is far
-from what the model was measured on, :func:`rough_reason` says so beside the figures (``rough: ...``).
+The model counts what each variant's loops do (docs/index.md says it in prose), one constant per loop
+fitted on one-worker CPU times (:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it
+tells a minute from an hour.  v7's sharded merges (two processes polling each other) are not credited:
+their CPU time is no measure of their wall time, so v7 is estimated as v6, though its memory counts its
+shard processes.  Every pre-tokenizer streams the file in chunks, so memory grows with ``L``, the
+distinct pre-tokens' total length, not with the file.  ``L`` and their number ``W`` grow much more slowly
+than the corpus (Heaps' law): they are measured on a sample and extrapolated (:func:`shape_range`).
+Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside the
+figures (``rough: ...``): they may be further off than 2x.
 """
 
 from __future__ import annotations
@@ -99,7 +92,7 @@ MODELS = {
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
 CACHE_PAIRS = 50_000
 PAIRS_PER_STEP = 30_000
-DEFAULT_MODEL = MODELS["v6"]
+DEFAULT_MODEL = MODELS["v6"]  # a rung not listed, such as your own Merger file: a heap
 
 
 def live_pairs(length: float, words: float, merges: int) -> float:
@@ -119,13 +112,12 @@ def live_pairs(length: float, words: float, merges: int) -> float:
 
 
 def touched_length(length: float, merges: int, word_length: float = MEAN_WORD_LENGTH) -> float:
-    """``T``: the total length of the words the merges rewrite (each merge visits only its words).
+    """``T``: the total length of the words the merges rewrite, each word once per merge that hits it.
 
-    Each word is rewritten once per merge that hits it.  A word of a usual length holds few pairs, so
-    ``T`` is a few times ``L`` and grows with the log of the merges (measured on the same corpora: 4-5 L
-    at 250 merges, 7-9 L at 10,000).  A long word holds nearly every common pair: it is hit by merges in
-    proportion to its length, up to most of them (``word_length``, the words' mean length weighted by
-    length, as the long ones weigh in ``T``).  Words of 1,000 bytes at 743 merges: about 230 L, not 5 L.
+    A word of a usual length holds few pairs, so ``T`` is a few times ``L`` and grows with the log of the
+    merges (measured on the same corpora: 4-5 L at 250 merges, 7-9 L at 10,000).  A long word holds nearly
+    every common pair: merges hit it in proportion to its length, up to most of them (``word_length``, the
+    words' mean length weighted by length, as the long ones weigh in ``T``).
 
     >>> round(touched_length(1.0, 743)), round(touched_length(1.0, 743, word_length=1000.0))
     (5, 300)
@@ -211,9 +203,9 @@ class CorpusShape:
 def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
                 assume_bytes: int | None = None) -> tuple[CorpusShape, CorpusShape]:
     """The shape of ``path``'s first ``end`` bytes (or of ``assume_bytes`` that go on like them: ``bpe
-    estimate --size``) at the low and the high end of its growth: each exponent lowered by
-    :data:`HEAPS_FALL`, and as the sample shows it (an upper bound: the exponent falls as a corpus grows).
-    The same shape twice where nothing is extrapolated (the sample is the corpus)."""
+    estimate --size``): ``L`` and ``W`` measured on the first :data:`SAMPLE_BYTES` and on its first quarter,
+    extrapolated with the exponent those two points give, lowered by :data:`HEAPS_FALL` (the low end) and as
+    the sample shows it (the high end, an upper bound).  The same shape twice where the sample is the corpus."""
     from bpe.training.pretokenize import check_input_file, count_text
 
     if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
@@ -242,10 +234,9 @@ def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
     return at(HEAPS_FALL), at(0.0)
 
 
-def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
-                 assume_bytes: int | None = None) -> CorpusShape:
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
     """The high end of :func:`shape_range`: what ``train``, ``bench`` and ``report`` are estimated on."""
-    return shape_range(path, special_tokens, end, assume_bytes)[1]
+    return shape_range(path, special_tokens, end)[1]
 
 
 def _growth(whole: float, quarter: float) -> float:
@@ -264,7 +255,6 @@ class Question:
     """What every estimate of one run shares: the data checked, its two shapes, the merges."""
 
     path: Path
-    special_tokens: list[str]
     merges: int
     end: int
     low: CorpusShape
@@ -278,15 +268,14 @@ def ask(path: str | os.PathLike, vocab_size: int, special_tokens: list[str], wor
 
     p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
     low, high = shape_range(p.path, special_tokens, p.corpus_bytes, assume_bytes)
-    return Question(p.path, special_tokens, p.merges, p.corpus_bytes, low, high)
+    return Question(p.path, p.merges, p.corpus_bytes, low, high)
 
 
 def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
-                  workers: int | None = None, limit: str | int | None = None,
-                  assume_bytes: int | None = None) -> list[Estimate]:
+                  workers: int | None = None, limit: str | int | None = None) -> list[Estimate]:
     """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
     given) at ``vocab_size``, at the high end of the corpus's growth."""
-    q = ask(path, vocab_size, special_tokens, workers, limit, assume_bytes)
+    q = ask(path, vocab_size, special_tokens, workers, limit)
     return [estimate_run(v, q.high, q.merges, workers) for v in variants]
 
 
@@ -302,10 +291,9 @@ def check_affordable(estimates: list[Estimate], what: str, force: bool = False) 
 
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
     """The error for runs estimated past ``limit``: what, how long, and the two ways on."""
-    runs = ", ".join(e.describe() for e in slow)
     from bpe.training.registry import best_variant
 
-    fast = best_variant()
+    runs, fast = ", ".join(e.describe() for e in slow), best_variant()
     return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass {option('--force')} to run it "
             f"anyway, or try a smaller {option('--vocab-size', 'N')}, {option('--limit', '100MB')}, or a faster "
             f"variant ({fast}, the default, or v5, v6)")

@@ -1,15 +1,10 @@
-"""``bpe estimate``: each candidate's time and memory on some data before a run, as a range where the corpus
-is extrapolated, and which rung and worker count fit a memory budget (``--memory 64GB``); and every
-candidate's estimate as ``bench`` and ``report`` take it (:func:`estimate_candidates`): a rung's from the
-cost model (:mod:`bpe.lab.measure.estimate`), your own trainer's from a probe.
+"""``bpe estimate``: each candidate's time and memory before a run, and which rung and worker count fit a
+memory budget; and every candidate's estimate as ``bench`` and ``report`` take it (:func:`estimate_candidates`).
 
-What the model is asked about: the data at hand, its own first 2 MB extrapolated to its size (or to
-``--size``); or a data set that is not downloaded (``owt``, ``tinystories``): the first 2 MB of its
-generated stand-in (every size of a generator starts with the same 2 MB) at the download's size, said as
-such in the header.  This is the one answer about OpenWebText offline, the one the pages quote
-(docs/estimates-owt.json).  Where the corpus is longer than its sample, how fast its distinct pre-tokens
-keep growing cannot be known from the sample: each figure is a range
-(:func:`~bpe.lab.measure.estimate.shape_range`).
+The data it asks the cost model (:mod:`bpe.lab.measure.estimate`) about is the data at hand, extrapolated
+from its first 2 MB; or, for a data set that is not downloaded (``owt``, ``tinystories``), the first 2 MB of
+its generated stand-in at the download's size, said as such in the header: the one answer about
+OpenWebText offline, the one the pages quote (docs/estimates-owt.json).
 
 Your own trainer has no fitted model: it is timed on a prefix of the data (:func:`probe_candidate`) and
 scaled up (:func:`estimate_from_probe`), the per-merge part with ``L`` as v1's recount does: the slowest
@@ -83,12 +78,10 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
         return None
     last, stages = runs[-1], runs[-1]["stages"]
     if stages is None:  # a function: the run without merges is the fixed part
-        fixed = runs[0]["total"]
-        per_merge = max(0.0, last["total"] - fixed) / max(1, last["merges"])
+        fixed, merging = runs[0]["total"], max(0.0, last["total"] - runs[0]["total"])
     else:
-        fixed = stages["pretokenize"] + stages["pair_count"]
-        per_merge = (stages["select"] + stages["update"]) / max(1, last["merges"])
-    return Probe(cut, corpus_shape(prefix, special_tokens).distinct_length, fixed, per_merge,
+        fixed, merging = stages["pretokenize"] + stages["pair_count"], stages["select"] + stages["update"]
+    return Probe(cut, corpus_shape(prefix, special_tokens).distinct_length, fixed, merging / max(1, last["merges"]),
                  last["peak_rss"]["self"])
 
 
@@ -127,33 +120,23 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
     return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
 
 
-@dataclass(frozen=True)
-class Source:
-    """The file the estimate measures, the size it assumes, and how the header names them."""
-
-    path: Path
-    assumed: int | None  # bytes to extrapolate to (None: the file's own size, or its --limit)
-    label: str
-
-
-def estimate_source(data: str | None, size: str | None) -> Source:
-    """The data at hand, or the stand-in of a data set that is not downloaded (see the module's text)."""
+def estimate_source(data: str | None, size: str | None) -> tuple[Path, int | None, str]:
+    """The file the estimate measures, the size it assumes (None: the file's own, or its ``--limit``) and how
+    the header names them: the data at hand, or the stand-in of a data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, data_label, resolve_data
 
     dataset = DATASETS.get(str(data)) if data is not None else None
     assumed = parse_size(size) if size else None
-    if dataset is not None and dataset.full_size and not dataset.path.exists() and dataset.stand_in:
-        stand_in = DATASETS[dataset.stand_in]
-        if stand_in.generated:
-            path = _stand_in_sample(stand_in.name)
-            what = format_size(assumed or dataset.full_size)
-            return Source(path, assumed or dataset.full_size,
-                          f"{dataset.name} (not downloaded: {what} shaped like its stand-in {stand_in.name}, "
-                          f"from its first {format_size(SAMPLE_BYTES)})")
+    stand_in = DATASETS[dataset.stand_in] if dataset is not None and dataset.stand_in else None
+    if stand_in is not None and stand_in.generated and dataset.full_size and not dataset.path.exists():
+        assumed = assumed or dataset.full_size
+        return _stand_in_sample(stand_in.name), assumed, (f"{dataset.name} (not downloaded: {format_size(assumed)} "
+                                                          f"shaped like its stand-in {stand_in.name}, from its "
+                                                          f"first {format_size(SAMPLE_BYTES)})")
     path = resolve_data(data)
     label = (f"{format_size(assumed)} of text like {data_label(data)}" if assumed else
              f"{data_label(data)} ({path.stat().st_size:,} bytes)")
-    return Source(path, assumed, label)
+    return path, assumed, label
 
 
 def _stand_in_sample(name: str) -> Path:
@@ -253,24 +236,23 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
                  workers: int | None = None, limit: str | None = None, size: str | None = None,
                  json_out: str | None = None, memory: str | None = None, out=None) -> list[Estimate]:
     """``bpe estimate``: print each candidate's estimate (``variants``, a ``--variant`` comma list; default every
-    rung) at both ends of its range, mark the runs that would need ``--force``, and with ``memory`` (``--memory
-    64GB``) say which fit and with how many workers; return the high ends.  ``size`` (``--size 2.1GB``) asks
-    about a bigger corpus that goes on like the data; ``--json`` writes the model's figures, not a timing:
-    the same code and data give the same file anywhere."""
+    rung), as a range where ``size`` (``--size 2.1GB``) or the data's own size goes past the sample, and with
+    ``memory`` (``--memory 64GB``) which fit and with how many workers; return the high ends.  ``--json``
+    writes the model's figures, not a timing: the same code and data give the same file anywhere."""
     from bpe.lab.judge.candidates import parse_variants
 
     out = out or sys.stdout
     budget = parse_size(memory) if memory is not None else None
-    source = estimate_source(data, size)
+    path, assumed, label = estimate_source(data, size)
     candidates = parse_variants(variants or "all")
-    q = ask(source.path, vocab_size, special_tokens, workers, limit, source.assumed)
+    q = ask(path, vocab_size, special_tokens, workers, limit, assumed)
     by_label = {c.label: ranged(q, c.spec, workers) for c in candidates if c.is_variant}
     own = [c for c in candidates if not c.is_variant]
     if own:  # your own trainer: timed on a prefix of the data, then scaled (one figure: the high end)
         found = estimate_candidates(own, q.path, special_tokens, q.high, q.merges, workers, q.end, log=sys.stderr)
         by_label.update({label: Ranged(e, e) for label, e in found.items()})
     ranges = [by_label[c.label] for c in candidates]
-    print(f"cost estimate: {source.label}, vocab {vocab_size:,}, special {special_tokens}, "
+    print(f"cost estimate: {label}, vocab {vocab_size:,}, special {special_tokens}, "
           f"workers {workers or os.cpu_count()}", file=out)
     print(f"{'variant':<10}{'time':>16}{'peak memory':>22}", file=out)
     for r in ranges:
@@ -289,7 +271,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     if json_out:
         from bpe.lab.measure.publish import check_json_path, write_json_atomic
 
-        record = {"corpus": source.label, "vocab_size": vocab_size, "workers": workers,
+        record = {"corpus": label, "vocab_size": vocab_size, "workers": workers,
                   "variants": {r.variant: estimate_record(r) for r in ranges}}
         if budget is not None:
             record["memory_budget"] = {"bytes": budget, "fits": {v: {"verdict": f, "workers": w, "says": fit_words(f, w)}

@@ -50,11 +50,11 @@ def test_a_scan_never_costs_more_than_a_recount(shape):
 def test_the_web_report_runs_v2_to_v5_at_a_reduced_vocab(tmp_path, monkeypatch):
     # webtext-synth-20MB's shape is its first 2 MB extrapolated, so the 2 MB file stands in for it
     from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.estimate import corpus_shape
+    from bpe.lab.measure.estimate import shape_range
     from bpe.lab.measure.report import plan
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    shape = corpus_shape(resolve_data("webtext-synth-2MB"), ["<|endoftext|>"], assume_bytes=20_004_892)
+    shape = shape_range(resolve_data("webtext-synth-2MB"), ["<|endoftext|>"], assume_bytes=20_004_892)[1]
     ladder = [f"v{i}" for i in range(1, 8)]
     tables, _ = plan(lambda v, vocab: estimate_run(v, shape, vocab - 257, 2).seconds, [32_000, 2_000, 300], ladder)
     reduced = {v for vocab, names in tables if vocab < 32_000 for v in names}
