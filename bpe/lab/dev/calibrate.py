@@ -66,7 +66,6 @@ def with_estimate(point: dict) -> dict:
 
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
-    from bpe.data.datasets import resolve_data
     from bpe.lab.measure.estimate import corpus_shape
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
@@ -74,19 +73,21 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
     points, shapes = {}, {}
     for key in POINTS:
         data, variant, vocab = key
-        if reestimate or (only and data not in only) or (missing and key in old) or not _available(data):
+        path = None if reestimate or (only and data not in only) or (missing and key in old) else _path(data)
+        if path is None:
             if key in old:
                 points[key] = with_estimate(old[key])
             continue
         if data not in shapes:
-            s = corpus_shape(resolve_data(data), SPECIAL_TOKENS)
+            s = corpus_shape(path, SPECIAL_TOKENS)
             shapes[data] = {"bytes": s.bytes, "distinct_length": s.distinct_length, "distinct_words": s.distinct_words}
         p = points[key] = with_estimate({"data": data, "variant": variant, "vocab": vocab,
                                          "merges": vocab - 256 - len(SPECIAL_TOKENS), "shape": shapes[data],
                                          "measured": round(time_run(data, variant, vocab), 3)})
         print(f"{data} {variant} vocab {vocab:,}: measured {p['measured']:.1f} s CPU, "
               f"estimated {p['estimated']:.1f} s, ratio {p['ratio']:.2f}", file=log, flush=True)
-        _write(out, [*points.values(), *(p for k, p in old.items() if k not in points)])  # an interruption keeps it
+        # written after every point: an interrupted calibration keeps what it measured
+        _write(out, [*points.values(), *(p for k, p in old.items() if k not in points)])
     points = list(points.values())
     _write(out, points)
     worst = max(points, key=lambda p: max(p["ratio"], 1 / p["ratio"]))
@@ -103,14 +104,14 @@ def _write(out: Path, points: list[dict]) -> None:
                             "points": points})
 
 
-def _available(data: str) -> bool:
+def _path(data: str) -> Path | None:
+    """The corpus's file, or None where it is not on this machine (its stored points are kept)."""
     from bpe.data.datasets import resolve_data
 
     try:
-        resolve_data(data)
+        return resolve_data(data)
     except BPEError:
-        return False
-    return True
+        return None
 
 
 def main(argv=None) -> int:

@@ -250,7 +250,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     own = [c for c in candidates if not c.is_variant]
     if own:  # your own trainer: timed on a prefix of the data, then scaled (one figure: the high end)
         found = estimate_candidates(own, q.path, special_tokens, q.high, q.merges, workers, q.end, log=sys.stderr)
-        by_label.update({label: Ranged(e, e) for label, e in found.items()})
+        by_label.update({name: Ranged(e, e) for name, e in found.items()})
     ranges = [by_label[c.label] for c in candidates]
     print(f"cost estimate: {label}, vocab {vocab_size:,}, special {special_tokens}, "
           f"workers {workers or os.cpu_count()}", file=out)
