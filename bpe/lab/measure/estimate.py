@@ -3,15 +3,15 @@ corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print
 run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it
 instead); ``bpe estimate`` prints its table (:mod:`bpe.lab.measure.estimate_command`).
 
-The model counts what each variant's loops do (docs/index.md says it in prose), one constant per loop
-fitted on one-worker CPU times (:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it
-tells a minute from an hour.  v7's sharded merges (two processes polling each other) are not credited:
-their CPU time is no measure of their wall time, so v7 is estimated as v6, though its memory counts its
-shard processes.  Every pre-tokenizer streams the file in chunks, so memory grows with ``L``, the
-distinct pre-tokens' total length, not with the file.  ``L`` and their number ``W`` grow much more slowly
-than the corpus (Heaps' law): they are measured on a sample and extrapolated (:func:`shape_range`).
-Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside the
-figures (``rough: ...``): they may be further off than 2x.
+The model counts what each variant's loops do (v1 recounts, v2-v4 scan the live pairs, v5-v8 pop a heap:
+:class:`CostModel`; docs/index.md says it in prose), one constant per loop fitted on one-worker CPU times
+(:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.  v7's
+sharded merges (two processes polling each other) are not credited: their CPU time is no measure of their wall
+time, so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams the
+file in chunks, so memory grows with ``L``, the distinct pre-tokens' total length, not with the file.  ``L``
+and their number ``W`` grow much more slowly than the corpus (Heaps' law): they are measured on a sample and
+extrapolated (:func:`shape_range`).  Where a text's shape is far from what the model was measured on,
+:func:`rough_reason` says so beside the figures (``rough: ...``): they may be further off than 2x.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
+#: Every variant pre-tokenizes about this fast in one process; from v3 on the pool's workers share it.
 SERIAL_BYTES_PER_SECOND = 12e6
+#: A process before it holds any pre-token: Python and the trainer imported.
 BASE_MEMORY = 35e6
 #: Starting Python and importing the trainer, in every run.
 STARTUP_SECONDS = 0.3
