@@ -4,9 +4,8 @@ Each point of :data:`POINTS` trains one variant on one corpus at one vocab in a 
 worker and takes its CPU time (children included: on a busy machine it stays close to the run's time
 alone, where wall time does not).  ``docs/estimate-calibration.json`` records it beside
 :func:`bpe.lab.measure.estimate.estimate_run`'s estimate and the corpus's shape, so a test re-estimates every
-point without timing anything.  ``--reestimate`` redoes only the estimates; ``--missing`` times only
-the points not held yet; ``--data NAME`` one corpus's; a corpus not on this machine keeps its points.
-Left out: repeats (the model aims at a factor of 2) and more than one worker.
+point without timing anything; a corpus not on this machine keeps its points.  Left out: repeats (the
+model aims at a factor of 2) and more than one worker.
 """
 
 from __future__ import annotations
@@ -24,13 +23,12 @@ from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 
 DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
-GUTENBERG_BOOKS = "gutenberg-books"
 
 #: (data, variant, vocab size): each run a few seconds to a minute on one core.
 POINTS = [(data, variant, vocab) for data, runs in {
     "gutenberg-sample": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 2000),
                          ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
-    GUTENBERG_BOOKS: [("v4", 2000), ("v6", 10000), ("v8", 10000)],
+    "gutenberg-books": [("v4", 2000), ("v6", 10000), ("v8", 10000)],
     "tinystories-synth-10MB": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 10000),
                                ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
     "tinystories-synth-50MB": [("v2", 10000)],
@@ -43,12 +41,9 @@ POINTS = [(data, variant, vocab) for data, runs in {
 
 def estimate_point(point: dict) -> float:
     """The current model's seconds for a stored point (one worker, the stored shape)."""
-    from bpe.lab.measure.corpus_shape import CorpusShape
-    from bpe.lab.measure.estimate import estimate_run
+    from bpe.lab.measure.estimate import CorpusShape, estimate_run
 
-    shape = CorpusShape(point["shape"]["bytes"], point["shape"]["distinct_length"], True,
-                        point["shape"]["distinct_words"])
-    return estimate_run(point["variant"], shape, point["merges"], workers=1).seconds
+    return estimate_run(point["variant"], CorpusShape(**point["shape"]), point["merges"], workers=1).seconds
 
 
 def time_run(data: str, variant: str, vocab: int) -> float:
@@ -71,30 +66,29 @@ def with_estimate(point: dict) -> dict:
 
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
-    from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.corpus_shape import corpus_shape
+    from bpe.lab.measure.estimate import corpus_shape
 
     stored = json.loads(out.read_text())["points"] if out.exists() else []
-    key = lambda p: (p["data"], p["variant"], p["vocab"])  # noqa: E731
-    old = {key(p): p for p in stored}
-    specials = list(SPECIAL_TOKENS)
-    points, shapes = [], {}
-    for data, variant, vocab in POINTS:
-        if (reestimate or (only and data not in only) or (missing and (data, variant, vocab) in old)
-                or not _available(data, resolve_data)):
-            if (data, variant, vocab) in old:
-                points.append(with_estimate(old[(data, variant, vocab)]))
+    old = {(p["data"], p["variant"], p["vocab"]): p for p in stored}
+    points, shapes = {}, {}
+    for key in POINTS:
+        data, variant, vocab = key
+        path = None if reestimate or (only and data not in only) or (missing and key in old) else _path(data)
+        if path is None:
+            if key in old:
+                points[key] = with_estimate(old[key])
             continue
         if data not in shapes:
-            s = corpus_shape(resolve_data(data), specials)
+            s = corpus_shape(path, SPECIAL_TOKENS)
             shapes[data] = {"bytes": s.bytes, "distinct_length": s.distinct_length, "distinct_words": s.distinct_words}
-        point = {"data": data, "variant": variant, "vocab": vocab, "merges": vocab - 256 - len(specials),
-                 "shape": shapes[data], "measured": round(time_run(data, variant, vocab), 3)}
-        points.append(with_estimate(point))
-        p = points[-1]
+        p = points[key] = with_estimate({"data": data, "variant": variant, "vocab": vocab,
+                                         "merges": vocab - 256 - len(SPECIAL_TOKENS), "shape": shapes[data],
+                                         "measured": round(time_run(data, variant, vocab), 3)})
         print(f"{data} {variant} vocab {vocab:,}: measured {p['measured']:.1f} s CPU, "
               f"estimated {p['estimated']:.1f} s, ratio {p['ratio']:.2f}", file=log, flush=True)
-        _write(out, points + [p for k, p in old.items() if k not in {key(q) for q in points}])
+        # written after every point: an interrupted calibration keeps what it measured
+        _write(out, [*points.values(), *(p for k, p in old.items() if k not in points)])
+    points = list(points.values())
     _write(out, points)
     worst = max(points, key=lambda p: max(p["ratio"], 1 / p["ratio"]))
     print(f"wrote {out}: {len(points)} points, ratios {min(p['ratio'] for p in points):.2f}-"
@@ -103,7 +97,6 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
 
 
 def _write(out: Path, points: list[dict]) -> None:
-    """After every point, so an interrupted calibration keeps what it measured."""
     from bpe.lab.measure.publish import write_json_atomic
 
     write_json_atomic(out, {"about": "CPU seconds of one-worker training runs (measured) beside the cost model "
@@ -111,12 +104,14 @@ def _write(out: Path, points: list[dict]) -> None:
                             "points": points})
 
 
-def _available(data: str, resolve_data) -> bool:
+def _path(data: str) -> Path | None:
+    """The corpus's file, or None where it is not on this machine (its stored points are kept)."""
+    from bpe.data.datasets import resolve_data
+
     try:
-        resolve_data(data)
+        return resolve_data(data)
     except BPEError:
-        return False
-    return True
+        return None
 
 
 def main(argv=None) -> int:

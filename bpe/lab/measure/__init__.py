@@ -11,8 +11,7 @@
   ``ablation`` (a package): v6 without each of its techniques in turn;
 * ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
-* ``estimate``: a run's time and memory before it starts (the cost model); ``corpus_shape``: what it takes of
-  the data, measured on a sample and extrapolated; ``estimate_probe``: your own trainer timed on a prefix, and
-  every candidate's estimate; ``estimate_command``: ``bpe estimate`` (ranges, a data set not downloaded,
-  ``--memory``).
+* ``estimate``: a run's time and memory before it starts (the cost model, and what it takes of the data,
+  measured on a sample and extrapolated); ``estimate_command``: ``bpe estimate`` (ranges, a data set not
+  downloaded, ``--memory``), and every candidate's estimate (your own trainer timed on a prefix).
 """

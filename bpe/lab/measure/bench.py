@@ -28,9 +28,8 @@ from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.judge.candidates import Candidate, parse_variants
 from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
-from bpe.lab.measure.corpus_shape import corpus_shape
-from bpe.lab.measure.estimate import LONG_RUN_SECONDS, format_duration, refusal
-from bpe.lab.measure.estimate_probe import estimate_candidates
+from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
+from bpe.lab.measure.estimate_command import estimate_candidates
 from bpe.lab.measure.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import check_repeat, in_turns, plan

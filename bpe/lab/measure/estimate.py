@@ -1,40 +1,17 @@
-"""How long and how much memory a training run will take, estimated before it starts: the cost model
-(``bpe estimate``'s table: :mod:`bpe.lab.measure.estimate_command`).  ``train``,
-``bench``, ``report`` and ``profile`` print it in their header and refuse a run estimated past
-:data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it instead).
+"""How long and how much memory a training run will take, estimated before it starts: the cost model, and the
+corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print it in their header and refuse a
+run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it
+instead); ``bpe estimate`` prints its table (:mod:`bpe.lab.measure.estimate_command`).
 
-The model counts what each variant's loops do, one constant per loop fitted on one-worker CPU times
-(:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.
-
-* every variant pre-tokenizes at about :data:`SERIAL_BYTES_PER_SECOND`; from v3 on the pool divides
-  that among the workers;
-* the merge phase depends on ``L``, the total length of the *distinct* pre-tokens (the words a
-  variant stores), and ``W``, their number; both grow much more slowly than the corpus (Heaps'
-  law), so they are measured on the first 2 MB of the file, at a quarter and at the whole sample, and
-  extrapolated with the exponent those two points give (:mod:`bpe.lab.measure.corpus_shape`);
-* v1 recounts every pair of every word after every merge: ``merges x L``;
-* v2-v4 scan every live pair with ``max()`` once per merge: ``merges x`` the mean number of live
-  pairs (:func:`live_pairs`), never more than v1's recount;
-* v5-v8 (and any rung not listed, such as your own ``Merger`` file) pop a heap: a small cost per merge
-  (v8's is the Python call around its compiled merge);
-  v7 with one worker is v6, and its sharded merges (two processes polling each other) are not
-  credited: their CPU time is no measure of their wall time, so v7 is estimated as v6;
-* every variant from v2 on rewrites only the words a merge hits: a cost per unit of their total
-  length (:func:`touched_length`), a few times ``L`` for words of a usual length, up to a share of
-  ``merges x L`` for long ones (a text without whitespace: every merge hits nearly every word);
-* memory: a base, and bytes per unit of ``L`` for the variant's structures (every pre-tokenizer
-  streams the file in chunks, so the file's size does not count); a pool adds its workers' (each
-  holds the counts of its share of the text), v7 its shard processes' (the figure is every
-  process's together);
-* where the corpus is longer than its sample, its shape is a range of two: the sample's
-  growth carried on (the high end) and a slower one, for ``bpe estimate``'s
-  ranges (:mod:`bpe.lab.measure.estimate_command`).
-
-Where a text's shape is far from what the model was measured on, :func:`rough_reason` says so beside
-the figures (``rough: ...``): they may be further off than 2x.
-
-Your own trainer has no fitted model: :mod:`bpe.lab.measure.estimate_probe` times it on a prefix of
-the data and scales that up.
+The model counts what each variant's loops do (v1 recounts, v2-v4 scan the live pairs, v5-v8 pop a heap:
+:class:`CostModel`; docs/index.md says it in prose), one constant per loop fitted on one-worker CPU times
+(:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.  v7's
+sharded merges (two processes polling each other) are not credited: their CPU time is no measure of their wall
+time, so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams the
+file in chunks, so memory grows with ``L``, the distinct pre-tokens' total length, not with the file.  ``L``
+and their number ``W`` grow much more slowly than the corpus (Heaps' law): they are measured on a sample and
+extrapolated (:func:`shape_range`).  Where a text's shape is far from what the model was measured on,
+:func:`rough_reason` says so beside the figures (``rough: ...``): they may be further off than 2x.
 """
 
 from __future__ import annotations
@@ -42,15 +19,17 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from bpe.interface import option
-from bpe.lab.measure.corpus_shape import MEAN_WORD_LENGTH, CorpusShape, corpus_shape
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
+#: Every variant pre-tokenizes about this fast in one process; from v3 on the pool's workers share it.
 SERIAL_BYTES_PER_SECOND = 12e6
+#: A process before it holds any pre-token: Python and the trainer imported.
 BASE_MEMORY = 35e6
 #: Starting Python and importing the trainer, in every run.
 STARTUP_SECONDS = 0.3
@@ -69,6 +48,15 @@ WORKER_BYTES_PER_L = 20
 #: v7's shard processes: each holds its words, their counts and its index, this many bytes per unit
 #: of the ``L`` it holds (measured: 185-300 MB for the shard process of 20 MB of web-like text).
 SHARD_BYTES_PER_L = 60
+#: ``L`` and ``W`` are measured on the first this many bytes of a corpus.
+SAMPLE_BYTES = 2_000_000
+#: Mean length of a distinct pre-token, for a shape that gives ``L`` without ``W``.
+MEAN_WORD_LENGTH = 8.0
+#: Heaps' exponent of natural text falls as it grows: extrapolated with the exponent its first 2 MB show,
+#: its distinct pre-tokens are an upper bound.  The low end of a range takes the exponent this much lower,
+#: what webtext-synth measured: from its first 2 MB to a gigabyte its distinct pre-tokens grew with
+#: exponent 0.69 where the 2 MB showed 0.79 (their length: 0.73 where they showed 0.83).
+HEAPS_FALL = 0.1
 
 
 @dataclass(frozen=True)
@@ -106,7 +94,7 @@ MODELS = {
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
 CACHE_PAIRS = 50_000
 PAIRS_PER_STEP = 30_000
-DEFAULT_MODEL = MODELS["v6"]
+DEFAULT_MODEL = MODELS["v6"]  # a rung not listed, such as your own Merger file: a heap
 
 
 def live_pairs(length: float, words: float, merges: int) -> float:
@@ -126,13 +114,12 @@ def live_pairs(length: float, words: float, merges: int) -> float:
 
 
 def touched_length(length: float, merges: int, word_length: float = MEAN_WORD_LENGTH) -> float:
-    """``T``: the total length of the words the merges rewrite (each merge visits only its words).
+    """``T``: the total length of the words the merges rewrite, each word once per merge that hits it.
 
-    Each word is rewritten once per merge that hits it.  A word of a usual length holds few pairs, so
-    ``T`` is a few times ``L`` and grows with the log of the merges (measured on the same corpora: 4-5 L
-    at 250 merges, 7-9 L at 10,000).  A long word holds nearly every common pair: it is hit by merges in
-    proportion to its length, up to most of them (``word_length``, the words' mean length weighted by
-    length, as the long ones weigh in ``T``).  Words of 1,000 bytes at 743 merges: about 230 L, not 5 L.
+    A word of a usual length holds few pairs, so ``T`` is a few times ``L`` and grows with the log of the
+    merges (measured on the same corpora: 4-5 L at 250 merges, 7-9 L at 10,000).  A long word holds nearly
+    every common pair: merges hit it in proportion to its length, up to most of them (``word_length``, the
+    words' mean length weighted by length, as the long ones weigh in ``T``).
 
     >>> round(touched_length(1.0, 743)), round(touched_length(1.0, 743, word_length=1000.0))
     (5, 300)
@@ -204,16 +191,94 @@ def rough_reason(variant: str, shape: CorpusShape) -> str:
     return ""
 
 
-def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
-                  workers: int | None = None, limit: str | int | None = None,
-                  assume_bytes: int | None = None) -> list[Estimate]:
-    """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
-    given) at ``vocab_size``; the file and the settings are checked as ``train_bpe`` checks them."""
+@dataclass(frozen=True)
+class CorpusShape:
+    """What the cost depends on: the bytes trained on, and the distinct pre-tokens' total length ``L``."""
+
+    bytes: int
+    distinct_length: float
+    distinct_words: float = 0.0  # W, the number of distinct pre-tokens (0: unknown, taken from L)
+    word_length: float = MEAN_WORD_LENGTH  # their mean length weighted by length, sum(len^2) / L, on the sample
+    growth: float = 1.0  # Heaps' exponent of L: a pool worker holds L x workers^-growth of it
+
+
+def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
+                assume_bytes: int | None = None) -> tuple[CorpusShape, CorpusShape]:
+    """The shape of ``path``'s first ``end`` bytes (or of ``assume_bytes`` that go on like them: ``bpe
+    estimate --size``): ``L`` and ``W`` measured on the first :data:`SAMPLE_BYTES` and on its first quarter,
+    extrapolated with the exponent those two points give, lowered by :data:`HEAPS_FALL` (the low end) and as
+    the sample shows it (the high end, an upper bound).  The same shape twice where the sample is the corpus."""
+    from bpe.training.pretokenize import check_input_file, count_text
+
+    if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
+        path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
+        end = path.stat().st_size
+    with open(path, "rb") as f:
+        sample = f.read(min(end, SAMPLE_BYTES))
+    cut = sample.rfind(b"\n") if len(sample) < end else -1
+    sample = sample[:cut] if cut > 0 else sample
+    text = sample.decode("utf-8", errors="replace")
+    counts = count_text(text, special_tokens)
+    length, words = sum(map(len, counts)), len(counts)
+    # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
+    word_length = sum(len(token) ** 2 for token in counts) / length if length else MEAN_WORD_LENGTH
+    growth = (1.0, 1.0)  # too little text to measure how L and W grow: assume they grow with the bytes
+    if len(text) >= 4096:
+        quarter = count_text(text[: len(text) // 4], special_tokens)
+        growth = (_growth(length, sum(map(len, quarter))), _growth(words, len(quarter)))
+    target = assume_bytes or end
+    scale = max(1.0, target / max(len(sample), 1))
+
+    def at(fall: float) -> CorpusShape:
+        e_length, e_words = (max(0.3, e - fall) if e < 1.0 and scale > 1.0 else e for e in growth)
+        return CorpusShape(target, length * scale ** e_length, words * scale ** e_words, word_length, e_length)
+
+    return at(HEAPS_FALL), at(0.0)
+
+
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
+    """The high end of :func:`shape_range`: what ``train``, ``bench`` and ``report`` are estimated on."""
+    return shape_range(path, special_tokens, end)[1]
+
+
+def _growth(whole: float, quarter: float) -> float:
+    """Heaps' exponent from a count at a quarter of the sample and at all of it (kept in 0.3-1).
+
+    >>> _growth(0, 0)  # no pre-token at all (a file of special tokens only): nothing to grow
+    1.0
+    """
+    if whole <= 0:
+        return 1.0
+    return min(1.0, max(0.3, math.log(whole / max(quarter, 1)) / math.log(4)))
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every estimate of one run shares: the data checked, its two shapes, the merges."""
+
+    path: Path
+    merges: int
+    end: int
+    low: CorpusShape
+    high: CorpusShape
+
+
+def ask(path: str | os.PathLike, vocab_size: int, special_tokens: list[str], workers: int | None = None,
+        limit: str | int | None = None, assume_bytes: int | None = None) -> Question:
+    """Check the file and the settings as ``train_bpe`` checks them, and measure the corpus's shape once."""
     from bpe.lab.measure.plan import plan
 
     p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
-    shape = corpus_shape(p.path, special_tokens, p.corpus_bytes, assume_bytes)  # it trusts the end it is given
-    return [estimate_run(v, shape, p.merges, workers) for v in variants]
+    low, high = shape_range(p.path, special_tokens, p.corpus_bytes, assume_bytes)
+    return Question(p.path, p.merges, p.corpus_bytes, low, high)
+
+
+def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int, special_tokens: list[str],
+                  workers: int | None = None, limit: str | int | None = None) -> list[Estimate]:
+    """Each variant's estimate for training on ``path`` (its first ``limit`` bytes, such as ``50MB``, when
+    given) at ``vocab_size``, at the high end of the corpus's growth."""
+    q = ask(path, vocab_size, special_tokens, workers, limit)
+    return [estimate_run(v, q.high, q.merges, workers) for v in variants]
 
 
 def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
@@ -228,10 +293,9 @@ def check_affordable(estimates: list[Estimate], what: str, force: bool = False) 
 
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
     """The error for runs estimated past ``limit``: what, how long, and the two ways on."""
-    runs = ", ".join(e.describe() for e in slow)
     from bpe.training.registry import best_variant
 
-    fast = best_variant()
+    runs, fast = ", ".join(e.describe() for e in slow), best_variant()
     return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass {option('--force')} to run it "
             f"anyway, or try a smaller {option('--vocab-size', 'N')}, {option('--limit', '100MB')}, or a faster "
             f"variant ({fast}, the default, or v5, v6)")

@@ -1,62 +1,142 @@
-"""``bpe estimate``: each rung's time and memory on some data before a run, as a range where the corpus
-is extrapolated, and which rung and worker count fit a memory budget (``--memory 64GB``).
+"""``bpe estimate``: each candidate's time and memory before a run, and which rung and worker count fit a
+memory budget; and every candidate's estimate as ``bench`` and ``report`` take it (:func:`estimate_candidates`).
 
-Unlike the cost model it prints (:mod:`bpe.lab.measure.estimate`), this module decides what the model is
-asked about:
+The data it asks the cost model (:mod:`bpe.lab.measure.estimate`) about is the data at hand, extrapolated
+from its first 2 MB; or, for a data set that is not downloaded (``owt``, ``tinystories``), the first 2 MB of
+its generated stand-in at the download's size, said as such in the header: the one answer about
+OpenWebText offline, the one the pages quote (docs/estimates-owt.json).
 
-* the data at hand: its own first 2 MB, extrapolated to its size (or to ``--size``);
-* a data set that is not downloaded (``owt``, ``tinystories``): the first 2 MB of its generated
-  stand-in (``webtext-synth``, ``tinystories-synth``; every size of a generator starts with the same
-  2 MB), at the download's size, said as such in the header.  This is the one answer about
-  OpenWebText offline, the one the pages quote (docs/estimates-owt.json).
-
-Where the corpus is longer than its sample, how fast its distinct pre-tokens keep growing cannot be
-known from the sample: each figure is a range, from the sample's Heaps' exponent lowered by
-:data:`~bpe.lab.measure.corpus_shape.HEAPS_FALL` (as web-like text grows from 2 MB to a gigabyte) to the sample's
-own (an upper bound: the exponent falls as a corpus grows).
+Your own trainer has no fitted model: it is timed on a prefix of the data (:func:`probe_candidate`) and
+scaled up (:func:`estimate_from_probe`), the per-merge part with ``L`` as v1's recount does: the slowest
+shape of the ladder, so a naive trainer is not let through as fast, and a fast one stays fast (its
+per-merge time is tiny to begin with).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bpe.interface import option
-from bpe.lab.measure.corpus_shape import SAMPLE_BYTES, CorpusShape, shape_range
-from bpe.lab.measure.estimate import LONG_RUN_SECONDS, Estimate, estimate_run, format_duration
-from bpe.lab.measure.estimate_probe import estimate_candidates
+from bpe.lab.measure.estimate import (BASE_MEMORY, LONG_RUN_SECONDS, SAMPLE_BYTES, CorpusShape, Estimate, Question,
+                                      ask, corpus_shape, estimate_run, format_duration)
 from bpe.training.sizes import format_size, parse_size
+
+#: Your own trainer is timed on about this many bytes of the data (a prefix up to a document boundary),
+#: making :data:`PROBE_MERGES` merges, before the real runs.
+PROBE_BYTES = 250_000
+PROBE_MERGES = 30
 
 
 @dataclass(frozen=True)
-class Source:
-    """The file the estimate measures, the size it assumes, and how the header names them."""
+class Probe:
+    """Your own trainer timed on a prefix of the data: what it cost there, and the prefix's size and ``L``."""
 
-    path: Path
-    assumed: int | None  # bytes to extrapolate to (None: the file's own size, or its --limit)
-    label: str
+    bytes: int
+    distinct_length: float
+    fixed_seconds: float  # reading and pre-tokenizing (and building), independent of the merges
+    per_merge_seconds: float
+    peak_bytes: float
 
 
-def estimate_source(data: str | None, size: str | None) -> Source:
-    """The data at hand, or the stand-in of a data set that is not downloaded (see the module's text)."""
+def estimate_from_probe(label: str, probe: Probe, shape: CorpusShape, merges: int) -> Estimate:
+    """Your own trainer's estimate: its probe scaled to ``shape`` (fixed part with the bytes, merges with ``L``).
+
+    >>> probe = Probe(bytes=100_000, distinct_length=10_000, fixed_seconds=0.1, per_merge_seconds=0.01,
+    ...               peak_bytes=BASE_MEMORY + 5e6)
+    >>> e = estimate_from_probe("mine", probe, CorpusShape(1_000_000, 40_000), 1_000)
+    >>> round(e.seconds), e.describe()
+    (41, 'mine ~41 s, ~85.0 MB (timed on its first 100,000 bytes)')
+    """
+    scale_bytes = max(1.0, shape.bytes / max(probe.bytes, 1))
+    scale_l = max(1.0, shape.distinct_length / max(probe.distinct_length, 1.0))
+    seconds = probe.fixed_seconds * scale_bytes + probe.per_merge_seconds * scale_l * merges
+    # a student's trainer often holds the whole text: its memory above a bare process grows with the bytes
+    memory = BASE_MEMORY + max(0.0, probe.peak_bytes - BASE_MEMORY) * scale_bytes
+    return Estimate(label, merges, seconds, memory, f"timed on its first {probe.bytes:,} bytes")
+
+
+def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: int | None, end: int | None,
+                    tmp: Path) -> Probe | None:
+    """Time your own trainer (a :class:`~bpe.lab.judge.candidates.Candidate`) on a prefix of the data.
+
+    A ``Merger`` candidate's stages split the fixed part from the merges in one run; a function is
+    run twice, with no merge and with :data:`PROBE_MERGES`, and the difference is the merges' cost.
+    ``None`` when the candidate fails there (it is then estimated as v1, the slowest rung).
+    """
+    from bpe.lab.measure.timed_run import run_once, write_prefix
+    from bpe.training.chunking import find_limit_end
+
+    cut = find_limit_end(path, min(PROBE_BYTES, end if end is not None else path.stat().st_size), special_tokens)
+    prefix = write_prefix(path, cut, tmp / f"probe-{candidate.label}{path.suffix}")
+    base = 256 + len(special_tokens)
+    merges = (0, PROBE_MERGES) if candidate.kind == "function" else (PROBE_MERGES,)
+    runs = [run_once(prefix, candidate, base + n, special_tokens, workers) for n in merges]
+    if any("failed" in run for run in runs):
+        return None
+    last, stages = runs[-1], runs[-1]["stages"]
+    if stages is None:  # a function: the run without merges is the fixed part
+        fixed, merging = runs[0]["total"], max(0.0, last["total"] - runs[0]["total"])
+    else:
+        fixed, merging = stages["pretokenize"] + stages["pair_count"], stages["select"] + stages["update"]
+    return Probe(cut, corpus_shape(prefix, special_tokens).distinct_length, fixed, merging / max(1, last["merges"]),
+                 last["peak_rss"]["self"])
+
+
+def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
+                     end: int | None = None, log=None) -> dict[str, Probe | None]:
+    """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
+    from bpe.lab.measure.fresh_process import lab_tempdir
+
+    probes = {}
+    with lab_tempdir("probe") as tmp:
+        for c in candidates:
+            if not c.is_variant:
+                if log is not None:
+                    print(f"timing {c.label} on a prefix of the data to estimate it ...", file=log, flush=True)
+                probes[c.label] = probe_candidate(c, path, special_tokens, workers, end, Path(tmp))
+    return probes
+
+
+def candidate_estimate(candidate, probes: dict[str, Probe | None], shape: CorpusShape, num_merges: int,
+                       workers: int | None) -> Estimate:
+    """A rung's estimate from its model; your own trainer's from its probe (failed: as v1)."""
+    if candidate.is_variant:
+        return replace(estimate_run(candidate.spec, shape, num_merges, workers), variant=candidate.label)
+    probe = probes.get(candidate.label)
+    if probe is None:  # it failed on the prefix: guarded as the slowest rung; its own run will say why
+        return replace(estimate_run("v1", shape, num_merges, workers), variant=candidate.label,
+                       basis="its probe failed: estimated as v1")
+    return estimate_from_probe(candidate.label, probe, shape, num_merges)
+
+
+def estimate_candidates(candidates: list, path: Path, special_tokens: list[str], shape: CorpusShape,
+                        num_merges: int, workers: int | None, end: int | None = None,
+                        log=None) -> dict[str, Estimate]:
+    """Every candidate's estimate by label: a rung's from its model, your own trainer's from a probe."""
+    probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
+    return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
+
+
+def estimate_source(data: str | None, size: str | None) -> tuple[Path, int | None, str]:
+    """The file the estimate measures, the size it assumes (None: the file's own, or its ``--limit``) and how
+    the header names them: the data at hand, or the stand-in of a data set that is not downloaded."""
     from bpe.data.datasets import DATASETS, data_label, resolve_data
 
     dataset = DATASETS.get(str(data)) if data is not None else None
     assumed = parse_size(size) if size else None
-    if dataset is not None and dataset.full_size and not dataset.path.exists() and dataset.stand_in:
-        stand_in = DATASETS[dataset.stand_in]
-        if stand_in.generated:
-            path = _stand_in_sample(stand_in.name)
-            what = format_size(assumed or dataset.full_size)
-            return Source(path, assumed or dataset.full_size,
-                          f"{dataset.name} (not downloaded: {what} shaped like its stand-in {stand_in.name}, "
-                          f"from its first {format_size(SAMPLE_BYTES)})")
+    stand_in = DATASETS[dataset.stand_in] if dataset is not None and dataset.stand_in else None
+    if stand_in is not None and stand_in.generated and dataset.full_size and not dataset.path.exists():
+        assumed = assumed or dataset.full_size
+        return _stand_in_sample(stand_in.name), assumed, (f"{dataset.name} (not downloaded: {format_size(assumed)} "
+                                                          f"shaped like its stand-in {stand_in.name}, from its "
+                                                          f"first {format_size(SAMPLE_BYTES)})")
     path = resolve_data(data)
     label = (f"{format_size(assumed)} of text like {data_label(data)}" if assumed else
              f"{data_label(data)} ({path.stat().st_size:,} bytes)")
-    return Source(path, assumed, label)
+    return path, assumed, label
 
 
 def _stand_in_sample(name: str) -> Path:
@@ -90,6 +170,11 @@ class Ranged:
         return format_range(self.low.peak_bytes, self.high.peak_bytes, lambda b: format_size(int(b)))
 
 
+def ranged(question: Question, variant: str, workers: int | None) -> Ranged:
+    """A rung's estimate at both ends of the corpus's growth."""
+    return Ranged(*(estimate_run(variant, shape, question.merges, workers) for shape in (question.low, question.high)))
+
+
 def format_range(low: float, high: float, fmt) -> str:
     """``17-22 min``, ``45 s-2 min``, or one figure where both ends read the same.
 
@@ -103,103 +188,23 @@ def format_range(low: float, high: float, fmt) -> str:
     return f"{x}-{y} {unit_b}" if unit_a == unit_b else f"{a}-{b}"
 
 
-@dataclass(frozen=True)
-class Question:
-    """What every estimate of one ``bpe estimate`` shares: the source, the corpus's two shapes, the merges."""
-
-    source: Source
-    special_tokens: list[str]
-    merges: int
-    end: int
-    low: CorpusShape
-    high: CorpusShape
-
-
-def ask(source: Source, vocab_size: int, special_tokens: list[str], workers: int | None,
-        limit: str | None) -> Question:
-    """Check the settings as ``train_bpe`` checks them, and measure the corpus's shape once."""
-    from bpe.lab.measure.plan import plan
-
-    p = plan(source.path, vocab_size, special_tokens, workers, limit, rough_end=True)
-    low, high = shape_range(p.path, special_tokens, p.corpus_bytes, source.assumed)
-    return Question(source, special_tokens, p.merges, p.corpus_bytes, low, high)
-
-
-def estimate_ranges(question: Question, candidates: list, workers: int | None) -> list[Ranged]:
-    """Every candidate's estimate at both ends of the growth (your own trainer: timed, one figure)."""
-    q = question
-    out = {c.label: Ranged(estimate_run(c.spec, q.low, q.merges, workers), estimate_run(c.spec, q.high, q.merges, workers))
-           for c in candidates if c.is_variant}
-    own = [c for c in candidates if not c.is_variant]
-    if own:  # your own trainer: timed on a prefix of the data, then scaled (one figure: the high end)
-        found = estimate_candidates(own, q.source.path, q.special_tokens, q.high, q.merges, workers, q.end,
-                                    log=sys.stderr)
-        out.update({label: Ranged(e, e) for label, e in found.items()})
-    return [out[c.label] for c in candidates]
-
-
-def fitting(ranged: Ranged, budget: int, question: Question, workers: int | None) -> tuple[str, int | None]:
+def fitting(r: Ranged, budget: int, question: Question, workers: int | None) -> tuple[str, int | None]:
     """Whether a rung fits ``budget`` bytes at the high end ("fits"), only at the low end ("may fit") or
     not at all ("no"), and the most workers it fits with (more workers: faster, and more memory)."""
     from bpe.training.registry import VARIANTS
     from bpe.training.rung import pooled
 
-    name = ranged.variant
-    if name not in VARIANTS or not pooled(VARIANTS[name]):  # one process (or your own trainer, as timed)
-        tries = [(None, ranged.low, ranged.high)]
+    if r.variant not in VARIANTS or not pooled(VARIANTS[r.variant]):  # one process (or your own trainer, as timed)
+        tries = [(None, r)]
     else:  # a pool: each worker holds the counts of its share, so fewer workers need less memory
-        tries = [(n, *(estimate_run(name, shape, question.merges, n) for shape in (question.low, question.high)))
-                 for n in range(workers or os.cpu_count() or 1, 0, -1)]
-    for verdict, end in (("fits", 2), ("may fit", 1)):  # surely, with the most workers that do; else maybe
-        for count, *ends in tries:
-            if ends[end - 1].peak_bytes <= budget:
-                return verdict, count
+        tries = [(n, ranged(question, r.variant, n)) for n in range(workers or os.cpu_count() or 1, 0, -1)]
+    for count, at in tries:  # surely, with the most workers that do
+        if at.high.peak_bytes <= budget:
+            return "fits", count
+    for count, at in tries:  # else maybe
+        if at.low.peak_bytes <= budget:
+            return "may fit", count
     return "no", None
-
-
-def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
-                 workers: int | None = None, limit: str | None = None, size: str | None = None,
-                 json_out: str | None = None, memory: str | None = None, out=None) -> list[Estimate]:
-    """``bpe estimate``: print each candidate's estimate (``variants``, a ``--variant`` comma list; default every
-    rung) at both ends of its range, mark the runs that would need ``--force``, and with ``memory`` (``--memory
-    64GB``) say which fit and with how many workers; return the high ends.  ``size`` (``--size 2.1GB``) asks
-    about a bigger corpus that goes on like the data; ``--json`` writes the model's figures, not a timing:
-    the same code and data give the same file anywhere."""
-    from bpe.lab.judge.candidates import parse_variants
-
-    out = out or sys.stdout
-    budget = parse_size(memory) if memory is not None else None
-    source = estimate_source(data, size)
-    candidates = parse_variants(variants or "all")
-    question = ask(source, vocab_size, special_tokens, workers, limit)
-    ranges = estimate_ranges(question, candidates, workers)
-    print(f"cost estimate: {source.label}, vocab {vocab_size:,}, special {special_tokens}, "
-          f"workers {workers or os.cpu_count()}", file=out)
-    print(f"{'variant':<10}{'time':>16}{'peak memory':>22}", file=out)
-    for r in ranges:
-        note = f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})" if r.high.seconds > LONG_RUN_SECONDS else ""
-        note += "   rough (below)" if r.high.basis.startswith("rough") else ""
-        print(f"{r.variant:<10}{r.time:>16}{r.memory:>22}{note}", file=out)
-    if any(r.low != r.high for r in ranges):
-        print("ranges: the distinct pre-tokens growing as on the sample's first 2 MB (the high end, an upper bound) "
-              "or more slowly, as web-like text does up to a gigabyte (the low end)", file=out)
-    for reason in dict.fromkeys(r.high.basis for r in ranges if r.high.basis.startswith("rough")):
-        print(reason, file=out)
-    fits = {}
-    if budget is not None:
-        fits = {r.variant: fitting(r, budget, question, workers) for r in ranges}
-        print_fits(fits, ranges, budget, question, out)
-    if json_out:
-        from bpe.lab.measure.publish import check_json_path, write_json_atomic
-
-        record = {"corpus": source.label, "vocab_size": vocab_size, "workers": workers,
-                  "variants": {r.variant: estimate_record(r) for r in ranges}}
-        if budget is not None:
-            record["memory_budget"] = {"bytes": budget, "fits": {v: {"verdict": f, "workers": w, "says": fit_words(f, w)}
-                                                                 for v, (f, w) in fits.items()}}
-        write_json_atomic(check_json_path(json_out), record)
-        print(f"wrote {Path(json_out)}", file=out)
-    return [r.high for r in ranges]
 
 
 def fit_words(verdict: str, workers: int | None) -> str:
@@ -218,7 +223,8 @@ def print_fits(fits: dict, ranges: list[Ranged], budget: int, question: Question
     it fits with (fewer than the table's, it may take longer)."""
     print(f"in {format_size(budget)}: " + "; ".join(f"{r.variant} {fit_words(*fits[r.variant])}" for r in ranges),
           file=out)
-    sure = [_with_workers(r, fits[r.variant][1], question) for r in ranges if fits[r.variant][0] == "fits"]
+    sure = [r if fits[r.variant][1] is None else ranged(question, r.variant, fits[r.variant][1])
+            for r in ranges if fits[r.variant][0] == "fits"]
     if sure:
         best = min(sure, key=lambda r: r.high.seconds)
         print(f"the fastest that fits: {best.variant}{fit_words(*fits[best.variant])[4:]} (~{best.time})", file=out)
@@ -226,11 +232,53 @@ def print_fits(fits: dict, ranges: list[Ranged], budget: int, question: Question
         print(f"nothing surely fits in {format_size(budget)}: try {option('--limit', '1GB')} of the data", file=out)
 
 
-def _with_workers(ranged: Ranged, workers: int | None, question: Question) -> Ranged:
-    """A rung's estimate with the workers it fits with (``None``: one process whatever the count, as it is)."""
-    if workers is None:
-        return ranged
-    return Ranged(*(estimate_run(ranged.variant, shape, question.merges, workers) for shape in (question.low, question.high)))
+def run_estimate(data: str | None, variants: str | None, vocab_size: int, special_tokens: list[str],
+                 workers: int | None = None, limit: str | None = None, size: str | None = None,
+                 json_out: str | None = None, memory: str | None = None, out=None) -> list[Estimate]:
+    """``bpe estimate``: print each candidate's estimate (``variants``, a ``--variant`` comma list; default every
+    rung), as a range where ``size`` (``--size 2.1GB``) or the data's own size goes past the sample, and with
+    ``memory`` (``--memory 64GB``) which fit and with how many workers; return the high ends.  ``--json``
+    writes the model's figures, not a timing: the same code and data give the same file anywhere."""
+    from bpe.lab.judge.candidates import parse_variants
+
+    out = out or sys.stdout
+    budget = parse_size(memory) if memory is not None else None
+    path, assumed, label = estimate_source(data, size)
+    candidates = parse_variants(variants or "all")
+    q = ask(path, vocab_size, special_tokens, workers, limit, assumed)
+    by_label = {c.label: ranged(q, c.spec, workers) for c in candidates if c.is_variant}
+    own = [c for c in candidates if not c.is_variant]
+    if own:  # your own trainer: timed on a prefix of the data, then scaled (one figure: the high end)
+        found = estimate_candidates(own, q.path, special_tokens, q.high, q.merges, workers, q.end, log=sys.stderr)
+        by_label.update({name: Ranged(e, e) for name, e in found.items()})
+    ranges = [by_label[c.label] for c in candidates]
+    print(f"cost estimate: {label}, vocab {vocab_size:,}, special {special_tokens}, "
+          f"workers {workers or os.cpu_count()}", file=out)
+    print(f"{'variant':<10}{'time':>16}{'peak memory':>22}", file=out)
+    for r in ranges:
+        note = f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})" if r.high.seconds > LONG_RUN_SECONDS else ""
+        note += "   rough (below)" if r.high.basis.startswith("rough") else ""
+        print(f"{r.variant:<10}{r.time:>16}{r.memory:>22}{note}", file=out)
+    if any(r.low != r.high for r in ranges):
+        print("ranges: the distinct pre-tokens growing as on the sample's first 2 MB (the high end, an upper bound) "
+              "or more slowly, as web-like text does up to a gigabyte (the low end)", file=out)
+    for reason in dict.fromkeys(r.high.basis for r in ranges if r.high.basis.startswith("rough")):
+        print(reason, file=out)
+    fits = {}
+    if budget is not None:
+        fits = {r.variant: fitting(r, budget, q, workers) for r in ranges}
+        print_fits(fits, ranges, budget, q, out)
+    if json_out:
+        from bpe.lab.measure.publish import check_json_path, write_json_atomic
+
+        record = {"corpus": label, "vocab_size": vocab_size, "workers": workers,
+                  "variants": {r.variant: estimate_record(r) for r in ranges}}
+        if budget is not None:
+            record["memory_budget"] = {"bytes": budget, "fits": {v: {"verdict": f, "workers": w, "says": fit_words(f, w)}
+                                                                 for v, (f, w) in fits.items()}}
+        write_json_atomic(check_json_path(json_out), record)
+        print(f"wrote {Path(json_out)}", file=out)
+    return [r.high for r in ranges]
 
 
 def estimate_record(r: Ranged) -> dict:

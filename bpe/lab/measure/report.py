@@ -21,8 +21,8 @@ from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
-from bpe.lab.measure.corpus_shape import corpus_shape
-from bpe.lab.measure.estimate_probe import candidate_estimate, probe_candidates
+from bpe.lab.measure.estimate import corpus_shape
+from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
 from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text

@@ -12,8 +12,7 @@ import json
 import pytest
 
 from bpe.lab.dev.calibrate import DEFAULT_OUT, POINTS, estimate_point
-from bpe.lab.measure.corpus_shape import CorpusShape
-from bpe.lab.measure.estimate import estimate_run, live_pairs
+from bpe.lab.measure.estimate import CorpusShape, estimate_run, live_pairs
 
 CALIBRATION = json.loads(DEFAULT_OUT.read_text())["points"]
 
@@ -37,9 +36,9 @@ def test_the_committed_ratios_are_the_current_models():
         assert point["estimated"] == pytest.approx(estimate_point(point), rel=1e-3, abs=1e-3)
 
 
-@pytest.mark.parametrize("shape", [CorpusShape(2_000_000, 800_000, True, 90_000),  # web-like, 2 MB
-                                   CorpusShape(12_000_000_000, 3e8, True, 3e7),  # OpenWebText-sized
-                                   CorpusShape(2_000_000_000, 5e5, True, 5e4)])  # TinyStories-like
+@pytest.mark.parametrize("shape", [CorpusShape(2_000_000, 800_000, 90_000),  # web-like, 2 MB
+                                   CorpusShape(12_000_000_000, 3e8, 3e7),  # OpenWebText-sized
+                                   CorpusShape(2_000_000_000, 5e5, 5e4)])  # TinyStories-like
 def test_a_scan_never_costs_more_than_a_recount(shape):
     # the live pairs never pass the pair positions, which v1 recounts after every merge
     for merges in (300, 9_743, 31_743):
@@ -51,11 +50,11 @@ def test_a_scan_never_costs_more_than_a_recount(shape):
 def test_the_web_report_runs_v2_to_v5_at_a_reduced_vocab(tmp_path, monkeypatch):
     # webtext-synth-20MB's shape is its first 2 MB extrapolated, so the 2 MB file stands in for it
     from bpe.data.datasets import resolve_data
-    from bpe.lab.measure.corpus_shape import corpus_shape
+    from bpe.lab.measure.estimate import shape_range
     from bpe.lab.measure.report import plan
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    shape = corpus_shape(resolve_data("webtext-synth-2MB"), ["<|endoftext|>"], assume_bytes=20_004_892)
+    shape = shape_range(resolve_data("webtext-synth-2MB"), ["<|endoftext|>"], assume_bytes=20_004_892)[1]
     ladder = [f"v{i}" for i in range(1, 8)]
     tables, _ = plan(lambda v, vocab: estimate_run(v, shape, vocab - 257, 2).seconds, [32_000, 2_000, 300], ladder)
     reduced = {v for vocab, names in tables if vocab < 32_000 for v in names}

@@ -132,13 +132,13 @@ def test_a_very_long_bench_needs_force(monkeypatch, capsys):
 
 
 def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
-    from bpe.lab.measure import bench, estimate_probe
+    from bpe.lab.measure import bench, estimate_command
     from bpe.lab.measure.estimate import Estimate
 
     def estimate(variant, shape, merges, workers):  # v1 past the budget, the rest a second
         return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
 
-    monkeypatch.setattr(estimate_probe, "estimate_run", estimate)  # what the bench estimates each rung by
+    monkeypatch.setattr(estimate_command, "estimate_run", estimate)  # what the bench estimates each rung by
     report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
     assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
     assert list(report["variants"]) == [name for name in VARIANTS if name != "v1"]

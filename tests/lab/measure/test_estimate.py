@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.measure.corpus_shape import CorpusShape, corpus_shape
-from bpe.lab.measure.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, estimate_file, estimate_run
+from bpe.lab.measure.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file, estimate_run
 from bpe.lab.measure.estimate_command import Ranged, estimate_record, run_estimate
 
 EOT = ["<|endoftext|>"]
@@ -32,7 +31,7 @@ def predicted_cost(variant: str, shape: CorpusShape) -> float:
 
 
 def test_estimate_orders_the_ladder_and_grows_with_the_data():
-    small, large = CorpusShape(2_000_000, 200_000, True), CorpusShape(2_000_000_000, 5_000_000, True)
+    small, large = CorpusShape(2_000_000, 200_000), CorpusShape(2_000_000_000, 5_000_000)
     for shape in (small, large):
         cost = {v: predicted_cost(v, shape) for v in ("v1", "v2", "v5", "v6")}
         assert cost["v1"] > cost["v2"] > cost["v5"] > cost["v6"]
@@ -158,8 +157,8 @@ def test_long_words_cost_more_merging_and_the_rungs_not_measured_on_them_say_rou
 
 
 def test_v7s_memory_counts_its_shard_processes():
-    few_words = CorpusShape(2_000_000, 800_000, True, 90_000)
-    many_words = CorpusShape(20_000_000, 5_600_000, True, 600_000)
+    few_words = CorpusShape(2_000_000, 800_000, 90_000)
+    many_words = CorpusShape(20_000_000, 5_600_000, 600_000)
     assert estimate_run("v7", few_words, 9_743, 2).peak_bytes == estimate_run("v6", few_words, 9_743, 2).peak_bytes
     # 600,000 words: shard_policy gives 2 workers one shard process, which holds 1 / 1.6 of the words
     assert estimate_run("v7", many_words, 9_743, 2).peak_bytes == pytest.approx(
@@ -230,7 +229,7 @@ def assert_estimated(variant: str, corpus_bytes: int, special_tokens, merges: in
     of the generator starts with the same 2 MB): the memory of every process together (the training
     process's peak, and each worker's) below the high end and near the low end (the stand-in's own
     growth), the time within the model's factor of 2, and the distinct pre-tokens, where given, in the range."""
-    from bpe.lab.measure.corpus_shape import shape_range
+    from bpe.lab.measure.estimate import shape_range
 
     low, high = shape_range(resolve_data("webtext-synth-2MB"), special_tokens, assume_bytes=corpus_bytes)
     if distinct is not None:
