@@ -165,10 +165,10 @@ END_GRACE_SECONDS = 1.0
 GONE_WAIT_SECONDS = 10.0
 
 
-def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) -> None:
+def end_process_group(proc: subprocess.Popen) -> None:
     """End ``proc`` and everything in its process group (it was started with ``start_new_session=True``):
     a timed child's pool workers, the program scalene runs.  SIGTERM, then SIGKILL to whatever is left once
-    ``proc`` has ended or ``grace`` seconds have passed; ``proc`` is reaped, and the group's other processes
+    ``proc`` has ended or :data:`END_GRACE_SECONDS` have passed; ``proc`` is reaped, and the group's other processes
     are waited for until gone (what they leave can then be removed).  The group is signalled only while
     ``proc`` is not yet reaped, so its number cannot have been given to another process."""
     group = None
@@ -182,7 +182,7 @@ def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) 
             proc.kill()
         else:
             os.killpg(group, signal.SIGTERM)
-            deadline = time.monotonic() + grace
+            deadline = time.monotonic() + END_GRACE_SECONDS
             while time.monotonic() < deadline and not _ended(proc):
                 time.sleep(0.01)
             os.killpg(group, signal.SIGKILL)  # a zombie leader still holds the group's number

@@ -1,8 +1,8 @@
 """The pipeline each measuring command describes: (1) the settings checked once: :func:`plan`, as ``train_bpe``'s
 phase 1 checks them, finding where ``--limit`` ends (every run after it trusts the :class:`Plan`), and
 :func:`check_repeat`; (2) the candidates run in rounds (``a b a b``: a drift of the machine then falls on all
-alike), each run a fresh process: :func:`in_turns` with a command's own run, :func:`measure` with a timed
-training run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
+alike), each run a fresh process: :func:`measure` (bench, reproduce, ablation), :func:`in_turns` with a command's
+own run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
 command's own tables, and its JSON stamped and written (:mod:`bpe.lab.measure.publish`).
 """
 
@@ -79,16 +79,13 @@ def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], di
 
 def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = "", who: str = "", *,
             failed: dict | None = None, for_check: bool = False, progress: bool = False) -> dict[str, list]:
-    """``repeat`` runs of each candidate of ``specs`` (a ``--variant`` entry or a resolved candidate) on ``p``, in
-    turns, by label; each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`).  A
-    ``train_bpe`` function takes a whole file, not a limit: it is given exactly the plan's bytes.  ``for_check``:
-    each candidate's first run also keeps its merges (``merge_list``) and a ``Merger``'s own counts
-    (``own_counts``), for the correctness check (kept from the other runs: saving the counts is timed).
-
-    With ``what``, said on ``log``, each line led by ``[tag]``: first what the runs are on and ``who`` (default:
-    the labels), then each run; else, with ``progress``, each run on stderr, beside the child's live line.  A
-    run that fails is a :class:`BPEError` naming ``tag``; with ``failed``, its line goes there and on ``log``
-    and its candidate drops out."""
+    """``repeat`` runs of each candidate of ``specs`` (``--variant`` entries, or candidates) on ``p`` in turns, by
+    label, each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`); a ``train_bpe``
+    function, which takes a whole file, gets exactly the plan's bytes.  ``for_check``: each first run also keeps
+    its merges (``merge_list``) and a ``Merger``'s own counts (``own_counts``; saving them is timed, so only there).
+    With ``what``, said on ``log`` led by ``[tag]``: what the runs are on and ``who`` (default: the labels), then
+    each run; else with ``progress`` each run on stderr.  A failed run is a :class:`BPEError` naming ``tag``, or
+    with ``failed`` its line goes there and on ``log``, and its candidate drops out."""
     import pickle
 
     from bpe.lab.judge.candidates import resolve
