@@ -122,12 +122,9 @@ def _bench(b: _Checked, out) -> dict:
 
     # 3. Run each candidate ``repeat`` times in turns, each run a fresh process (:func:`plan.measure`); the first
     #    run keeps what the correctness check needs.  Print each one's table.
-    runnable = []
-    for candidate in b.candidates:
+    runnable = [c for c in b.candidates if b.force or estimates[c.label] not in slow]
+    for candidate in (c for c in b.candidates if c not in runnable):
         name = candidate.label
-        if b.force or estimates[name] not in slow:
-            runnable.append(candidate)
-            continue
         result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
                                    f"{format_duration(b.budget)} budget; run it alone with "
                                    f"{option('--variant', candidate.spec)} {option('--force')}")
@@ -213,7 +210,7 @@ def default_note() -> str:
     from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
 
     chosen = best_variant()
-    passed = [name for name in DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)]] if chosen in DEFAULT_VARIANTS else []
+    passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else []
     reasons = [unavailable(VARIANTS.module(name)) for name in passed]
     return f"default variant: {chosen}" + "".join(f" ({reason})" for reason in reasons if reason)
 

@@ -1,5 +1,5 @@
 """``bpe bench --busy N``: N processes keeping a core each busy while the bench measures, as on a machine
-doing something else: spinning (``while True: pass`` in a child Python), or, ``--busy N:bursty``,
+doing something else: spinning (a child Python in a busy loop), or, ``--busy N:bursty``,
 spinning and sleeping in bursts, as a browser does (:data:`BURST_MS`).  They ignore Ctrl-C, are killed
 when the block ends, and leave on their own if the bench dies.
 """
