@@ -99,7 +99,7 @@ def test_memory_exhausted_says_what_to_do(monkeypatch, capsys):
 
 
 def test_every_header_shows_the_vocab_and_special_tokens(monkeypatch, capsys):
-    monkeypatch.setattr("bpe.lab.measure.bench.run_once", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr("bpe.lab.measure.timed_run.run_once", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["bench", "--data", "corpus-en", "--repeat", "1"]) == 130  # stop after the header
     assert "vocab 10,000 (9,743 merges), special ['<|endoftext|>']" in capsys.readouterr().out
     assert main(["train", "--data", "corpus-en", "--no-special", "--vocab-size", "300"]) == 0

@@ -1,24 +1,20 @@
 """The bench harness: train one or more candidates on the same data and print the stage tables.
 
-A *candidate* is what ``--variant`` names (:mod:`bpe.lab.judge.candidates`): a rung of the ladder, or your
-own trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat
-runs in a fresh process (:mod:`bpe.lab.measure.timed_run`), the candidates taking turns.  The stages: **pretokenize** (read, split on
-special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
-**update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training
-process, and the largest pool worker), and the **workers** each run counted in (v7: and its merge
-shards).  A comparison gives every run the same worker count, the one its header prints
-(:func:`run_workers`); a bench of one candidate lets its runs choose, as a user's run does.  Ratios
-mean something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.measure.spread`).
-``--busy N`` runs it all beside N processes keeping cores busy (:mod:`bpe.lab.measure.busy`), as on a
-machine doing something else.  The printed tables' rows (:func:`comparison_rows`) are the report's too.
+A *candidate* is what ``--variant`` names (:mod:`bpe.lab.judge.candidates`): a rung of the ladder, or your own
+trainer (a ``Merger`` file: every stage; a CS336 ``train_bpe`` function: its total).  Each repeat runs in a fresh
+process, the candidates taking turns (:func:`bpe.lab.measure.plan.measure`).  The stages: **pretokenize** (read,
+split on special tokens, GPT-2 regex, count), **pair count** (the candidate's structures), **select** and
+**update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training process, and
+the largest pool worker), and the **workers** each run counted in (v7: and its merge shards).  Ratios mean
+something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.measure.spread`).  ``--busy N``
+runs it all beside N processes keeping cores busy (:mod:`bpe.lab.measure.busy`).  The printed tables' rows
+(:func:`comparison_rows`) are the report's too.
 """
 
 from __future__ import annotations
 
-import pickle
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
@@ -30,12 +26,10 @@ from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
-from bpe.lab.measure.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
-from bpe.lab.measure.plan import check_repeat, in_turns, plan
+from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, write_json_atomic
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
-from bpe.lab.measure.timed_run import run_once, write_prefix
 
 
 @dataclass(frozen=True)
@@ -60,78 +54,97 @@ class BenchSettings:
     json_out: str | None = None
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A bench's settings once checked (step 1 of :func:`run_bench`): what every later step trusts instead."""
+    runs: Plan  # the data, its --limit, the vocab, the special tokens, the workers every run is given
+    candidates: list[Candidate]
+    workers_from: str  # where the workers' count comes from (:func:`run_workers`)
+    peers: list[str]
+    data: str  # the data as the header names it
+    repeat: int
+    refuse: bool  # a candidate estimated past the budget stops the bench (not --force, not ``all``)
+    force: bool
+    budget: float
+    busy: int
+    load: str
+    progress: bool
+    json_out: str | None
+    default: bool  # no --variant: the header says which rung that is
+
+
 def run_bench(settings: BenchSettings, out=None) -> dict:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
     (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
     from bpe.data.datasets import default_vocab_size
-    from bpe.training.train import stopped_early
 
     # 1. Check everything the runs will trust, before the first of them.
-    s, out = settings, out or sys.stdout
+    s = settings
     path, vocab_size = resolve_data(s.data), s.vocab_size or default_vocab_size(s.data)
     check_repeat(s.repeat, s.json_out)
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
-    if s.peers:
-        peer_names(s.peers)  # an unknown peer name fails now too
+    peers = peer_names(s.peers) if s.peers else []  # an unknown peer name fails now too
     p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
-    path, limit, end, num_merges, corpus_bytes = p.path, p.limit, p.end, p.merges, p.corpus_bytes
+    checked = _Checked(p, candidates, workers_from, peers, data_label(s.data), s.repeat,
+                       not s.force and not _asked_all(s.variants), s.force, s.budget, s.busy, s.load, s.progress,
+                       s.json_out, s.variants is None)
+    return _bench(checked, out or sys.stdout)
 
+
+def _bench(b: _Checked, out) -> dict:
+    """Steps 2 to 4 of :func:`run_bench`, on its checked settings."""
+    from bpe.training.train import stopped_early
+
+    p = b.runs
     # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
-    estimates = estimate_candidates(candidates, path, s.special_tokens, corpus_shape(path, s.special_tokens,
-                                    corpus_bytes), num_merges, workers, end, log=sys.stderr if s.progress else None)
-    slow = [e for e in estimates.values() if e.seconds * s.repeat > s.budget]
-    if slow and not s.force and not _asked_all(s.variants):
-        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data_label(s.data)} "
-                                     f"at vocab {vocab_size:,} x {s.repeat} repeat(s)", s.budget))
+    estimates = estimate_candidates(b.candidates, p.path, p.special_tokens, corpus_shape(
+        p.path, p.special_tokens, p.corpus_bytes), p.merges, p.workers, p.end, log=sys.stderr if b.progress else None)
+    slow = [e for e in estimates.values() if e.seconds * b.repeat > b.budget]
+    if slow and b.refuse:
+        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {b.data} "
+                                     f"at vocab {p.vocab_size:,} x {b.repeat} repeat(s)", b.budget))
     result = {
         "machine": machine_info(),
-        "settings": {"data": data_label(s.data), "path": shown_path(path), "corpus_bytes": corpus_bytes,
-                     "file_bytes": path.stat().st_size, "limit": limit, "vocab_size": vocab_size,
-                     "num_merges": num_merges, "special_tokens": s.special_tokens,
-                     "workers": workers, "workers_given": workers is not None, "workers_from": workers_from,
-                     "repeat": s.repeat, "busy": s.busy, "load": s.load},
+        "settings": {"data": b.data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
+                     "file_bytes": p.file_bytes, "limit": p.limit, "vocab_size": p.vocab_size,
+                     "num_merges": p.merges, "special_tokens": p.special_tokens,
+                     "workers": p.workers, "workers_given": p.workers is not None, "workers_from": b.workers_from,
+                     "repeat": b.repeat, "busy": b.busy, "load": b.load},
         "variants": {}, "skipped": {}, "failed": {},
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
     print(header(result), file=out)
-    if s.variants is None:  # the default: say when it is not the first choice, and why
+    if b.default:  # the default: say when it is not the first choice, and why
         print(default_note(), file=out)
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
 
-    # 3. Run each candidate ``repeat`` times, each run in a fresh process, the candidates taking turns
-    #    (a drift of the machine over the bench, a warming cache or a busy neighbour, then falls on every
-    #    candidate alike, not on the ones that ran last); print each one's table.
+    # 3. Run each candidate ``repeat`` times in turns, each run a fresh process (:func:`plan.measure`); the first
+    #    run keeps what the correctness check needs.  Print each one's table.
+    runnable = [c for c in b.candidates if b.force or estimates[c.label] not in slow]
+    for candidate in (c for c in b.candidates if c not in runnable):
+        name = candidate.label
+        result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
+                                   f"{format_duration(b.budget)} budget; run it alone with "
+                                   f"{option('--variant', candidate.spec)} {option('--force')}")
+        print(result["skipped"][name], file=out)
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
-    with lab_tempdir("bench") as tmp, spin_on_cores(s.busy, s.load):
-        subset = None  # a function takes a file, not a limit: give it exactly those bytes
-        if end is not None and any(c.kind == "function" for c in candidates):
-            subset = write_prefix(path, end, Path(tmp) / path.name)
-        plans = {}  # label: (candidate, its path, its limit, where its own counts go)
-        for candidate in candidates:
-            name = candidate.label
-            if not s.force and estimates[name] in slow:
-                result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past "
-                                           f"the {format_duration(s.budget)} budget; run it alone with "
-                                           f"{option('--variant', candidate.spec)} {option('--force')}")
-                print(result["skipped"][name], file=out)
-                continue
-            on_subset = candidate.kind == "function" and subset is not None
-            counts_out = Path(tmp) / f"counts-{len(plans)}.pickle" if candidate.kind == "merger" else None
-            plans[name] = (candidate, subset if on_subset else path, None if on_subset else limit, counts_out)
-        all_runs = _in_turns(s, workers, plans, vocab_size, result["failed"], out)
-        for name, runs in all_runs.items():
-            candidate, _, _, counts_out = plans[name]
-            merge_lists[name] = decode_merges(runs[0].pop("merge_list"))
-            if counts_out is not None and counts_out.exists():
-                own_counts[name] = pickle.loads(counts_out.read_bytes())
-            notes = runs[0].get("notes", [])
-            stopped = stopped_early(runs[0]["merges"], num_merges, corpus_bytes)
-            if stopped:  # the header's merge count was what was asked for; say what the text allowed
-                notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]
-            result["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
-                                        "runs": runs, "median": median_run(runs), "notes": notes}
-            print(candidate_table(name, result["variants"][name]), file=out)
+    with spin_on_cores(b.busy, b.load):
+        all_runs = measure("bench", p, runnable, b.repeat, out, failed=result["failed"], for_check=True,
+                           progress=b.progress)
+    for candidate in runnable:
+        name, runs = candidate.label, all_runs.get(candidate.label)
+        if runs is None:  # it failed
+            continue
+        merge_lists[name] = decode_merges(runs[0].pop("merge_list"))
+        if "own_counts" in runs[0]:
+            own_counts[name] = runs[0].pop("own_counts")
+        notes = runs[0].get("notes", [])
+        if stopped := stopped_early(runs[0]["merges"], p.merges, p.corpus_bytes):
+            notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]  # the header had the asked count
+        result["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
+                                    "runs": runs, "median": median_run(runs), "notes": notes}
+        print(candidate_table(name, result["variants"][name]), file=out)
 
     # 4. Compare, check every run's merges, time the peers, write the JSON.
     if len(result["variants"]) > 1:
@@ -144,13 +157,13 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
               + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in rungs.items()), file=out)
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
-            merge_lists, own_counts, candidates, path, vocab_size, s.special_tokens, workers, end, out,
+            merge_lists, own_counts, b.candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
             result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
-    if s.peers:
-        result["peers"] = run_peers(path, vocab_size, s.special_tokens, workers, s.repeat, peer_names(s.peers))
+    if b.peers:
+        result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, b.repeat, b.peers)
         print(peers_table(result["peers"], result["variants"]), file=out)
-    if s.json_out:
-        write_json_atomic(s.json_out, result, log=out)
+    if b.json_out:
+        write_json_atomic(b.json_out, result, log=out)
     return result
 
 
@@ -175,26 +188,6 @@ def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, s
     return asked, "--workers"  # checked with the other settings (bpe.lab.measure.plan)
 
 
-def _in_turns(s: BenchSettings, workers: int | None, plans: dict, vocab_size: int, failed: dict,
-              out) -> dict[str, list[dict]]:
-    """Each candidate of ``plans`` run ``s.repeat`` times in turns, given ``workers`` (the first run keeps its
-    merges and a ``Merger``'s own counts); one that fails (its line put in ``failed``) drops out."""
-    def run_one(name: str, i: int) -> dict | None:
-        candidate, path, limit, counts_out = plans[name]
-        run = run_once(path, candidate, vocab_size, s.special_tokens, workers, limit, want_merges=i == 0,
-                       counts_out=str(counts_out) if i == 0 and counts_out else None, progress=s.progress,
-                       run_label=f"{name} run {i + 1}/{s.repeat}: ")
-        if "failed" in run:
-            failed[name] = run["failed"]
-            print(f"\n{name}: {candidate.idea}\nFAILED: {run['failed']}", file=out)
-            return None
-        if s.progress:
-            print(f"  {name} run {i + 1}/{s.repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
-        return run
-
-    return in_turns(list(plans), s.repeat, run_one)
-
-
 def _asked_all(spec: str | list[str] | None) -> bool:
     specs = [spec] if isinstance(spec, str) else spec or []
     return any(entry.strip() == "all" for s in specs for entry in s.split(","))
@@ -216,7 +209,7 @@ def default_note() -> str:
     from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
 
     chosen = best_variant()
-    passed = [name for name in DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)]] if chosen in DEFAULT_VARIANTS else []
+    passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else []
     reasons = [unavailable(VARIANTS.module(name)) for name in passed]
     return f"default variant: {chosen}" + "".join(f" ({reason})" for reason in reasons if reason)
 
@@ -228,7 +221,7 @@ def header(report: dict) -> str:
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
-            f"{workers_text(s)}, repeat {s['repeat']}{busy_note}\n"
+            f"{_WORKERS_FROM[s['workers_from']].format(s['workers'])}, repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
 
 
@@ -236,14 +229,6 @@ def header(report: dict) -> str:
 _WORKERS_FROM = {"--workers": "workers {} (every run, as asked)",
                  "bench": "workers {} (the CPU count, given to every run alike)",
                  "each run": "workers: each run's own choice (the cores free as it starts; used: each table's workers)"}
-
-
-def workers_text(settings: dict) -> str:
-    """The header's word on the workers; a file written before ``workers_from`` had the CPU count there."""
-    if "workers_from" in settings:
-        return _WORKERS_FROM[settings["workers_from"]].format(settings["workers"])
-    given = settings.get("workers_given", True)
-    return f"workers {settings['workers']}" + ("" if given else " (none given: each run takes the free cores)")
 
 
 _COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS",

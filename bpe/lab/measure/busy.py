@@ -1,5 +1,5 @@
 """``bpe bench --busy N``: N processes keeping a core each busy while the bench measures, as on a machine
-doing something else: spinning (``while True: pass`` in a child Python), or, ``--busy N:bursty``,
+doing something else: spinning (a child Python in a busy loop), or, ``--busy N:bursty``,
 spinning and sleeping in bursts, as a browser does (:data:`BURST_MS`).  They ignore Ctrl-C, are killed
 when the block ends, and leave on their own if the bench dies.
 """
@@ -13,28 +13,20 @@ from contextlib import contextmanager
 
 from bpe.errors import BPEError
 
-_SPIN = """
-import os, signal
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-parent = os.getppid()
-while os.getppid() == parent:
-    for _ in range(2_000_000):
-        pass
-"""
-
 # A browser or a noisy VM does not hold a core: it takes it in bursts of a few milliseconds to a few
-# tens, and sleeps between them.  Each burst spins and each pause sleeps for a time drawn between
-# BURST_MS (seeded: the same load each run), about half of the core in all.
+# tens, and sleeps between them.  With bursts, each burst spins and each pause sleeps for a time drawn
+# between BURST_MS (seeded: the same load each run), about half of the core in all; without, it only spins.
 BURST_MS = (2, 40)
-_BURSTS = """
+_LOAD = """
 import os, random, signal, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-parent, draw = os.getppid(), random.Random({seed}).uniform
+parent, draw, bursts = os.getppid(), random.Random({seed}).uniform, {bursts}
 while os.getppid() == parent:
-    until = time.perf_counter() + draw({low}, {high}) / 1000
+    until = time.perf_counter() + (draw({low}, {high}) / 1000 if bursts else 0.1)
     while time.perf_counter() < until:
         pass
-    time.sleep(draw({low}, {high}) / 1000)
+    if bursts:
+        time.sleep(draw({low}, {high}) / 1000)
 """
 
 #: The kinds of load ``--busy`` can make: a process spinning on a core, or one spinning in bursts.
@@ -56,9 +48,7 @@ def parse_busy(spec: str | int) -> tuple[int, str]:
 
 @contextmanager
 def spin_on_cores(count: int, load: str = "spin") -> Iterator[list[int]]:
-    """Run the block with ``count`` processes keeping a core busy: spinning (``while True: pass`` in a
-    child Python) or, ``load="bursty"``, spinning and sleeping in turns (:data:`BURST_MS`); their pids.
-    They ignore Ctrl-C, are killed when the block ends, and leave on their own if the bench dies."""
+    """Run the block with ``count`` processes of ``load`` (the module's words); their pids."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise BPEError(f"--busy must be 0 or more processes, got {count!r}")
     if load not in LOADS:
@@ -66,7 +56,7 @@ def spin_on_cores(count: int, load: str = "spin") -> Iterator[list[int]]:
     spinners = []
     try:
         for i in range(count):
-            code = _SPIN if load == "spin" else _BURSTS.format(seed=i, low=BURST_MS[0], high=BURST_MS[1])
+            code = _LOAD.format(seed=i, low=BURST_MS[0], high=BURST_MS[1], bursts=load == "bursty")
             spinners.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         yield [p.pid for p in spinners]

@@ -1,13 +1,9 @@
-"""Run one timed job in a fresh Python process, so its peak memory and heap are its own.
-
-The bench (one training run per repeat), the peers (one peer run per repeat) and ``merge-cost`` all
-use this: the settings go in as JSON on stdin, and the child hands its result back with
-:func:`write_result`, as JSON in a file of its own (named by ``$BPE_LAB_RESULT``).  Not on stdout:
-the child may run code that is not ours (a student's trainer) and that code may print, so stdout is
-only captured and shown, never parsed.  The child runs in a session of its own: Ctrl-C, SIGTERM or SIGHUP
-to the parent ends the child's whole process group (:func:`end_process_group`), its workers included; a
-parent killed outright (``kill -9``) takes the child along (:func:`dies_with_this_process`), and the next
-lab run removes the temporary folder it left (:func:`lab_tempdir`).
+"""Run one timed job in a fresh Python process, so its peak memory and heap are its own (a training run, a
+peer's, ``merge-cost``'s).  The settings go in as JSON on stdin; the child hands its result back with
+:func:`write_result`, as JSON in a file named by ``$BPE_LAB_RESULT``, not on stdout: the child may run code that
+is not ours (a student's trainer), which may print.  The child runs in a session of its own: Ctrl-C, SIGTERM or
+SIGHUP to the parent ends its whole process group (:func:`end_process_group`), a parent killed outright takes it
+along (:func:`dies_with_this_process`), and the next lab run removes the folder it left (:func:`lab_tempdir`).
 """
 
 from __future__ import annotations
@@ -37,7 +33,6 @@ RESULT_ENV = "BPE_LAB_RESULT"
 @dataclass
 class ChildRun:
     """What a child left: its exit status, what it printed, and its result (``None`` if it wrote none)."""
-
     returncode: int
     stdout: str
     stderr: str
@@ -56,47 +51,37 @@ PROGRESS_FD_ENV = "BPE_LAB_PROGRESS_FD"
 
 def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress: bool = False,
                    **extra_env: str) -> ChildRun:
-    """``python -c code`` with the repo importable and ``settings`` as JSON on stdin.
-
-    ``prefix`` runs the child under another program (``bpe merge-cost --instructions``: valgrind).
-    With ``progress``, this process's stderr is passed on to the child (:func:`progress_stream`):
-    the child's own stderr is captured for its errors, so its progress goes there instead.
-    """
+    """``python -c code`` with the repo importable and ``settings`` as JSON on stdin; ``prefix`` runs it under
+    another program (``bpe merge-cost --instructions``: valgrind).  The child's stderr is captured for its
+    errors, so with ``progress`` it gets this process's stderr under another number (:func:`progress_stream`)."""
     progress_fd = None
-    try:  # a copy under another number: the child's own fd 2 is the captured pipe
+    try:
         progress_fd = os.dup(sys.stderr.fileno()) if progress else None
     except (AttributeError, OSError, ValueError):  # no file behind stderr (captured in a test)
         pass
     if progress_fd is not None:
         extra_env[PROGRESS_FD_ENV] = str(progress_fd)
     try:
-        return _run_child(code, settings, prefix, progress_fd, extra_env)
+        with lab_tempdir("lab-child") as tmp:
+            result_path = Path(tmp) / "result.json"
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+                       **{RESULT_ENV: str(result_path)}, **extra_env)
+            with subprocess.Popen([*prefix, sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                                  env=env, start_new_session=True, preexec_fn=dies_with_this_process(),
+                                  pass_fds=() if progress_fd is None else (progress_fd,)) as proc:
+                try:
+                    stdout, stderr = proc.communicate(json.dumps(settings))
+                except BaseException:  # Ctrl-C, SIGTERM: the child and its workers go before the exception leaves
+                    end_process_group(proc)
+                    raise
+            try:
+                result = json.loads(result_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # none written, or cut short (the child was killed while writing)
+                result = None
     finally:
         if progress_fd is not None:
             os.close(progress_fd)
-
-
-def _run_child(code: str, settings: dict, prefix: Sequence[str], progress_fd: int | None,
-               extra_env: dict[str, str]) -> ChildRun:
-    with lab_tempdir("lab-child") as tmp:
-        result_path = Path(tmp) / "result.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-                   **{RESULT_ENV: str(result_path)}, **extra_env)
-        with subprocess.Popen([*prefix, sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, errors="replace", env=env, start_new_session=True,
-                              pass_fds=() if progress_fd is None else (progress_fd,),
-                              preexec_fn=dies_with_this_process()) as proc:
-            try:
-                stdout, stderr = proc.communicate(json.dumps(settings))
-            except BaseException:  # Ctrl-C, SIGTERM: the child and its workers go before the exception leaves
-                end_process_group(proc)
-                raise
-        result = None
-        if result_path.exists():
-            try:
-                result = json.loads(result_path.read_text(encoding="utf-8"))
-            except ValueError:  # cut short (the child was killed while writing)
-                result = None
     return ChildRun(proc.returncode, stdout, stderr, result)
 
 
@@ -160,11 +145,17 @@ def running(pid: int) -> bool:
         return False
     except OSError:  # there, and someone else's
         return True
+    fields = _stat(pid)
+    return fields is None or fields[0] != "Z"  # no /proc (not Linux), or it has just gone: taken as running
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after ``pid (comm)``: state, ppid, pgrp, ...; ``None`` where unread."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:  # no /proc (not Linux), or it has just gone
-        return True
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
 
 
 #: How long :func:`end_process_group` gives a group to end on SIGTERM before SIGKILL; it only bounds a wait.
@@ -174,10 +165,10 @@ END_GRACE_SECONDS = 1.0
 GONE_WAIT_SECONDS = 10.0
 
 
-def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) -> None:
+def end_process_group(proc: subprocess.Popen) -> None:
     """End ``proc`` and everything in its process group (it was started with ``start_new_session=True``):
     a timed child's pool workers, the program scalene runs.  SIGTERM, then SIGKILL to whatever is left once
-    ``proc`` has ended or ``grace`` seconds have passed; ``proc`` is reaped, and the group's other processes
+    ``proc`` has ended or :data:`END_GRACE_SECONDS` have passed; ``proc`` is reaped, and the group's other processes
     are waited for until gone (what they leave can then be removed).  The group is signalled only while
     ``proc`` is not yet reaped, so its number cannot have been given to another process."""
     group = None
@@ -191,7 +182,7 @@ def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) 
             proc.kill()
         else:
             os.killpg(group, signal.SIGTERM)
-            deadline = time.monotonic() + grace
+            deadline = time.monotonic() + END_GRACE_SECONDS
             while time.monotonic() < deadline and not _ended(proc):
                 time.sleep(0.01)
             os.killpg(group, signal.SIGKILL)  # a zombie leader still holds the group's number
@@ -202,21 +193,13 @@ def end_process_group(proc: subprocess.Popen, grace: float = END_GRACE_SECONDS) 
 
 
 def _group_lives(group: int) -> bool:
-    """Whether a process of process group ``group`` is still alive (not a zombie), read from /proc (Linux;
-    elsewhere none is seen)."""
+    """Whether a process of process group ``group`` is still alive (not a zombie); Linux, elsewhere none is seen."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return False
-    for name in filter(str.isdigit, entries):
-        try:
-            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] not in "ZX":
-            return True
-    return False
+    return any((fields := _stat(name)) and int(fields[2]) == group and fields[0] not in "ZX"
+               for name in filter(str.isdigit, entries))
 
 
 def _ended(proc: subprocess.Popen) -> bool:

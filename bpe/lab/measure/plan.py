@@ -1,13 +1,14 @@
 """The pipeline each measuring command describes: (1) the settings checked once: :func:`plan`, as ``train_bpe``'s
 phase 1 checks them, finding where ``--limit`` ends (every run after it trusts the :class:`Plan`), and
 :func:`check_repeat`; (2) the candidates run in rounds (``a b a b``: a drift of the machine then falls on all
-alike), each run a fresh process: :func:`in_turns` with a command's own run, :func:`measure` with a timed
-training run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
+alike), each run a fresh process: :func:`measure` (bench, reproduce, ablation), :func:`in_turns` with a command's
+own run; (3) the runs summarized and compared by the one rule (:mod:`bpe.lab.measure.spread`); (4) the
 command's own tables, and its JSON stamped and written (:mod:`bpe.lab.measure.publish`).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -76,24 +77,52 @@ def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], di
     return runs
 
 
-def measure(tag: str, p: Plan, specs: Sequence[str], repeat: int, log, what: str, who: str = "") -> dict[str, list]:
-    """``repeat`` runs of each candidate of ``specs`` (a rung, or a file defining ``Merger``) on ``p``, in turns,
-    by label; each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`).  Said on
-    ``log``, each line led by ``[tag]``: first ``what`` the runs are on and ``who`` (default: the labels), then
-    each run.  A run that fails is a :class:`BPEError` naming ``tag``."""
+def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = "", who: str = "", *,
+            failed: dict | None = None, for_check: bool = False, progress: bool = False) -> dict[str, list]:
+    """``repeat`` runs of each candidate of ``specs`` (``--variant`` entries, or candidates) on ``p`` in turns, by
+    label, each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`); a ``train_bpe``
+    function, which takes a whole file, gets exactly the plan's bytes.  ``for_check``: each first run also keeps
+    its merges (``merge_list``) and a ``Merger``'s own counts (``own_counts``; saving them is timed, so only there).
+    With ``what``, said on ``log`` led by ``[tag]``: what the runs are on and ``who`` (default: the labels), then
+    each run; else with ``progress`` each run on stderr.  A failed run is a :class:`BPEError` naming ``tag``, or
+    with ``failed`` its line goes there and on ``log``, and its candidate drops out."""
+    import pickle
+
     from bpe.lab.judge.candidates import resolve
-    from bpe.lab.measure.timed_run import run_once
+    from bpe.lab.measure.fresh_process import lab_tempdir
+    from bpe.lab.measure.timed_run import run_once, write_prefix
 
-    candidates = {c.label: c for c in (resolve(spec) for spec in specs)}
-    print(f"[{tag}] {what}, vocab {p.vocab_size:,}: {who or ', '.join(candidates)} interleaved, {repeat} repeat(s)",
-          file=log, flush=True)
+    candidates = {c.label: c for c in (resolve(spec) if isinstance(spec, str) else spec for spec in specs)}
+    if what:
+        print(f"[{tag}] {what}, vocab {p.vocab_size:,}: {who or ', '.join(candidates)} interleaved, {repeat} "
+              "repeat(s)", file=log, flush=True)
+    with lab_tempdir("bench") as tmp:
+        prefix = None
+        if p.end is not None and any(c.kind == "function" for c in candidates.values()):
+            prefix = write_prefix(p.path, p.end, Path(tmp) / p.path.name)
+        counts = {label: Path(tmp) / f"counts-{n}.pickle" for n, label in enumerate(candidates)}
 
-    def run_one(label: str, i: int) -> dict:
-        run = run_once(p.path, candidates[label], p.vocab_size, p.special_tokens, p.workers, p.limit)
-        if "failed" in run:
-            raise BPEError(f"[{tag}] {run['failed']}")
-        print(f"  [{tag}] run {i + 1}/{repeat} {label}: total {run['total']:.2f} s, "
-              f"merge phase {run['merge_phase']:.2f} s", file=log, flush=True)
-        return run
+        def run_one(label: str, i: int) -> dict | None:
+            candidate, first = candidates[label], for_check and i == 0
+            whole = candidate.kind == "function" and prefix is not None
+            counts_out = counts[label] if first and candidate.kind == "merger" else None
+            run = run_once(prefix if whole else p.path, candidate, p.vocab_size, p.special_tokens, p.workers,
+                           None if whole else p.limit, want_merges=first,
+                           counts_out=str(counts_out) if counts_out else None, progress=progress,
+                           run_label=f"{label} run {i + 1}/{repeat}: ")
+            if "failed" in run and failed is None:
+                raise BPEError(f"[{tag}] {run['failed']}")
+            if "failed" in run:
+                failed[label] = run["failed"]
+                print(f"\n{label}: {candidate.idea}\nFAILED: {run['failed']}", file=log)
+                return None
+            if counts_out is not None and counts_out.exists():
+                run["own_counts"] = pickle.loads(counts_out.read_bytes())
+            if what:
+                print(f"  [{tag}] run {i + 1}/{repeat} {label}: total {run['total']:.2f} s, "
+                      f"merge phase {run['merge_phase']:.2f} s", file=log, flush=True)
+            elif progress:
+                print(f"  {label} run {i + 1}/{repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
+            return run
 
-    return in_turns(list(candidates), repeat, run_one)
+        return in_turns(list(candidates), repeat, run_one)

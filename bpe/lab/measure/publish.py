@@ -56,15 +56,6 @@ def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
-def check_publishable(what: str, exclude: tuple[str, ...] = RESULT_DIRS) -> None:
-    """Refuse to write a committed result from a tree with uncommitted changes: its provenance line
-    would name a commit that is not the code that made it (``-dirty``)."""
-    commit = git_commit(exclude)
-    if commit is not None and commit.endswith("-dirty"):
-        raise BPEError(f"{what} writes a committed result, and the checkout has uncommitted changes "
-                       f"({commit}); commit them first (git status lists them), or write elsewhere")
-
-
 def merges_digest(merges) -> str:
     h = hashlib.sha256()
     for a, b in merges:
@@ -77,8 +68,10 @@ def output_path(given: str | os.PathLike | None, default: Path, published: Path,
     """``given`` when named (``--out``), else ``published`` with ``--publish``, else ``default``
     (under ``out/``, not tracked).  ``--publish`` from a tree with uncommitted changes is refused,
     naming ``command`` (tests/lab/measure/test_publish.py)."""
-    if publish:
-        check_publishable(command)
+    commit = git_commit(RESULT_DIRS) if publish else None
+    if commit is not None and commit.endswith("-dirty"):  # the provenance line would name other code
+        raise BPEError(f"{command} writes a committed result, and the checkout has uncommitted changes "
+                       f"({commit}); commit them first (git status lists them), or write elsewhere")
     return Path(given) if given else published if publish else default
 
 

@@ -1,7 +1,6 @@
-"""Repeated runs summarized (a figure's median and its min-max: :func:`summary`; what a result file keeps of
-them: :func:`summarized`), and the one rule,
-used by the bench, the report and ``reproduce``, for comparing two sets of runs (:func:`compare`): the
-ratio of the medians, unless the runs overlap, when it is :data:`WITHIN_SPREAD`, never a number.
+"""Repeated runs summarized (:func:`summary`, :func:`summarized`, :func:`median_run`), and the one rule for
+comparing two sets of runs (:func:`compare`): the ratio of the medians, unless the runs overlap, when it is
+:data:`WITHIN_SPREAD`, never a number.
 """
 
 from __future__ import annotations
@@ -38,15 +37,11 @@ def summarize_runs(runs: list[dict]) -> dict:
             if seconds(runs[0], figure) is not None}
 
 
-def slim(run: dict) -> dict:
-    """What a result file keeps of one run: its seconds, its checkpoints (merges done, seconds) and peak memory."""
-    return {"total": run["total"], "merge_phase": run["merge_phase"], "stages": run["stages"],
-            "checkpoints": run["checkpoints"], "peak_rss": run["peak_rss"]}
-
-
 def summarized(runs: list[dict]) -> dict:
-    """What a result file keeps of one candidate's runs: each run :func:`slim`, and :func:`summarize_runs`."""
-    return {"runs": [slim(r) for r in runs], **summarize_runs(runs)}
+    """What a result file keeps of one candidate's runs: each run's seconds, checkpoints (merges done, seconds)
+    and peak memory, and :func:`summarize_runs`."""
+    kept = ("total", "merge_phase", "stages", "checkpoints", "peak_rss")
+    return {"runs": [{key: r[key] for key in kept} for r in runs], **summarize_runs(runs)}
 
 
 def median_run(runs: list[dict]) -> dict:

@@ -187,13 +187,11 @@ def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_to
         result = child_result(run, f"bench run of {candidate.label}")
         if "error" in result:
             raise BPEError(result["error"])
-    else:
-        result = run.result
-        if run.returncode != 0 or result is None:
-            last = run.stderr.strip().splitlines()[-1:] or ["no message"]
-            return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}
-        if "error" in result:
-            return {"failed": f"{candidate.label}: {result['error']}"}
+    elif run.returncode != 0 or run.result is None:
+        last = run.stderr.strip().splitlines()[-1:] or ["no message"]
+        return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}
+    elif "error" in (result := run.result):
+        return {"failed": f"{candidate.label}: {result['error']}"}
     if "failed" not in result and run.stdout.strip():
         result.setdefault("notes", []).append(_printed_note(run.stdout))
     return result

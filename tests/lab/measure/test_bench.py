@@ -15,7 +15,9 @@ from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
 import bpe.lab.measure.bench as bench_module
-from bpe.lab.measure.bench import BenchSettings, run_bench, run_once
+from bpe.lab.measure import timed_run
+from bpe.lab.measure.bench import BenchSettings, run_bench
+from bpe.lab.measure.timed_run import run_once
 from bpe.lab.judge.correctness import reference_cache, reference_rung
 from bpe.lab.judge.diagnose import encode_merges
 from bpe.training.chunking import find_limit_end
@@ -46,13 +48,13 @@ def test_bench_json_has_every_figure(tmp_path, capsys):
 def test_the_candidates_take_turns(monkeypatch):
     # A drift of the machine during the bench falls on every candidate alike: v1, v2, v1, v2, not v1, v1, v2, v2.
     order = []
-    real_run_once = bench_module.run_once
+    real_run_once = timed_run.run_once
 
     def recorded(path, candidate, *args, **kwargs):
         order.append(candidate.label)
         return real_run_once(path, candidate, *args, **kwargs)
 
-    monkeypatch.setattr(bench_module, "run_once", recorded)
+    monkeypatch.setattr(timed_run, "run_once", recorded)
     report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, [EOT], 2))
     assert order == ["v1", "v2", "v1", "v2"]
     assert [len(report["variants"][name]["runs"]) for name in ("v1", "v2")] == [2, 2]
@@ -62,13 +64,13 @@ def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_us
     # No --workers: the bench decides once (the CPU count, the header's) and gives it to every run, rather
     # than leaving each to size its pool to the cores free at its start, which a busy moment cuts.
     given = []
-    real_run_once = bench_module.run_once
+    real_run_once = timed_run.run_once
 
     def recorded(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs):
         given.append((candidate.label, workers))
         return real_run_once(path, candidate, vocab_size, special_tokens, workers, *args, **kwargs)
 
-    monkeypatch.setattr(bench_module, "run_once", recorded)
+    monkeypatch.setattr(timed_run, "run_once", recorded)
     report = run_bench(BenchSettings("v2,v3,v7", "corpus-en", 300, 2, [EOT]))
     cpus = os.cpu_count()
     assert report["settings"]["workers"] == cpus and report["settings"]["workers_from"] == "bench"
@@ -85,7 +87,7 @@ def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_us
 
 def test_one_candidate_or_auto_lets_each_run_choose_its_workers(monkeypatch):
     given = []  # what the runs are given (the runs themselves left out)
-    monkeypatch.setattr(bench_module, "_in_turns", lambda s, workers, plans, *a: given.append(workers) or {})
+    monkeypatch.setattr(bench_module, "measure", lambda tag, p, *a, **k: given.append(p.workers) or {})
     for variants, workers in (("v6", None), ("v6,v7", "auto"), ("v6,v7", 1)):
         report = run_bench(BenchSettings(variants, "corpus-en", 300, 1, [EOT], workers))
         settings = report["settings"]
@@ -124,7 +126,7 @@ def test_a_run_records_its_mergers_summary_beside_the_timings():
 
 def test_a_very_long_bench_needs_force(monkeypatch, capsys):
     runs = []
-    monkeypatch.setattr("bpe.lab.measure.bench.run_once", lambda *a, **k: runs.append(a) or {})
+    monkeypatch.setattr("bpe.lab.measure.timed_run.run_once", lambda *a, **k: runs.append(a) or {})
     assert main(["bench", "--variant", "v1,v6", "--repeat", "1"]) == 2  # v1 at vocab 10,000 on 2.3 MB
     err = capsys.readouterr().err
     assert "estimated v1 ~" in err and "pass --force to run it anyway" in err
@@ -149,7 +151,7 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
 
 def test_bench_json_into_a_directory_fails_before_the_bench(tmp_path, monkeypatch, capsys):
     runs = []
-    monkeypatch.setattr("bpe.lab.measure.bench.run_once", lambda *a, **k: runs.append(a))
+    monkeypatch.setattr("bpe.lab.measure.timed_run.run_once", lambda *a, **k: runs.append(a))
     assert main(["bench", "--data", "corpus-en", "--json", str(tmp_path)]) == 2
     assert f"--json {tmp_path} is a directory" in capsys.readouterr().err
     assert runs == []

@@ -1,9 +1,11 @@
 """bpe/lab/measure/plan.py: the settings every measuring command checks once, and candidates run in turns."""
 
+import io
+
 import pytest
 
 from bpe import BPEError
-from bpe.lab.measure.plan import check_repeat, in_turns, plan
+from bpe.lab.measure.plan import check_repeat, in_turns, measure, plan
 from bpe.training.chunking import find_limit_end
 from conftest import CORPUS_EN
 
@@ -48,3 +50,17 @@ def test_candidates_take_turns_and_a_failed_one_drops_out():
     assert in_turns(["a", "b", "c"], 3, run_one) == {"a": [{"run": 0}, {"run": 1}, {"run": 2}],
                                                      "c": [{"run": 0}, {"run": 1}, {"run": 2}]}
     assert calls == [("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1), ("a", 2), ("c", 2)]
+
+
+def test_measure_gives_a_function_the_plan_s_bytes_and_drops_or_raises_on_its_failure(tmp_path):
+    # A train_bpe function takes a whole file, not a limit: it is given exactly the plan's bytes.
+    mine = tmp_path / "sizer.py"
+    mine.write_text("import os\n\ndef train_bpe(input_path, vocab_size, special_tokens):\n"
+                    "    raise ValueError(f'saw {os.path.getsize(input_path)} bytes')\n")
+    p = plan(CORPUS_EN, 300, EOT, 1, limit="50KB")
+    failed, log = {}, io.StringIO()
+    assert measure("t", p, [str(mine)], 2, log, failed=failed) == {}  # dropped, with its line, after one run
+    assert list(failed) == ["sizer"] and f"saw {p.end} bytes" in failed["sizer"]
+    assert log.getvalue().count("FAILED: ") == 1
+    with pytest.raises(BPEError, match=rf"^\[t\] .*saw {p.end} bytes"):
+        measure("t", p, [str(mine)], 1, io.StringIO(), "corpus-en")
