@@ -155,14 +155,18 @@ ctypedef struct HeapEntry:
 # the table and the slots fetched ahead: a miss per distinct neighbour, overlapped, instead of a miss
 # per word, one after the other.  v6 grouped the same way with two dicts of lists.
 
-ctypedef struct NeighbourRow:
-    int64_t lost_before    # x, the token right before an occurrence: the count (x, a) loses
-    int64_t lost_after     # y, the token right after one: the count (b, y) loses
-    int32_t stamp_before   # the merge that filled the "before" half
-    int32_t gained_before  # slot of (x, n)
-    int32_t stamp_after
-    int32_t gained_after   # slot of (n, y)
+ctypedef struct Half:
+    int64_t lost    # the count the lost pair loses: (x, a) before, (b, y) after
+    int32_t stamp   # the merge that filled this half
+    int32_t gained  # the gained pair's slot: (x, n) before, (n, y) after
 
+ctypedef struct NeighbourRow:
+    Half side[2]    # [BEFORE]: the token is x, right before an occurrence; [AFTER]: y, right after one
+
+
+cdef enum:
+    BEFORE = 0
+    AFTER = 1
 
 cdef enum:
     SIGNAL_EVERY = 1 << 14   # word visits between two checks for a signal (Ctrl-C, SIGTERM)
@@ -200,9 +204,8 @@ cdef class MergeState:
     cdef int32_t stamp
     cdef int32_t newest_made     # the largest token id a merge has made: n above it is a fresh token
     cdef bint fresh              # this merge's n is fresh: no pair holding it exists yet
-    cdef int32_t *touched_before # the neighbour rows filled in this merge (x, then y), capacity: the tokens
-    cdef int32_t *touched_after
-    cdef Py_ssize_t num_before, num_after
+    cdef int32_t *touched[2]     # the neighbour rows filled in this merge, by side; capacity: the tokens
+    cdef Py_ssize_t num_touched[2]
     cdef int32_t *pending        # slots made in this merge, filed in the table when it ends
     cdef Py_ssize_t num_pending, pending_capacity
     cdef int32_t *work_slots     # the lost pairs' slots and counts, found when the merge ends
@@ -226,8 +229,7 @@ cdef class MergeState:
         self.table = NULL
         self.build_holders = NULL
         self.heap = NULL
-        self.touched_before = NULL
-        self.touched_after = NULL
+        self.touched[BEFORE] = self.touched[AFTER] = NULL
         self.pending = NULL
         self.work_slots = NULL
         self.work_counts = NULL
@@ -242,7 +244,7 @@ cdef class MergeState:
                     free(self.pairs[i].holders.many)
         free(self.block); free(self.refs); free(self.token_bytes); free(self.token_start)
         free(self.token_length); free(self.neighbours); free(self.pairs); free(self.table)
-        free(self.build_holders); free(self.heap); free(self.touched_before); free(self.touched_after)
+        free(self.build_holders); free(self.heap); free(self.touched[BEFORE]); free(self.touched[AFTER])
         free(self.pending); free(self.work_slots); free(self.work_counts); free(self.lowered); free(self.scratch)
 
     def __init__(self, pretoken_counts):
@@ -250,6 +252,7 @@ cdef class MergeState:
 
         ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts."""
         cdef int32_t i
+        cdef int side
         if not isinstance(pretoken_counts, dict):
             raise TypeError(f"pre-token counts must be a dict, got {type(pretoken_counts).__name__}")
         self.token_capacity = 512
@@ -258,8 +261,8 @@ cdef class MergeState:
         self.token_start = <int64_t *>check(malloc(self.token_capacity * sizeof(int64_t)))
         self.token_length = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
         self.neighbours = <NeighbourRow *>check(calloc(self.token_capacity, sizeof(NeighbourRow)))
-        self.touched_before = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
-        self.touched_after = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
+        for side in (BEFORE, AFTER):
+            self.touched[side] = <int32_t *>check(malloc(self.token_capacity * sizeof(int32_t)))
         self.work_slots = <int32_t *>check(malloc(2 * self.token_capacity * sizeof(int32_t)))
         self.work_counts = <int64_t *>check(malloc(2 * self.token_capacity * sizeof(int64_t)))
         self.token_list = [bytes([i]) for i in range(256)]
@@ -355,27 +358,12 @@ cdef class MergeState:
         cdef int64_t *sizes = <int64_t *>calloc(65536, sizeof(int64_t))
         cdef uint32_t *last = <uint32_t *>malloc(65536 * sizeof(uint32_t))
         cdef int64_t *fill = NULL
-        cdef Py_ssize_t w, j
-        cdef WordHead *head
-        cdef int32_t *tokens
         cdef int32_t code, slot
         cdef int64_t total = 0
         try:
             if sizes == NULL or last == NULL:
                 raise MemoryError()
-            memset(last, 0xFF, 65536 * sizeof(uint32_t))
-            # Count each pair, and how many words hold it.
-            for w in range(self.num_words):
-                head = word_at(self.block, self.refs[w].offset)
-                tokens = tokens_of(head)
-                for j in range(head.length - 1):
-                    code = (tokens[j] << 8) | tokens[j + 1]
-                    counts[code] += head.count
-                    if last[code] != <uint32_t>w:
-                        last[code] = <uint32_t>w
-                        sizes[code] += 1
-                if (w & (SIGNAL_EVERY - 1)) == 0:
-                    PyErr_CheckSignals()
+            self._scan_byte_pairs(last, counts, sizes, NULL)  # each pair's count, and how many words hold it
             # One slot per byte pair that occurs; its holders a slice of one block.
             fill = <int64_t *>check(malloc(65536 * sizeof(int64_t)))
             for code in range(65536):
@@ -390,18 +378,36 @@ cdef class MergeState:
                     self.pairs[slot].holders.many = self.build_holders + fill[code]
                     self.pairs[slot].size = <int32_t>sizes[code]
                     self.pairs[slot].capacity = -1
-            memset(last, 0xFF, 65536 * sizeof(uint32_t))
-            for w in range(self.num_words):
-                head = word_at(self.block, self.refs[w].offset)
-                tokens = tokens_of(head)
-                for j in range(head.length - 1):
-                    code = (tokens[j] << 8) | tokens[j + 1]
-                    if last[code] != <uint32_t>w:
-                        last[code] = <uint32_t>w
-                        self.build_holders[fill[code]] = <uint32_t>w
-                        fill[code] += 1
+            self._scan_byte_pairs(last, NULL, NULL, fill)  # each word listed under each pair it holds
         finally:
             free(counts); free(sizes); free(last); free(fill)
+        return 0
+
+    cdef int _scan_byte_pairs(self, uint32_t *last, int64_t *counts, int64_t *sizes, int64_t *fill) except -1:
+        """One pass over every word's byte pairs, by code ``256 * first + second``: the first pass adds to
+        ``counts`` and ``sizes`` (the words holding the pair), the second (``fill`` given) lists each word
+        once under each pair it holds.  ``last`` is each code's last word: a word counts once per pair."""
+        cdef Py_ssize_t w, j
+        cdef WordHead *head
+        cdef int32_t *tokens
+        cdef int32_t code
+        memset(last, 0xFF, 65536 * sizeof(uint32_t))
+        for w in range(self.num_words):
+            head = word_at(self.block, self.refs[w].offset)
+            tokens = tokens_of(head)
+            for j in range(head.length - 1):
+                code = (tokens[j] << 8) | tokens[j + 1]
+                if fill == NULL:
+                    counts[code] += head.count
+                if last[code] != <uint32_t>w:
+                    last[code] = <uint32_t>w
+                    if fill == NULL:
+                        sizes[code] += 1
+                    else:
+                        self.build_holders[fill[code]] = <uint32_t>w
+                        fill[code] += 1
+            if (w & (SIGNAL_EVERY - 1)) == 0:
+                PyErr_CheckSignals()
         return 0
 
     cdef int _build_heap(self) except -1:
@@ -436,6 +442,7 @@ cdef class MergeState:
         cdef Py_ssize_t length = len(merged)
         cdef int32_t new = self.num_tokens
         cdef int32_t capacity
+        cdef int side
         cdef size_t byte_capacity = self.token_bytes_capacity
         if new == self.token_capacity:  # (each capacity is raised only once every array has grown)
             capacity = 2 * self.token_capacity
@@ -443,8 +450,8 @@ cdef class MergeState:
             self.token_length = <int32_t *>grow(self.token_length, capacity * sizeof(int32_t))
             self.neighbours = <NeighbourRow *>grow(self.neighbours, capacity * sizeof(NeighbourRow))
             memset(self.neighbours + new, 0, (capacity - new) * sizeof(NeighbourRow))
-            self.touched_before = <int32_t *>grow(self.touched_before, capacity * sizeof(int32_t))
-            self.touched_after = <int32_t *>grow(self.touched_after, capacity * sizeof(int32_t))
+            for side in (BEFORE, AFTER):
+                self.touched[side] = <int32_t *>grow(self.touched[side], capacity * sizeof(int32_t))
             self.work_slots = <int32_t *>grow(self.work_slots, 2 * capacity * sizeof(int32_t))
             self.work_counts = <int64_t *>grow(self.work_counts, 2 * capacity * sizeof(int64_t))
             self.token_capacity = capacity
@@ -703,30 +710,17 @@ cdef class MergeState:
             return self._new_slot(first, second, False)
         return self.find_or_add(first, second)
 
-    cdef inline NeighbourRow *row_before(self, int32_t x, int32_t n) except NULL:
-        """x's row, filled on x's first word in this merge: (x, n)'s slot, no loss yet."""
-        cdef NeighbourRow *row = &self.neighbours[x]
-        cdef int32_t slot
-        if row.stamp_before != self.stamp:
-            slot = self.gained_slot(x, n)
-            row.stamp_before = self.stamp
-            row.lost_before = 0
-            row.gained_before = slot
-            self.touched_before[self.num_before] = x
-            self.num_before += 1
-        return row
-
-    cdef inline NeighbourRow *row_after(self, int32_t y, int32_t n) except NULL:
-        cdef NeighbourRow *row = &self.neighbours[y]
-        cdef int32_t slot
-        if row.stamp_after != self.stamp:
-            slot = self.gained_slot(n, y)
-            row.stamp_after = self.stamp
-            row.lost_after = 0
-            row.gained_after = slot
-            self.touched_after[self.num_after] = y
-            self.num_after += 1
-        return row
+    cdef inline Half *half(self, int side, int32_t token, int32_t n) except NULL:
+        """The token's half row on ``side``, filled on its first word in this merge: the slot of the pair
+        it gains, (token, n) before or (n, token) after, and no loss yet."""
+        cdef Half *h = &self.neighbours[token].side[side]
+        if h.stamp != self.stamp:
+            h.gained = self.gained_slot(token, n) if side == BEFORE else self.gained_slot(n, token)
+            h.stamp = self.stamp
+            h.lost = 0
+            self.touched[side][self.num_touched[side]] = token
+            self.num_touched[side] += 1
+        return h
 
     def merge(self, pair):
         """Merge ``pair`` (two tokens' bytes) into one token in every word that holds it, and update the
@@ -751,7 +745,8 @@ cdef class MergeState:
         cdef int32_t *tokens
         cdef int32_t length, j, k, x, y
         cdef int64_t count
-        cdef NeighbourRow *row
+        cdef Half *h
+        cdef int side
         if self.broken:
             raise RuntimeError("this v8 merger was interrupted during a merge; its state is incomplete")
         if not (0 <= a < self.num_tokens and 0 <= b < self.num_tokens and 256 <= n < self.num_tokens):
@@ -764,7 +759,7 @@ cdef class MergeState:
         self.fresh = n > self.newest_made
         if self.fresh:
             self.newest_made = n
-        self.num_before = self.num_after = self.num_lowered = self.num_pending = 0
+        self.num_touched[BEFORE] = self.num_touched[AFTER] = self.num_lowered = self.num_pending = 0
         size = self.pairs[merged_slot].size
         listed = self.holders_of(merged_slot)
         if self.pairs[merged_slot].capacity == 0:  # kept in the slot: copied out, as new slots may move it
@@ -815,14 +810,14 @@ cdef class MergeState:
             head.length = length - 1
             ref.summary = summarize(tokens, length - 1)
             if x >= 0:
-                row = self.row_before(x, n)
-                row.lost_before += count
-                self.gain(row.gained_before, count, word)
+                h = self.half(BEFORE, x, n)
+                h.lost += count
+                self.gain(h.gained, count, word)
             if y >= 0:
-                row = self.row_after(y, n)
+                h = self.half(AFTER, y, n)
                 if not (a == b and y == b):  # (b, y) is the merged pair itself, as in "aaa": it goes to 0 below
-                    row.lost_after += count
-                self.gain(row.gained_after, count, word)
+                    h.lost += count
+                self.gain(h.gained, count, word)
         # 2. The rows' losses, one lowered pair per neighbour; the slots made, filed.
         self._apply_losses(a, b)
         self._file_pending()
@@ -834,14 +829,11 @@ cdef class MergeState:
             if self.pairs[slot].count == 0:
                 self.release_holders(slot)
         # 4. Each pair that gained is pushed once, with its count now; its older entries are stale.
-        for i in range(self.num_before):
-            slot = self.neighbours[self.touched_before[i]].gained_before
-            if self.pairs[slot].count > 0:
-                self.push(self.pairs[slot].count, slot)
-        for i in range(self.num_after):
-            slot = self.neighbours[self.touched_after[i]].gained_after
-            if self.pairs[slot].count > 0:
-                self.push(self.pairs[slot].count, slot)
+        for side in (BEFORE, AFTER):
+            for i in range(self.num_touched[side]):
+                slot = self.neighbours[self.touched[side][i]].side[side].gained
+                if self.pairs[slot].count > 0:
+                    self.push(self.pairs[slot].count, slot)
         self.broken = False
         return 0
 
@@ -849,10 +841,9 @@ cdef class MergeState:
         """Lower (x, a) and (b, y) once per row filled in this merge.  First every lost pair's slot is
         found, its table bucket fetched a few rows ahead; then every count is lowered, its slot fetched
         ahead: the misses overlap instead of following one another."""
-        cdef Py_ssize_t i, k = 0, total = self.num_before + self.num_after
+        cdef Py_ssize_t i, k = 0, total = self.num_touched[BEFORE] + self.num_touched[AFTER]
         cdef int32_t first, second, slot
         cdef int64_t lost
-        cdef NeighbourRow *row
         for i in range(total + PREFETCH_AHEAD):
             if i < total:  # fetch the bucket of the row PREFETCH_AHEAD ahead
                 first, second = self._lost_pair(i, a, b)
@@ -874,14 +865,14 @@ cdef class MergeState:
 
     cdef inline (int32_t, int32_t) _lost_pair(self, Py_ssize_t i, int32_t a, int32_t b) noexcept nogil:
         """The pair the i-th row filled in this merge loses: (x, a) for a "before" row, (b, y) for an "after" one."""
-        if i < self.num_before:
-            return self.touched_before[i], a
-        return b, self.touched_after[i - self.num_before]
+        if i < self.num_touched[BEFORE]:
+            return self.touched[BEFORE][i], a
+        return b, self.touched[AFTER][i - self.num_touched[BEFORE]]
 
     cdef inline int64_t _lost_count(self, Py_ssize_t i) noexcept nogil:
-        if i < self.num_before:
-            return self.neighbours[self.touched_before[i]].lost_before
-        return self.neighbours[self.touched_after[i - self.num_before]].lost_after
+        if i < self.num_touched[BEFORE]:
+            return self.neighbours[self.touched[BEFORE][i]].side[BEFORE].lost
+        return self.neighbours[self.touched[AFTER][i - self.num_touched[BEFORE]]].side[AFTER].lost
 
     cdef inline bint _occurs_after(self, int32_t *tokens, int32_t length, int32_t start, int32_t a,
                                    int32_t b) noexcept nogil:
@@ -900,7 +891,6 @@ cdef class MergeState:
         cdef int32_t *tokens = tokens_of(head)
         cdef int32_t *old
         cdef int64_t count = head.count
-        cdef NeighbourRow *row
         if length > self.scratch_capacity:
             self.scratch = <int32_t *>grow(self.scratch, length * sizeof(int32_t))
             self.scratch_capacity = length
@@ -923,11 +913,9 @@ cdef class MergeState:
         for j in range(out - 1):
             first, second = tokens[j], tokens[j + 1]
             if second == n:  # (x, n), (n, n) included
-                row = self.row_before(first, n)
-                self.gain(row.gained_before, count, word)
+                self.gain(self.half(BEFORE, first, n).gained, count, word)
             elif first == n:  # (n, y)
-                row = self.row_after(second, n)
-                self.gain(row.gained_after, count, word)
+                self.gain(self.half(AFTER, second, n).gained, count, word)
             else:  # a pair the word had before: lowered above, restored here
                 self.pairs[self.find(first, second)].count += count
         return 0
