@@ -71,10 +71,7 @@ class Figure:
         return f"{self.file} {keys}" + (f' "{self.fmt}"' if self.fmt is not None else "")
 
     def where(self) -> str:
-        try:
-            page = self.page.relative_to(REPO_ROOT)
-        except ValueError:
-            page = self.page
+        page = self.page.relative_to(REPO_ROOT) if self.page.is_relative_to(REPO_ROOT) else self.page
         return f"{page}:{self.line}"
 
 

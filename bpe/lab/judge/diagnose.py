@@ -47,10 +47,9 @@ def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
 
 def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:
     """The index of the first merge that differs (or where one list ends first); ``None`` if identical."""
-    for i, (mine, theirs) in enumerate(zip(merges, reference)):
-        if mine != theirs:
-            return i
-    return None if len(merges) == len(reference) else min(len(merges), len(reference))
+    at = next((i for i, (mine, theirs) in enumerate(zip(merges, reference)) if mine != theirs),
+              min(len(merges), len(reference)))
+    return None if at == len(merges) == len(reference) else at
 
 
 def show(pair: Pair | None) -> str | None:
