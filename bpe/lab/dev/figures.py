@@ -35,9 +35,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 #: The pages whose figures are checked, relative to the repo root (globs).
 PAGES = ("README.md", "docs/*.md", "docs/web/*.md", "profiles/README.md")
@@ -72,10 +71,7 @@ class Figure:
         return f"{self.file} {keys}" + (f' "{self.fmt}"' if self.fmt is not None else "")
 
     def where(self) -> str:
-        try:
-            page = self.page.relative_to(REPO_ROOT)
-        except ValueError:
-            page = self.page
+        page = self.page.relative_to(REPO_ROOT) if self.page.is_relative_to(REPO_ROOT) else self.page
         return f"{page}:{self.line}"
 
 
@@ -85,14 +81,8 @@ def split_keypath(keypath: str) -> list[str | int]:
     >>> split_keypath("runs.v1.stages.'merge phase'.2")
     ['runs', 'v1', 'stages', 'merge phase', 2]
     """
-    parts: list[str | int] = []
-    for match in re.finditer(r"'([^']*)'|([^.]+)", keypath):
-        quoted, plain = match.groups()
-        if quoted is not None:
-            parts.append(quoted)
-        else:
-            parts.append(int(plain) if re.fullmatch(r"-?\d+", plain) else plain)
-    return parts
+    return [quoted if quoted is not None else int(plain) if re.fullmatch(r"-?\d+", plain) else plain
+            for quoted, plain in (match.groups() for match in re.finditer(r"'([^']*)'|([^.]+)", keypath))]
 
 
 def lookup(data, keypath: str):
@@ -174,8 +164,7 @@ def render(figure: Figure, root: Path = REPO_ROOT, cache: dict | None = None) ->
     try:
         value = lookup(data, figure.key)
         if figure.key2 is not None:
-            denominator = lookup(data, figure.key2)
-            value = value / denominator
+            value = value / lookup(data, figure.key2)
     except BPEError as e:
         if figure.pending:
             return PENDING
@@ -245,10 +234,6 @@ def update(paths: list[Path], root: Path = REPO_ROOT, problems: list[str] | None
     return changed
 
 
-def count(paths: list[Path]) -> int:
-    return sum(len(parse(page)) for page in paths)
-
-
 def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None) -> int:
     """``bpe figures [PAGE ...] [--update]``: check (or rewrite) the figures of ``names`` (default
     :func:`pages`), print one line per problem and a total; the exit status (1: something is stale or
@@ -270,5 +255,5 @@ def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None)
         outcome = f"{len(problems)} stale (python -m bpe figures --update rewrites them)" if problems else "all current"
     for problem in problems:
         print(problem, file=out)
-    print(f"{count(paths)} figures on {len(paths)} pages; {outcome}", file=out)
+    print(f"{sum(len(parse(page)) for page in paths)} figures on {len(paths)} pages; {outcome}", file=out)
     return 1 if problems else 0

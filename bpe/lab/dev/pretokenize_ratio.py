@@ -42,9 +42,6 @@ def find_wikipedia(path: str | None) -> Path | None:
     return next((p for p in WIKIPEDIA_CANDIDATES if p.is_file()), None)
 
 
-# --- measuring -----------------------------------------------------------------------------------
-
-
 def count_plain(path: Path):
     from bpe.training.pretokenize import count_text
 

@@ -42,6 +42,7 @@ CYRILLIC = _letters((0x0430, 0x0450))
 GREEK = _letters((0x03B1, 0x03CA))
 ARABIC = _letters((0x0627, 0x063B), (0x0641, 0x064B))
 HEBREW = _letters((0x05D0, 0x05EB))
+ARABIC_DIGITS = _letters((0x0660, 0x066A))
 CJK = [chr(0x4E00 + (i * 7919) % 0x5000) for i in range(3000)] + _letters((0x3041, 0x3097))
 EMOJI = ("\U0001f600", "\U0001f44d\U0001f3fd", "\u2764\ufe0f", "\U0001f1eb\U0001f1f7", "\u2705", "\U0001f680",
          "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f914", "\U0001f389", "\u2615")
@@ -80,9 +81,6 @@ def _words_text(rng: random.Random, word: Callable[[], str], *, quotes=("\u201c"
     return "\n\n".join(paragraphs) + "\n"
 
 
-# --- the kinds -----------------------------------------------------------------------------------
-
-
 def _repeated(path: Path) -> Documents:
     def documents() -> Iterator[str]:
         text = path.read_text(encoding="utf-8")
@@ -100,100 +98,101 @@ def _webtext(ascii_only: bool) -> Documents:
     return documents
 
 
-def _accented() -> Iterator[str]:
-    rng = random.Random(1)
+def _generated(seed: int) -> Callable[[Callable[[random.Random], str]], Documents]:
+    """A generated kind: its documents drawn one after another from one ``random.Random(seed)``."""
+    def kind(document: Callable[[random.Random], str]) -> Documents:
+        def documents() -> Iterator[str]:
+            rng = random.Random(seed)
+            while True:
+                yield document(rng) + SEPARATOR
+        return documents
+    return kind
+
+
+@_generated(1)
+def _accented(rng: random.Random) -> str:
     plain, accented = "aeiouaeiouy", "éèêàâùûôîïëçüöäñóíúãõåøłśžčřěß"
 
     def word() -> str:
         return _syllables(rng, lambda: rng.choice(accented) if rng.randrange(7) == 0 else rng.choice(plain))
 
-    while True:
-        quotes = ("\u00ab\u00a0", "\u00a0\u00bb") if rng.randrange(2) else ("\u201e", "\u201c")
-        yield _words_text(rng, word, quotes=quotes, before_punct="\u00a0" if rng.randrange(3) == 0 else "") + SEPARATOR
+    quotes = ("\u00ab\u00a0", "\u00a0\u00bb") if rng.randrange(2) else ("\u201e", "\u201c")
+    return _words_text(rng, word, quotes=quotes, before_punct="\u00a0" if rng.randrange(3) == 0 else "")
 
 
-def _cyrillic() -> Iterator[str]:
-    rng = random.Random(2)
-    while True:
-        yield _words_text(rng, lambda: _script_word(rng, CYRILLIC), quotes=("\u00ab", "\u00bb")) + SEPARATOR
+@_generated(2)
+def _cyrillic(rng: random.Random) -> str:
+    return _words_text(rng, lambda: _script_word(rng, CYRILLIC), quotes=("\u00ab", "\u00bb"))
 
 
-def _cjk() -> Iterator[str]:
-    rng = random.Random(3)
+@_generated(3)
+def _cjk(rng: random.Random) -> str:
     latin = ("API", "Python", "iPhone", "COVID-19", "Tokyo", "OK", "USB", "AI")
-    while True:
-        lines = []
-        for _ in range(1 + rng.randrange(12)):
-            sentence = []
-            for _ in range(1 + rng.randrange(5)):
-                sentence.append("".join(rng.choice(CJK) for _ in range(2 + rng.randrange(20))))
-                if rng.randrange(4) == 0:
-                    sentence.append(rng.choice(latin) if rng.randrange(2) else f"{rng.randrange(1, 2030)}")
-                sentence.append(rng.choice("，、"))
-            lines.append(("\u3000" if rng.randrange(3) == 0 else "") + "".join(sentence[:-1]) + rng.choice("。！？"))
-        yield "\n".join(lines) + "\n" + SEPARATOR
+    lines = []
+    for _ in range(1 + rng.randrange(12)):
+        sentence = []
+        for _ in range(1 + rng.randrange(5)):
+            sentence.append("".join(rng.choice(CJK) for _ in range(2 + rng.randrange(20))))
+            if rng.randrange(4) == 0:
+                sentence.append(rng.choice(latin) if rng.randrange(2) else f"{rng.randrange(1, 2030)}")
+            sentence.append(rng.choice("，、"))
+        lines.append(("\u3000" if rng.randrange(3) == 0 else "") + "".join(sentence[:-1]) + rng.choice("。！？"))
+    return "\n".join(lines) + "\n"
 
 
-def _rtl() -> Iterator[str]:
-    rng = random.Random(4)
-    arabic_digits = _letters((0x0660, 0x066A))
-
-    def word(letters: list[str]) -> str:
+@_generated(4)
+def _rtl(rng: random.Random) -> str:
+    def word() -> str:
         roll = rng.randrange(40)
         if roll == 0:
             return rng.choice(("HTML", "Python", "GPS", "iPhone"))
         if roll == 1:
-            return "".join(rng.choice(arabic_digits) for _ in range(1 + rng.randrange(4)))
+            return "".join(rng.choice(ARABIC_DIGITS) for _ in range(1 + rng.randrange(4)))
         return _script_word(rng, letters) + ("\u200f" if roll == 2 else "")
 
-    while True:
-        letters = ARABIC if rng.randrange(2) else HEBREW
-        punct = ".\u060c\u061f!:" if letters is ARABIC else ".,?!:"
-        yield _words_text(rng, lambda: word(letters), quotes=("\u00ab", "\u00bb"), punct=punct) + SEPARATOR
+    letters = ARABIC if rng.randrange(2) else HEBREW
+    punct = ".\u060c\u061f!:" if letters is ARABIC else ".,?!:"
+    return _words_text(rng, word, quotes=("\u00ab", "\u00bb"), punct=punct)
 
 
 def _latin(rng: random.Random) -> str:
     return _syllables(rng, lambda: rng.choice("aeiouaeiouy"))
 
 
-def _mixed() -> Iterator[str]:
-    rng = random.Random(5)
+@_generated(5)
+def _mixed(rng: random.Random) -> str:
     scripts = [lambda: _latin(rng)] * 8 + [
         lambda: _script_word(rng, CYRILLIC), lambda: _script_word(rng, GREEK), lambda: _script_word(rng, ARABIC),
         lambda: _script_word(rng, HEBREW), lambda: "".join(rng.choice(CJK) for _ in range(1 + rng.randrange(6))),
         lambda: rng.choice(EMOJI), lambda: _latin(rng) + rng.choice(COMBINING), lambda: f"{rng.randrange(100000)}",
         lambda: _latin(rng) + rng.choice(EMOJI), lambda: rng.choice(("\u2014", "\u2026", "\u00a0", "\u3000")),
     ]
-    while True:
-        yield _words_text(rng, lambda: rng.choice(scripts)(), quotes=rng.choice((("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u300c", "\u300d")))) + SEPARATOR
+    quotes = rng.choice((("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u300c", "\u300d")))
+    return _words_text(rng, lambda: rng.choice(scripts)(), quotes=quotes)
 
 
-def _emoji() -> Iterator[str]:
-    rng = random.Random(6)
-
+@_generated(6)
+def _emoji(rng: random.Random) -> str:
     def word() -> str:
         roll = rng.randrange(40)
         if roll == 0:
             return "".join(rng.choice(EMOJI) for _ in range(1 + rng.randrange(3)))
         return _latin(rng) + (rng.choice(EMOJI) if roll == 1 and rng.randrange(2) else "")
 
-    while True:
-        yield _words_text(rng, word, quotes=('"', '"')) + SEPARATOR
+    return _words_text(rng, word, quotes=('"', '"'))
 
 
-def _combining() -> Iterator[str]:
-    rng = random.Random(7)
-
+@_generated(7)
+def _combining(rng: random.Random) -> str:
     def vowel() -> str:
         marks = rng.choice(("", "", "", "", rng.choice(COMBINING), rng.choice(COMBINING) + rng.choice(COMBINING)))
         return rng.choice("aeiouy") + marks
 
-    while True:
-        yield _words_text(rng, lambda: _syllables(rng, vowel)) + SEPARATOR
+    return _words_text(rng, lambda: _syllables(rng, vowel))
 
 
-def _digits() -> Iterator[str]:
-    rng = random.Random(8)
+@_generated(8)
+def _digits(rng: random.Random) -> str:
     fields = (
         lambda: f"{rng.randrange(1990, 2030)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
         lambda: f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}.{rng.randrange(1000):03d}",
@@ -202,27 +201,23 @@ def _digits() -> Iterator[str]:
         lambda: f"+1 ({rng.randrange(200, 999)}) {rng.randrange(100, 999)}-{rng.randrange(10000):04d}",
         lambda: f"{rng.randrange(100)}%", lambda: rng.choice(("ok", "GET", "total", "x", "v2", "n/a")),
     )
-    while True:
-        sep = rng.choice((" ", ", ", "\t", " | "))
-        lines = [sep.join(rng.choice(fields)() for _ in range(2 + rng.randrange(8))) for _ in range(1 + rng.randrange(60))]
-        yield "\n".join(lines) + "\n" + SEPARATOR
+    sep = rng.choice((" ", ", ", "\t", " | "))
+    lines = [sep.join(rng.choice(fields)() for _ in range(2 + rng.randrange(8))) for _ in range(1 + rng.randrange(60))]
+    return "\n".join(lines) + "\n"
 
 
-def _whitespace() -> Iterator[str]:
-    rng = random.Random(9)
-    rare = ("\u00a0", "\u2009", "\u3000")
-
+@_generated(9)
+def _whitespace(rng: random.Random) -> str:
     def line() -> str:
         indent = rng.choice((" " * rng.randrange(0, 17, 2), "\t" * rng.randrange(4), " \t"))
         words = [_latin(rng) for _ in range(rng.randrange(6))]
         gaps = [" " * (1 + rng.randrange(8)) if rng.randrange(3) == 0 else rng.choice((" ", " ", "\t", "  ")) for _ in words]
         body = "".join(g + w for g, w in zip(gaps, words)).lstrip(" ")
         if rng.randrange(40) == 0:
-            body = body.replace(" ", rng.choice(rare), 1)
+            body = body.replace(" ", rng.choice(("\u00a0", "\u2009", "\u3000")), 1)
         return indent + body + rng.choice(("", "", "", " ", "   ", "\t", "\r"))
 
-    while True:
-        yield "\n".join(line() for _ in range(1 + rng.randrange(80))) + "\n" * (1 + rng.randrange(3)) + SEPARATOR
+    return "\n".join(line() for _ in range(1 + rng.randrange(80))) + "\n" * (1 + rng.randrange(3))
 
 
 #: The generated kinds (``books`` and ``wikipedia`` read a file: :func:`sources`).
@@ -246,18 +241,9 @@ def sources(wikipedia: Path | None) -> dict[str, Documents]:
 
 def make_sample(kind: str, documents: Documents, size: int) -> Path:
     """The sample file of ``kind``: whole documents until ``size`` bytes (made once, then reused)."""
+    from bpe.data.webtext import write_documents
+
     path = data_dir() / f"pretokenize-{kind}-{size_label(size)}.txt"
-    if path.exists():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    written = 0
-    with open(tmp, "wb") as out:
-        for doc in documents():
-            data = doc.encode("utf-8")
-            out.write(data)
-            written += len(data)
-            if written >= size:
-                break
-    tmp.replace(path)
+    if not path.exists():
+        write_documents(path, size, documents(), kind)
     return path

@@ -24,41 +24,28 @@ class CandidateFailed(Exception):
     """The candidate's own code failed; the message is one line for the table."""
 
 
-def _module_name(path: Path) -> str:
-    """``mine.py``: ``mine``, as ``import mine`` would name it; ``candidate_<name>`` when that is not an
-    identifier or is taken by another module."""
-    name = path.stem
-    taken = sys.modules.get(name)
-    if name.isidentifier() and (taken is None or _same_file(getattr(taken, "__file__", None), path)):
-        return name
-    return "candidate_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-
-
-def _same_file(a: str | None, b: Path) -> bool:
-    try:
-        return a is not None and Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
+def _not_python(path) -> str:
+    return f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) or a .py file"
 
 
 def load_file_module(path: str | Path) -> ModuleType:
     """Import a Python file as ``import mine`` would: registered in ``sys.modules`` under its own name
-    (:func:`_module_name`), its folder first on ``sys.path``, so that it can import its neighbours and a
-    ``multiprocessing.Pool`` it starts can import it again to unpickle its functions."""
+    (``candidate_<name>`` when that is not an identifier or names another module), its folder first on
+    ``sys.path``, so that it can import its neighbours and a ``multiprocessing.Pool`` it starts can import
+    it again to unpickle its functions."""
     path = Path(path)
     if path.suffix != ".py":
-        raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
-                       f"or a .py file")
+        raise BPEError(_not_python(path))
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    name = _module_name(path)
+    name, taken = path.stem, sys.modules.get(path.stem)
+    if not name.isidentifier() or (taken is not None and
+                                   Path(getattr(taken, "__file__", None) or "").resolve() != path.resolve()):
+        name = "candidate_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     if name in sys.modules:  # already imported (a neighbour imported it): the same module, not a second copy
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise BPEError(f"{path} is not a Python file; a candidate is a variant name ({', '.join(VARIANTS)}) "
-                       f"or a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -123,8 +110,7 @@ def load_algorithm(candidate_kind: str, spec: str):
     if not Path(spec).is_file():
         raise CandidateFailed(f"no variant or file named {spec!r}; variants: {', '.join(VARIANTS)}")
     if Path(spec).suffix != ".py":
-        raise CandidateFailed(f"{spec} is not a Python file; a candidate is a variant name "
-                              f"({', '.join(VARIANTS)}) or a .py file")
+        raise CandidateFailed(_not_python(spec))
     module = call_candidate(f"importing {Path(spec).name}", load_file_module, spec)
     merger = getattr(module, "Merger", None)
     if merger is None:
@@ -135,14 +121,10 @@ def load_algorithm(candidate_kind: str, spec: str):
 
 
 def _with_on_bytes(count):
-    """A candidate's own pre-tokenizer, taking ``on_bytes`` and ``end`` and returning the counts as a rung's
-    does (bpe/training/rung.py): its dict or ``Counter`` becomes a ``PretokenCounts``.
-
-    A file written before it knew of progress may leave ``on_bytes`` out: its bytes are then reported at
-    the end.  One that leaves ``end`` out still runs on a whole file (``train_bpe`` passes the file's
-    size as ``end``); only ``--limit`` needs it.  A counter without ``workers`` decides its own
-    processes; one without ``errors`` is asked only for the default, strict UTF-8.
-    """
+    """A candidate's own pre-tokenizer, taking the settings a rung's does (bpe/training/rung.py) and returning
+    a ``PretokenCounts``.  A file written before it knew of progress may leave ``on_bytes`` out (its bytes
+    are then reported at the end), and one without ``end`` still runs on a whole file: only ``--limit``
+    needs it."""
     if count is None:
         return None
     try:

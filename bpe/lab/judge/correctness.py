@@ -55,7 +55,8 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
     failed = failed or {}
     width = max(12, *(len(name) + 2 for name in [*verdicts, *failed]))
     for name, verdict in verdicts.items():
-        print(verdict_text(name, verdict, reference_name, width), file=out)
+        what, why = verdict_parts(name, verdict, reference_name)
+        print(f"  {name:<{width}}{what}" + (f"\n{' ' * (width + 2)}{why}" if why else ""), file=out)
     for name in failed:
         print(f"  {name:<{width}}not checked: it failed (above)", file=out)
     return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
@@ -79,11 +80,6 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
         return what + v["explanation"], ""
     return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "
                    f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"), why
-
-
-def verdict_text(name: str, verdict: dict, reference_name: str, width: int = 12) -> str:
-    what, why = verdict_parts(name, verdict, reference_name)
-    return f"  {name:<{width}}{what}" + (f"\n{' ' * (width + 2)}{why}" if why else "")
 
 
 def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,

@@ -1,36 +1,26 @@
 """Why do a trainer's merges differ from the reference?  The first divergence, the true counts, a likely cause.
 
-When a run's merges differ from the reference merges of the same data (:mod:`bpe.lab.judge.correctness`),
-what a student needs is the first merge where they part, so :func:`diagnose` reports
+Once two merge lists part, later merges say nothing new, so :func:`diagnose` reports the first merge
+where they part (1-based; the verdict's key ``step``, kept for saved result files), the pair each side
+chose there and both pairs' *true* counts before it: the reference's earlier merges replayed on the
+true pre-token counts (:mod:`bpe.lab.judge.replay`).  Then a likely cause, the first of the usual
+mistakes that fits, in this order:
 
-* the number of that merge (1-based; the verdict's key ``step``, kept for saved result files), the pair
-  each side chose there, and both pairs' *true* counts before it: the reference's earlier merges
-  replayed on the true pre-token counts (the GPT-2 pattern's), then counted;
-* a likely cause, when one of the usual mistakes fits (checked in this order):
+* ``pretokenization``: the candidate's own pre-token counts differ (the first pre-token that does is
+  shown), or its pair never occurs inside one GPT-2 pre-token (shown: the boundary it spans);
+* ``tie``: equal counts and the smaller pair chosen, with the wrong order that chose it
+  (:mod:`bpe.lab.judge.tie_orders`);
+* ``special-tokens``: recounted with the special tokens left in the text, cut out and the pieces joined,
+  or split on as an unescaped pattern (``<|endoftext|>`` reads ``<`` or ``endoftext`` or ``>``), its pair
+  is the most frequent; or one merge too many or too few per special token (a vocab that leaves them
+  out, or counts them twice);
+* ``word-counts``: recounted with each distinct pre-token counted once, its pair is the most frequent;
+* ``overlap``: a pair ``(x, x)`` whose overlapping occurrences (``aaa`` holds ``a a`` twice; merging
+  leaves ``aa a``) were counted wrong, or merged from the right (``a aa``).
 
-  ``pretokenization``  the candidate's own pre-token counts differ (shown: the first pre-token whose
-                       count differs), or its pair never occurs inside one GPT-2 pre-token (shown:
-                       where it occurs in the text, across a pre-token boundary);
-  ``tie``              equal counts and the smaller pair chosen (CS336 takes the larger pair), with the
-                       wrong order that chose it where one fits (decoded text, the tokens joined, token
-                       ids, GPT-2's characters, the pair met first: :mod:`bpe.lab.judge.tie_orders`);
-  ``word-counts``      recounted with every distinct pre-token counted once (``+= 1`` where the
-                       pre-token's count belongs), the candidate's pair is the most frequent;
-  ``special-tokens``   recounted with the special tokens left in the text (or cut out and the pieces
-                       joined, or split on as an unescaped regular expression: ``<|endoftext|>`` is the
-                       alternation of ``<``, ``endoftext`` and ``>``), the candidate's pair is the most
-                       frequent; or one merge too many or too few per special token: the vocab leaves
-                       the special tokens out, or counts them twice;
-  ``overlap``          a pair ``(x, x)`` whose count depends on counting overlapping occurrences
-                       (``aaa`` holds ``a a`` twice; merging it leaves ``aa a``) right, or merged from
-                       the right (``aaa`` left as ``a aa``).
-
-A function candidate's vocab is checked on its own (:func:`vocab_problems`: its size, the 256 bytes,
-each special token once, one entry per merge, ids ``0..n-1``); merges alone can agree with a wrong vocab.
-An own pre-tokenizer's counts are compared first, even when the merges agree (a few miscounted rare
-pre-tokens may part the merges only at a larger vocab).  Later differences are left out: once the
-merges part, later merges say nothing new.  The true counts come from the merges replayed
-(:mod:`bpe.lab.judge.replay`).
+An own pre-tokenizer's counts are compared even when the merges agree (a few miscounted rare pre-tokens
+may part the merges only at a larger vocab), and a function's vocab is checked on its own
+(:func:`vocab_problems`): merges alone can agree with a wrong vocab.
 """
 
 from __future__ import annotations
@@ -57,10 +47,9 @@ def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
 
 def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:
     """The index of the first merge that differs (or where one list ends first); ``None`` if identical."""
-    for i, (mine, theirs) in enumerate(zip(merges, reference)):
-        if mine != theirs:
-            return i
-    return None if len(merges) == len(reference) else min(len(merges), len(reference))
+    at = next((i for i, (mine, theirs) in enumerate(zip(merges, reference)) if mine != theirs),
+              min(len(merges), len(reference)))
+    return None if at == len(merges) == len(reference) else at
 
 
 def show(pair: Pair | None) -> str | None:
@@ -95,35 +84,34 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
     counts_differ = candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts)
     if at is None and not counts_differ:
         return {"verdict": "identical", "merges": len(merges)}
+    found = {"verdict": "differs", "step": None, "merges": len(merges), "reference_merges": len(reference),
+             "candidate_pair": None, "reference_pair": None, "candidate_count": None, "reference_count": None}
     if at is None:
         cause, explanation = pretokenization_cause(candidate_counts, evidence, name)
-        return {"verdict": "differs", "step": None, "merges": len(merges), "reference_merges": len(reference),
-                "candidate_pair": None, "reference_pair": None, "candidate_count": None, "reference_count": None,
-                "cause": cause,
+        return {**found, "cause": cause,
                 "explanation": (f"its {len(merges):,} merges are {reference_name}'s, but its pre-token counts are "
                                 f"not (a larger vocab or other text would part the merges): {explanation}")}
     mine = merges[at] if at < len(merges) else None
     theirs = reference[at] if at < len(reference) else None
     counts = pair_counts_after(evidence.counts, reference[:at])
-    found = {"verdict": "differs", "step": at + 1, "merges": len(merges), "reference_merges": len(reference),
-             "candidate_pair": show(mine), "reference_pair": show(theirs),
-             "candidate_count": None if mine is None else counts.get(mine, 0),
-             "reference_count": None if theirs is None else counts.get(theirs, 0), "cause": None}
+    found.update(step=at + 1, candidate_pair=show(mine), reference_pair=show(theirs),
+                 candidate_count=None if mine is None else counts.get(mine, 0),
+                 reference_count=None if theirs is None else counts.get(theirs, 0))
     if mine is None or theirs is None:
         found["cause"], why = merge_count_cause(len(merges), len(reference), evidence.special_tokens)
         found["explanation"] = f"{name} made {len(merges):,} merges, {reference_name} {len(reference):,}: {why}"
-        return found
-    cause, explanation = likely_cause(mine, theirs, counts, reference[:at], evidence, name, candidate_counts)
-    found["cause"], found["explanation"] = cause, explanation
+    elif counts_differ:
+        found["cause"], found["explanation"] = pretokenization_cause(candidate_counts, evidence, name)
+    else:
+        found["cause"], found["explanation"] = likely_cause(mine, theirs, counts, reference[:at], evidence, name)
     return found
 
 
 def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
-                 name: str, candidate_counts: Mapping[bytes, int] | None = None) -> tuple[str | None, str]:
-    """``(cause, one or two sentences)`` for a divergence where both sides chose a pair."""
+                 name: str) -> tuple[str | None, str]:
+    """``(cause, one or two sentences)`` for a divergence where both sides chose a pair, from the same
+    pre-token counts."""
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
-    if candidate_counts is not None and dict(candidate_counts) != dict(evidence.counts):
-        return pretokenization_cause(candidate_counts, evidence, name)
     if mine_n == theirs_n and mine < theirs:
         tied = [pair for pair, n in counts.items() if n == mine_n]  # in the order the words meet them
         return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name)
@@ -214,10 +202,8 @@ def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
         return base
     start = max(0, evidence.text.rfind("\n", 0, where) + 1, where - 40)
     window = evidence.text[start: where + len(joined) + 40]
-    spans = []
-    for match in GPT2_REGEX.finditer(window):
-        if match.end() > where - start and match.start() < where - start + len(joined):
-            spans.append(repr(match.group()))
+    spans = [repr(match.group()) for match in GPT2_REGEX.finditer(window)
+             if match.end() > where - start and match.start() < where - start + len(joined)]
     return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"
 
 

@@ -1,21 +1,15 @@
 """The probes: small generated corpora on which mistakes that the shipped corpora hide part a trainer's
-merges from the reference's.  Each is a :class:`Probe`; the bench runs every trainer of your own on each
-(:func:`probes_verdict`, from :mod:`bpe.lab.judge.correctness`) and ``tests/student/test_own_trainer.py`` has
-each as a test.
+merges from the reference's.  The bench runs every trainer of your own on each (:func:`probes_verdict`),
+and ``tests/student/test_own_trainer.py`` has each as a test.
 
 **The special-token probe** (:func:`special_token_text`).  The shipped corpora meet ``<|endoftext|>`` at
 a newline and hold no ``<`` or ``>`` of their own, so a trainer that splits on the special token as an
-*unescaped* pattern (``<`` or ``endoftext`` or ``>``), or cuts the tokens out and joins the pieces, still
-learns the reference's merges there.  Its documents catch each mistake early:
-
-* arrows and tags (``->``, ``<-``, ``<b>``, ``x>y``): ``(' ', '<')`` is among the first merges, and a
-  split at every ``<`` and ``>`` loses it;
-* each document ends on a word and the next begins on one (``...at last<|endoftext|>Then ...``):
-  joined, ``last`` + ``Then`` is one pre-token, 119 times;
-* the special token between documents: left in the text, its ``<|``, ``en``, ``|>`` pairs are counted.
-
-A vocab that leaves the special tokens out, or counts them twice, shows in the merge count and in the
-vocab check (:func:`bpe.lab.judge.diagnose.vocab_problems`).
+unescaped pattern (``<`` or ``endoftext`` or ``>``), or cuts the tokens out and joins the pieces, still
+learns the reference's merges there.  Here arrows and tags (``->``, ``<b>``, ``x>y``) make ``(' ', '<')``
+an early merge, which a split at every ``<`` and ``>`` loses; each document ends on a word and the next
+begins on one (``...at last<|endoftext|>Then ...``), joined one pre-token 119 times; and the special
+token left in the text has its ``<|``, ``en``, ``|>`` pairs counted.  A vocab that leaves the special
+tokens out, or counts them twice, shows in the merge count.
 
 **The tie probe** (:func:`tie_text`).  CS336 breaks a tie by the larger pair, its tokens compared as
 bytes; the orders trainers use instead (:mod:`bpe.lab.judge.tie_orders`) agree with it on most ties, and
