@@ -54,25 +54,6 @@ class BenchSettings:
     json_out: str | None = None
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """A bench's settings once checked (step 1 of :func:`run_bench`): what every later step trusts instead."""
-    runs: Plan  # the data, its --limit, the vocab, the special tokens, the workers every run is given
-    candidates: list[Candidate]
-    workers_from: str  # where the workers' count comes from (:func:`run_workers`)
-    peers: list[str]
-    data: str  # the data as the header names it
-    repeat: int
-    refuse: bool  # a candidate estimated past the budget stops the bench (not --force, not ``all``)
-    force: bool
-    budget: float
-    busy: int
-    load: str
-    progress: bool
-    json_out: str | None
-    default: bool  # no --variant: the header says which rung that is
-
-
 def run_bench(settings: BenchSettings, out=None) -> dict:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
     (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
@@ -86,52 +67,53 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
     workers, workers_from = run_workers(s.workers, len(candidates))
     peers = peer_names(s.peers) if s.peers else []  # an unknown peer name fails now too
     p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
-    checked = _Checked(p, candidates, workers_from, peers, data_label(s.data), s.repeat,
-                       not s.force and not _asked_all(s.variants), s.force, s.budget, s.busy, s.load, s.progress,
-                       s.json_out, s.variants is None)
-    return _bench(checked, out or sys.stdout)
+    return bench_checked(s, p, candidates, workers_from, peers, out or sys.stdout)
 
 
-def _bench(b: _Checked, out) -> dict:
-    """Steps 2 to 4 of :func:`run_bench`, on its checked settings."""
+def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], workers_from: str, peers: list[str],
+                  out) -> dict:
+    """Steps 2 to 4 of :func:`run_bench`, on what step 1 checked: the runs' :class:`Plan`, the candidates, where
+    the workers' count comes from (:func:`run_workers`) and the peers; the rest of ``s`` is taken as it is."""
     from bpe.training.train import stopped_early
 
-    p = b.runs
+    refuse = not s.force and not _asked_all(s.variants)  # else a candidate past the budget is skipped, or run
+    data = data_label(s.data)
+
     # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
-    estimates = estimate_candidates(b.candidates, p.path, p.special_tokens, corpus_shape(
-        p.path, p.special_tokens, p.corpus_bytes), p.merges, p.workers, p.end, log=sys.stderr if b.progress else None)
-    slow = [e for e in estimates.values() if e.seconds * b.repeat > b.budget]
-    if slow and b.refuse:
-        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {b.data} "
-                                     f"at vocab {p.vocab_size:,} x {b.repeat} repeat(s)", b.budget))
+    estimates = estimate_candidates(candidates, p.path, p.special_tokens, corpus_shape(
+        p.path, p.special_tokens, p.corpus_bytes), p.merges, p.workers, p.end, log=sys.stderr if s.progress else None)
+    slow = [e for e in estimates.values() if e.seconds * s.repeat > s.budget]
+    if slow and refuse:
+        raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data} "
+                                     f"at vocab {p.vocab_size:,} x {s.repeat} repeat(s)", s.budget))
     result = {
         "machine": machine_info(),
-        "settings": {"data": b.data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
+        "settings": {"data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
                      "file_bytes": p.file_bytes, "limit": p.limit, "vocab_size": p.vocab_size,
                      "num_merges": p.merges, "special_tokens": p.special_tokens,
-                     "workers": p.workers, "workers_given": p.workers is not None, "workers_from": b.workers_from,
-                     "repeat": b.repeat, "busy": b.busy, "load": b.load},
+                     "workers": p.workers, "workers_given": p.workers is not None, "workers_from": workers_from,
+                     "repeat": s.repeat, "busy": s.busy, "load": s.load},
         "variants": {}, "skipped": {}, "failed": {},
         "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
     }
     print(header(result), file=out)
-    if b.default:  # the default: say when it is not the first choice, and why
+    if s.variants is None:  # the default: say when it is not the first choice, and why
         print(default_note(), file=out)
     print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
 
     # 3. Run each candidate ``repeat`` times in turns, each run a fresh process (:func:`plan.measure`); the first
     #    run keeps what the correctness check needs.  Print each one's table.
-    runnable = [c for c in b.candidates if b.force or estimates[c.label] not in slow]
-    for candidate in (c for c in b.candidates if c not in runnable):
+    runnable = [c for c in candidates if s.force or estimates[c.label] not in slow]
+    for candidate in (c for c in candidates if c not in runnable):
         name = candidate.label
         result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
-                                   f"{format_duration(b.budget)} budget; run it alone with "
+                                   f"{format_duration(s.budget)} budget; run it alone with "
                                    f"{option('--variant', candidate.spec)} {option('--force')}")
         print(result["skipped"][name], file=out)
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
-    with spin_on_cores(b.busy, b.load):
-        all_runs = measure("bench", p, runnable, b.repeat, out, failed=result["failed"], for_check=True,
-                           progress=b.progress)
+    with spin_on_cores(s.busy, s.load):
+        all_runs = measure("bench", p, runnable, s.repeat, out, failed=result["failed"], for_check=True,
+                           progress=s.progress)
     for candidate in runnable:
         name, runs = candidate.label, all_runs.get(candidate.label)
         if runs is None:  # it failed
@@ -157,13 +139,13 @@ def _bench(b: _Checked, out) -> dict:
               + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in rungs.items()), file=out)
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
-            merge_lists, own_counts, b.candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
+            merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
             result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
-    if b.peers:
-        result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, b.repeat, b.peers)
+    if peers:
+        result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
         print(peers_table(result["peers"], result["variants"]), file=out)
-    if b.json_out:
-        write_json_atomic(b.json_out, result, log=out)
+    if s.json_out:
+        write_json_atomic(s.json_out, result, log=out)
     return result
 
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bpe.interface import command
-from bpe.lab.measure.bench import BenchSettings, comparison_rows, format_mb, run_bench
+from bpe.lab.measure.bench import BenchSettings, bench_checked, comparison_rows, format_mb, run_bench, run_workers
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
 from bpe.lab.measure.estimate import corpus_shape
 from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
+from bpe.lab.measure.peers import peer_names
 from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
@@ -93,8 +94,8 @@ class ReportSettings:
 
 def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings(), out_dir: Path = DOCS_DIR,
                log=None) -> Path:
-    """Run the benches (each table a forced bench at one vocab; the whole ladder unless rungs are named)
-    and write the report files into ``out_dir``; the path of ``report.md``."""
+    """Run the benches (the whole ladder unless rungs are named) and write the report files into ``out_dir``;
+    the path of ``report.md``."""
     log = log or sys.stdout
     # The ladder's lesson runs each rung's idea in full: every core unless a count is given (v7 with
     # none keeps a core spare, and on 2 cores would be v6: the step v6 -> v7 would show nothing).
@@ -104,8 +105,11 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     if not any(c.is_variant for c in candidates):
         candidates = parse_variants([*VARIANTS, *(c.spec for c in candidates)])
     by_label = {c.label: c for c in candidates}
-    pipeline.check_repeat(bench.repeat)  # the settings checked before the probes, as training checks them
-    path = pipeline.plan(resolve_data(bench.data), vocab_size, bench.special_tokens).path
+    # The settings checked once, before the probes, as training checks them; each table trusts them.
+    pipeline.check_repeat(bench.repeat)
+    workers, workers_from = run_workers(bench.workers, len(candidates))
+    peers = peer_names(bench.peers) if bench.peers else []
+    path = pipeline.plan(resolve_data(bench.data), vocab_size, bench.special_tokens, workers).path
     shape = corpus_shape(path, bench.special_tokens)
     probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
@@ -119,9 +123,10 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
         raise BPEError("no candidate to report on: " + "; ".join(notes))
     print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
           f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}", file=log)
-    table = replace(bench, limit=None, busy=0, json_out=None, force=True)
-    tables = [run_bench(replace(table, variants=[by_label[n].spec for n in names], vocab_size=vocab,
-                                peers=bench.peers and i == 0), out=log)
+    # Each table a forced bench at one vocab, the peers beside the first.
+    table = replace(bench, variants=[c.spec for c in candidates], limit=None, busy=0, json_out=None, force=True)
+    tables = [bench_checked(table, pipeline.plan(path, vocab, bench.special_tokens, workers),
+                            [by_label[n] for n in names], workers_from, peers if i == 0 else [], log)
               for i, (vocab, names) in enumerate(tables_plan)]
     if any(not t["merges_identical"] for t in tables):
         raise BPEError("the rungs produced different merges; the report would compare different results "
