@@ -77,10 +77,6 @@ def cannot_run(variant: str) -> str:
     return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
 
 
-def names(theirs: tuple[str, ...] | str | None) -> tuple[str, ...]:
-    return (theirs,) if isinstance(theirs, str) else theirs or ()
-
-
 def compare_steps(sets: dict) -> dict:
     """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.measure.spread.compare`), the articles' ratio
     of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
@@ -96,7 +92,7 @@ def compare_steps(sets: dict) -> dict:
         no_gain = compared["clear"] is False or compared["ratio"] < 1
         steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
             "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
-            **compared, "theirs": [their_ratio(name) for name in names(step.theirs)],
+            **compared, "theirs": [their_ratio(name) for name in step.theirs],
             "why": (step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")).format(**set_words(ran))}
     return steps
 

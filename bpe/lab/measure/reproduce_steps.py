@@ -42,7 +42,7 @@ class Step:
     before: str
     after: str
     stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
-    theirs: tuple[str, ...] | str | None  # the articles' ratios of the same step and stage (THEIRS)
+    theirs: tuple[str, ...]  # the articles' ratios of the same step and stage (THEIRS), if any
     why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
 
@@ -100,69 +100,69 @@ _COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among th
                    "algorithm unchanged")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
-# sides; ``theirs`` names the articles' ratios (THEIRS below), or is None where none exists.
+# sides; ``theirs`` names the articles' ratios (THEIRS below), or is empty where none exists.
 # The articles' C++ and compiled steps stand beside v8, the ladder's compiled rung: against v6, whose
 # algorithm it compiles, or against the rung whose algorithm the article's starting program has.
 STEPS = [
-    Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", "speed_test",
+    Step("the CS336 speed test: v1 -> v2 on its fixture", "cs336-speed", "v1", "v2", "total", ("speed_test",),
          "{data} at vocab {vocab} (CS336's train_bpe tests: corpus.en at 500); their seconds are the time the test "
          "prints, ours a fresh process's whole run, start-up included, which weighs more in v2's short run"),
     Step("incremental pair counts and the inverted index (bpe_v1 -> bpe_v2): merge phase",
-         "tinystories-v1", "v1", "v2", "merge_phase", "v1_v2_merge",
+         "tinystories-v1", "v1", "v2", "merge_phase", ("v1_v2_merge",),
          "their 9,743 merges over 2.2 GB against {merges} over {size}: v1's recount costs about the same at every "
          "merge, v2's max() grows with the live pairs, so the ratio depends on how many merges are made"),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting", "tinystories-reduced", "v2", "v3",
-         "pretokenize", "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
+         "pretokenize", ("counting_tinystories",), _COUNTING, _COUNTING_NO_GAIN),
     Step("counting in parallel processes (bpe_v2 -> bpe_v3): counting, web-like", "web-reduced", "v2", "v3",
-         "pretokenize", "counting_owt", _COUNTING, _COUNTING_NO_GAIN),
+         "pretokenize", ("counting_owt",), _COUNTING, _COUNTING_NO_GAIN),
     Step("fine-grained pair-count updates in Python (Part 8): update, web-like", "web-reduced", "v3", "v4", "update",
-         "fine_python_update",
+         ("fine_python_update",),
          "the same change and stage, both in Python; their figure is OpenWebText at vocab 32,000, the ladder's {size} "
          "at {vocab}; Part 8's C++ ports of the change stand beside v8 (v3 -> v8, below)",
          "the update is a small part of v3's merge phase here; its gain can sink into the spread"),
     Step("fine-grained pair-count updates in Python (Part 8): update, TinyStories-like", "tinystories-reduced", "v3",
-         "v4", "update", None,
+         "v4", "update", (),
          "no article figure: Part 8's bpe_v3 TinyStories row prints no update time",
          "on TinyStories-like text the update is a small stage (as in bpe_v5's TinyStories row of Part 8), so a "
          "gain is hard to see"),
     Step("fine-grained pair-count updates in Python (Part 8): merge phase, web-like", "web-reduced", "v3", "v4",
-         "merge_phase", "fine_python_merge",
+         "merge_phase", ("fine_python_merge",),
          "in the article the update gained but the max() took longer and the whole OpenWebText run slowed; it "
          "gives no reason; v4 keeps v3's max() scan, so its merge phase moves by the update's gain at most",
          "v4 keeps v3's max() scan, most of the merge phase; the update's gain can sink into the scan's spread"),
     Step("a heap replaces the max() scan: select, TinyStories-like", "tinystories-reduced", "v4", "v5", "select",
-         None, _HEAP_SELECT),
-    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", None, _HEAP_SELECT),
+         (), _HEAP_SELECT),
+    Step("a heap replaces the max() scan: select, web-like", "web-reduced", "v4", "v5", "select", (), _HEAP_SELECT),
     Step("a heap replaces the max() scan, in Python: merge phase, TinyStories-like", "tinystories-reduced", "v4", "v5",
-         "merge_phase", None,
+         "merge_phase", (),
          "no article times a heap alone across a whole merge: Part 9 is not among the parts quoted, and Koschei's "
          "merges are C++ (they stand beside v4 -> v8, below); v4 already updates incrementally, so only the heap "
          "differs between the ladder's rungs"),
     Step("constant factors in pure Python: merge phase, TinyStories-like", "tinystories", "v5", "v6",
-         "merge_phase", None, _PYTHON_ONLY),
-    Step("constant factors in pure Python: update, TinyStories-like", "tinystories", "v5", "v6", "update", None,
+         "merge_phase", (), _PYTHON_ONLY),
+    Step("constant factors in pure Python: update, TinyStories-like", "tinystories", "v5", "v6", "update", (),
          _PYTHON_ONLY),
-    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total", None,
+    Step("constant factors in pure Python: total, TinyStories-like", "tinystories", "v5", "v6", "total", (),
          _PYTHON_ONLY),
-    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", None, _PYTHON_ONLY),
+    Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", (), _PYTHON_ONLY),
     Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase",
-         "omp_merge", _OMP_MERGE, _V7_NO_GAIN),
-    Step("merging in parallel: update, web-like", "web", "v6", "v7", "update", "omp_update",
+         ("omp_merge",), _OMP_MERGE, _V7_NO_GAIN),
+    Step("merging in parallel: update, web-like", "web", "v6", "v7", "update", ("omp_update",),
          "in their table the OpenMP program's update is slower than the serial one's; v7 parallelizes the update "
          "itself, so this is where its gain should show", _V7_NO_GAIN),
-    Step("merging in parallel: select, web-like", "web", "v6", "v7", "select", "omp_max",
+    Step("merging in parallel: select, web-like", "web", "v6", "v7", "select", ("omp_max",),
          "their 32 threads split the max() scan; v7 keeps v6's heap in one process and does not split the selection",
          "expected: v7's selection is v6's heap, unchanged; a ratio near 1 is the design"),
     Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
-         "tinystories", "v6", "v7", "merge_phase", None, _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
-    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", None,
+         "tinystories", "v6", "v7", "merge_phase", (), _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
+    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", (),
          "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, TinyStories-like",
-         "tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+         "tinystories", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, web-like", "web", "v6", "v8",
-         "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+         "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
     Step("compiled: flat hash maps under the max() scan (Part 7) -> v8: select, web-like", "web", "v6", "v8",
-         "select", "flat_maps_max",
+         "select", ("flat_maps_max",),
          "their flat map speeds a scan of every pair at every merge; v6 and v8 both pop a lazy-deletion heap, v8's an "
          "array in C, so no scan is left for a flatter table to speed; Part 9 (the series' heap) is not among the "
          "parts quoted"),
@@ -178,29 +178,29 @@ STEPS = [
          "index, so its ratio is larger by what those gain; in the same table the fine-grained program's whole "
          "merge was slower than bpe_train_updater's (its max() took longer), the article gives no reason"),
     Step("compiled: Koschei's C++ merge with a lazy-deletion heap -> v8: merge phase, TinyStories-like",
-         "tinystories-reduced", "v4", "v8", "merge_phase", "koschei_merge",
+         "tinystories-reduced", "v4", "v8", "merge_phase", ("koschei_merge",),
          "Koschei times a C++ 'optimized merge' (a lazy-deletion heap, incremental updates through a pair_positions "
          "index) against a C++ 'unoptimized merge' it does not describe, pre-tokenizing in Python on both, as v4 "
          "and v8 do; the ladder starts from v4, incremental updates without a heap, in Python, so its ratio also "
          "holds what compiling gains"),
-    Step("compiled: Cython (Part 10) -> v8: total, TinyStories-like", "tinystories", "v6", "v8", "total", None,
+    Step("compiled: Cython (Part 10) -> v8: total, TinyStories-like", "tinystories", "v6", "v8", "total", (),
          "no article figure: Part 10 (Cython and PyPy) and Part 11 (C++ wrapped with Cython) are known from the "
          "series' contents alone; v8 compiles the merge and pre-tokenizes with v6's Python, so the whole run gains "
          "at most the merge's share",
          "where pre-tokenizing and start-up, the same code on both rungs, are most of the run, the merge's gain can "
          "sink into their spread"),
     Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize",
-         "counting_tinystories", _COUNTING, _COUNTING_NO_GAIN),
+         ("counting_tinystories",), _COUNTING, _COUNTING_NO_GAIN),
     Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
-         "select", None, _HEAP_SELECT),
-    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total", None,
+         "select", (), _HEAP_SELECT),
+    Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total", (),
          _PYTHON_ONLY),
-    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", "omp_merge",
+    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", ("omp_merge",),
          _OMP_MERGE, _V7_NO_GAIN),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real TinyStories",
-         "real-tinystories", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+         "real-tinystories", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real OpenWebText",
-         "real-owt", "v6", "v8", "merge_phase", "flat_maps_merge", _COMPILED_MERGE),
+         "real-owt", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
 ]
 
 FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"

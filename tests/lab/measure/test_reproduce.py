@@ -12,7 +12,7 @@ from bpe.errors import BPEError
 from bpe.lab.measure import publish
 from bpe.lab.dev.figures import lookup
 from bpe.lab.measure.reproduce import (COURSEWORK_COLUMNS, block_costs, compare_steps, coursework_rows, coursework_table,
-                                       names, write_coursework)
+                                       write_coursework)
 from bpe.lab.measure.reproduce_steps import QUICK, STEPS, THEIRS, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_text
 from bpe.training.registry import VARIANTS
@@ -86,7 +86,7 @@ def test_every_step_compares_one_stage_on_both_sides():
     words = {"data": "d", "size": "1.0 MB", "vocab": "500", "merges": "243"}
     for step in STEPS:
         assert step.why and "{" not in (step.why + step.no_gain).format(**words)  # only the set's own settings
-        for name in names(step.theirs):
+        for name in step.theirs:
             assert THEIRS[name].stage == step.stage, (step.name, name)
             used.add(name)
     assert used == set(THEIRS)  # every ratio of the articles stands beside a step
@@ -151,27 +151,27 @@ def test_the_articles_cpp_steps_stand_beside_v8():
     assert COMPILED == {"fine_cpp_update", "fine_cpp_flat_update", "flat_sets_update", "flat_maps_merge",
                         "flat_maps_max", "flat_maps_update", "koschei_merge"}
     for step in STEPS:
-        compiled = set(names(step.theirs)) & COMPILED
+        compiled = set(step.theirs) & COMPILED
         if compiled:  # against v6, whose algorithm v8 compiles, or the rung of their starting program's algorithm
             assert step.after == "v8" and step.before in ("v3", "v4", "v6"), step.name
             assert all(THEIRS[name].stage == step.stage for name in compiled), step.name
         if step.after == "v8":
             assert step.name.startswith("compiled: ") and "v8" in step.name
-            assert all(name in COMPILED for name in names(step.theirs)), step.name  # no Python ratio beside v8
+            assert all(name in COMPILED for name in step.theirs), step.name  # no Python ratio beside v8
     # Their coarse C++ update (bpe_train_updater) is v3's; Koschei's merge without its heap is read as v4's.
-    by_ratio = {name: (s.before, s.after, s.stage) for s in STEPS for name in names(s.theirs) if name in COMPILED}
+    by_ratio = {name: (s.before, s.after, s.stage) for s in STEPS for name in s.theirs if name in COMPILED}
     assert by_ratio["fine_cpp_update"] == ("v3", "v8", "update")
     assert by_ratio["koschei_merge"] == ("v4", "v8", "merge_phase")
     assert by_ratio["flat_maps_merge"] == ("v6", "v8", "merge_phase")
     assert by_ratio["flat_maps_max"] == ("v6", "v8", "select")
     # Part 5 (a C++ merge) and Part 10 (Cython) are steps with no figure of theirs, said so in their why.
-    untimed = [s for s in STEPS if s.after == "v8" and not names(s.theirs)]
+    untimed = [s for s in STEPS if s.after == "v8" and not s.theirs]
     assert untimed and all("no article figure" in s.why and "Part 10" in s.why for s in untimed)
     assert all("Part 5" in s.why and "not among the parts quoted" in s.why
-               for s in STEPS if "flat_maps_merge" in names(s.theirs))
+               for s in STEPS if "flat_maps_merge" in s.theirs)
     # Flat hash maps are Part 7's step, wherever their figures are printed (Part 8's table).
     assert all("Part 7" in s.name or "Parts 5 and 7" in s.name
-               for s in STEPS if set(names(s.theirs)) & {"flat_maps_merge", "flat_maps_max", "flat_maps_update"})
+               for s in STEPS if set(s.theirs) & {"flat_maps_merge", "flat_maps_max", "flat_maps_update"})
     assert not any("Part 8" in t.what for t in THEIRS.values()) and all(
         "Part 7" in THEIRS[name].what for name in ("flat_maps_merge", "flat_maps_max", "flat_maps_update"))
 
