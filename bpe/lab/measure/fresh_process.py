@@ -51,7 +51,7 @@ PROGRESS_FD_ENV = "BPE_LAB_PROGRESS_FD"
 
 def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress: bool = False,
                    **extra_env: str) -> ChildRun:
-    """``python -c code`` with the repo importable and ``settings`` as JSON on stdin; ``prefix`` runs it under
+    """``python -c code`` with ``settings`` as JSON on stdin (:func:`start_child`); ``prefix`` runs it under
     another program (``bpe merge-cost --instructions``: valgrind).  The child's stderr is captured for its
     errors, so with ``progress`` it gets this process's stderr under another number (:func:`progress_stream`)."""
     progress_fd = None
@@ -64,17 +64,10 @@ def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progre
     try:
         with lab_tempdir("lab-child") as tmp:
             result_path = Path(tmp) / "result.json"
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-                       **{RESULT_ENV: str(result_path)}, **extra_env)
-            with subprocess.Popen([*prefix, sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                                  env=env, start_new_session=True, preexec_fn=dies_with_this_process(),
-                                  pass_fds=() if progress_fd is None else (progress_fd,)) as proc:
-                try:
-                    stdout, stderr = proc.communicate(json.dumps(settings))
-                except BaseException:  # Ctrl-C, SIGTERM: the child and its workers go before the exception leaves
-                    end_process_group(proc)
-                    raise
+            proc = start_child([*prefix, sys.executable, "-c", code], {RESULT_ENV: str(result_path), **extra_env},
+                               stdin=subprocess.PIPE, errors="replace",
+                               pass_fds=() if progress_fd is None else (progress_fd,))
+            stdout, stderr = wait_alive(proc, input=json.dumps(settings))
             try:
                 result = json.loads(result_path.read_text(encoding="utf-8"))
             except (OSError, ValueError):  # none written, or cut short (the child was killed while writing)
@@ -83,6 +76,33 @@ def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progre
         if progress_fd is not None:
             os.close(progress_fd)
     return ChildRun(proc.returncode, stdout, stderr, result)
+
+
+def start_child(argv: Sequence[str], env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
+    """``argv`` started with the repo importable and ``env`` added to this process's, its output read as text,
+    in a session of its own (its whole group can be ended: :func:`end_process_group`) that dies with this
+    process (:func:`dies_with_this_process`)."""
+    path = os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path, **(env or {}))
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True, preexec_fn=dies_with_this_process(), **popen)
+
+
+def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0, input: str | None = None) -> tuple[str, str]:
+    """``proc.communicate(input)``, calling ``alive(seconds)`` every ``every`` seconds until it ends; on
+    Ctrl-C, SIGTERM or any error the process is ended, with its process group when it has one of its own
+    (:func:`end_process_group`), so nothing is left running."""
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                return proc.communicate(input, timeout=every if alive else None)
+            except subprocess.TimeoutExpired:
+                input = None  # sent with the first call
+                alive(time.monotonic() - started)
+    except BaseException:
+        end_process_group(proc)
+        raise
 
 
 def dies_with_this_process():

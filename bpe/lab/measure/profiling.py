@@ -14,9 +14,7 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
-import time
 from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +22,7 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.measure.fresh_process import LEFTOVERS, dies_with_this_process, end_process_group, lab_tempdir, running
+from bpe.lab.measure.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
 from bpe.lab.measure.plan import plan
 from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
@@ -104,23 +102,6 @@ def clean_profile(profile: dict) -> dict:
     return clean(profile)
 
 
-def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0) -> tuple[str, str]:
-    """``proc.communicate()``, calling ``alive(seconds)`` every ``every`` seconds until it ends; on
-    Ctrl-C, SIGTERM or any error the process is ended, with its process group when it has one of its own
-    (:func:`~bpe.lab.measure.fresh_process.end_process_group`), so nothing is left running."""
-    started = time.monotonic()
-    try:
-        while True:
-            try:
-                return proc.communicate(timeout=every)
-            except subprocess.TimeoutExpired:
-                if alive is not None:
-                    alive(time.monotonic() - started)
-    except BaseException:
-        end_process_group(proc)
-        raise
-
-
 #: Files scalene's native library makes in /tmp whatever TMPDIR says, named by the pid of the process it
 #: profiles (scalene-malloc-, scalene-memcpy- with -init, -lock, -signal, then the pid: the target's record of
 #: them globs ``[!0-9]`` before its pid, not to match a pid that ends in its digits); scalene removes some when
@@ -130,21 +111,17 @@ SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 def run_scalene(settings: dict, alive=None, every: float = 10.0) -> dict:
     """Run one training under scalene; its profile, with ``settings`` under ``bpe_lab``.  ``alive`` as for
-    :func:`wait_alive`, so a long profile says it is still going."""
+    :func:`~bpe.lab.measure.fresh_process.wait_alive`, so a long profile says it is still going."""
     with lab_tempdir("profile") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS))
         raw = Path(tmp) / "profile.json"
         cmd = [sys.executable, "-m", "scalene", "run", "-o", str(raw), "--program-path", str(REPO_ROOT),
                str(target), "---", json.dumps(settings)]
-        # TMPDIR: scalene makes a temporary folder of its own and leaves it behind; inside ours, it goes with ours.
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-                   TMPDIR=tmp)
         before = set(glob.glob(SCALENE_FILES))
         try:
-            # A session of its own: scalene runs the training in a child of its own, which must go with it.
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                    cwd=REPO_ROOT, start_new_session=True, preexec_fn=dies_with_this_process())
+            # TMPDIR: scalene makes a temporary folder of its own and leaves it behind; inside ours, it goes with ours.
+            proc = start_child(cmd, {"TMPDIR": tmp}, cwd=REPO_ROOT)
         except FileNotFoundError as exc:
             raise BPEError(f"cannot run scalene: {exc}") from None
         try:
