@@ -57,30 +57,27 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
         return [(vocab_sizes[0], list(variants))], []
     tables: list[tuple[int, list[str]]] = []
     placed: set[str] = set()
-    notes = []
+    moved_notes = []
     for vocab in sorted(set(vocab_sizes), key=vocab_sizes.index):
         if vocab > vocab_sizes[0] or (tables and vocab >= tables[-1][0]):
             continue
         fits = [v for v in variants if estimate(v, vocab) <= budget]
-        if not tables or set(fits) - placed:
-            if fits:
-                tables.append((vocab, fits))
-                placed |= set(fits)
+        moved = [v for v in fits if v not in placed]
+        if moved and tables:  # past the budget at every larger vocab: placed here
+            skipped = " and ".join(f"{larger:,}" for larger in vocab_sizes if larger > vocab)
+            moved_notes.append(f"{', '.join(moved)} {'is' if len(moved) == 1 else 'are'} past the {budget:.0f} s "
+                               f"budget at vocab {skipped}, so {'it' if len(moved) == 1 else 'they'} ran at vocab "
+                               f"{vocab:,} in the table of that vocab, beside every variant that fits it.")
+        if moved:
+            tables.append((vocab, fits))
+            placed.update(fits)
         if placed == set(variants):
             break
     left_out = [v for v in variants if v not in placed]
-    if left_out:
-        notes.append(f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
-                     f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with "
-                     f"{command('bench', ('--variant', ','.join(left_out)), ('--force', None))}")
-    for home, names in tables[1:]:
-        moved = [v for v in names if all(v not in earlier for _, earlier in tables[:tables.index((home, names))])]
-        if moved:
-            skipped = " and ".join(f"{vocab:,}" for vocab in vocab_sizes if vocab > home)
-            notes.append(f"{', '.join(moved)} {'is' if len(moved) == 1 else 'are'} past the {budget:.0f} s budget at "
-                         f"vocab {skipped}, so {'it' if len(moved) == 1 else 'they'} ran at vocab {home:,} in the "
-                         f"table of that vocab, beside every variant that fits it.")
-    return tables, notes
+    notes = [f"{', '.join(left_out)} left out: past the {budget:.0f} s budget at every vocab tried "
+             f"({', '.join(f'{x:,}' for x in vocab_sizes)}); run alone with "
+             f"{command('bench', ('--variant', ','.join(left_out)), ('--force', None))}"] if left_out else []
+    return tables, notes + moved_notes
 
 
 @dataclass(frozen=True)
