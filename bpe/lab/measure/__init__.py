@@ -2,8 +2,9 @@
 
 * ``plan``: the pipeline every measuring command describes: its settings checked once, its candidates run in turns;
   ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
-  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a
-  timed job in a child; ``spread``: runs summarized, and the one rule for comparing them;
+  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a child
+  process started, waited for and ended with its group (a timed job's, scalene's); ``spread``: runs
+  summarized, and the one rule for comparing them;
   ``publish``: where a run writes, stamped with machine, commit and merges digest;
 * ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);
   ``reproduce``: each step of the articles on the ladder, the coursework table and the merge-cost plot

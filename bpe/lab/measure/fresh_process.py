@@ -1,9 +1,10 @@
 """Run one timed job in a fresh Python process, so its peak memory and heap are its own (a training run, a
 peer's, ``merge-cost``'s).  The settings go in as JSON on stdin; the child hands its result back with
 :func:`write_result`, as JSON in a file named by ``$BPE_LAB_RESULT``, not on stdout: the child may run code that
-is not ours (a student's trainer), which may print.  The child runs in a session of its own: Ctrl-C, SIGTERM or
-SIGHUP to the parent ends its whole process group (:func:`end_process_group`), a parent killed outright takes it
-along (:func:`dies_with_this_process`), and the next lab run removes the folder it left (:func:`lab_tempdir`).
+is not ours (a student's trainer), which may print.  The child, like ``bpe profile``'s scalene, runs in a session
+of its own (:func:`start_child`): Ctrl-C, SIGTERM or SIGHUP to the parent ends its whole process group
+(:func:`end_process_group`), a parent killed outright takes it along (:func:`dies_with_this_process`), and the
+next lab run removes the folder it left (:func:`lab_tempdir`).
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ def end_process_group(proc: subprocess.Popen) -> None:
         else:
             os.killpg(group, signal.SIGTERM)
             deadline = time.monotonic() + END_GRACE_SECONDS
-            while time.monotonic() < deadline and not _ended(proc):
+            while time.monotonic() < deadline and running(proc.pid):  # a zombie has ended, not yet reaped
                 time.sleep(0.01)
             os.killpg(group, signal.SIGKILL)  # a zombie leader still holds the group's number
     proc.wait()
@@ -220,14 +221,6 @@ def _group_lives(group: int) -> bool:
         return False
     return any((fields := _stat(name)) and int(fields[2]) == group and fields[0] not in "ZX"
                for name in filter(str.isdigit, entries))
-
-
-def _ended(proc: subprocess.Popen) -> bool:
-    """Whether ``proc`` has exited, without reaping it."""
-    try:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
 
 
 def progress_stream():
