@@ -192,8 +192,7 @@ def with_merger(variant: str | None, work):
     file's code raises, loading or running, is one :class:`BPEError` line naming the exception and where."""
     if variant is None or variant in VARIANTS:
         return work(traced(variant or best_variant()), f"{variant or 'default variant'} ({get_variant(variant).IDEA})")
-    from bpe.lab.judge.candidate_code import CandidateFailed, _raised, load_algorithm
-    from bpe.lab.judge.candidates import resolve
+    from bpe.lab.judge.candidates import CandidateFailed, _raised, load_algorithm, resolve
 
     candidate = resolve(variant)
     if candidate.kind != "merger":
