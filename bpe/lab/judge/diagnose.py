@@ -152,13 +152,13 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                            f"{pair[0] * 3!r} its occurrences overlap (counted twice as pairs; merged once, "
                            f"leaving {pair[0] * 2!r} + {pair[0]!r}){how}; {name}'s count for {show(mine)} must "
                            f"have been above its true {mine_n:,}")
+    off = (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+           f"{show(theirs)} below {theirs_n:,})")
     if not before:  # the first merge: no update has happened, so the first count itself is off
-        return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
-                      f"{show(theirs)} below {theirs_n:,}) before any merge: check how the pairs are first counted "
-                      "(every adjacent pair of every pre-token, times the pre-token's count)")
-    return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
-                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this merge; "
-                  "check how the counts are updated after a merge")
+        return None, (f"{off} before any merge: check how the pairs are first counted (every adjacent pair of "
+                      "every pre-token, times the pre-token's count)")
+    return None, (f"{off}: its pair counts drifted from the words before this merge; check how the counts are "
+                  "updated after a merge")
 
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
