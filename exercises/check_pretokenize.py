@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's bpe, run from anywhere
 
-from bpe.lab.judge.candidate_code import _raised, load_file_module  # noqa: E402
+from bpe.lab.judge.candidates import _raised, load_file_module  # noqa: E402
 from bpe.training.merge_loop import run_merges  # noqa: E402
 from bpe.training.pretokenize import GPT2_REGEX, split_on_special_tokens  # noqa: E402
 from bpe.training.timer import NullTimer  # noqa: E402

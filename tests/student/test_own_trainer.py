@@ -17,9 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from bpe.lab.judge.candidate_code import load_algorithm, load_function
-from bpe.lab.judge.candidates import parse_variants
-from bpe.lab.judge.diagnose import Evidence, diagnose, vocab_problems
+from bpe.lab.judge.candidates import load_algorithm, load_function, parse_variants, vocab_problems
+from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.lab.judge.probe import PROBES
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_text

@@ -60,7 +60,7 @@ def test_own_trainer_passes_the_candidates_counts():
 
 def test_merging_from_the_right_is_an_overlap_on_counts_alone():
     candidate, = parse_variants(str(CANDIDATES / "right_to_left.py"))
-    from bpe.lab.judge.candidate_code import load_algorithm
+    from bpe.lab.judge.candidates import load_algorithm
     from bpe.training.merge_loop import run_merges
     from bpe.training.registry import VARIANTS
     from bpe.training.timer import NullTimer

@@ -26,7 +26,7 @@ from time import process_time
 from bpe.lab.measure.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.lab.judge.candidate_code import CandidateFailed, load_algorithm
+from bpe.lab.judge.candidates import CandidateFailed, load_algorithm
 from bpe.lab.measure.fresh_process import child_result, lab_tempdir, run_json_child, write_result
 from bpe.lab.measure.plan import check_repeat, in_turns, plan
 from bpe.lab.measure.spread import summary
@@ -39,7 +39,7 @@ _INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 def load_merger(candidate: str):
     """The ``Merger`` class of a variant name (``v6``) or of a Python file that defines one
-    (:func:`~bpe.lab.judge.candidate_code.load_algorithm` loads it); what is wrong with it, as one line."""
+    (:func:`~bpe.lab.judge.candidates.load_algorithm` loads it); what is wrong with it, as one line."""
     try:
         return load_algorithm("variant" if candidate in VARIANTS else "merger", candidate).Merger
     except CandidateFailed as exc:

@@ -24,10 +24,9 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, shown_path
 from bpe.errors import BPEError
-from bpe.lab.dev import text_kinds
+from bpe.lab.dev.text_kinds import KINDS, SEPARATOR, make_sample, sources
 from bpe.lab.measure.plan import check_repeat
 from bpe.lab.measure.spread import range_text, ratio_text, summary
-from bpe.lab.dev.text_kinds import KINDS, SEPARATOR, make_sample
 from bpe.training.sizes import parse_size
 
 #: Where a Wikipedia text is looked for when --wikipedia is not given (the project's shared data).
@@ -107,16 +106,16 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [kind for kind in wanted if kind not in KINDS]
         if unknown:
             raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
-        sources = text_kinds.sources(find_wikipedia(args.wikipedia))
+        available = sources(find_wikipedia(args.wikipedia))
         from bpe.lab.measure.publish import machine_info, write_json_atomic
 
         result = {"command": "python -m bpe.lab.dev.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
                   "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}
         for kind in wanted:
-            if kind not in sources:
+            if kind not in available:
                 print(f"{kind:>10}: skipped (no file; pass --wikipedia PATH)", flush=True)
                 continue
-            figures = measure(make_sample(kind, sources[kind], size), args.repeat)
+            figures = measure(make_sample(kind, available[kind], size), args.repeat)
             result["kinds"][kind] = figures
             print(shown(kind, figures), flush=True)
         write_json_atomic(Path(args.json), result)

@@ -98,18 +98,15 @@ def _webtext(ascii_only: bool) -> Documents:
     return documents
 
 
-def _generated(seed: int) -> Callable[[Callable[[random.Random], str]], Documents]:
+def _generated(seed: int, document: Callable[[random.Random], str]) -> Documents:
     """A generated kind: its documents drawn one after another from one ``random.Random(seed)``."""
-    def kind(document: Callable[[random.Random], str]) -> Documents:
-        def documents() -> Iterator[str]:
-            rng = random.Random(seed)
-            while True:
-                yield document(rng) + SEPARATOR
-        return documents
-    return kind
+    def documents() -> Iterator[str]:
+        rng = random.Random(seed)
+        while True:
+            yield document(rng) + SEPARATOR
+    return documents
 
 
-@_generated(1)
 def _accented(rng: random.Random) -> str:
     plain, accented = "aeiouaeiouy", "éèêàâùûôîïëçüöäñóíúãõåøłśžčřěß"
 
@@ -120,12 +117,10 @@ def _accented(rng: random.Random) -> str:
     return _words_text(rng, word, quotes=quotes, before_punct="\u00a0" if rng.randrange(3) == 0 else "")
 
 
-@_generated(2)
 def _cyrillic(rng: random.Random) -> str:
     return _words_text(rng, lambda: _script_word(rng, CYRILLIC), quotes=("\u00ab", "\u00bb"))
 
 
-@_generated(3)
 def _cjk(rng: random.Random) -> str:
     latin = ("API", "Python", "iPhone", "COVID-19", "Tokyo", "OK", "USB", "AI")
     lines = []
@@ -140,7 +135,6 @@ def _cjk(rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
-@_generated(4)
 def _rtl(rng: random.Random) -> str:
     def word() -> str:
         roll = rng.randrange(40)
@@ -159,7 +153,6 @@ def _latin(rng: random.Random) -> str:
     return _syllables(rng, lambda: rng.choice("aeiouaeiouy"))
 
 
-@_generated(5)
 def _mixed(rng: random.Random) -> str:
     scripts = [lambda: _latin(rng)] * 8 + [
         lambda: _script_word(rng, CYRILLIC), lambda: _script_word(rng, GREEK), lambda: _script_word(rng, ARABIC),
@@ -171,7 +164,6 @@ def _mixed(rng: random.Random) -> str:
     return _words_text(rng, lambda: rng.choice(scripts)(), quotes=quotes)
 
 
-@_generated(6)
 def _emoji(rng: random.Random) -> str:
     def word() -> str:
         roll = rng.randrange(40)
@@ -182,7 +174,6 @@ def _emoji(rng: random.Random) -> str:
     return _words_text(rng, word, quotes=('"', '"'))
 
 
-@_generated(7)
 def _combining(rng: random.Random) -> str:
     def vowel() -> str:
         marks = rng.choice(("", "", "", "", rng.choice(COMBINING), rng.choice(COMBINING) + rng.choice(COMBINING)))
@@ -191,7 +182,6 @@ def _combining(rng: random.Random) -> str:
     return _words_text(rng, lambda: _syllables(rng, vowel))
 
 
-@_generated(8)
 def _digits(rng: random.Random) -> str:
     fields = (
         lambda: f"{rng.randrange(1990, 2030)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
@@ -206,7 +196,6 @@ def _digits(rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
-@_generated(9)
 def _whitespace(rng: random.Random) -> str:
     def line() -> str:
         indent = rng.choice((" " * rng.randrange(0, 17, 2), "\t" * rng.randrange(4), " \t"))
@@ -220,11 +209,13 @@ def _whitespace(rng: random.Random) -> str:
     return "\n".join(line() for _ in range(1 + rng.randrange(80))) + "\n" * (1 + rng.randrange(3))
 
 
-#: The generated kinds (``books`` and ``wikipedia`` read a file: :func:`sources`).
+#: The generated kinds, each drawn from its own seed (``books`` and ``wikipedia`` read a file: :func:`sources`).
 SOURCES: dict[str, Documents] = {
-    "ascii": _webtext(ascii_only=True), "webtext": _webtext(ascii_only=False), "accented": _accented,
-    "cyrillic": _cyrillic, "rtl": _rtl, "cjk": _cjk, "mixed": _mixed, "emoji": _emoji, "combining": _combining,
-    "digits": _digits, "whitespace": _whitespace,
+    "ascii": _webtext(ascii_only=True), "webtext": _webtext(ascii_only=False),
+    **{kind: _generated(seed, document) for kind, seed, document in (
+        ("accented", 1, _accented), ("cyrillic", 2, _cyrillic), ("rtl", 4, _rtl), ("cjk", 3, _cjk),
+        ("mixed", 5, _mixed), ("emoji", 6, _emoji), ("combining", 7, _combining), ("digits", 8, _digits),
+        ("whitespace", 9, _whitespace))},
 }
 #: Every kind, in the order they are reported.
 KINDS = ("books", "ascii", "webtext", "wikipedia", "accented", "cyrillic", "rtl", "cjk", "mixed", "emoji",

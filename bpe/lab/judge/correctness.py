@@ -3,7 +3,7 @@ made faster: every rung is tested to give exactly v1's merges, so the fastest ru
 another rung's cached under ``data/reference-merges`` (a rung benched alone is not its own reference,
 :func:`reference_merges`), stand for v1's.  A difference is explained from its first diverging merge
 (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its vocab too
-(:func:`bpe.lab.judge.diagnose.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
+(:func:`bpe.lab.judge.candidates.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
 special tokens, ties), where mistakes that the data at hand hides show.
 """
 

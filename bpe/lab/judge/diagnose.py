@@ -3,7 +3,7 @@
 Once two merge lists part, later merges say nothing new, so :func:`diagnose` reports the first merge
 where they part (1-based; the verdict's key ``step``, kept for saved result files), the pair each side
 chose there and both pairs' *true* counts before it: the reference's earlier merges replayed on the
-true pre-token counts (:mod:`bpe.lab.judge.replay`).  Then a likely cause, the first of the usual
+true pre-token counts (the replay at the end of this module).  Then a likely cause, the first of the usual
 mistakes that fits, in this order:
 
 * ``pretokenization``: the candidate's own pre-token counts differ (the first pre-token that does is
@@ -19,21 +19,19 @@ mistakes that fits, in this order:
   leaves ``aa a``) were counted wrong, or merged from the right (``a aa``).
 
 An own pre-tokenizer's counts are compared even when the merges agree (a few miscounted rare pre-tokens
-may part the merges only at a larger vocab), and a function's vocab is checked on its own
-(:func:`vocab_problems`): merges alone can agree with a wrong vocab.
+may part the merges only at a larger vocab); a function's vocab is checked on its own
+(:func:`bpe.lab.judge.candidates.vocab_problems`): merges alone can agree with a wrong vocab.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from bpe.lab.judge.replay import (best_pair, non_overlapping_count, pair_counts_after,
-                                  pair_counts_merging_from_right)
 from bpe.lab.judge.tie_orders import tie_explanation
-from bpe.training.merge_loop import Pair
+from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
 
 
 def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
@@ -154,13 +152,13 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                            f"{pair[0] * 3!r} its occurrences overlap (counted twice as pairs; merged once, "
                            f"leaving {pair[0] * 2!r} + {pair[0]!r}){how}; {name}'s count for {show(mine)} must "
                            f"have been above its true {mine_n:,}")
+    off = (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
+           f"{show(theirs)} below {theirs_n:,})")
     if not before:  # the first merge: no update has happened, so the first count itself is off
-        return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
-                      f"{show(theirs)} below {theirs_n:,}) before any merge: check how the pairs are first counted "
-                      "(every adjacent pair of every pre-token, times the pre-token's count)")
-    return None, (f"{name}'s count for {show(mine)} must have been above its true {mine_n:,} (or its count for "
-                  f"{show(theirs)} below {theirs_n:,}): its pair counts drifted from the words before this merge; "
-                  "check how the counts are updated after a merge")
+        return None, (f"{off} before any merge: check how the pairs are first counted (every adjacent pair of "
+                      "every pre-token, times the pre-token's count)")
+    return None, (f"{off}: its pair counts drifted from the words before this merge; check how the counts are "
+                  "updated after a merge")
 
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
@@ -257,35 +255,80 @@ def merge_count_cause(made: int, expected: int, special_tokens: Sequence[str]) -
                   "it merged past the vocab size (or past the last pair)")
 
 
-def vocab_problems(vocab: Mapping[int, bytes], merges: Sequence[Pair], special_tokens: Sequence[str],
-                   vocab_size: int | None = None) -> list[str]:
-    """What is wrong with a trained vocab beside its merges (CS336: ids ``0..n-1``, the 256 single bytes,
-    each special token once, one entry per merge, at most ``vocab_size``); empty when nothing is.
+# --- Merges replayed on pre-token counts: the true pair counts after any number of merges, and the counts
+# the usual miscounting trainers see (merging from the right, a pair counted where it overlaps itself).
+# Replaying merges by rank (earliest learned first) gives each word exactly the segmentation training had
+# reached.
 
-    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"ab"}, [(b"a", b"b")], ["<|e|>"])
-    []
-    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")], ["<|e|>"], 258)
-    ["its vocab lacks the special token '<|e|>'", 'its vocab has 257 entries, not 256 bytes + 1 special + 1 merges = 258']
+
+def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
+    """``token`` split as training had split it after the merges in ``ranks`` (pair -> its 0-based rank).
+
+    >>> segment(b"aaab", {(b"a", b"a"): 0, (b"aa", b"a"): 1})
+    (b'aaa', b'b')
     """
-    problems = []
-    values = Counter(vocab.values())
-    for token in special_tokens:
-        n = values.get(token.encode("utf-8"), 0)
-        if n != 1:
-            problems.append(f"its vocab lacks the special token {token!r}" if n == 0 else
-                            f"its vocab holds the special token {token!r} {n} times")
-    missing = [b for b in range(256) if values.get(bytes([b]), 0) == 0]
-    if missing:
-        problems.append(f"its vocab lacks {len(missing)} of the 256 single bytes (first: {bytes([missing[0]])!r})")
-    lacking = [pair for pair in merges if values.get(pair[0] + pair[1], 0) == 0]
-    if lacking:
-        problems.append(f"its vocab lacks the token of {len(lacking):,} merge(s) (first: {show(lacking[0])})")
-    expected = 256 + len(special_tokens) + len(merges)
-    if len(vocab) != expected:
-        problems.append(f"its vocab has {len(vocab):,} entries, not 256 bytes + {len(special_tokens)} special + "
-                        f"{len(merges):,} merges = {expected:,}")
-    elif sorted(vocab) != list(range(len(vocab))):
-        problems.append(f"its vocab ids are not 0..{len(vocab) - 1} (CS336's tests compare ids and tokens)")
-    if vocab_size is not None and len(vocab) > vocab_size:
-        problems.append(f"its vocab has {len(vocab):,} entries, more than vocab_size {vocab_size:,}")
-    return problems
+    word = split_into_bytes(token)
+    while len(word) > 1:
+        pair = min(zip(word, word[1:]), key=lambda p: ranks.get(p, len(ranks)))
+        if pair not in ranks:
+            break
+        word = merge_word(word, pair)
+    return word
+
+
+def words_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Iterator[tuple[bytes, Word, int]]:
+    """Each pre-token, its word after ``merges`` and its count, in the order a trainer's words meet them."""
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    for token, n in pretoken_counts.items():
+        yield token, segment(token, ranks), n
+
+
+def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Counter[Pair]:
+    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included."""
+    counts: Counter[Pair] = Counter()
+    for _, word, n in words_after(pretoken_counts, merges):
+        for pair in zip(word, word[1:]):
+            counts[pair] += n
+    return counts
+
+
+def merge_word_from_right(word: Word, pair: Pair) -> Word:
+    """``word`` with ``pair`` merged scanning from the right (wrong: CS336 merges from the left).  Only a
+    pair of equal tokens can overlap itself; any other pair merges alike from either end.
+
+    >>> merge_word_from_right((b"a", b"a", b"a"), (b"a", b"a"))
+    (b'a', b'aa')
+    """
+    return merge_word(word[::-1], pair)[::-1] if pair[0] == pair[1] else merge_word(word, pair)
+
+
+def pair_counts_merging_from_right(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair],
+                                   counts: Counter[Pair]) -> tuple[Counter[Pair], Pair] | None:
+    """``counts`` (the true ones after ``merges``) as a trainer that merges from the right would have them,
+    and the first pair ``(x, x)`` met in a word; ``None`` when no merge so far could differ.  Only a word
+    with some merged ``x`` three times in a row can differ, so only those are replayed.
+    """
+    doubles = [pair[0] for pair in merges if pair[0] == pair[1]]
+    tripled = {token: n for token, n in pretoken_counts.items() if any(x * 3 in token for x in doubles)}
+    if not tripled:
+        return None
+    adjusted = Counter(counts)
+    for token, left, n in words_after(tripled, merges):
+        right = split_into_bytes(token)
+        for pair in merges:
+            right = merge_word_from_right(right, pair)
+        for pair in zip(left, left[1:]):
+            adjusted[pair] -= n
+        for pair in zip(right, right[1:]):
+            adjusted[pair] += n
+    first = next(x for x in doubles if x * 3 in next(iter(tripled)))
+    return +adjusted, (first, first)
+
+
+def best_pair(counts: Mapping[Pair, int]) -> Pair | None:
+    return max(counts, key=lambda pair: (counts[pair], pair)) if counts else None
+
+
+def non_overlapping_count(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair], pair: Pair) -> int:
+    """Occurrences of ``pair`` after ``merges`` counted as a merge would take them (``aaa``: once)."""
+    return sum(n * (len(word) - len(merge_word(word, pair))) for _, word, n in words_after(pretoken_counts, merges))

@@ -15,9 +15,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bpe.errors import BPEError
-from bpe.lab.judge.candidate_code import CandidateFailed, call_candidate, check_trained, load_algorithm, load_function
-from bpe.lab.judge.candidates import Candidate, resolve
-from bpe.lab.judge.diagnose import encode_merges, vocab_problems
+from bpe.lab.judge.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
+                                     load_function, resolve, vocab_problems)
+from bpe.lab.judge.diagnose import encode_merges
 from bpe.lab.measure.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.measure.publish import merges_digest
 from bpe.training.progress import Progress

@@ -4,8 +4,8 @@
 **Pre-tokenization** (:func:`pretokenize_pieces`): the text is cut at the special tokens first (each
 escaped, the longest first: ``<|endoftext|>`` holds ``|``, which unescaped would mean "or"), and each
 piece between them by the GPT-2 pattern.  Every pre-token is labelled with the alternative of the
-pattern that matched it; :func:`labelled_pattern` names the alternatives of
-:data:`bpe.training.pretokenize.GPT2_PATTERN` itself, and its cut is tested equal to the pattern's.
+pattern that matched it (:data:`RULES`: the pattern's alternatives, each named), and the labelled
+pattern's cut is tested equal to the plain pattern's.
 
 >>> for piece, label in pretokenize_pieces("it's 42!<|endoftext|>  a", ["<|endoftext|>"]):
 ...     print(repr(piece), label)
@@ -34,13 +34,15 @@ import regex
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import encode_token
 from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
-from bpe.training.pretokenize import GPT2_PATTERN, count_text, special_token_regex
+from bpe.training.pretokenize import count_text, special_token_regex
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 #: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
 DEFAULT_TEXT = "It's 2024, and we don't   stop.\nThe end!<|endoftext|>Once upon a time..."
-#: The GPT-2 pattern's alternatives, in its order, by name.
-LABELS = ("contraction", "letters", "numbers", "other", "whitespace", "whitespace before text")
+#: The alternatives of :data:`~bpe.training.pretokenize.GPT2_PATTERN`, in its order, each by its label (the
+#: tests hold them, joined by ``|``, to the pattern itself).
+RULES = {"contraction": r"'(?:[sdmt]|ll|ve|re)", "letters": r" ?\p{L}+", "numbers": r" ?\p{N}+",
+         "other": r" ?[^\s\p{L}\p{N}]+", "whitespace": r"\s+(?!\S)", "whitespace before text": r"\s+"}
 #: What each label means, for the terminal and the page.
 LABEL_MEANINGS = {
     "contraction": "'s 'd 'm 't 'll 've 're, cut off the word before",
@@ -97,37 +99,6 @@ def pretokens_from_args(text: str | None, words: str | None, special_tokens: lis
 def show_word(word: Sequence[bytes]) -> str:
     """Tokens as GPT-2's merges.txt writes them (a space shows as ``Ġ``, a newline as ``Ċ``)."""
     return " ".join(encode_token(t) for t in word)
-
-
-def alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of a regular expression (``|`` outside brackets and groups).
-
-    >>> alternatives(r"'(?:s|t)| ?[a|b]+|\\|")
-    ["'(?:s|t)", ' ?[a|b]+', '\\\\|']
-    """
-    parts, depth, in_class, start, i = [], 0, False, 0, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    return parts + [pattern[start:]]
-
-
-#: Each alternative of the GPT-2 pattern by its label (the tests hold it to one label per alternative).
-RULES = dict(zip(LABELS, alternatives(GPT2_PATTERN)))
 
 
 def labelled_pattern() -> regex.Pattern:

@@ -179,21 +179,12 @@ def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_m
     return with_merger(variant, lambda merger, title: trace_merger(merger(pretoken_counts), title, num_merges, top))
 
 
-def trained_merges(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int) -> list[Pair]:
-    """The merges ``variant`` (a rung or a file) makes on ``pretoken_counts``."""
-    from bpe.training.merge_loop import run_merges
-    from bpe.training.timer import NullTimer
-
-    return with_merger(variant, lambda merger, _: run_merges(merger(pretoken_counts), num_merges, NullTimer()))
-
-
 def with_merger(variant: str | None, work):
     """``work(Merger class, title)`` with a rung's merger or the one a student's file defines; whatever the
     file's code raises, loading or running, is one :class:`BPEError` line naming the exception and where."""
     if variant is None or variant in VARIANTS:
         return work(traced(variant or best_variant()), f"{variant or 'default variant'} ({get_variant(variant).IDEA})")
-    from bpe.lab.judge.candidate_code import CandidateFailed, _raised, load_algorithm
-    from bpe.lab.judge.candidates import resolve
+    from bpe.lab.judge.candidates import CandidateFailed, _raised, load_algorithm, resolve
 
     candidate = resolve(variant)
     if candidate.kind != "merger":
@@ -288,9 +279,13 @@ def run_trace(variant: str | None, text: str | None, words: str | None, num_merg
     if pretokenize:
         lines = pretokenize_lines(text if text is not None else DEFAULT_TEXT, special_tokens)
     elif encode is not None:
+        from bpe.training.merge_loop import run_merges
+        from bpe.training.timer import NullTimer
+
         if num_merges < 1:
             raise BPEError(f"--merges must be at least 1, got {num_merges}")
-        merges = trained_merges(variant, pretokens_from_args(text, words, special_tokens), num_merges)
+        counts = pretokens_from_args(text, words, special_tokens)  # the merges the variant makes on them
+        merges = with_merger(variant, lambda merger, _: run_merges(merger(counts), num_merges, NullTimer()))
         lines = [f"trained {len(merges)} merge(s): " + ", ".join(show_pair(p) for p in merges)]
         lines += encoding_lines(encode, merges, special_tokens)
     else:

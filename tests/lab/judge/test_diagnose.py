@@ -59,7 +59,8 @@ def test_shorter_or_longer_merge_lists():
 
 
 def test_the_vocab_is_checked_beside_the_merges():
-    from bpe.lab.judge.diagnose import merge_count_cause, vocab_problems
+    from bpe.lab.judge.candidates import vocab_problems
+    from bpe.lab.judge.diagnose import merge_count_cause
     from bpe.training.train import build_vocab
 
     merges = [(b"a", b"b"), (b"ab", b"c")]

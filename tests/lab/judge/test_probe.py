@@ -3,8 +3,7 @@ shipped corpora let them pass, and name the cause; a correct trainer and every r
 
 import pytest
 
-from bpe.lab.judge.candidate_code import load_function
-from bpe.lab.judge.candidates import parse_variants
+from bpe.lab.judge.candidates import load_function, parse_variants
 from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.lab.judge.probe import (SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, probe_verdict, probes_verdict, special_token_text,
                             tie_text)
