@@ -34,20 +34,17 @@ class Plan:
 
 def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], workers: int | None = None,
          limit: int | str | None = None, *, rough_end: bool = False) -> Plan:
-    """The settings checked as ``train_bpe`` checks them, each failure one :class:`BPEError`.  ``--limit``
+    """The settings checked by ``train_bpe``'s own phase 1, each failure one :class:`BPEError`.  ``--limit``
     ends at the next document boundary, or with ``rough_end`` at itself: close enough for an estimate."""
     from bpe.training.chunking import find_limit_end
-    from bpe.training.pretokenize import check_input_file
-    from bpe.training.sizes import parse_size
-    from bpe.training.train import check_special_tokens, check_vocab_size, check_workers
+    from bpe.training.registry import VARIANTS
+    from bpe.training.train import check_arguments
 
-    special_tokens = check_special_tokens(special_tokens)
-    merges = check_vocab_size(vocab_size, special_tokens)
-    check_workers(workers)  # a count below 1 would also make an estimate's pool share negative
-    path = check_input_file(path)  # the one check of the path: what follows trusts it and its size
-    size, limit = path.stat().st_size, parse_size(limit) if limit is not None else None
+    # The rung plays no part in the other checks; v1, plain Python, is always there to stand for the candidates.
+    checked = check_arguments(path, vocab_size, special_tokens, VARIANTS["v1"], workers, "strict", limit)
+    path, size, limit, special_tokens = Path(checked.path), checked.file_bytes, checked.limit, checked.special_tokens
     end = None if limit is None else min(limit, size) if rough_end else find_limit_end(path, limit, special_tokens)
-    return Plan(path, size, limit, end, vocab_size, merges, workers, special_tokens)
+    return Plan(path, size, limit, end, vocab_size, checked.num_merges, workers, special_tokens)
 
 
 def check_repeat(repeat: int, json_out: str | Path | None = None) -> None:
