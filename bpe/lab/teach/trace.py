@@ -163,7 +163,12 @@ STATES = {"v6": v6_state, "v7": v7_state, "v8": v8_state}
 
 
 def traced(name: str) -> type:
-    """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where :data:`STATES` has one."""
+    """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where :data:`STATES` has one.
+
+    >>> merger = traced("v6")({b"low": 5, b"lower": 2})
+    >>> merger.merge((b"o", b"w")); merger.trace_state()["words"]
+    [((b'l', b'ow'), 5), ((b'l', b'ow', b'e', b'r'), 2)]
+    """
     merger, state = VARIANTS[name].Merger, STATES.get(name)
     return merger if state is None else type(merger.__name__, (merger,), {"trace_state": state})
 
