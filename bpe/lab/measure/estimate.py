@@ -28,7 +28,7 @@ from bpe.training.sizes import format_size
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
 #: Every variant pre-tokenizes about this fast in one process; from v3 on the pool's workers share it.
-SERIAL_BYTES_PER_SECOND = 12e6
+SERIAL_BYTES_PER_SECOND = 6e6
 #: A process before it holds any pre-token: Python and the trainer imported.
 BASE_MEMORY = 35e6
 #: Starting Python and importing the trainer, in every run.
@@ -75,20 +75,17 @@ class CostModel:
     bytes_per_l: float
 
 
-# Fitted on one-worker CPU times (docs/estimate-calibration.json, python -m bpe.lab.dev.calibrate).
+# Fitted on one-worker CPU times, all timed in one sitting (docs/estimate-calibration.json,
+# python -m bpe.lab.dev.calibrate).
 MODELS = {
-    "v1": CostModel("recount", 3.3e-7, 0.0, 0.0, 150),
-    "v2": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
-    "v3": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
-    "v4": CostModel("scan", 1.0e-7, 1.1e-6, 0.0, 150),
-    "v5": CostModel("heap", 2.4e-6, 7.0e-7, 1e-6, 170),
-    "v6": CostModel("heap", 0.0, 8.5e-8, 1e-6, 65),
-    "v7": CostModel("heap", 0.0, 9.5e-8, 1e-6, 65),
-    # v8: the rewrites and the build in C.  Fitted like the others, on one-worker CPU times, but on a
-    # day this machine ran v6 at about twice its CPU time in the points above: the constants carry
-    # that day's slower pre-tokenizing (per merge too, on the small corpora), and still tell minutes
-    # from hours (1 GB of webtext-synth, docs/v8-web-1GB.json: estimated about 2 min, measured 2.3).
-    "v8": CostModel("heap", 6e-5, 4e-8, 3e-7, 36),
+    "v1": CostModel("recount", 6.7e-7, 0.0, 0.0, 150),
+    "v2": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
+    "v3": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
+    "v4": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
+    "v5": CostModel("heap", 4.7e-6, 1.4e-6, 2e-6, 170),
+    "v6": CostModel("heap", 0.0, 2.0e-7, 2.4e-6, 65),
+    "v7": CostModel("heap", 0.0, 2.2e-7, 2.4e-6, 65),
+    "v8": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 36),  # the rewrites and the build in C
 }
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).

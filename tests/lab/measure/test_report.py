@@ -40,15 +40,15 @@ def test_report_on_tiny_corpus(tmp_path, capsys):
 
 
 def test_slow_variants_move_to_smaller_vocab_tables():
-    seconds_per_1000_vocab = {"v1": 100.0, "v2": 20.0, "v5": 1.0}
+    seconds_per_1000_vocab = {"v1": 200.0, "v2": 40.0, "v5": 2.0}
 
     def estimate(variant, vocab):
         return seconds_per_1000_vocab[variant] * vocab / 1000
 
     tables, notes = plan(estimate, [10_000, 1000, 300], ["v1", "v2", "v5"])
     assert tables == [(10_000, ["v5"]), (1000, ["v2", "v5"]), (300, ["v1", "v2", "v5"])]
-    assert notes[0].startswith("v2 is past the 30 s budget at vocab 10,000, so it ran at vocab 1,000")
-    assert notes[1].startswith("v1 is past the 30 s budget at vocab 10,000 and 1,000, so it ran at vocab 300")
+    assert notes[0].startswith("v2 is past the 60 s budget at vocab 10,000, so it ran at vocab 1,000")
+    assert notes[1].startswith("v1 is past the 60 s budget at vocab 10,000 and 1,000, so it ran at vocab 300")
     tables, notes = plan(estimate, [10_000, 1000, 500], ["v1", "v5"])
     assert tables == [(10_000, ["v5"])] and notes[0].startswith("v1 left out")
     assert plan(estimate, [10_000, 1000], ["v1", "v5"], force=True) == ([(10_000, ["v1", "v5"])], [])
