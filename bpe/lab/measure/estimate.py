@@ -76,7 +76,9 @@ class CostModel:
 
 
 # Fitted on one-worker CPU times, all timed in one sitting (docs/estimate-calibration.json,
-# python -m bpe.lab.dev.calibrate).
+# python -m bpe.lab.dev.calibrate): each rung's constants scaled together, beside one pre-tokenizing
+# rate, from a first fit on points timed on several days.  That fit set the ratios between a rung's loops,
+# which a day's speed does not move; the one sitting sets the scale, which it does.
 MODELS = {
     "v1": CostModel("recount", 6.7e-7, 0.0, 0.0, 150),
     "v2": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
