@@ -39,8 +39,8 @@ DEFAULT_OUT_DIR = REPO_ROOT / "out" / "report"
 
 
 #: A candidate estimated longer than this per run moves to the next, smaller vocab's table.  Seconds as the
-#: cost model estimates them: it was fitted on a day this machine ran Python about half as fast as on the
-#: days the report's tables were planned at 30 s, and at 60 s it plans the same tables as then.
+#: cost model estimates them, fitted on one of this machine's slower days (docs/index.md): 60 s plans the
+#: tables that 30 s planned under constants fitted on its faster days.
 RUN_BUDGET_SECONDS = 60
 
 
