@@ -28,35 +28,12 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.long cimport PyLong_AsLongLong
 from cpython.ref cimport PyObject
 
-cdef extern from *:
-    """
-    /* A hint to fetch a word's record into the cache a few words before it is read: the merge visits
-       words in index order, scattered over the block, and a miss on each first touch is most of a
-       merge's time.  A no-op where the compiler lacks the builtin. */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define V8_PREFETCH(p) __builtin_prefetch((p), 1, 3)
-    #else
-    #define V8_PREFETCH(p) ((void)(p))
-    #endif
-
-    /* Ask Linux to back a large block with 2 MiB pages.  The merge reads its blocks at random, and with
-       4 KiB pages nearly every read of a few hundred MB also misses the TLB and walks the page tables
-       (a second miss); one 2 MiB page covers 512 of them.  Elsewhere, or for a small block, nothing. */
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #include <stdint.h>
-    static void v8_advise_huge(void *p, size_t size) {
-        const uintptr_t page = (uintptr_t)2 << 20;
-        uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
-        uintptr_t end = ((uintptr_t)p + size) & ~(page - 1);
-        if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
-    }
-    #else
-    static void v8_advise_huge(void *p, size_t size) { (void)p; (void)size; }
-    #endif
-    """
-    void V8_PREFETCH(const void *p) nogil
-    void v8_advise_huge(void *p, size_t size) nogil
+cdef extern from "_hints.h":
+    # A prefetch a few words ahead of the one being rewritten: the merge visits words in index order,
+    # scattered over the block, and a miss on each first touch is most of a merge's time.  And 2 MiB
+    # pages for the blocks read at random.  (Shared with v9's counter; each a no-op where unsupported.)
+    void V8_PREFETCH "BPE_PREFETCH"(const void *p) nogil
+    void v8_advise_huge "bpe_advise_huge"(void *p, size_t size) nogil
 
 
 # --- Words: one block of records, and a small summary of each -------------------------------------------
@@ -164,6 +141,15 @@ ctypedef struct NeighbourRow:
     Half side[2]    # [BEFORE]: the token is x, right before an occurrence; [AFTER]: y, right after one
 
 
+# --- The build's source: a dict of counts, or v9's arrays ---------------------------------------------
+ctypedef struct WordSource:
+    PyObject *counts               # a dict of bytes -> int, or NULL: the arrays below
+    const unsigned char *keys      # v9's arrays: every pre-token's bytes end to end,
+    const int64_t *ends            # where each ends,
+    const int64_t *word_counts     # and its count
+    Py_ssize_t size
+
+
 cdef enum:
     BEFORE = 0
     AFTER = 1
@@ -250,10 +236,18 @@ cdef class MergeState:
     def __init__(self, pretoken_counts):
         """Phase pair_count: the words' records, each byte pair's count and holders, and the heap.
 
-        ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts."""
+        ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts, or (v9's
+        counts) an object whose ``pretoken_arrays()`` gives them as three arrays, read where they are:
+        every pre-token's bytes end to end (uint8), where each ends (int64), and its count (int64)."""
         cdef int32_t i
         cdef int side
-        if not isinstance(pretoken_counts, dict):
+        cdef WordSource source
+        if isinstance(pretoken_counts, dict):
+            source.counts = <PyObject *>pretoken_counts
+        elif hasattr(pretoken_counts, "pretoken_arrays"):
+            keys, ends, counts = pretoken_counts.pretoken_arrays()
+            source_from_arrays(&source, keys, ends, counts)
+        else:
             raise TypeError(f"pre-token counts must be a dict, got {type(pretoken_counts).__name__}")
         self.token_capacity = 512
         self.token_bytes_capacity = 4096
@@ -279,35 +273,31 @@ cdef class MergeState:
         self.lowered = <int32_t *>check(malloc(self.lowered_capacity * sizeof(int32_t)))
         self.scratch_capacity = 256
         self.scratch = <int32_t *>check(malloc(self.scratch_capacity * sizeof(int32_t)))
-        self._build_words(pretoken_counts)
+        self._build_words(&source)
         self._build_pairs()
         self._build_heap()
 
     # -- the build ----------------------------------------------------------------------------------------
 
-    cdef int _build_words(self, pretoken_counts) except -1:
-        """Copy each pre-token of two bytes or more into its record, reading the bytes where Python
-        keeps them (no copy into a Python object on the way), the most frequent words first."""
+    cdef int _build_words(self, WordSource *source) except -1:
+        """Copy each pre-token of two bytes or more into its record, reading the bytes where they are kept
+        (a dict's keys, or v9's arrays: no copy into a Python object on the way), the most frequent words
+        first.  Two passes over the source: the first sizes each bucket, the second fills it."""
         cdef Py_ssize_t position = 0, length, j, n = 0, first
-        cdef PyObject *key
-        cdef PyObject *value
         cdef size_t total = 0, at
         cdef size_t units[65]     # per bucket (64 - the count's bit length): its records' 16-byte units,
         cdef Py_ssize_t words[65] # and its words; then, their running starts
         cdef int bucket
         cdef int64_t count
-        cdef unsigned char *text
+        cdef const unsigned char *text
         cdef WordHead *head
         cdef int32_t *tokens
         memset(units, 0, sizeof(units))
         memset(words, 0, sizeof(words))
         # First pass: check the counts, and size each bucket.
-        while PyDict_Next(pretoken_counts, &position, &key, &value):
-            if not PyBytes_Check(<object>key):
-                raise TypeError(f"pre-tokens must be bytes, got {type(<object>key).__name__}")
-            length = PyBytes_GET_SIZE(<object>key)
+        while next_word(source, &position, &text, &length, &count):
             if length > 1:
-                bucket = count_bucket(checked_count(<object>value))
+                bucket = count_bucket(count)
                 units[bucket] += record_units(length)
                 words[bucket] += 1
                 total += record_units(length)
@@ -326,11 +316,9 @@ cdef class MergeState:
         # Second pass: the records, each in its bucket.
         position = 0
         n = 0
-        while PyDict_Next(pretoken_counts, &position, &key, &value):
-            length = PyBytes_GET_SIZE(<object>key)
+        while next_word(source, &position, &text, &length, &count):
             if length <= 1:
                 continue
-            count = checked_count(<object>value)
             bucket = count_bucket(count)
             at = units[bucket]
             units[bucket] += record_units(length)
@@ -339,7 +327,6 @@ cdef class MergeState:
             head.length = <int32_t>length
             head.stamp = 0
             tokens = tokens_of(head)
-            text = <unsigned char *>PyBytes_AS_STRING(<object>key)
             for j in range(length):
                 tokens[j] = text[j]
             self.refs[words[bucket]].offset = <uint32_t>at
@@ -992,6 +979,52 @@ cdef inline int64_t checked_count(object value) except? -1:
     if count <= 0:
         raise ValueError(f"a pre-token's count must be positive, got {value!r}")
     return count
+
+cdef int source_from_arrays(WordSource *source, const unsigned char[::1] keys, const int64_t[::1] ends,
+                            const int64_t[::1] counts) except -1:
+    """Point ``source`` at v9's three arrays, once their shapes agree (each entry is checked as it is read)."""
+    if ends.shape[0] != counts.shape[0]:
+        raise ValueError(f"{ends.shape[0]} ends but {counts.shape[0]} counts")
+    if ends.shape[0] and ends[ends.shape[0] - 1] != keys.shape[0]:
+        raise ValueError("the last pre-token does not end where the key bytes do")
+    source.counts = NULL
+    source.keys = &keys[0] if keys.shape[0] else NULL
+    source.ends = &ends[0] if ends.shape[0] else NULL
+    source.word_counts = &counts[0] if counts.shape[0] else NULL
+    source.size = ends.shape[0]
+    return 0
+
+
+cdef inline bint next_word(WordSource *source, Py_ssize_t *position, const unsigned char **text,
+                           Py_ssize_t *length, int64_t *count) except -1:
+    """The pre-token at ``*position`` (then moved on): its bytes, length and count; False at the end.
+    A dict's key must be bytes and its count a positive 64-bit int; an array's entry must not end
+    before the one before it, nor have a count below 1."""
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef int64_t start
+    if source.counts != NULL:
+        if not PyDict_Next(<object>source.counts, position, &key, &value):
+            return False
+        if not PyBytes_Check(<object>key):
+            raise TypeError(f"pre-tokens must be bytes, got {type(<object>key).__name__}")
+        text[0] = <const unsigned char *>PyBytes_AS_STRING(<object>key)
+        length[0] = PyBytes_GET_SIZE(<object>key)
+        count[0] = checked_count(<object>value)
+        return True
+    if position[0] >= source.size:
+        return False
+    start = source.ends[position[0] - 1] if position[0] else 0
+    if source.ends[position[0]] <= start:
+        raise ValueError(f"pre-token {position[0]} ends at {source.ends[position[0]]}, not after {start}")
+    if source.word_counts[position[0]] <= 0:
+        raise ValueError(f"a pre-token's count must be positive, got {source.word_counts[position[0]]}")
+    text[0] = source.keys + start
+    length[0] = source.ends[position[0]] - start
+    count[0] = source.word_counts[position[0]]
+    position[0] += 1
+    return True
+
 
 cdef inline int count_bucket(int64_t count) noexcept nogil:
     """0 for the largest counts, 64 for a count of 1... (64 - the bit length): the records' order."""

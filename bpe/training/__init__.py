@@ -7,9 +7,11 @@
 * ``pretokenize``: the plain definition: the GPT-2 pattern, the special-token split, the plain
   counter and the serial file counter (v1, v2; v3-v5 run the same counter in the pool);
   ``pretokenize_fast``: the fast pre-tokenizer with the same counts (v6, v7, encoding);
+  ``gpt2_classes``: the pattern's three character classes as tables, read off ``regex`` (v9's scanner);
 * ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
 * ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on;
-  the plain counter for v3-v5, the fast one for v6 and v7);
+  the plain counter for v3-v5, the fast one for v6 and v7); ``threads``: compiled work on threads of
+  this process, the first failure raised and Ctrl-C stopping them all (v9);
 * ``pool``: the one process pool all parallel work uses, with its hardening (signals, parent
   death, reaping, the test-only fault hooks); ``cores``: the cores other processes leave free, which
   the counting pool's default size follows;

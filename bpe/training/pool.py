@@ -111,6 +111,13 @@ def pools_started() -> Iterator[list[int]]:
         _watchers[:] = [watcher for watcher in _watchers if watcher is not sizes]  # by identity, not by value
 
 
+def record_workers(count: int) -> None:
+    """Tell every open :func:`pools_started` block that ``count`` workers counted: a pool says so as it
+    starts, and so does a rung that counts on threads of its own (v9)."""
+    for sizes in _watchers:
+        sizes.append(count)
+
+
 def _context():
     # fork starts a worker in milliseconds with every module already imported; spawn where it is missing
     methods = multiprocessing.get_all_start_methods()
@@ -258,8 +265,7 @@ class WorkerPool:
         except BaseException:
             self.terminate()
             raise
-        for sizes in _watchers:
-            sizes.append(workers)
+        record_workers(workers)
 
     def __enter__(self) -> "WorkerPool":
         return self

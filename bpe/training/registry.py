@@ -84,11 +84,12 @@ VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
 #: The default variants (``train``, ``bench``, ``train_bpe``) when none is named, in order of preference:
-#: the fastest *measured* on both regimes that can run here.  v8 (compiled) when it was built (docs/v8.md);
-#: else v6, the fastest in one process.  Not v7: it is as fast as v6 where it runs v6's code (two cores, by
+#: the fastest *measured* on both regimes that can run here.  v9 (counting and merge compiled) when it was
+#: built (docs/v9.md); else v8 (the merge compiled), should its counter alone have failed to build; else
+#: v6, the fastest in pure Python.  Not v7: it is as fast as v6 where it runs v6's code (two cores, by
 #: default), and where it shards the words its shard processes hold copies of them, which the estimate
 #: puts past the CS336 handout's 100 GB on OpenWebText (docs/estimates-owt.json; docs/v7.md).
-DEFAULT_VARIANTS: tuple[str, ...] = ("v8", "v6")
+DEFAULT_VARIANTS: tuple[str, ...] = ("v9", "v8", "v6")
 
 
 def unavailable(module: ModuleType) -> str | None:

@@ -21,8 +21,12 @@ A rung module defines
   one).  Besides its two methods it may define ``close()`` and ``summary()``, each optional (see
   :class:`Merger`).
 
+One is optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
+them: ``"processes"`` (the process pool of :mod:`bpe.training.pool`, the default) or ``"threads"``
+(threads of the calling process, each counting in compiled code without the GIL: v9).
+
 Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
-count in the pool: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the
+count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the
 walkthrough's counts) are its own subclasses of the rung's ``Merger``.
 
 :func:`check_rung` lists what a module leaves out; ``tests/ladder/test_rung_contract.py`` runs it on every
@@ -122,10 +126,17 @@ def _signature_problems(count) -> list[str]:
     return problems
 
 
-def pooled(module) -> bool:
-    """Whether the rung's ``count_pretokens`` may count in the process pool: every counter but the serial one
-    of v1 and v2 (:func:`~bpe.training.pretokenize.count_file_serial`), which never starts a process.  The
-    pool's tests (worker counts, a killed worker, Ctrl-C) run the pooled rungs; the estimate times the
-    others as one process.
-    """
+def parallel(module) -> bool:
+    """Whether the rung's ``count_pretokens`` may count in more than one worker: every counter but the serial
+    one of v1 and v2 (:func:`~bpe.training.pretokenize.count_file_serial`).  The workers are processes
+    (:func:`pooled`) or, for a rung whose ``COUNTS_IN`` says so, threads."""
     return module.count_pretokens is not count_file_serial
+
+
+def pooled(module) -> bool:
+    """Whether the rung's ``count_pretokens`` may count in the process pool: every parallel counter
+    (:func:`parallel`) but those that count in threads (``COUNTS_IN = "threads"``: v9).  The pool's tests
+    (a killed worker, no process left over) run the pooled rungs; the estimate times the serial ones as
+    one process.
+    """
+    return parallel(module) and getattr(module, "COUNTS_IN", "processes") == "processes"

@@ -17,7 +17,7 @@ from bpe.training.observer import Observer
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.progress import Progress
 from bpe.training.registry import VARIANTS, best_variant
-from bpe.training.rung import check_rung, pooled
+from bpe.training.rung import check_rung, parallel, pooled
 from conftest import DEFAULT_CORPUS, live_processes, pooled_variants
 
 
@@ -41,10 +41,13 @@ def test_a_rung_leaving_a_part_out_is_named():
     assert check_rung(partial) == ["v9_partial.IDEA is missing", "v9_partial.count_pretokens: takes no on_bytes"]
 
 
-def test_the_pooled_rungs_include_the_default():
+def test_the_parallel_rungs_include_the_default_and_count_in_processes_or_threads():
     names = pooled_variants()
-    assert best_variant() in names and "v7" in names and "v3" in names
-    assert [name for name in VARIANTS if not pooled(VARIANTS[name])] == ["v1", "v2"]
+    assert "v7" in names and "v3" in names
+    assert best_variant() in [name for name in VARIANTS if parallel(VARIANTS[name])]
+    assert [name for name in VARIANTS if not parallel(VARIANTS[name])] == ["v1", "v2"]
+    threaded = [name for name in VARIANTS if parallel(VARIANTS[name]) and not pooled(VARIANTS[name])]
+    assert threaded == (["v9"] if "v9" in VARIANTS else [])
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -69,8 +72,8 @@ class Bytes(Progress):
         self.seen.append(done)
 
 
-@pytest.mark.parametrize("name", pooled_variants())
-def test_every_pooled_rung_shows_byte_progress_while_counting(name):
+@pytest.mark.parametrize("name", [name for name in VARIANTS if parallel(VARIANTS[name])])
+def test_every_parallel_rung_shows_byte_progress_while_counting(name):
     """The bar moves while counting (one event per chunk counted), not once at the end."""
     progress = Bytes()
     train_bpe(DEFAULT_CORPUS, 260, ["<|endoftext|>"], variant=name, workers=2, observer=Observer(progress=progress))

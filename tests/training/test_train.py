@@ -16,7 +16,7 @@ from bpe.training import cores
 from bpe.training.chunking import find_limit_end
 from bpe.training.observer import Corpus, Observer
 from bpe.training.pretokenize import count_file_serial
-from bpe.training.rung import pooled as rung_is_pooled
+from bpe.training.rung import parallel as rung_is_parallel
 from bpe.training.timer import STAGES, StageTimer
 from conftest import CORPUS_EN, DEFAULT_CORPUS, cs336_merges, cs336_vocab
 
@@ -120,7 +120,7 @@ def test_the_observer_hears_the_workers_a_rung_counted_in_as_given_whatever_the_
     # uses it (corpus.en makes two chunks); v1 and v2 count in this process whatever they are given.
     monkeypatch.setattr(cores, "_last_look", [-math.inf, None])
     monkeypatch.setattr(cores, "measure_busy_cores", lambda: float(os.cpu_count() or 1))
-    pooled = rung_is_pooled(VARIANTS[name])
+    pooled = rung_is_parallel(VARIANTS[name])
     for workers, expected in ((2, 2 if pooled else 1), (None, 1)):
         observer = Observer()
         _, merges = train_bpe(CORPUS_EN, 300, [EOT], variant=name, workers=workers, observer=observer)

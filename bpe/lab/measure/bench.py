@@ -183,7 +183,8 @@ def format_mb(n: float) -> str:
 
 
 def default_note() -> str:
-    """Which rung the default is here, and, where it is not the first choice (v8 not built), why.
+    """Which rung the default is here, and, where it is not the first choice (v9 not built), why: the
+    first choice's reason alone (without a C compiler v8 is not built either, for the same reason).
 
     >>> default_note().startswith("default variant: ")
     True
@@ -192,8 +193,8 @@ def default_note() -> str:
 
     chosen = best_variant()
     passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else []
-    reasons = [unavailable(VARIANTS.module(name)) for name in passed]
-    return f"default variant: {chosen}" + "".join(f" ({reason})" for reason in reasons if reason)
+    reasons = [reason for reason in (unavailable(VARIANTS.module(name)) for name in passed) if reason]
+    return f"default variant: {chosen}" + (f" ({reasons[0]})" if reasons else "")
 
 
 def header(report: dict) -> str:

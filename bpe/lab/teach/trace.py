@@ -159,7 +159,7 @@ def v8_state(merger) -> dict:
 
 
 #: The rungs whose state is not kept as v2 keeps it, and how the trace reads it (in bytes).
-STATES = {"v6": v6_state, "v7": v7_state, "v8": v8_state}
+STATES = {"v6": v6_state, "v7": v7_state, "v8": v8_state, "v9": v8_state}  # v9 merges with v8's state
 
 
 def traced(name: str) -> type:

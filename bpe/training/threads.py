@@ -1,0 +1,80 @@
+"""Threads for compiled work: a list of items, each handled by a call that releases the GIL.
+
+The process pool (:mod:`bpe.training.pool`) exists because Python code holds the GIL: two processes,
+and every count pickled between them.  Code that drops the GIL for a whole chunk (v9's counter) runs
+on N cores from N threads of one process, sharing its memory, with nothing to send.  What this module
+adds is what a pool gave for free:
+
+* **order:** the items are taken in order, one at a time, by whichever thread is free (a slow chunk
+  does not hold the others up), and the results come back by item;
+* **the first failure wins, deterministically:** an item that fails stops the taking of any later
+  item, items before it still finish, and the failure of the *earliest* failed item is raised; so a
+  file with two bad bytes names the first, however the threads raced;
+* **interrupts:** only the main thread sees a signal.  It waits on a queue (a wait Ctrl-C interrupts,
+  as ``bpe/console.py`` makes SIGTERM do too), and on an interrupt it calls ``stop()``, which the
+  compiled loops poll, waits for the threads, and re-raises: no thread outlives the call.
+
+>>> run_threads(lambda thread, item: item * item, [1, 2, 3], threads=2)
+[1, 4, 9]
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, threads: int,
+                stop: Callable[[], None] = lambda: None,
+                on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
+    """``[work(thread, item) for item in items]``, run on ``threads`` threads (``thread``: 0 to threads - 1,
+    so that each may own a table); ``on_result(i, result)`` is called in this thread as item ``i`` ends."""
+    results: list = [None] * len(items)
+    failures: dict[int, BaseException] = {}
+    taken = itertools.count()  # next() on it is atomic under the GIL: each item is taken once
+    ended: queue.SimpleQueue = queue.SimpleQueue()
+
+    def loop(thread: int) -> None:
+        try:
+            for i in taken:
+                if i >= len(items) or (failures and i > min(failures)):
+                    return
+                try:
+                    results[i] = work(thread, items[i])
+                except BaseException as failure:  # kept for the caller's thread, which raises it
+                    failures[i] = failure
+                    if not isinstance(failure, KeyboardInterrupt):
+                        continue  # earlier items still run: the first failure is the one raised
+                    return
+                ended.put(i)
+        finally:
+            ended.put(None)
+
+    workers = [threading.Thread(target=loop, args=(t,), name=f"bpe-thread-{t}", daemon=True)
+               for t in range(max(1, min(threads, len(items))))]
+    try:
+        for worker in workers:
+            worker.start()
+        running = len(workers)
+        while running:
+            i = ended.get()
+            if i is None:
+                running -= 1
+            elif on_result is not None and i not in failures:
+                on_result(i, results[i])
+    except BaseException:  # Ctrl-C (or SIGTERM made one) in this thread: the threads stop, then it goes on
+        stop()
+        for worker in workers:
+            worker.join()
+        raise
+    for worker in workers:
+        worker.join()
+    if failures:
+        raise failures[min(failures)]
+    return results

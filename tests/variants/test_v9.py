@@ -1,0 +1,262 @@
+"""v9: the compiled scanner counts exactly what ``Counter(regex.findall(GPT2_PATTERN, piece))`` counts.
+
+Held three ways: the character classes against ``regex`` on every code point; the scanner against the
+plain counter on every code point in the contexts that decide a pre-token, and on generated text from
+every Unicode category (hypothesis); and whole files cut into many chunks across threads, with special
+tokens at the chunk edges, bad bytes and both error modes.  The merges are held to v1's by the ladder's
+tests (tests/ladder/), which run every rung.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import regex
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from bpe.errors import BPEError
+from bpe.training import gpt2_classes, registry
+from bpe.training.pretokenize import GPT2_PATTERN, count_file_serial, count_text
+from bpe.training.threads import run_threads
+from bpe.training.train import train_bpe
+from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled as v9
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges
+
+built = pytest.mark.skipif(v9.UNAVAILABLE is not None, reason=str(v9.UNAVAILABLE))
+pytestmark = built
+EOT = "<|endoftext|>"
+
+
+def scanned(text: str, special_tokens=()) -> dict[bytes, int]:
+    return dict(v9.count_bytes(text.encode("utf-8"), special_tokens))
+
+
+def assert_exact(text: str, special_tokens=()) -> None:
+    assert scanned(text, special_tokens) == dict(count_text(text, special_tokens))
+
+
+# --- The classes ----------------------------------------------------------------------------------------
+
+def test_the_class_of_every_code_point_is_regexs():
+    every = [chr(c) for c in range(gpt2_classes.CODE_POINTS) if not 0xD800 <= c < 0xE000]
+    expected = "".join("L" if regex.match(r"\p{L}", c) else "N" if regex.match(r"\p{N}", c)
+                       else "S" if regex.match(r"\s", c) else "O" for c in every)
+    assert gpt2_classes.classify("".join(every)) == expected  # through both stages of the table
+
+
+def test_the_classes_regex_and_python_disagree_on():
+    # \x1c-\x1f: str.isspace says space, regex's \s does not; U+0085, U+2028, U+3000: spaces to both
+    assert gpt2_classes.classify("\x1c\x1d\x1e\x1f") == "OOOO" and all(c.isspace() for c in "\x1c\x1d\x1e\x1f")
+    assert gpt2_classes.classify("\x85\u2028\u3000\xa0\x0b") == "SSSSS"
+    # a letter-number (Roman numeral one), other-script digits, a combining mark, an unassigned code point
+    assert gpt2_classes.classify("\u2160\u0663\u0967\u0301\u0378") == "NNNOO"
+
+
+# --- The scanner against the plain counter --------------------------------------------------------------
+
+CONTEXTS = ["{c}", "a{c}", "{c}a", " {c}", "{c} ", "  {c}", "{c}  x", "1{c}2", "'{c}", "{c}'s", "{c}{c}{c}",
+            "x {c}\n", "{c}\r\n", "\u00a0{c}"]
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_every_code_point_in_each_context(context):
+    text = " ".join(context.format(c=chr(c)) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    assert_exact(text)
+
+
+TRICKY = ("'sdmtlvre SDMT\u2019 \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2009\u200b\u2028\u2029"
+          "\u202f\u205f\u3000a1\u00e9\u0301\u2160\u0663\u0967\u4e2d\u3042\U0001f600\u200d\ufe0f\u0378\ue000"
+          "\ufffd!.,-")
+pieces = st.one_of(
+    st.text(min_size=1, max_size=8),  # every category hypothesis knows, surrogates aside
+    st.text(alphabet=TRICKY, min_size=1, max_size=12),
+    st.sampled_from(["'s", "'ll", "'ve", "'re", "'d", "'m", "'t", "''s", " 's", "x's", "!'ll", "'S", "'LL",
+                     "\r\n", " \r\n ", "  \n", "\n\n", "don\u2019t", "1\u20142", EOT, "<|endoftext", "|>"]),
+    st.text(alphabet=" \t\n\r\x0b\x0c\x85\xa0\u2009\u3000\u2028xy1'", min_size=1, max_size=16),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(pieces, max_size=24).map("".join))
+@example("x \u00a0 y")
+@example("a  \t\u3000b")
+@example(" 's'll''t")
+@example("\u0663\u0664 \u2160x")
+def test_generated_text_from_every_category(text):
+    assert_exact(text, [EOT])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(pieces, max_size=12).map("".join), st.sampled_from([["<|a|>", "<|a|><|b|>"], ["aa"], ["\u00e9t\u00e9", " "]]))
+def test_generated_text_with_overlapping_and_non_ascii_special_tokens(text, special_tokens):
+    assert_exact(text, special_tokens)
+
+
+def test_the_same_scanner_at_every_position_of_a_line():
+    line = "He said: \u201cdon't\u201d \u2014 it's 42\u00a0km, caf\u00e9s\u3000\u4e2d\u6587 \U0001f600!\r\n"
+    for i in range(len(line) + 1):
+        assert_exact(line[:i] + "\u2019s " + line[i:])
+
+
+# --- Whole files: chunks, threads, special tokens at the edges, bad bytes -------------------------------
+
+@pytest.fixture
+def many_chunks(monkeypatch):
+    """Cut every file into up to 64 chunks, whatever its size: the edges land everywhere."""
+    monkeypatch.setattr(v9, "plan_chunk_count", lambda size, workers: max(1, min(64, size // 8)))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_file_in_many_chunks_on_threads(write_corpus, many_chunks, workers):
+    text = ("one two<|endoftext|>three\r\n four   five\u00a0six's\n" * 30 + "<|endoftext|>" * 3
+            + "caf\u00e9 \u4e2d\u6587  \n\n 42 " * 40)
+    path = write_corpus(text)
+    got = v9.count_pretokens(path, [EOT], workers=workers)
+    assert dict(got) == dict(count_text(text, [EOT]))
+    assert got.total() == sum(count_text(text, [EOT]).values()) and len(got) == len(count_text(text, [EOT]))
+
+
+def test_the_fixtures_and_the_shipped_corpus(tmp_path):
+    from conftest import DEFAULT_CORPUS, FIXTURES, TINYSTORIES_SAMPLE
+
+    for path in (CORPUS_EN, TINYSTORIES_SAMPLE, FIXTURES / "german.txt", FIXTURES / "address.txt", DEFAULT_CORPUS):
+        assert dict(v9.count_pretokens(path, [EOT], workers=2)) == dict(count_file_serial(path, [EOT])), path
+
+
+def test_bad_utf8_is_the_plain_counters_one_line_naming_the_first_bad_byte(write_corpus, many_chunks):
+    path = write_corpus(b"fine text here " * 40 + b"bad \xe2\x82 byte " + b"more text " * 40 + b"\xff end")
+    with pytest.raises(BPEError) as plain:
+        count_file_serial(path, [EOT])
+    for workers in (1, 2, 3):
+        with pytest.raises(BPEError) as compiled:
+            v9.count_pretokens(path, [EOT], workers=workers)
+        assert str(compiled.value) == str(plain.value) and "byte offset 604" in str(plain.value)
+
+
+@pytest.mark.parametrize("data", [b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\xf8", b"ab\xc3",
+                                  b"\x80x", b"\xf0\x9f\x98"])
+def test_each_kind_of_bad_sequence_is_found_where_python_finds_it(write_corpus, data):
+    path = write_corpus(b"ok " + data + b" ok")
+    with pytest.raises(BPEError) as plain:
+        count_file_serial(path, [])
+    with pytest.raises(BPEError) as compiled:
+        v9.count_pretokens(path, [])
+    assert str(compiled.value) == str(plain.value)
+
+
+def test_errors_replace_counts_what_the_plain_counter_counts(write_corpus, many_chunks):
+    path = write_corpus(b"caf\xc3\xa9 \xff\xfe ok<|endoftext|>\xe2\x82 x\xed\xa0\x80y " * 20 + b"clean tail " * 20)
+    got = v9.count_pretokens(path, [EOT], workers=2, errors="replace")
+    assert dict(got) == dict(count_file_serial(path, [EOT], errors="replace"))
+
+
+def test_empty_and_hidden_content_files(write_corpus):
+    assert dict(v9.count_pretokens(write_corpus(""), [EOT])) == {}
+    cpuinfo = "/proc/cpuinfo"
+    assert dict(v9.count_pretokens(cpuinfo, [])) == dict(count_file_serial(cpuinfo, []))
+
+
+def test_a_limit_counts_only_its_bytes(write_corpus):
+    text = "alpha beta<|endoftext|>gamma delta<|endoftext|>epsilon"
+    path = write_corpus(text)
+    assert dict(v9.count_pretokens(path, [EOT], end=23)) == dict(count_text(text[:23], [EOT]))
+
+
+# --- The counts into v8's merge, as arrays ---------------------------------------------------------------
+
+def test_the_arrays_give_the_merges_the_dict_gives():
+    counts = v9.count_pretokens(CORPUS_EN, [EOT], workers=2)
+    assert isinstance(counts, v9.CompiledCounts)
+    from conftest import v1_merges_and_words
+
+    for merger in (v9.Merger(counts), v9.Merger(dict(counts))):
+        made = []
+        for _ in range(200):
+            pair = merger.select_best_pair()
+            merger.merge(pair)
+            made.append(pair)
+        assert made == v1_merges_and_words(dict(counts), 200)[0]
+
+
+@pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES])
+def test_small_counts_through_the_arrays(counts):
+    keys = b"".join(counts)
+    ends = v9.int64s(list(__import__("itertools").accumulate(map(len, counts))))
+    arrays = v9.CompiledCounts(keys, ends, v9.int64s(list(counts.values())), sum(counts.values()))
+    merger, reference = v9.Merger(arrays), v1_naive.Merger(counts)
+    for _ in range(8):
+        pair = reference.select_best_pair()
+        assert merger.select_best_pair() == pair
+        if pair is None:
+            break
+        merger.merge(pair), reference.merge(pair)
+
+
+@pytest.mark.parametrize("keys, ends, counts, message", [(b"ab", [3, 2], [1, 1], "ends at 2, not after 3"),
+                                                          (b"abcdef", [3, 6], [1, 0], "must be positive"),
+                                                          (b"abcdef", [3, 6], [1], "2 ends but 1 counts"),
+                                                          (b"abcdef", [3, 5], [1, 1], "does not end where")])
+def test_bad_arrays_are_refused_before_the_merge(keys, ends, counts, message):
+    arrays = v9.CompiledCounts(keys, v9.int64s(ends), v9.int64s(counts), 2)
+    with pytest.raises(ValueError, match=message):
+        v8_compiled.MergeState(arrays)
+
+
+def test_cs336_merges_and_the_default():
+    _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v9", workers=2)
+    assert merges == cs336_merges()
+    assert registry.best_variant() == "v9"
+
+
+# --- Threads: the first failure, and a stop ---------------------------------------------------------------
+
+def test_the_earliest_failure_is_raised_however_the_threads_race():
+    release = threading.Event()
+
+    def work(thread, item):
+        if item == 1:
+            release.wait(5)  # the later item fails first
+            raise ValueError("item 1")
+        if item == 3:
+            release.set()
+            raise ValueError("item 3")
+        return item
+
+    with pytest.raises(ValueError, match="item 1"):
+        run_threads(work, range(6), threads=2)
+
+
+def test_a_stop_ends_a_count_under_way():
+    counter = v9.Counter(1, [], *gpt2_classes.class_tables())
+    counter.stop()
+    with pytest.raises(KeyboardInterrupt):
+        counter.count(0, b"word " * 100_000)  # checked every 64 KB
+
+
+def test_not_built_says_why_in_one_line(monkeypatch):
+    monkeypatch.setattr(v9, "UNAVAILABLE", v9.NOT_BUILT)
+    for call in (lambda: v9.count_pretokens(CORPUS_EN, []), lambda: v9.Merger({b"ab": 1}), lambda: v9.count_bytes(b"x")):
+        with pytest.raises(BPEError) as error:
+            call()
+        assert str(error.value) == v9.NOT_BUILT and "\n" not in v9.NOT_BUILT
+
+
+def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
+    """The interrupt is sent from the progress callback, which runs in the main thread once the first chunk
+    is counted: the other chunks are under way then, and their threads must stop and be joined."""
+    import os
+    import signal
+
+    path = write_corpus("plenty of words to count here, " * 20_000)
+    sent = []
+
+    def on_bytes(n):
+        if not sent:
+            sent.append(n)
+            os.kill(os.getpid(), signal.SIGINT)  # Python's own handler: KeyboardInterrupt in this thread
+
+    with pytest.raises(KeyboardInterrupt):
+        v9.count_pretokens(path, [EOT], workers=2, on_bytes=on_bytes)
+    assert sent and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]

@@ -1,0 +1,518 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""v9's compiled counter: the GPT-2 pattern as a scanner, its pre-tokens counted in C tables.
+
+Unlike v8's counter (v6's fast pre-tokenizer in a process pool), nothing here is a Python object
+while the text is counted, and no regex engine runs.  Each structure replaces one of v8's:
+
+* the **scanner** (``scan_piece``, in ``_gpt2_scanner.pxi``, which the compiled encoder includes too)
+  replaces ``regex.findall`` (and ``re``'s ASCII twin): the GPT-2 pattern is six alternatives over
+  three character classes, so one pass over the UTF-8 bytes, one character class looked up per
+  character, decides every pre-token with no backtracking;
+* the **tables** (``Table``) replace a ``Counter`` per chunk: open addressing on a 32-bit hash of the
+  bytes, a short key kept in its slot, a long one in an arena; one table per thread, so the threads
+  share nothing while they count;
+* the **partitioned merge** (``merge_part``) replaces pickling each worker's counts to the parent and
+  summing dicts: thread ``p`` gathers the keys whose hash falls in part ``p`` from every table into a
+  table of its own, so the parts are merged at once, in parallel, and no key is in two parts;
+* the **arrays** (``write_part``) replace the final ``dict[bytes, int]``: every distinct pre-token's
+  bytes end to end, where each ends, and its count, which v8's merge state reads as they are.
+
+Every function below that runs without the GIL reports failure by its return value (an allocation
+that failed, bytes that are not UTF-8, a stop asked for); the Python methods turn each into one
+exception.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcmp, memcpy
+
+cdef extern from "_hints.h":
+    void prefetch "BPE_PREFETCH"(const void *p) nogil
+
+include "_gpt2_scanner.pxi"
+
+cdef enum:
+    INLINE = 16                  # keys this long or shorter live in their slot
+    ARENA_BLOCK = 1 << 20        # the arena's blocks; a key of more than an eighth of one gets its own
+    AHEAD = 8                    # pre-tokens hashed and their slots fetched before the first is added
+
+
+# --- The tables: pre-token bytes -> count --------------------------------------------------------------
+# Open addressing with linear probing, at most two thirds full.  A slot is 32 bytes, two to a cache
+# line: the count, the hash (compared before any key byte), the length, and the key itself when it has
+# 16 bytes or fewer (most pre-tokens of any text: a word and its space), else a pointer to it in the
+# arena.  The arena is a list of 1 MiB blocks that never move, so a pointer into one stays good while
+# the table grows, and across the merge of the tables.  Why not a table of pointers to keys, as a
+# Python dict is: every probe would then be a second miss, to the key, where here the slot holds it.
+# Why not 2 MiB pages, as v8's blocks have: measured on 100 MB of web text, they made counting slower
+# (a median of 0.81 s against 0.67 s on one thread), since Linux then compacts memory to find them as
+# each growing table is first touched; the fetches ahead (below) already hide most of the misses.
+
+ctypedef struct Slot:
+    int64_t count            # 0: an empty slot
+    uint32_t hash
+    uint32_t length
+    uint8_t key[INLINE]      # the key, or (longer than INLINE) a pointer to it, its first 8 bytes
+
+ctypedef struct Table:
+    Slot *slots
+    size_t mask              # slots - 1 (a power of two)
+    size_t used
+    int64_t total            # pre-tokens counted, all of them
+    uint8_t **blocks         # the arena: its blocks, the last one being filled
+    size_t num_blocks, blocks_capacity
+    size_t block_used, block_size
+    bint copy_keys           # a per-thread table copies long keys into its arena; a merged part points
+
+
+cdef inline uint32_t hash_bytes(const uint8_t *p, size_t n) noexcept nogil:
+    """A 32-bit hash of the bytes: 8 bytes at a time, each mixed by a rotate, xor and multiply (as
+    FxHash), then one final mix so that the low bits, which pick the slot, depend on every byte."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w
+    while n >= 8:
+        memcpy(&w, p, 8)
+        h = (((h << 5) | (h >> 59)) ^ w) * 0x517CC1B727220A95ULL
+        p += 8
+        n -= 8
+    if n:
+        w = 0
+        memcpy(&w, p, n)
+        h = (((h << 5) | (h >> 59)) ^ w) * 0x517CC1B727220A95ULL
+    h ^= h >> 31
+    h *= 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 32
+    return <uint32_t>h
+
+
+cdef inline const uint8_t *key_of(const Slot *s) noexcept nogil:
+    cdef const uint8_t *p
+    if s.length <= INLINE:
+        return s.key
+    memcpy(&p, s.key, sizeof(p))
+    return p
+
+
+cdef int table_init(Table *t, size_t capacity, bint copy_keys) noexcept nogil:
+    """An empty table of ``capacity`` slots (a power of two); NO_MEMORY when it cannot be had."""
+    t.slots = <Slot *>calloc(capacity, sizeof(Slot))
+    if t.slots == NULL:
+        return NO_MEMORY
+    t.mask = capacity - 1
+    t.used = 0
+    t.total = 0
+    t.blocks = NULL
+    t.num_blocks = t.blocks_capacity = 0
+    t.block_used = t.block_size = 0
+    t.copy_keys = copy_keys
+    return DONE
+
+
+cdef void table_free(Table *t) noexcept nogil:
+    cdef size_t i
+    for i in range(t.num_blocks):
+        free(t.blocks[i])
+    free(t.blocks)
+    free(t.slots)
+    t.slots = NULL
+    t.blocks = NULL
+    t.num_blocks = t.blocks_capacity = 0
+    t.mask = t.used = 0
+
+
+cdef int table_grow(Table *t) noexcept nogil:
+    """Twice the slots, every key moved by its kept hash.  The new array is had before the old one is
+    let go, so a table that cannot grow is still whole."""
+    cdef size_t capacity = (t.mask + 1) * 2, i, j
+    cdef Slot *slots
+    if capacity > (<size_t>1 << 40) // sizeof(Slot):
+        return NO_MEMORY
+    slots = <Slot *>calloc(capacity, sizeof(Slot))
+    if slots == NULL:
+        return NO_MEMORY
+    for i in range(t.mask + 1):
+        if t.slots[i].count != 0:
+            j = t.slots[i].hash & (capacity - 1)
+            while slots[j].count != 0:
+                j = (j + 1) & (capacity - 1)
+            slots[j] = t.slots[i]
+    free(t.slots)
+    t.slots = slots
+    t.mask = capacity - 1
+    return DONE
+
+
+cdef const uint8_t *arena_copy(Table *t, const uint8_t *key, size_t length) noexcept nogil:
+    """``key`` copied into the arena, or NULL when memory ran out."""
+    cdef uint8_t **blocks
+    cdef uint8_t *block
+    cdef size_t size
+    if t.num_blocks == t.blocks_capacity:
+        size = t.blocks_capacity * 2 if t.blocks_capacity else 16
+        blocks = <uint8_t **>malloc(size * sizeof(uint8_t *))
+        if blocks == NULL:
+            return NULL
+        if t.num_blocks:
+            memcpy(blocks, t.blocks, t.num_blocks * sizeof(uint8_t *))
+        free(t.blocks)
+        t.blocks = blocks
+        t.blocks_capacity = size
+    if length > ARENA_BLOCK // 8:  # a long key gets a block of its own, listed before the one being filled
+        block = <uint8_t *>malloc(length)
+        if block == NULL:
+            return NULL
+        memcpy(block, key, length)
+        if t.num_blocks:
+            t.blocks[t.num_blocks] = t.blocks[t.num_blocks - 1]
+            t.blocks[t.num_blocks - 1] = block
+        else:
+            t.blocks[0] = block
+            t.block_used = t.block_size = 0  # no block being filled yet
+        t.num_blocks += 1
+        return block
+    if t.num_blocks == 0 or t.block_size == 0 or t.block_used + length > t.block_size:
+        block = <uint8_t *>malloc(ARENA_BLOCK)
+        if block == NULL:
+            return NULL
+        t.blocks[t.num_blocks] = block
+        t.num_blocks += 1
+        t.block_used = 0
+        t.block_size = ARENA_BLOCK
+    block = t.blocks[t.num_blocks - 1] + t.block_used
+    memcpy(block, key, length)
+    t.block_used += length
+    return block
+
+
+cdef int table_add(Table *t, const uint8_t *key, size_t length, uint32_t h, int64_t count) noexcept nogil:
+    """``count`` more of ``key``: DONE, or NO_MEMORY (the table is unchanged)."""
+    cdef size_t i = h & t.mask
+    cdef Slot *s
+    cdef const uint8_t *kept
+    while True:
+        s = &t.slots[i]
+        if s.count == 0:
+            break
+        if s.hash == h and s.length == length and memcmp(key_of(s), key, length) == 0:
+            s.count += count
+            return DONE
+        i = (i + 1) & t.mask
+    if (t.used + 1) * 3 > (t.mask + 1) * 2:  # a new key would fill it past two thirds: grow first
+        if table_grow(t) != DONE:
+            return NO_MEMORY
+        i = h & t.mask
+        while t.slots[i].count != 0:
+            i = (i + 1) & t.mask
+        s = &t.slots[i]
+    if length <= INLINE:
+        memcpy(s.key, key, length)
+    else:
+        kept = arena_copy(t, key, length) if t.copy_keys else key
+        if kept == NULL:
+            return NO_MEMORY
+        memcpy(s.key, &kept, sizeof(kept))
+    s.hash = h
+    s.length = <uint32_t>length
+    s.count = count
+    t.used += 1
+    return DONE
+
+
+# --- Adding: a few pre-tokens in flight ----------------------------------------------------------------
+# Most pre-tokens of web text are frequent words, whose slots stay in the cache; the rest are rare, and
+# each of those is a miss to memory (the table of 1.2 million keys of 100 MB of web text is 128 MB).
+# Added at once, each miss would stall the scanner.  Instead a pre-token's slot is fetched as soon as the
+# pre-token is found, and it is added AHEAD pre-tokens later: by then its line has arrived, and up to
+# AHEAD misses are on their way at once.  (v8's merge fetches its words ahead the same way.)
+
+ctypedef struct Pending:
+    const uint8_t *key
+    uint32_t length
+    uint32_t hash
+
+ctypedef struct InFlight:
+    Pending items[AHEAD]
+    int next                 # where the next pre-token goes, and the oldest one waits
+    int size
+
+
+cdef inline int add(Table *t, InFlight *flight, const uint8_t *key, Py_ssize_t length) noexcept nogil:
+    """One more of ``key``, added once AHEAD later pre-tokens are found: DONE, NO_MEMORY, or TOO_LONG
+    for a pre-token v8's merge cannot hold."""
+    cdef Pending *item = &flight.items[flight.next]
+    cdef uint32_t h
+    cdef int result = DONE
+    if length > MAX_TOKEN:
+        return TOO_LONG
+    h = hash_bytes(key, <size_t>length)
+    prefetch(&t.slots[h & t.mask])
+    if flight.size == AHEAD:  # the oldest pre-token, whose slot was fetched AHEAD pre-tokens ago
+        result = table_add(t, item.key, item.length, item.hash, 1)
+    else:
+        flight.size += 1
+    item.key, item.length, item.hash = key, <uint32_t>length, h
+    flight.next = (flight.next + 1) % AHEAD
+    t.total += 1
+    return result
+
+
+ctypedef struct CountSink:
+    Table *table
+    InFlight flight
+
+
+cdef int count_one(void *sink, const uint8_t *pretoken, Py_ssize_t length) noexcept nogil:
+    """The scanner's ``Emit`` for counting: one more of the pre-token, through the pre-tokens in flight."""
+    cdef CountSink *counts = <CountSink *>sink
+    return add(counts.table, &counts.flight, pretoken, length)
+
+
+cdef int land(Table *t, InFlight *flight) noexcept nogil:
+    """Add the pre-tokens still in flight (before the text they point into is let go)."""
+    cdef int k, result
+    for k in range(flight.size):
+        result = table_add(t, flight.items[k].key, flight.items[k].length, flight.items[k].hash, 1)
+        if result != DONE:
+            return result
+    flight.size = flight.next = 0
+    return DONE
+
+
+cdef class Counter:
+    """One table per thread, the class tables and the special tokens; ``count`` counts a span of a buffer
+    into a thread's table without the GIL, ``merge_part`` and ``write_part`` make the arrays.
+
+    The threads themselves are Python's (``variants/v9_counting_compiled.py`` starts them): each call
+    releases the GIL for its whole span, so N threads count on N cores with no process, no pickling
+    and no OpenMP, which macOS's clang lacks."""
+
+    cdef Classes classes
+    cdef bytes stage1, stage2                 # kept alive: classes points into them
+    cdef Table *tables
+    cdef Table *parts
+    cdef int num_tables
+    cdef int stop_flag
+    cdef list special                         # the tokens' bytes, longest first (kept alive)
+    cdef const uint8_t **tokens
+    cdef Py_ssize_t *lengths
+    cdef uint8_t starts[256]
+    cdef int one_start, num_special
+
+    def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2):
+        cdef int i, code
+        self.tables = NULL
+        self.parts = NULL
+        self.tokens = NULL
+        self.lengths = NULL
+        self.num_tables = 0
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        if len(stage1) != 2 * (0x110000 >> 8) or len(stage2) % 256 != 0:
+            raise ValueError("the class tables have the wrong size")
+        self.stage1, self.stage2 = stage1, stage2
+        self.classes.stage1 = <const uint16_t *><const char *>self.stage1
+        self.classes.stage2 = <const uint8_t *><const char *>self.stage2
+        for i in range(0x110000 >> 8):  # every row a stage-1 entry names must exist
+            if self.classes.stage1[i] * 256 >= len(stage2):
+                raise ValueError("the class tables disagree")
+        for i in range(128):
+            self.classes.ascii[i] = self.classes.stage2[(<size_t>self.classes.stage1[0] << 8) | i]
+        self.special = sorted((t.encode("utf-8") for t in special_tokens), key=len, reverse=True)
+        if self.special:
+            self.tokens = <const uint8_t **>malloc(len(self.special) * sizeof(uint8_t *))
+            self.lengths = <Py_ssize_t *>malloc(len(self.special) * sizeof(Py_ssize_t))
+            if self.tokens == NULL or self.lengths == NULL:
+                raise MemoryError()
+        for i in range(256):
+            self.starts[i] = 0
+        for i, token in enumerate(self.special):
+            if len(token) == 0:
+                raise ValueError("special tokens must not be empty")
+            self.tokens[i] = <const uint8_t *><const char *>token
+            self.lengths[i] = len(token)
+            self.starts[self.tokens[i][0]] = 1
+        self.num_special = len(self.special)
+        self.one_start = -1
+        code = 0
+        for i in range(256):
+            code += self.starts[i]
+        if code == 1:  # every token starts with the same byte: memchr finds the candidates
+            self.one_start = self.tokens[0][0]
+        self.tables = <Table *>calloc(threads, sizeof(Table))
+        self.parts = <Table *>calloc(threads, sizeof(Table))
+        if self.tables == NULL or self.parts == NULL:
+            raise MemoryError()
+        self.num_tables = threads
+        for i in range(threads):
+            if table_init(&self.tables[i], 1 << 12, True) != DONE:
+                raise MemoryError()
+        self.stop_flag = 0
+
+    def __dealloc__(self):
+        self.release()
+        free(self.tables)
+        free(self.parts)
+        free(self.tokens)
+        free(self.lengths)
+
+    def release(self):
+        """Let go of every table (the arrays written by ``write_part`` are the caller's)."""
+        cdef int i
+        if self.tables != NULL:
+            for i in range(self.num_tables):
+                table_free(&self.tables[i])
+        if self.parts != NULL:
+            for i in range(self.num_tables):
+                table_free(&self.parts[i])
+
+    def stop(self):
+        """Ask every ``count`` running now to return (within ``CHECK_EVERY`` bytes): Ctrl-C, or a failure
+        in another thread."""
+        V9_STORE(&self.stop_flag, 1)
+
+    def count(self, int thread, const uint8_t[::1] data):
+        """Count the pre-tokens of ``data`` (a safely cut span of the text) into table ``thread``.
+
+        Returns -1, or the offset in ``data`` of the first byte that is not UTF-8 (the table may then
+        hold part of the span: the caller gives up, or checks the span first with ``first_invalid``).
+        Raises ``MemoryError``, ``KeyboardInterrupt`` (after ``stop()``) or a ``ValueError`` for a
+        pre-token of 2 GiB or more."""
+        cdef Py_ssize_t bad = -1, i = 0, end, found_length = 0, n = data.shape[0]
+        cdef int result = DONE
+        cdef const uint8_t *p
+        cdef CountSink sink
+        if thread < 0 or thread >= self.num_tables:
+            raise IndexError(f"no table {thread}: {self.num_tables} threads")
+        if n == 0:
+            return -1
+        sink.table = &self.tables[thread]
+        sink.flight.size = sink.flight.next = 0
+        p = &data[0]
+        with nogil:
+            while True:
+                end = find_special(p, i, n, self.tokens, self.lengths, self.num_special, self.starts,
+                                   self.one_start, &found_length)
+                result = scan_piece(&self.classes, p + i, end - i, count_one, &sink, &self.stop_flag, &bad)
+                if result != DONE:
+                    if result == BAD_UTF8:
+                        bad += i
+                    break
+                if end >= n:
+                    result = land(sink.table, &sink.flight)
+                    break
+                i = end + found_length
+        return self._outcome(result, bad)
+
+    def first_invalid(self, const uint8_t[::1] data):
+        """The offset of the first byte of ``data`` that is not UTF-8, or -1 (what Python's strict
+        decoder would stop at)."""
+        cdef Py_ssize_t i = 0, n = data.shape[0]
+        cdef uint32_t cp
+        cdef int width
+        with nogil:
+            while i < n:
+                if data[i] < 0x80:
+                    i += 1
+                    continue
+                width = decode(&data[i], n - i, &cp)
+                if width == 0:
+                    break
+                i += width
+        return i if i < n else -1
+
+    cdef object _outcome(self, int result, Py_ssize_t bad):
+        if result == DONE:
+            return -1
+        if result == BAD_UTF8:
+            return bad
+        if result == NO_MEMORY:
+            raise MemoryError()
+        if result == STOPPED:
+            raise KeyboardInterrupt()
+        raise ValueError("a pre-token of 2 GiB or more: v8's merge keeps a word's length in 32 bits")
+
+    def totals(self):
+        """``(distinct pre-tokens in each thread's table, pre-tokens counted in all)``."""
+        return [self.tables[i].used for i in range(self.num_tables)], sum(self.tables[i].total
+                                                                          for i in range(self.num_tables))
+
+    def merge_part(self, int part):
+        """Gather the keys of part ``part`` (their hash's top bits, scaled to the number of parts) from
+        every thread's table into a table of its own, summing their counts.  Each part is merged by one
+        thread with the GIL released; the parts are disjoint, so the threads share nothing.
+        Returns the part's distinct pre-tokens and their bytes."""
+        cdef int t, result = DONE
+        cdef size_t i, wanted = 0, capacity = 1 << 12
+        cdef Table *into
+        cdef Slot *s
+        cdef uint64_t parts = self.num_tables
+        if part < 0 or part >= self.num_tables:
+            raise IndexError(f"no part {part}")
+        into = &self.parts[part]
+        table_free(into)
+        if self.num_tables == 1:  # one table holds the one part already: it becomes the part, no copy
+            into[0] = self.tables[0]
+            self.tables[0].slots = NULL
+            self.tables[0].blocks = NULL
+            self.tables[0].num_blocks = self.tables[0].blocks_capacity = 0
+            self.tables[0].used = 0
+            return into.used, part_bytes(into)
+        with nogil:
+            for t in range(self.num_tables):  # a capacity that holds the largest table's share, at once
+                if self.tables[t].used // self.num_tables + 1 > wanted:
+                    wanted = self.tables[t].used // self.num_tables + 1
+            while capacity * 2 < wanted * 3:
+                capacity *= 2
+            result = table_init(into, capacity, False)  # long keys stay in the threads' arenas
+            t = 0
+            while result == DONE and t < self.num_tables:
+                for i in range(self.tables[t].mask + 1):
+                    s = &self.tables[t].slots[i]
+                    if s.count != 0 and <int>((<uint64_t>s.hash * parts) >> 32) == part:
+                        result = table_add(into, key_of(s), s.length, s.hash, s.count)
+                        if result != DONE:
+                            break
+                if V9_LOAD(&self.stop_flag):
+                    result = STOPPED
+                t += 1
+        self._outcome(result, -1)
+        return into.used, part_bytes(into)
+
+    def write_part(self, int part, uint8_t[::1] keys, int64_t[::1] ends, int64_t[::1] counts,
+                   Py_ssize_t first, int64_t at):
+        """Write part ``part``'s pre-tokens into the arrays from entry ``first`` and key byte ``at``
+        on: the bytes end to end in ``keys``, where each ends in ``ends``, its count in ``counts``."""
+        cdef Table *table
+        cdef size_t i
+        cdef Py_ssize_t k = first
+        cdef int64_t written = at
+        cdef Slot *s
+        if part < 0 or part >= self.num_tables:
+            raise IndexError(f"no part {part}")
+        table = &self.parts[part]
+        if first < 0 or <size_t>first + table.used > <size_t>ends.shape[0] or ends.shape[0] != counts.shape[0]:
+            raise IndexError("the arrays cannot hold this part")
+        with nogil:
+            for i in range(table.mask + 1):
+                s = &table.slots[i]
+                if s.count == 0:
+                    continue
+                if written + s.length > keys.shape[0]:
+                    break
+                memcpy(&keys[written], key_of(s), s.length)
+                written += s.length
+                ends[k] = written
+                counts[k] = s.count
+                k += 1
+        if k != first + <Py_ssize_t>table.used:
+            raise IndexError("the key array cannot hold this part")
+        return k
+
+
+cdef int64_t part_bytes(const Table *t) noexcept:
+    """The bytes of every key in the table, end to end."""
+    cdef int64_t total = 0
+    cdef size_t i
+    for i in range(t.mask + 1):
+        if t.slots[i].count != 0:
+            total += t.slots[i].length
+    return total

@@ -1,0 +1,237 @@
+r"""v9 — counting compiled: the GPT-2 pattern as a scanner, the counts in C tables, threads in one process.
+
+Unlike v8: pre-tokenization and counting compiled.  The GPT-2 pattern is written out as a scanner (no
+regex engine on the hot path), the counts go into C hash tables, one per thread, with the GIL released,
+and the counts go to v8's compiled merge as arrays, never as a Python dict.  Its merge is v8's, unchanged.
+
+Why this is the step after v8.  v8 made the merge fast, and the run became the pre-tokenizer's: 75 % of
+it on web-like text, 89 % on Gutenberg-like text (docs/v8.md).  A second process barely helped, because
+the matching was not the cost: a ``Counter`` update per pre-token, each distinct pre-token pickled from
+process to process, dicts summed.  So v9 changes what a pre-token costs, not how many cores count:
+
+1. **a scanner instead of a regex engine** (``variants/_v9_count.pyx``, ``scan_piece``).  The pattern is
+   six alternatives over three character classes, so one pass over the UTF-8 bytes decides every
+   pre-token, with one class looked up per character and no backtracking; the page teaches it as a
+   state machine (docs/v9.md).  The classes are read off the ``regex`` module itself, over every code
+   point, at first use (:mod:`bpe.training.gpt2_classes`): exact by construction, and held to
+   ``regex.findall`` by a property test over every kind of character;
+2. **a C table per thread instead of a Counter**: a pre-token is a hash and a probe, its bytes kept in
+   the slot when short; the text is the file's bytes, read into a buffer, never decoded into a ``str``;
+3. **threads instead of processes**: each chunk is counted by a call that releases the GIL, so N
+   threads count on N cores in one address space, and nothing is pickled; then the tables are merged by
+   part (thread ``p`` sums every key whose hash falls in part ``p``), in parallel;
+4. **arrays instead of a dict**: the merged counts are three arrays (every pre-token's bytes end to end,
+   where each ends, its count), which v8's ``MergeState`` reads in place.  At OpenWebText's size the
+   dict was 55 million ``bytes`` objects and the peak of the run.
+
+What it leaves out: a faster merge (v8's, a small part of the run); SIMD classification of the text
+(the scanner reads a byte at a time, with ASCII in its tight loop); encoding's split (``bpe encode``
+still cuts with v6's fast pre-tokenizer).
+
+Complexity: as v8.  Memory while counting: each thread's table, 32 bytes a slot at most two thirds
+full, and the long keys; then the arrays, about the distinct pre-tokens' bytes plus 16 bytes each.
+
+Measured: docs/v9.md.
+
+Walkthrough: docs/v9.md.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import accumulate
+from pathlib import Path
+
+from bpe.errors import BPEError
+from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
+from bpe.training.cores import choose_workers
+from bpe.training.gpt2_classes import class_tables
+from bpe.training.pool import default_workers, record_workers
+from bpe.training.pretokenize import check_input_file, decode_utf8
+from bpe.training.threads import run_threads
+
+from . import v8_compiled
+
+#: Where it counts with more than one worker (bpe/training/rung.py): threads of this process, no pool.
+COUNTS_IN = "threads"
+
+IDEA = "counting compiled: the GPT-2 pattern as a scanner, counts in C tables one per thread, arrays into v8's merge"
+
+try:
+    from ._v9_count import Counter
+except ImportError:  # built without a C compiler: the rest of the ladder works, v9 says why it does not
+    Counter = None
+
+#: The line v9 answers with where its compiled counter was not built.
+NOT_BUILT = ("v9 is not built: its compiled counter needs a C compiler when bpe-lab is installed; install gcc or "
+             "clang (apt-get install gcc, xcode-select --install), then install bpe-lab again")
+#: Why v9 cannot run here, or ``None`` (the registry reads it): it needs its own counter and v8's merge.
+UNAVAILABLE: str | None = NOT_BUILT if Counter is None else v8_compiled.UNAVAILABLE
+
+
+class CompiledCounts(Mapping):
+    """What v9's ``count_pretokens`` returns: the counts as three arrays, which v9's ``Merger`` hands to
+    v8's compiled state as they are (``pretoken_arrays``).
+
+    It answers what every rung's counts answer (``len()``, ``total()``, ``close()``), and it is a
+    ``Mapping`` of pre-token bytes to counts for the tests and the lab, which build that dict on first
+    use; training never does.
+
+    >>> counts = CompiledCounts(b"lowlower", int64s([3, 8]), int64s([2, 1]), 3)
+    >>> len(counts), counts.total(), dict(counts)
+    (2, 3, {b'low': 2, b'lower': 1})
+    """
+
+    def __init__(self, keys: bytes | bytearray, ends: memoryview, counts: memoryview, total: int):
+        self._keys, self._ends, self._counts, self._total = keys, ends, counts, total
+        self._dict: dict[bytes, int] | None = None
+
+    def pretoken_arrays(self) -> tuple[bytes | bytearray, memoryview, memoryview]:
+        """The bytes of every pre-token end to end (uint8), where each ends (int64), its count (int64)."""
+        return self._keys, self._ends, self._counts
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def total(self) -> int:
+        """All the pre-tokens counted, the distinct ones as often as they occur."""
+        return self._total
+
+    def close(self) -> None:
+        """Let go of the arrays (``train_bpe`` calls it when a run fails before the merge takes them)."""
+        self._keys, self._ends, self._counts, self._dict = b"", int64s([]), int64s([]), None
+
+    def _as_dict(self) -> dict[bytes, int]:
+        if self._dict is None:
+            data, ends = bytes(self._keys), self._ends.tolist()
+            starts = [0, *ends[:-1]]
+            self._dict = {data[start:end]: count for start, end, count in zip(starts, ends, self._counts.tolist())}
+        return self._dict
+
+    def __getitem__(self, pretoken: bytes) -> int:
+        return self._as_dict()[pretoken]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._as_dict())
+
+
+def count_pretokens(
+    path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+) -> CompiledCounts:
+    """The pre-token counts of the file (or its first ``end`` bytes), counted by the compiled scanner on
+    ``workers`` threads (default: the cores other processes leave free).
+
+    The file is cut where no pre-token spans the cut (:mod:`bpe.training.chunking`, v3's rule); each
+    chunk is read into its thread's buffer and counted into that thread's table, then the tables are
+    merged by part into the arrays.  (Not a memory map: its pages would count as the process's memory,
+    the whole file of it by the end.)  A byte that is not UTF-8 gives the plain counter's one line,
+    naming the first such byte of the file; with ``errors="replace"`` a chunk holding one is decoded as
+    Python decodes it and counted from that.
+    """
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    path = Path(path) if end is not None else check_input_file(path)
+    size = path.stat().st_size if end is None else end
+    whole = None
+    if size == 0 and has_hidden_content(path):  # /proc/cpuinfo: a size of 0, and bytes all the same
+        whole = path.read_bytes()
+        size = len(whole)
+    threads = workers if workers is not None else choose_workers(None) if default_workers() > 1 else 1
+    threads = max(1, min(threads, plan_chunk_count(size, threads)))
+    if whole is not None or size == 0:
+        boundaries = [0, size]
+    else:
+        boundaries = find_chunk_boundaries(path, special_tokens, plan_chunk_count(size, threads), end=size,
+                                           errors=errors)
+    spans = [(start, stop) for start, stop in zip(boundaries[:-1], boundaries[1:]) if stop > start]
+    buffers = [bytearray() for _ in range(threads)]
+    counter = Counter(threads, list(special_tokens), *class_tables())
+
+    def count_span(thread: int, span: tuple[int, int]) -> int:
+        start, stop = span
+        data = memoryview(whole)[start:stop] if whole is not None else _read(path, start, stop, buffers, thread)
+        if errors == "replace" and counter.first_invalid(data) >= 0:
+            # Python's own decoder decides what replaces what; the scanner counts its result.
+            fixed = bytes(data).decode("utf-8", "replace").encode("utf-8")
+            counter.count(thread, fixed)
+        elif counter.count(thread, data) >= 0:  # the chunk's first bad byte: the plain counter's line
+            decode_utf8(bytes(data), offset=start, errors="strict", source=str(path))
+            raise AssertionError(f"v9's scanner found a byte that is not UTF-8 in {path} where Python did not")
+        return stop - start
+
+    try:
+        record_workers(threads)
+        run_threads(count_span, spans, threads=threads, stop=counter.stop,
+                    on_result=None if on_bytes is None else lambda i, n: on_bytes(n))
+        return _arrays(counter, threads)
+    finally:
+        counter.release()
+
+
+def count_bytes(data: bytes, special_tokens: Sequence[str] = ()) -> CompiledCounts:
+    """The pre-token counts of one UTF-8 text in memory, on this thread: the scanner without the file.
+
+    >>> sorted(count_bytes("don't stop, 42x<|endoftext|>x".encode(), ["<|endoftext|>"]).items())
+    [(b' 42', 1), (b' stop', 1), (b"'t", 1), (b',', 1), (b'don', 1), (b'x', 2)]
+    """
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    counter = Counter(1, list(special_tokens), *class_tables())
+    try:
+        if counter.count(0, data) >= 0:
+            decode_utf8(bytes(data))
+        return _arrays(counter, 1)
+    finally:
+        counter.release()
+
+
+def _read(path: Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:
+    """The file's bytes ``start:stop`` in the thread's own buffer (grown as needed), read without the GIL."""
+    buffer = buffers[thread]
+    if len(buffer) < stop - start:
+        buffer = buffers[thread] = bytearray(stop - start)
+    view = memoryview(buffer)[: stop - start]
+    with open(path, "rb") as f:
+        f.seek(start)
+        got = f.readinto(view)
+    if got != stop - start:
+        raise BPEError(f"{path} changed while it was read: {got:,} bytes at offset {start:,}, {stop - start:,} expected")
+    return view
+
+
+def _arrays(counter, threads: int) -> CompiledCounts:
+    """Merge the threads' tables by part, each part on its own thread, then write the parts into one set
+    of arrays, each part into its own range."""
+    parts = run_threads(lambda thread, part: counter.merge_part(part), range(threads), threads=threads,
+                        stop=counter.stop)
+    firsts = list(accumulate((n for n, _ in parts), initial=0))
+    ats = list(accumulate((size for _, size in parts), initial=0))
+    keys, ends, counts = bytearray(ats[-1]), int64s(firsts[-1]), int64s(firsts[-1])
+    run_threads(lambda thread, part: counter.write_part(part, keys, ends, counts, firsts[part], ats[part]),
+                range(threads), threads=threads, stop=counter.stop)
+    _, total = counter.totals()
+    counter.release()  # the tables, before the merge builds its state beside the arrays
+    return CompiledCounts(keys, ends, counts, total)
+
+
+def int64s(values: int | list[int]) -> memoryview:
+    """A zeroed array of that many 64-bit integers, or of those values (no numpy: importing it starts
+    OpenBLAS's threads, which spin on the cores the counting threads need)."""
+    if isinstance(values, int):
+        return memoryview(bytearray(8 * values)).cast("q")
+    return memoryview(array("q", values)).cast("B").cast("q")
+
+
+class Merger(v8_compiled.Merger):
+    """v8's merge, unchanged: the compiled state builds its words from v9's arrays where it is given them,
+    and from a plain mapping otherwise (the lab's and the tests' counts)."""
+
+    def __init__(self, pretoken_counts: Mapping[bytes, int]):
+        if UNAVAILABLE is not None:
+            raise BPEError(UNAVAILABLE)
+        if isinstance(pretoken_counts, CompiledCounts):
+            v8_compiled.MergeState.__init__(self, pretoken_counts)  # the arrays, read where they are
+        else:
+            super().__init__(pretoken_counts)
