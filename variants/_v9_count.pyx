@@ -29,6 +29,21 @@ from libc.string cimport memcmp, memcpy
 cdef extern from "_hints.h":
     void prefetch "BPE_PREFETCH"(const void *p) nogil
 
+cdef extern from *:
+    """
+    /* Zeros written into a fresh block, a store per page through a volatile pointer first: a compiler
+       may turn malloc and memset(0) back into calloc, whose pages are mapped on first use (see
+       new_slots), and it may not drop a volatile store. */
+    #include <string.h>
+    static void v9_written_zeros(void *p, size_t size) {
+        volatile char *page = (volatile char *)p;
+        size_t i;
+        for (i = 0; i < size; i += 4096) page[i] = 0;
+        memset(p, 0, size);
+    }
+    """
+    void written_zeros "v9_written_zeros"(void *p, size_t size) nogil
+
 include "_gpt2_scanner.pxi"
 
 cdef enum:
@@ -57,6 +72,8 @@ ctypedef struct Slot:
 ctypedef struct Table:
     Slot *slots
     size_t mask              # slots - 1 (a power of two)
+    uint32_t spread          # a key's home slot: the top bits of (hash x spread), 32 bits (home_of)
+    int shift                # 32 - log2(slots)
     size_t used
     int64_t total            # pre-tokens counted, all of them
     uint8_t **blocks         # the arena: its blocks, the last one being filled
@@ -84,6 +101,21 @@ cdef inline uint32_t hash_bytes(const uint8_t *p, size_t n) noexcept nogil:
     return <uint32_t>h
 
 
+cdef inline size_t home_of(const Table *t, uint32_t h) noexcept nogil:
+    """Where a key's probe starts: the hash's top bits, not its low ones.  So in a thread's table (spread
+    1) the keys of one part of the merge (a range of hashes) sit in one range of slots, and the part's
+    thread reads that range alone.  A part's own table holds one range of hashes, so it first spreads
+    them over all 32 bits (spread: the number of parts)."""
+    return <uint32_t>(h * t.spread) >> t.shift
+
+
+cdef inline int log2_of(size_t capacity) noexcept nogil:
+    cdef int bits = 0
+    while (<size_t>1 << bits) < capacity:
+        bits += 1
+    return bits
+
+
 cdef inline const uint8_t *key_of(const Slot *s) noexcept nogil:
     cdef const uint8_t *p
     if s.length <= INLINE:
@@ -92,12 +124,33 @@ cdef inline const uint8_t *key_of(const Slot *s) noexcept nogil:
     return p
 
 
-cdef int table_init(Table *t, size_t capacity, bint copy_keys) noexcept nogil:
-    """An empty table of ``capacity`` slots (a power of two); NO_MEMORY when it cannot be had."""
-    t.slots = <Slot *>calloc(capacity, sizeof(Slot))
+cdef Slot *new_slots(size_t capacity) noexcept nogil:
+    """``capacity`` empty slots, written now: not ``calloc``.  calloc leaves a large block's pages
+    unmapped, a first read of each (a probe) maps the shared zero page, and the first write after it
+    is a copy-on-write fault that flushes the TLB of every core running one of this process's
+    threads.  With two threads counting, those flushes were half the kernel's time and made two
+    threads no faster than one (measured on 100 MB of web-like text); zeros written at once are
+    plain faults, one per page, with no flush."""
+    cdef Slot *slots
+    if capacity > (<size_t>1 << 40) // sizeof(Slot):
+        return NULL
+    slots = <Slot *>malloc(capacity * sizeof(Slot))
+    if slots != NULL:
+        written_zeros(slots, capacity * sizeof(Slot))
+    return slots
+
+
+cdef int table_init(Table *t, size_t capacity, bint copy_keys, uint32_t spread) noexcept nogil:
+    """An empty table of ``capacity`` slots (a power of two, at most 2**32: a home is 32 bits of the
+    hash); NO_MEMORY when it cannot be had."""
+    if capacity > (<size_t>1 << 32):
+        return NO_MEMORY
+    t.slots = new_slots(capacity)
     if t.slots == NULL:
         return NO_MEMORY
     t.mask = capacity - 1
+    t.spread = spread
+    t.shift = 32 - log2_of(capacity)
     t.used = 0
     t.total = 0
     t.blocks = NULL
@@ -124,14 +177,15 @@ cdef int table_grow(Table *t) noexcept nogil:
     let go, so a table that cannot grow is still whole."""
     cdef size_t capacity = (t.mask + 1) * 2, i, j
     cdef Slot *slots
-    if capacity > (<size_t>1 << 40) // sizeof(Slot):
+    if capacity > (<size_t>1 << 32):
         return NO_MEMORY
-    slots = <Slot *>calloc(capacity, sizeof(Slot))
+    slots = new_slots(capacity)
     if slots == NULL:
         return NO_MEMORY
+    t.shift -= 1  # one more bit of the hash: a key's home moves from i to 2i or 2i + 1
     for i in range(t.mask + 1):
         if t.slots[i].count != 0:
-            j = t.slots[i].hash & (capacity - 1)
+            j = home_of(t, t.slots[i].hash)
             while slots[j].count != 0:
                 j = (j + 1) & (capacity - 1)
             slots[j] = t.slots[i]
@@ -185,7 +239,7 @@ cdef const uint8_t *arena_copy(Table *t, const uint8_t *key, size_t length) noex
 
 cdef int table_add(Table *t, const uint8_t *key, size_t length, uint32_t h, int64_t count) noexcept nogil:
     """``count`` more of ``key``: DONE, or NO_MEMORY (the table is unchanged)."""
-    cdef size_t i = h & t.mask
+    cdef size_t i = home_of(t, h)
     cdef Slot *s
     cdef const uint8_t *kept
     while True:
@@ -199,7 +253,7 @@ cdef int table_add(Table *t, const uint8_t *key, size_t length, uint32_t h, int6
     if (t.used + 1) * 3 > (t.mask + 1) * 2:  # a new key would fill it past two thirds: grow first
         if table_grow(t) != DONE:
             return NO_MEMORY
-        i = h & t.mask
+        i = home_of(t, h)
         while t.slots[i].count != 0:
             i = (i + 1) & t.mask
         s = &t.slots[i]
@@ -244,7 +298,7 @@ cdef inline int add(Table *t, InFlight *flight, const uint8_t *key, Py_ssize_t l
     if length > MAX_TOKEN:
         return TOO_LONG
     h = hash_bytes(key, <size_t>length)
-    prefetch(&t.slots[h & t.mask])
+    prefetch(&t.slots[home_of(t, h)])
     if flight.size == AHEAD:  # the oldest pre-token, whose slot was fetched AHEAD pre-tokens ago
         result = table_add(t, item.key, item.length, item.hash, 1)
     else:
@@ -343,7 +397,7 @@ cdef class Counter:
             raise MemoryError()
         self.num_tables = threads
         for i in range(threads):
-            if table_init(&self.tables[i], 1 << 12, True) != DONE:
+            if table_init(&self.tables[i], 1 << 12, True, 1) != DONE:
                 raise MemoryError()
         self.stop_flag = 0
 
@@ -440,11 +494,17 @@ cdef class Counter:
         every thread's table into a table of its own, summing their counts.  Each part is merged by one
         thread with the GIL released; the parts are disjoint, so the threads share nothing.
         Returns the part's distinct pre-tokens and their bytes."""
-        cdef int t, result = DONE
-        cdef size_t i, wanted = 0, capacity = 1 << 12
+        cdef int t, k, result = DONE
+        cdef size_t i, largest = 0, total = 0, wanted, capacity = 1 << 12
         cdef Table *into
         cdef Slot *s
+        cdef Slot *waiting[AHEAD]  # slots whose place in the part was fetched, added AHEAD slots later
+        cdef int next_waiting = 0, num_waiting = 0
         cdef uint64_t parts = self.num_tables
+        # the part's hashes: lowest to highest, those h with (h x parts) >> 32 == part
+        cdef uint64_t lowest = ((<uint64_t>part << 32) + parts - 1) // parts
+        cdef uint64_t highest = (((<uint64_t>(part + 1) << 32) + parts - 1) // parts) - 1
+        cdef size_t first, span, step
         if part < 0 or part >= self.num_tables:
             raise IndexError(f"no part {part}")
         into = &self.parts[part]
@@ -457,23 +517,51 @@ cdef class Counter:
             self.tables[0].used = 0
             return into.used, part_bytes(into)
         with nogil:
-            for t in range(self.num_tables):  # a capacity that holds the largest table's share, at once
-                if self.tables[t].used // self.num_tables + 1 > wanted:
-                    wanted = self.tables[t].used // self.num_tables + 1
+            # Room for twice the largest table's share of the part (or all the shares, if fewer): the
+            # threads' tables hold mostly the same keys, so the part is seldom much larger than a share,
+            # and a table that need not grow is filled without moving a key.
+            for t in range(self.num_tables):
+                total += self.tables[t].used // self.num_tables + 1
+                if self.tables[t].used // self.num_tables + 1 > largest:
+                    largest = self.tables[t].used // self.num_tables + 1
+            wanted = total if total < 2 * largest else 2 * largest
             while capacity * 2 < wanted * 3:
                 capacity *= 2
-            result = table_init(into, capacity, False)  # long keys stay in the threads' arenas
+            result = table_init(into, capacity, False, <uint32_t>parts)  # long keys stay in the threads' arenas
             t = 0
             while result == DONE and t < self.num_tables:
-                for i in range(self.tables[t].mask + 1):
-                    s = &self.tables[t].slots[i]
-                    if s.count != 0 and <int>((<uint64_t>s.hash * parts) >> 32) == part:
-                        result = table_add(into, key_of(s), s.length, s.hash, s.count)
+                # The part's range of slots in this table (from the home of its smallest hash to that of
+                # its largest), then on past it to the first empty slot: keys pushed there by probing.
+                first = lowest >> self.tables[t].shift
+                span = (highest >> self.tables[t].shift) - first + 1
+                step = 0
+                while step <= self.tables[t].mask + span:
+                    s = &self.tables[t].slots[(first + step) & self.tables[t].mask]
+                    step += 1
+                    if s.count == 0:
+                        if step > span:
+                            break
+                        continue
+                    if <int>((<uint64_t>s.hash * parts) >> 32) != part:
+                        continue
+                    # the slot's place in the part is a miss at random: fetched now, filled AHEAD later
+                    prefetch(&into.slots[home_of(into, s.hash)])
+                    if num_waiting == AHEAD:
+                        result = table_add(into, key_of(waiting[next_waiting]), waiting[next_waiting].length,
+                                           waiting[next_waiting].hash, waiting[next_waiting].count)
                         if result != DONE:
                             break
+                    else:
+                        num_waiting += 1
+                    waiting[next_waiting] = s
+                    next_waiting = (next_waiting + 1) % AHEAD
                 if V9_LOAD(&self.stop_flag):
                     result = STOPPED
                 t += 1
+            k = 0
+            while result == DONE and k < num_waiting:  # the last few still waiting
+                result = table_add(into, key_of(waiting[k]), waiting[k].length, waiting[k].hash, waiting[k].count)
+                k += 1
         self._outcome(result, -1)
         return into.used, part_bytes(into)
 

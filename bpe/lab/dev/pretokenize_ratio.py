@@ -5,7 +5,9 @@ definition it replaces.  This times both on one sample of each kind of text, ``-
 alternating, checks they give the same counts, and writes the seconds, the ratio of the best of each
 and the spread of the paired ratios, which docs/v6.md quotes: **plain** is
 :func:`~bpe.training.pretokenize.count_text` on the whole decoded text (v1-v5's counter), **fast** the
-pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`).
+pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`),
+and, where v9 is built, **compiled** its scanner with one thread (``count_pretokens`` of
+``variants/v9_counting_compiled.py``), with ``compiled_vs_fast``, how many times faster it is than fast.
 The samples are made deterministically under ``data/`` by :mod:`bpe.lab.dev.text_kinds` (web text, books,
 other scripts, mixed scripts, emoji, combining marks, digits, whitespace), and ``wikipedia`` is read
 from ``--wikipedia PATH`` (e.g. WikiText-2) when given or found::
@@ -53,6 +55,19 @@ def count_fast(path: Path):
     return count_file_parallel_fast(path, [SEPARATOR], workers=1)
 
 
+def count_compiled(path: Path):
+    """v9's counts, as the arrays its merge takes (the check turns them into a dict, untimed)."""
+    from bpe.variants.v9_counting_compiled import count_pretokens
+
+    return count_pretokens(path, [SEPARATOR], workers=1)
+
+
+def compiled_built() -> bool:
+    from bpe.variants.v9_counting_compiled import UNAVAILABLE
+
+    return UNAVAILABLE is None
+
+
 def measure(path: Path, repeat: int) -> dict:
     """Both counters on ``path``, ``repeat`` times each, alternating, each going first in turn (the
     second of two runs can gain or lose from what the first left in memory).
@@ -60,35 +75,44 @@ def measure(path: Path, repeat: int) -> dict:
     ``plain_s``, ``fast_s`` and ``ratio`` are the best of each; ``pair_ratios`` summarize each run's
     fast over its plain (``min``, ``median``, ``max``): their spread says how far the machine's noise reaches.
     """
-    runs: dict[str, list[float]] = {"plain": [], "fast": []}
-    counters = (("plain", count_plain), ("fast", count_fast))
+    counters = (("plain", count_plain), ("fast", count_fast)) + ((("compiled", count_compiled),)
+                                                                 if compiled_built() else ())
+    runs: dict[str, list[float]] = {name: [] for name, _ in counters}
     for run in range(repeat):
         results = {}
         for name, count in counters if run % 2 == 0 else counters[::-1]:  # each goes first in turn
             start = time.perf_counter()
             results[name] = count(path)
             runs[name].append(time.perf_counter() - start)
-        if run == 0 and results["plain"] != results["fast"]:
-            raise BPEError(f"{path}: the fast pre-tokenizer's counts differ from the plain pattern's")
+        for name in results:
+            if run == 0 and dict(results[name]) != results["plain"]:
+                raise BPEError(f"{path}: the {name} pre-tokenizer's counts differ from the plain pattern's")
         del results
     text = path.read_bytes().decode("utf-8")
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     pairs = summary([fast / plain for plain, fast in zip(runs["plain"], runs["fast"])])
-    return {"path": shown_path(path), "bytes": path.stat().st_size,
-            "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
-            "plain_s": round(min(runs["plain"]), 6), "fast_s": round(min(runs["fast"]), 6),
-            "ratio": round(min(runs["fast"]) / min(runs["plain"]), 4),
-            "plain_runs_s": [round(s, 6) for s in runs["plain"]], "fast_runs_s": [round(s, 6) for s in runs["fast"]],
-            "pair_ratios": {key: round(value, 4) for key, value in pairs.items()}}
+    figures = {"path": shown_path(path), "bytes": path.stat().st_size,
+               "non_ascii_chars_pct": round(100 * non_ascii / max(len(text), 1), 3),
+               "plain_s": round(min(runs["plain"]), 6), "fast_s": round(min(runs["fast"]), 6),
+               "ratio": round(min(runs["fast"]) / min(runs["plain"]), 4),
+               "plain_runs_s": [round(s, 6) for s in runs["plain"]], "fast_runs_s": [round(s, 6) for s in runs["fast"]],
+               "pair_ratios": {key: round(value, 4) for key, value in pairs.items()}}
+    if "compiled" in runs:
+        figures.update({"compiled_s": round(min(runs["compiled"]), 6),
+                        "compiled_runs_s": [round(s, 6) for s in runs["compiled"]],
+                        "compiled_vs_fast": round(min(runs["fast"]) / min(runs["compiled"]), 2)})
+    return figures
 
 
 def shown(kind: str, figures: dict) -> str:
     """One line of the report: both counters' best, the ratio, and the spread of the paired ratios."""
     pairs, n = figures["pair_ratios"], len(figures["plain_runs_s"])
     spread = f", pairs {range_text([pairs['min'], pairs['max']])} over {n} runs" if n > 1 else ""
+    compiled = (f"; compiled {figures['compiled_s']:.3f} s, {ratio_text(figures['compiled_vs_fast'])} than fast"
+                if "compiled_s" in figures else "")
     return (f"{kind:>10}: plain {figures['plain_s']:.3f} s, fast {figures['fast_s']:.3f} s, "
             f"the fast one {ratio_text(1 / figures['ratio'])} (time ratio {figures['ratio']:.2f}x{spread}; "
-            f"{figures['non_ascii_chars_pct']} % non-ASCII)")
+            f"{figures['non_ascii_chars_pct']} % non-ASCII){compiled}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,11 +61,13 @@ HEAPS_FALL = 0.1
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds = per_merge x (merges x what one merge scans) + per_touch x T + per_l x L.
+    """Seconds = per_merge x (merges x what one merge scans) + per_touch x T + per_l x L, after the
+    pre-tokenizing (the bytes at ``bytes_per_second`` a worker).
 
     What one merge scans is the whole text ``L`` (recount), the live pairs (scan) or nothing that
     grows (heap: per_merge is then seconds per merge); ``T`` is the length of the words the merges
-    rewrite (:func:`touched_length`).  Memory = base + bytes_per_l x L.
+    rewrite (:func:`touched_length`).  Memory = base + bytes_per_l x L, and, for a rung that counts in
+    compiled tables (``table_bytes_per_word``: v9), the larger of its two phases (:func:`phased_memory`).
     """
 
     kind: str  # "recount", "scan" or "heap"
@@ -73,6 +75,8 @@ class CostModel:
     per_touch: float
     per_l: float  # seconds per unit of L (building the pair table)
     bytes_per_l: float
+    bytes_per_second: float = SERIAL_BYTES_PER_SECOND  # pre-tokenizing, one worker
+    table_bytes_per_word: float = 0.0  # compiled counting: a table's bytes per distinct pre-token
 
 
 # Fitted on one-worker CPU times, all timed in one sitting (docs/estimate-calibration.json,
@@ -88,6 +92,9 @@ MODELS = {
     "v6": CostModel("heap", 0.0, 2.0e-7, 2.4e-6, 65),
     "v7": CostModel("heap", 0.0, 2.2e-7, 2.4e-6, 65),
     "v8": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 36),  # the rewrites and the build in C
+    # v8's merge, its state built from arrays (no dict of counts beside it), and the counting compiled:
+    # fitted on its own runs (docs/v9.md, "The cost model")
+    "v9": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 24, bytes_per_second=100e6, table_bytes_per_word=64),
 }
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
@@ -145,12 +152,12 @@ class Estimate:
 def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
     """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
     from bpe.training.registry import VARIANTS
-    from bpe.training.rung import pooled
+    from bpe.training.rung import parallel
 
     model = MODELS.get(variant, DEFAULT_MODEL)
     given, workers = workers, workers or os.cpu_count() or 1
-    serial = variant in VARIANTS and not pooled(VARIANTS[variant])  # pre-tokenizes in one process
-    pretokenize = shape.bytes / (SERIAL_BYTES_PER_SECOND * (1 if serial or workers == 1 else 0.8 * workers))
+    serial = variant in VARIANTS and not parallel(VARIANTS[variant])  # pre-tokenizes in one worker
+    pretokenize = shape.bytes / (model.bytes_per_second * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
     scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
@@ -160,11 +167,31 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
                + model.per_l * length)
     memory = BASE_MEMORY + model.bytes_per_l * length
-    if not serial and workers > 1:  # the pool's workers, each with the counts of its share of the text
+    if model.table_bytes_per_word:  # counted in compiled tables, then built: two phases, never at once
+        memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth)
+    elif not serial and workers > 1:  # the pool's workers, each with the counts of its share of the text
         memory += workers * (BASE_MEMORY + WORKER_BYTES_PER_L * length * workers ** -shape.growth)
     if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
         memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
+
+
+def phased_memory(model: CostModel, length: float, words: float, workers: int, growth: float) -> float:
+    """The peak of a run that counts in compiled tables (v9): the larger of its two phases, since the
+    tables are let go before the merge's state is built.
+
+    * counting: each thread's table holds the distinct pre-tokens of its share of the text (``W`` x
+      workers^-growth of them), then the merged parts hold every one once;
+    * building: the counts as arrays (their bytes, ``L``, and 16 bytes each) beside the merge's state.
+
+    >>> model = MODELS["v9"]
+    >>> phased_memory(model, 8e6, 1e6, 2, 1.0) == BASE_MEMORY + max(2 * 64 * 5e5 + 64e6, 24 * 8e6 + 8e6 + 16e6)
+    True
+    """
+    tables = model.table_bytes_per_word * words
+    counting = workers * tables * workers ** -growth + tables
+    building = model.bytes_per_l * length + length + 16 * words
+    return BASE_MEMORY + max(counting, building)
 
 
 def shard_processes_memory(words: float, length: float, processes: int) -> float:
