@@ -28,23 +28,27 @@ REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
-# The install builds v8's compiled merge (variants/_v8_merge.pyx, with setuptools and Cython) when a C
-# compiler is found, and goes on without it otherwise; an edit of the .pyx rebuilds it.
-$(VENV)/.installed: pyproject.toml variants/_v8_merge.pyx
+# The install builds the compiled rungs (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx
+# with the scanner it includes; with setuptools and Cython) when a C compiler is found, and goes on without
+# them otherwise; an edit of their sources rebuilds them.
+COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_gpt2_scanner.pxi variants/_hints.h
+BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; \
+	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
+$(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building v8's compiled merge (pip's lines follow; about 2 min on 2 cores)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building v8's compiled merge and v9's compiled counter (pip's lines follow; about 2 min on 2 cores)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
-	@$(PY) -c 'from bpe.variants import v8_compiled as v; print(v.UNAVAILABLE or "v8 (the compiled merge) is built")'
+	@$(BUILT_SAYS)
 	@echo "$(VENV) is ready"
 
-# A venv made before a C compiler was installed lacks v8: `make venv` tries the build again.
+# A venv made before a C compiler was installed lacks v8 and v9: `make venv` tries the build again.
 venv: $(VENV)/.installed
-	@$(PY) -c 'import bpe.variants._v8_merge' 2>/dev/null || { \
-		echo "v8 is not built: building its compiled merge (pip install -e . again, about 30 s)"; \
+	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count' 2>/dev/null || { \
+		echo "v8 or v9 is not built: building the compiled rungs (pip install -e . again, about 40 s)"; \
 		$(PY) -m pip install --disable-pip-version-check --progress-bar off --no-deps -e . && \
-		$(PY) -c 'from bpe.variants import v8_compiled as v; print(v.UNAVAILABLE or "v8 (the compiled merge) is built")'; }
+		$(BUILT_SAYS); }
 
 # The walkthrough page's tests drive a real browser: Playwright (the `browser` extra) with Debian's chromium.
 $(VENV)/.browser: $(VENV)/.installed

@@ -50,14 +50,14 @@ class Step:
 FULL = [
     RunSet("cs336-speed", "corpus-en", 500, ("v1", "v2"),
            "corpus.en at vocab 500: the fixture and vocab of CS336's train_bpe tests, test_train_bpe_speed among them"),
-    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7", "v8")),
+    RunSet("tinystories", "tinystories-synth-50MB", 10_000, ("v5", "v6", "v7", "v8", "v9")),
     RunSet("tinystories-reduced", "tinystories-synth-50MB", 2_000, ("v2", "v3", "v4", "v5", "v8"),
            "v2-v4 scan every pair with max() once per merge: at vocab 10,000 that is a minute or more per run "
            "even on this text, so they run at vocab 2,000 (1,743 merges) on the same 50 MB"),
     RunSet("tinystories-v1", "tinystories-synth-10MB", 1_000, ("v1", "v2"),
            "v1 recounts every pair after every merge: at vocab 10,000 on 50 MB that is minutes per run, so "
            "v1 -> v2 runs on 10 MB at vocab 1,000 (743 merges)"),
-    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7", "v8"),
+    RunSet("web", "webtext-synth-20MB", 32_000, ("v6", "v7", "v8", "v9"),
            "v5 takes minutes per run at this vocab, so v5 -> v6 is measured on the reduced set"),
     RunSet("web-reduced", "webtext-synth-2MB", 500, ("v2", "v3", "v4", "v5", "v6", "v8"),
            "v2-v4 scan every pair with max() once per merge: on web text at vocab 32,000 that is days, "
@@ -98,6 +98,11 @@ _COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among th
                    "scan; v8 is v6's algorithm (heap, grouped diff, lazy index) moved from CPython objects to C "
                    "arrays, with no scan left, so the ladder's ratio is compiled code against interpreted, the "
                    "algorithm unchanged")
+
+_COMPILED_COUNTING = ("Koschei's Rust pre-tokenizer ran a regex engine and lost to Python's regex (their ratio, "
+                      "below 1); v9 runs no engine: the pattern written out as a scanner, counted into C tables on "
+                      "threads, so its ratio is a scanner and compiled counting against v8's Python counter in "
+                      "processes, on this machine's cores against their 24")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
 # sides; ``theirs`` names the articles' ratios (THEIRS below), or is empty where none exists.
@@ -189,6 +194,13 @@ STEPS = [
          "at most the merge's share",
          "where pre-tokenizing and start-up, the same code on both rungs, are most of the run, the merge's gain can "
          "sink into their spread"),
+    Step("counting compiled: Koschei's Rust pre-tokenizer -> v9's scanner: pretokenize, TinyStories-like",
+         "tinystories", "v8", "v9", "pretokenize", ("koschei_rust_pretokenize",), _COMPILED_COUNTING),
+    Step("counting compiled -> v9: pretokenize, web-like", "web", "v8", "v9", "pretokenize",
+         ("koschei_rust_pretokenize",), _COMPILED_COUNTING),
+    Step("counting compiled -> v9: total, web-like", "web", "v8", "v9", "total", (),
+         "no article compiles the counting and times a whole run with it; v9 keeps v8's merge, so the whole run "
+         "gains what the pre-tokenizing was of it"),
     Step("counting in parallel: counting, real TinyStories", "real-tinystories-reduced", "v2", "v3", "pretokenize",
          ("counting_tinystories",), _COUNTING, _COUNTING_NO_GAIN),
     Step("a heap replaces the max() scan: select, real TinyStories", "real-tinystories-reduced", "v4", "v5",
@@ -261,6 +273,10 @@ THEIRS = {
     "koschei_merge": Theirs("Koschei, C++ 'unoptimized merge' -> 'optimized merge', TinyStories: merge",
                             "koschei.cpp_unoptimized_merge.merge", "koschei.cpp_optimized_merge.merge",
                             "Koschei, the performance comparison table", "merge_phase"),
+    "koschei_rust_pretokenize": Theirs("Koschei, Python pre-tokenizing ('C++ optimized merge' row) -> its Rust "
+                                       "pre-tokenizer ('Rust optimized pre-tokenization' row), TinyStories",
+                                       "koschei.cpp_optimized_merge.pretokenize", "koschei.rust_pretokenize",
+                                       "Koschei, the performance comparison table", "pretokenize"),
     "omp_merge": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total)", "",
                       "_omp_v7_32", "total"),
     "omp_update": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: update", "", "_omp_v7_32", "update"),

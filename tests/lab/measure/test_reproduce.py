@@ -144,7 +144,7 @@ def test_the_default_output_is_not_a_tracked_file(tmp_path, monkeypatch):
 #: The articles' ratios between two C++ programs (Part 8's ports, Part 7's flat maps as its table times them,
 #: Koschei's merges), OpenMP's aside: v7, the parallel rung, stands beside those.
 COMPILED = {name for name, theirs in THEIRS.items()
-            if (theirs.what.startswith("C++") and "OpenMP" not in theirs.what) or name.startswith("koschei")}
+            if (theirs.what.startswith("C++") and "OpenMP" not in theirs.what) or name == "koschei_merge"}
 
 
 def test_the_articles_cpp_steps_stand_beside_v8():
@@ -318,3 +318,13 @@ def test_the_cpp_ratios_are_part_8s_tables_and_koscheis():
     assert lookup(cpp, "median(bpe_train_updater.total.*)") == 7856
     # Part 8 names no data set for its C++ tables, and the figures file does not name one for it either.
     assert "OpenWebText" not in cpp["about"].split("(")[0] and "does not name the data set" in cpp["about"]
+
+
+def test_the_articles_compiled_counting_stands_beside_v9():
+    """Koschei's Rust pre-tokenizer against its Python one is the articles' only compiled counting: it stands
+    beside v8 -> v9 (v9 compiles the counting and keeps v8's merge), on the pretokenize stage alone."""
+    counting = [step for step in STEPS if "koschei_rust_pretokenize" in step.theirs]
+    assert counting and all((s.before, s.after, s.stage) == ("v8", "v9", "pretokenize") for s in counting)
+    assert THEIRS["koschei_rust_pretokenize"].stage == "pretokenize"
+    assert all(step.before == "v8" for step in STEPS if step.after == "v9")
+

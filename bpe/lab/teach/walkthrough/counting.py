@@ -43,9 +43,11 @@ METRICS: dict[str, tuple[str, ...]] = {
     "v5": ("heap pushes", "stale pops", "words visited", "pair counts written"),
     "v6": ("heap pushes", "stale pops", "words visited", "stale visits", "pair counts written"),
     "v8": ("stale pops", "words visited", "stale visits"),
+    "v9": ("stale pops", "words visited", "stale visits"),  # v8's merge: v9 changes the counting alone
 }
-if "v8" not in VARIANTS:  # its compiled merge was not built here: nothing to count
-    del METRICS["v8"]
+for _compiled in ("v8", "v9"):
+    if _compiled not in VARIANTS:  # its compiled code was not built here: nothing to count
+        del METRICS[_compiled]
 PARTS = {"stale visits"}
 
 #: What each metric counts, shown on the page beside it.
@@ -202,11 +204,11 @@ def _v6(tally: Tally) -> type:
     return Merger
 
 
-def _v8(tally: Tally) -> type:
+def _v8(tally: Tally, name: str = "v8") -> type:
     # The compiled loop cannot be given counting twins: it counts its own work (the counters its summary
     # reports), and each call adds what they moved by.  A listing skipped on the word's summary bits is a
-    # word visited and found stale, without its record read.
-    rung = VARIANTS["v8"]
+    # word visited and found stale, without its record read.  (v9's Merger is v8's, counted the same.)
+    rung = VARIANTS[name]
 
     class Merger(rung.Merger):
         def select_best_pair(self):
@@ -234,6 +236,7 @@ def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
     if rung not in METRICS:
         raise BPEError(not_counted(rung))
     tally = Tally()
-    own = {"v1": _v1, "v5": _v5, "v6": _v6, "v8": _v8}.get(rung)  # the others: v2's structures, counted
+    own = {"v1": _v1, "v5": _v5, "v6": _v6, "v8": _v8,
+           "v9": lambda tally: _v8(tally, "v9")}.get(rung)  # the others: v2's structures, counted
     cls = own(tally) if own else _indexed(rung, tally)
     return cls(pretoken_counts), tally
