@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from bpe.cli import main
+from bpe.training.registry import VARIANTS
 from conftest import (DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, alive, child_env, descendants, live_processes,
                       scalene_files, scalene_runs_the_training, timed_child_has_workers, wait_for, workers_running)
 
@@ -64,6 +65,29 @@ def test_train_in_its_pool(tmp_path, signum):
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, nothing half-made
 
 
+def counting_threads_running(proc) -> bool:
+    """v9 counts on threads of its own process, not in a pool: the process holds more than its main thread
+    (and, with --quiet, nothing else starts one)."""
+    try:
+        return len(os.listdir(f"/proc/{proc.pid}/task")) >= 3
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif("v9" not in VARIANTS, reason="v9's compiled counter is not built here")
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_train_while_v9_counts_on_its_threads(tmp_path, signum):
+    big = tmp_path / "big.txt"
+    big.write_bytes(DEFAULT_CORPUS.read_bytes() * 25)  # about 58 MB: a few tenths of a second of counting
+    out = tmp_path / "tok"
+    proc, err, started = signal_in_phase(
+        ["train", "--variant", "v9", "--data", str(big), "--vocab-size", "2000", "--workers", "2", "--quiet",
+         "--out", str(out)], signum, counting_threads_running)
+    assert started == []  # threads, no process
+    assert_ended_cleanly(proc, err, started, signum)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]  # no output, nothing half-made
+
+
 def test_train_when_its_terminal_is_gone(tmp_path):
     """A closed terminal: SIGHUP, and stderr no longer takes the line; the exit status still says SIGHUP."""
     proc = subprocess.Popen([sys.executable, "-m", "bpe", "train", "--variant", "v6", "--data", str(DEFAULT_CORPUS),
@@ -87,6 +111,7 @@ _SIGNAL_WHILE_SAVING = """
 import os, sys
 import bpe.io.outputs as outputs
 from bpe.cli import main
+from bpe.training.registry import VARIANTS
 real_write = outputs._write
 def write_then_signal(path, text, *, shown):
     real_write(path, text, shown=shown)

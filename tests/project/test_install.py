@@ -31,6 +31,7 @@ SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "b
                 "bpe/lab/teach/walkthrough/page.html"]
 #: Without a C compiler the wheel is built without v8's compiled merge, and still installs.
 V8_UNBUILT = VARIANTS.module("v8").UNAVAILABLE is not None
+V9_UNBUILT = VARIANTS.module("v9").UNAVAILABLE is not None
 
 
 def run(argv, **kwargs) -> subprocess.CompletedProcess:
@@ -78,8 +79,9 @@ def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
     assert set(SHIPPED_DATA) <= names
     assert not any(name.startswith("variants/") for name in names), "variants installs as bpe.variants"
     assert {name for name in names if name.endswith(".py")} == expected, "the wheel holds only the source tree"
-    compiled = [name for name in names if name.startswith("bpe/variants/_v8_merge") and name.endswith((".so", ".pyd"))]
-    assert len(compiled) == (0 if V8_UNBUILT else 1), compiled
+    for module, unbuilt in (("_v8_merge", V8_UNBUILT), ("_v9_count", V9_UNBUILT)):
+        compiled = [name for name in names if name.startswith(f"bpe/variants/{module}") and name.endswith((".so", ".pyd"))]
+        assert len(compiled) == (0 if unbuilt else 1), compiled
 
 
 
@@ -118,6 +120,10 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
         run([bpe_cmd, "train", "--variant", "v8", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok8"],
             cwd=work, env=env)
         assert load_tokenizer(work / "tok8").merges == merges
+    if not V9_UNBUILT:  # and of the compiled counter, with the scanner it includes
+        run([bpe_cmd, "train", "--variant", "v9", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok9"],
+            cwd=work, env=env)
+        assert load_tokenizer(work / "tok9").merges == merges
 
     # the shipped corpus, named by its data set name, comes from the package data
     out = run([bpe_cmd, "bench", "--variant", "v2", "--limit", "20KB", "--vocab-size", "300", "--repeat", "1",
@@ -127,14 +133,16 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
     trace = run([bpe_cmd, "trace", "--variant", "v2", "--merges", "1"], cwd=work, env=env).stdout
     assert "merge 1" in trace
     written = sorted(p.name for p in work.iterdir() if not p.name.startswith("."))
-    assert written == ["bench.json", "data", "tiny.txt", "tok"] + ([] if V8_UNBUILT else ["tok8"])
+    assert written == ["bench.json", "data", "tiny.txt", "tok"] + ([] if V8_UNBUILT else ["tok8"]) + (
+        [] if V9_UNBUILT else ["tok9"])
     # data/: where an installed bpe keeps data sets, here the reference merges a rung benched alone is held to
     assert [p.parent.name for p in (work / "data").rglob("*.json")] == ["reference-merges"]
 
 
 def test_without_a_c_compiler_the_install_succeeds_and_v8_says_why(tmp_path):
-    """CC=false: every compile fails.  The build goes on without v8's compiled merge (optional in
-    pyproject.toml); the installed bpe trains with the default, now v7, and names v8's absence in one line."""
+    """CC=false: every compile fails.  The build goes on without v8's compiled merge and v9's compiled counter
+    (both optional in pyproject.toml); the installed bpe trains with the default, v6, and names each compiled
+    rung's absence in one line."""
     env = {**os.environ, "CC": "false"}
     wheel = build_wheel(tmp_path / "build", env=env)
     assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith((".so", ".pyd"))]
@@ -148,7 +156,11 @@ def test_without_a_c_compiler_the_install_succeeds_and_v8_says_why(tmp_path):
     proc = subprocess.run([bpe_cmd, "train", "--variant", "v8", "--data", "tiny.txt", "--vocab-size", "300"],
                           cwd=work, env=env, capture_output=True, text=True, timeout=120)
     from bpe.variants.v8_compiled import NOT_BUILT
+    from bpe.variants.v9_counting_compiled import NOT_BUILT as V9_NOT_BUILT
 
     assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {NOT_BUILT}"
+    proc = subprocess.run([bpe_cmd, "train", "--variant", "v9", "--data", "tiny.txt", "--vocab-size", "300"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {V9_NOT_BUILT}"
     out = run([bpe_cmd, "train", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"], cwd=work, env=env)
     assert "bpe-lab train: v6 on tiny" in out.stdout  # the default without v8: the fastest in one process
