@@ -86,23 +86,30 @@ class CompiledCounts(Mapping):
     def __init__(self, keys: bytes | bytearray, ends: memoryview, counts: memoryview, total: int):
         self._keys, self._ends, self._counts, self._total = keys, ends, counts, total
         self._dict: dict[bytes, int] | None = None
+        self._distinct: int | None = None  # set once the arrays are let go
 
     def pretoken_arrays(self) -> tuple[bytes | bytearray, memoryview, memoryview]:
         """The bytes of every pre-token end to end (uint8), where each ends (int64), its count (int64)."""
+        if self._distinct is not None:
+            raise ValueError("these counts were closed: a Merger has taken them over")
         return self._keys, self._ends, self._counts
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._counts) if self._distinct is None else self._distinct
 
     def total(self) -> int:
         """All the pre-tokens counted, the distinct ones as often as they occur."""
         return self._total
 
     def close(self) -> None:
-        """Let go of the arrays (``train_bpe`` calls it when a run fails before the merge takes them)."""
+        """Let go of the arrays: ``train_bpe`` calls it when a run fails before the merge takes them, and
+        v9's ``Merger`` once it has built its state from them.  ``len()`` and ``total()`` still answer."""
+        self._distinct = len(self._counts)
         self._keys, self._ends, self._counts, self._dict = b"", int64s([]), int64s([]), None
 
     def _as_dict(self) -> dict[bytes, int]:
+        if self._distinct is not None:
+            raise ValueError("these counts were closed: a Merger has taken them over")
         if self._dict is None:
             data, ends = bytes(self._keys), self._ends.tolist()
             starts = [0, *ends[:-1]]
@@ -233,5 +240,8 @@ class Merger(v8_compiled.Merger):
             raise BPEError(UNAVAILABLE)
         if isinstance(pretoken_counts, CompiledCounts):
             v8_compiled.MergeState.__init__(self, pretoken_counts)  # the arrays, read where they are
+            # The state holds every word now: the arrays would only sit beside it through the merges (1.5 GB
+            # at OpenWebText's size), so the Merger takes them over and lets them go, as v7's shards do theirs.
+            pretoken_counts.close()
         else:
             super().__init__(pretoken_counts)

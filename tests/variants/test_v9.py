@@ -171,13 +171,18 @@ def test_the_arrays_give_the_merges_the_dict_gives():
     assert isinstance(counts, v9.CompiledCounts)
     from conftest import v1_merges_and_words
 
-    for merger in (v9.Merger(counts), v9.Merger(dict(counts))):
+    as_dict = dict(counts)
+    for merger in (v9.Merger(counts), v9.Merger(as_dict)):
         made = []
         for _ in range(200):
             pair = merger.select_best_pair()
             merger.merge(pair)
             made.append(pair)
-        assert made == v1_merges_and_words(dict(counts), 200)[0]
+        assert made == v1_merges_and_words(as_dict, 200)[0]
+    # the first Merger took the arrays over and let them go: the counts still say how many, not what
+    assert len(counts) == len(as_dict) and counts.total() == sum(as_dict.values())
+    with pytest.raises(ValueError, match="taken them over"):
+        dict(counts)
 
 
 @pytest.mark.parametrize("counts", [OVERLAPS, REPEATS, TIES])
@@ -228,11 +233,13 @@ def test_the_earliest_failure_is_raised_however_the_threads_race():
         run_threads(work, range(6), threads=2)
 
 
-def test_a_stop_ends_a_count_under_way():
-    counter = v9.Counter(1, [], *gpt2_classes.class_tables())
+@pytest.mark.parametrize("text", [b"word " * 100_000, b"a short document<|endoftext|>" * 10_000],
+                         ids=["one long piece", "short documents"])
+def test_a_stop_ends_a_count_under_way(text):
+    counter = v9.Counter(1, [EOT], *gpt2_classes.class_tables())
     counter.stop()
     with pytest.raises(KeyboardInterrupt):
-        counter.count(0, b"word " * 100_000)  # checked every 64 KB
+        counter.count(0, text)  # checked every 64 KB of a piece, and between pieces
 
 
 def test_not_built_says_why_in_one_line(monkeypatch):
