@@ -197,7 +197,7 @@ def cmd_encode(args) -> int:
     from bpe.training.sizes import parse_size
 
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size))
+                       chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
@@ -289,10 +289,13 @@ def _add_encode_parser(sub) -> None:
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
     encode.add_argument("--data", required=True, help="data set name or file path")
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
-    _add_workers(encode, "encoding")
+    _add_workers(encode, "encoding threads (compiled encoder) or")
     _add_errors(encode)
     encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
                         help="text per task (default 1MiB); memory grows with it, not with the file")
+    encode.add_argument("--encoder", choices=["compiled", "python"], default=None,
+                        help="compiled: v9's scanner and the merges in C, on threads (the default where it is built); "
+                             "python: the pure-Python encoder in a process pool")
     encode.add_argument("--peers", action="store_true",
                         help="then time tiktoken on the same text, merges and threads; check the ids are identical")
     encode.set_defaults(func=cmd_encode)

@@ -164,6 +164,27 @@ def workers_running(proc: subprocess.Popen) -> bool:
     return bool(live_processes(parent=proc.pid))
 
 
+def threads_running(proc: subprocess.Popen, at_least: int = 3) -> bool:
+    """Whether ``proc`` runs ``at_least`` threads (its main thread and the compiled encoder's), read from /proc."""
+    try:
+        return len(os.listdir(f"/proc/{proc.pid}/task")) >= at_least
+    except OSError:
+        return False
+
+
+def write_letter_runs(path: Path, runs: int, run_bytes: int) -> Path:
+    """A text of ``runs`` lines, each one pre-token of ``run_bytes`` random letters: no cut inside a line, no
+    cache for a pre-token that long, so each chunk is BPE on a long word (slow enough to be caught mid-way)."""
+    import random
+
+    letters = bytes.maketrans(bytes(range(256)), b"etaoinshrdlucmfw" * 16)
+    rng = random.Random(7)
+    with open(path, "wb") as f:
+        for _ in range(runs):
+            f.write(rng.randbytes(run_bytes).translate(letters) + b"\n")
+    return path
+
+
 def timed_child_has_workers(proc: subprocess.Popen) -> bool:
     """Whether the bench ``proc``'s timed child (a fresh process) runs its pool's workers."""
     return any(len(live_processes(parent=child)) >= 2 for child in live_processes(parent=proc.pid))

@@ -25,8 +25,8 @@ process to process, dicts summed.  So v9 changes what a pre-token costs, not how
    dict was 55 million ``bytes`` objects and the peak of the run.
 
 What it leaves out: a faster merge (v8's, a small part of the run); SIMD classification of the text
-(the scanner reads a byte at a time, with ASCII in its tight loop); encoding's split (``bpe encode``
-still cuts with v6's fast pre-tokenizer).
+(the scanner reads a byte at a time, with ASCII in its tight loop).  Encoding uses the same scanner:
+``variants/_v9_encode.pyx`` includes it (``bpe encode``, docs/encoding.md).
 
 Complexity: as v8.  Memory while counting: each thread's table, 32 bytes a slot at most two thirds
 full, and the long keys; then the arrays, about the distinct pre-tokens' bytes plus 16 bytes each.

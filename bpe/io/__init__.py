@@ -3,6 +3,7 @@
 (The data sets, what ``--data`` names, are :mod:`bpe.data`.)
 
 * ``tokenizer``: encode and decode with trained merges;
+* ``compiled``: the compiled encoder (v9's scanner, the merges in C) built from a tokenizer;
 * ``encode``: ``bpe encode``, a file to a ``.npy`` of ids;
 * ``formats``: GPT-2 vocab/merges, tiktoken, Hugging Face;
 * ``outputs``: save and load a tokenizer directory;

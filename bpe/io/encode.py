@@ -1,21 +1,30 @@
-"""``python -m bpe encode``: a text file -> a NumPy ``.npy`` of token ids, streamed, in a process pool.
+"""``python -m bpe encode``: a text file -> a NumPy ``.npy`` of token ids, streamed, on threads or in a pool.
 
 The file is cut into chunks of about :data:`CHUNK_BYTES` at safe boundaries (the training chunker,
 :func:`bpe.training.chunking.iter_chunks`: preferably where a special token starts, i.e. between
 documents; no pre-token spans a cut, so the ids are exactly those of encoding the whole file at
-once).  Workers read and encode their own chunk with
-:meth:`~bpe.io.tokenizer.Tokenizer.encode_packed` and send back the packed ids; the parent writes them
-in document order.
+once).  Two encoders, the same ids:
 
-Memory is bounded by the chunk size, not the file size: chunks go to the workers round-robin and the
-parent reads the answers in the same order, so at most one chunk per worker is in flight and no
-answer waits in the parent for an earlier one.  The ``.npy`` header (which holds the array's length)
-is written last into a space reserved at the start: a 1-D array's header is 128 bytes for every
-length below 10**19, so the ids are never held or rewritten.
+* **compiled** (the default where v9's compiled code is built, :mod:`bpe.io.compiled`): threads of this
+  process (:func:`bpe.training.threads.run_threads`), each reading its chunk into its own buffer and
+  encoding the bytes with v9's scanner and the merges in C, its own cache warm from chunk to chunk, the
+  GIL released throughout.  Chunks are handed out in rounds of :data:`ROUND_CHUNKS_PER_THREAD` per
+  thread; the parent writes each chunk's ids as soon as every earlier chunk's are written, so at most a
+  round's ids wait in memory.  Ctrl-C raises every thread's stop flag: each returns within 64 KB of text,
+  and no thread outlives the call;
+* **python** (``--encoder python``, and the only one where the compiled code is not built): workers of the
+  process pool read and encode their own chunk with :meth:`~bpe.io.tokenizer.Tokenizer.encode_packed_python`
+  and send back the packed ids; the parent writes them in document order.
+
+Memory is bounded by the chunk size, not the file size.  In the pool, chunks go to the workers
+round-robin and the parent reads the answers in the same order, so at most one chunk per worker is in
+flight and no answer waits in the parent for an earlier one.  The ``.npy`` header (which holds the
+array's length) is written last into a space reserved at the start: a 1-D array's header is 128 bytes
+for every length below 10**19, so the ids are never held or rewritten.
 
 The output is written to a temporary file next to ``out`` and renamed only at the end: an error, Ctrl-C,
-SIGTERM or SIGHUP leaves no output (and no worker: the pool is terminated first), and a full disk is
-one line naming ``out``.
+SIGTERM or SIGHUP leaves no output (and no worker or thread: the pool is terminated, the threads stopped
+and joined, first), and a full disk is one line naming ``out``.
 
 What it leaves out: no sharding into several files and no document index (the ids of special tokens
 mark the documents).
@@ -32,6 +41,7 @@ from collections import deque
 from contextlib import contextmanager, nullcontext
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +51,11 @@ from bpe.errors import BPEError
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
 #: the chunk's size), so chunks are kept small; a task costs a pipe round trip, far below its encoding.
 CHUNK_BYTES = 1 << 20
+#: Chunks handed to each thread per round by the compiled encoder: the threads wait for one another only
+#: at a round's end, and a round's ids are the most that wait in memory to be written in order.
+ROUND_CHUNKS_PER_THREAD = 16
+#: What ``--encoder`` names: v9's compiled encoder, or the pure-Python one in a process pool.
+ENCODERS = ("compiled", "python")
 #: Bytes reserved for the .npy header: the header of any 1-D array shorter than 10**19 fits (tested).
 NPY_HEADER_BYTES = 128
 
@@ -57,6 +72,7 @@ class EncodeStats:
     cpu_seconds: float  # CPU time of this process and its workers meanwhile (a fairer figure on a busy machine)
     workers: int
     dtype: str
+    encoder: str = "python"  # which encoded it: "compiled" (threads) or "python" (the pool)
 
     @property
     def bytes_per_token(self) -> float:
@@ -108,7 +124,103 @@ def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: st
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return tokenizer.encode_packed(decode_utf8(data, offset=start, errors=errors, source=path))
+    return tokenizer.encode_packed_python(decode_utf8(data, offset=start, errors=errors, source=path))
+
+
+def choose_encoder(tokenizer, encoder: str | None):
+    """The compiled encoder of ``tokenizer`` (:mod:`bpe.io.compiled`) when ``encoder`` is ``"compiled"``, or
+    is None and it can run; ``None`` for the Python path.  ``"compiled"`` where it cannot run is one line why."""
+    if encoder is not None and encoder not in ENCODERS:
+        raise BPEError(f"unknown encoder {encoder!r}: choose one of {', '.join(ENCODERS)}")
+    if encoder == "python":
+        return None
+    compiled = tokenizer.compiled_encoder()
+    if compiled is None and encoder == "compiled":
+        from bpe.io.compiled import UNAVAILABLE
+
+        raise BPEError(UNAVAILABLE or "the compiled encoder cannot hold this tokenizer (an empty special token, "
+                                      "or an id past its packed type): use --encoder python")
+    return compiled
+
+
+def read_span(path: Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:
+    """The file's bytes ``start:stop`` in the thread's own buffer (replaced by a larger one as needed, never
+    resized: a view of it may still be alive), read without the GIL."""
+    buffer = buffers[thread]
+    if len(buffer) < stop - start:
+        buffer = buffers[thread] = bytearray(stop - start)
+    view = memoryview(buffer)[: stop - start]
+    with open(path, "rb") as f:
+        f.seek(start)
+        got = f.readinto(view)
+    if got != stop - start:
+        raise BPEError(f"{path} changed while it was read: {got:,} bytes at offset {start:,}, "
+                       f"{stop - start:,} expected")
+    return view
+
+
+def encode_span_compiled(compiled, cache, tokenizer, data, offset: int, errors: str, source: str):
+    """The packed ids of ``data`` (the file's bytes from ``offset``) by the compiled encoder.  Bytes that are
+    not UTF-8 go through Python's own decoder, as on the Python path: with ``strict``, its one line naming
+    the file offset; with ``replace`` (or another handler), its text, then encoded the same way."""
+    from bpe.io.compiled import InvalidUTF8
+    from bpe.training.pretokenize import decode_utf8
+
+    try:
+        return compiled.encode_bytes(cache, data)
+    except InvalidUTF8:
+        pass
+    text = decode_utf8(bytes(data), offset=offset, errors=errors, source=source)
+    if errors == "strict":
+        raise AssertionError(f"the compiled scanner found a byte that is not UTF-8 in {source} where Python did not")
+    try:
+        fixed = text.encode("utf-8")
+    except UnicodeEncodeError:  # a handler that leaves lone surrogates: the Python path, and its own error
+        return tokenizer.encode_packed_python(text)
+    return compiled.encode_bytes(cache, fixed)
+
+
+def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int, int]], writer: NpyWriter,
+                      threads: int, errors: str, on_bytes: Callable[[int], None] | None) -> None:
+    """Encode the ``spans`` of ``path`` on ``threads`` threads, each with a cache of its own, and write their
+    ids in order (see the module's docstring)."""
+    from bpe.training.threads import run_threads
+
+    caches = [compiled.borrow() for _ in range(threads)]
+    buffers = [bytearray() for _ in range(threads)]
+    done: dict[int, bytearray] = {}  # this round's ids by chunk, until every earlier chunk's are written
+    source = str(path)
+
+    def encode_item(thread: int, item: tuple[int, tuple[int, int]]) -> None:
+        index, (start, stop) = item
+        data = read_span(path, start, stop, buffers, thread)
+        done[index] = encode_span_compiled(compiled, caches[thread], tokenizer, data, start, errors, source)
+
+    def stop_every_thread() -> None:
+        for cache in caches:
+            cache.stop()
+
+    try:
+        while True:
+            chunks = list(islice(spans, threads * ROUND_CHUNKS_PER_THREAD))
+            if not chunks:
+                return
+            written = [0]
+
+            def write_ready(_: int, __: None, chunks=chunks, written=written) -> None:
+                while written[0] in done:
+                    writer.write(done.pop(written[0]))
+                    start, stop = chunks[written[0]]
+                    written[0] += 1
+                    if on_bytes is not None:
+                        on_bytes(stop - start)
+
+            run_threads(encode_item, list(enumerate(chunks)), threads=threads, stop=stop_every_thread,
+                        on_result=write_ready)
+    finally:
+        done.clear()
+        for cache in caches:
+            compiled.give_back(cache)
 
 
 def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[tuple[tuple, object]]:
@@ -218,11 +330,12 @@ def numpy_dtype(typecode: str):
 def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None, out: str | os.PathLike, *,
                 workers: int | None = None, errors: str = "strict", chunk_bytes: int = CHUNK_BYTES,
                 on_bytes: Callable[[int], None] | None = None,
-                on_size: Callable[[int], None] | None = None) -> EncodeStats:
+                on_size: Callable[[int], None] | None = None, encoder: str | None = None) -> EncodeStats:
     """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``.
 
     The path is checked here, once; ``on_size(bytes)`` then hears the file's size (a progress bar's
-    total), and ``on_bytes(n)`` each chunk of ``n`` bytes encoded.
+    total), and ``on_bytes(n)`` each chunk of ``n`` bytes encoded.  ``encoder``: ``"compiled"`` (threads),
+    ``"python"`` (the process pool), or None: compiled where it is built.  ``workers`` threads or processes.
     """
     from bpe.data.datasets import resolve_data
     from bpe.training.chunking import iter_chunks
@@ -230,6 +343,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     from bpe.training.pretokenize import check_input_file
 
     tokenizer = load_tokenizer_dir(tokenizer_dir)
+    compiled = choose_encoder(tokenizer, encoder)
     path = check_input_file(resolve_data(data))
     out = check_output_file(out)
     workers = default_workers() if workers is None else workers
@@ -240,30 +354,34 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     if on_size is not None:
         on_size(size)
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
-    # Cuts are found one at a time as tasks are handed out: not even the list of cuts grows with the file.
-    tasks = ((str(tokenizer_dir), str(path), start, end, errors)
-             for start, end in iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors))
+    # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
+    spans = iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors)
     writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
     try:
-        # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
-        # One worker needs no pool: the parent encodes, with the same task function.
-        with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
-                        memory_advice="try fewer --workers or a smaller --chunk-size") if workers > 1 \
-                else nullcontext() as pool:
-            for (_, _, start, end, _), packed in encoded_in_order(pool, encode_chunk, tasks):
-                writer.write(packed)
-                if on_bytes is not None:
-                    on_bytes(end - start)
+        if compiled is not None:
+            encode_on_threads(compiled, tokenizer, path, spans, writer, workers, errors, on_bytes)
+        else:
+            tasks = ((str(tokenizer_dir), str(path), start, end, errors) for start, end in spans)
+            # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
+            # One worker needs no pool: the parent encodes, with the same task function.
+            with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
+                            memory_advice="try fewer --workers or a smaller --chunk-size") if workers > 1 \
+                    else nullcontext() as pool:
+                for (_, _, start, end, _), packed in encoded_in_order(pool, encode_chunk, tasks):
+                    writer.write(packed)
+                    if on_bytes is not None:
+                        on_bytes(end - start)
         writer.commit()
     except BaseException:
         writer.abort()
         raise
     return EncodeStats(str(path), str(out), size, writer.count, time.perf_counter() - started,
-                       cpu_seconds() - cpu_started, workers, writer.dtype.name)
+                       cpu_seconds() - cpu_started, workers, writer.dtype.name,
+                       "python" if compiled is None else "compiled")
 
 
 def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
-               progress: bool | None = None) -> EncodeStats:
+               progress: bool | None = None, encoder: str | None = None) -> EncodeStats:
     """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
     from tqdm import tqdm
 
@@ -276,14 +394,15 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
 
     try:
         stats = encode_file(tokenizer_dir, data, out, workers=workers, errors=errors, chunk_bytes=chunk_bytes,
-                            on_bytes=lambda n: bars[0].update(n), on_size=on_size)
+                            on_bytes=lambda n: bars[0].update(n), on_size=on_size, encoder=encoder)
     finally:
         for bar in bars:
             bar.close()
     ratio = f"{stats.bytes_per_token:.2f} bytes/token" if stats.tokens else "an empty file"
     print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
           f"({ratio}) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
-          f"{stats.workers} worker{'s' if stats.workers != 1 else ''}")
+          f"{stats.workers} {'thread' if stats.encoder == 'compiled' else 'worker'}{'s' if stats.workers != 1 else ''} "
+          f"({stats.encoder} encoder)")
     peak = peak_rss_mb()
     print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)"
           + (f"; peak memory of the largest process {peak:.1f} MB" if peak is not None else ""))

@@ -21,6 +21,11 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
   non-ASCII characters (all of a block dense with them) by the Unicode pattern; the pre-tokens are
   exactly the pattern's, in order.
 
+Where v9's compiled code is built, ``encode_packed`` (hence ``encode`` and ``encode_iterable``) hands the
+text's UTF-8 bytes to the compiled encoder instead (:mod:`bpe.io.compiled`, ``variants/_v9_encode.pyx``):
+v9's scanner, these same merges and a cache in C, the same ids.  ``compiled=False`` keeps a tokenizer on
+the Python path, which :meth:`Tokenizer.encode_packed_python` always takes.
+
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
 >>> tok = Tokenizer(vocab, [(b"l", b"o"), (b"lo", b"w")], ["<|e|>"])
 >>> tok.encode("low lo<|e|>")
@@ -72,9 +77,12 @@ class _PretokenCache(dict):
         return packed
 
 
+_UNSET = object()
+
+
 class Tokenizer:
     def __init__(self, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
-                 special_tokens: Sequence[str] | None = None):
+                 special_tokens: Sequence[str] | None = None, *, compiled: bool = True):
         self.vocab = dict(vocab)
         self.merges = list(merges)
         self.special_tokens = list(special_tokens or [])
@@ -96,6 +104,28 @@ class Tokenizer:
         self._special_packed = {t: array(self.typecode, [self.token_ids[t.encode("utf-8")]]).tobytes()
                                 for t in self.special_tokens}
         self._cache = _PretokenCache(self._bpe)
+        #: Whether ``encode_packed`` uses the compiled encoder where it is built (False: always Python).
+        self.compiled = compiled
+        self._compiled = _UNSET
+
+    def __getstate__(self) -> dict:
+        """Pickled without the compiled encoder (C memory): it is built again at first use."""
+        return {key: value for key, value in self.__dict__.items() if key != "_compiled"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._compiled = _UNSET
+
+    def compiled_encoder(self):
+        """The compiled encoder of these merges (:mod:`bpe.io.compiled`), built at first use; ``None`` where
+        it is not built, cannot hold this tokenizer, or ``compiled`` is False."""
+        if not self.compiled:
+            return None
+        if self._compiled is _UNSET:
+            from bpe.io.compiled import compiled_encoder
+
+            self._compiled = compiled_encoder(self)
+        return self._compiled
 
     def _build_id_merges(self) -> None:
         """Merges as ids: ``(left id, right id) -> rank`` and, per rank, the merged id."""
@@ -161,7 +191,21 @@ class Tokenizer:
         return ids.tolist()
 
     def encode_packed(self, text: str) -> bytes:
-        """The ids of ``text`` as machine integers of type :attr:`typecode` (native byte order)."""
+        """The ids of ``text`` as machine integers of type :attr:`typecode` (native byte order): compiled
+        where it is built (:meth:`compiled_encoder`), else :meth:`encode_packed_python`; the same ids."""
+        encoder = self.compiled_encoder()
+        if encoder is not None:
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: the Python path raises its own error, as it always has
+                pass
+            else:
+                return bytes(encoder.encode_text_bytes(data))
+        return self.encode_packed_python(text)
+
+    def encode_packed_python(self, text: str) -> bytes:
+        """:meth:`encode_packed` in pure Python: the fast pre-tokenizer, and the merges from a cache of
+        pre-token -> packed ids (``bpe encode --encoder python`` runs it in its process pool)."""
         pieces = [text] if self._special_split is None else self._special_split.split(text)
         lookup = self._cache.__getitem__
         out: list[bytes] = []

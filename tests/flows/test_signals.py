@@ -2,7 +2,7 @@
 
 Each command runs in a real process on small data, in a session of its own.  The test waits until the
 command is in the phase under test (its pool's workers exist; the bench's timed child has workers of
-its own; encode's temporary ``.npy`` exists; scalene's child runs the training, its files in /tmp), sends
+its own; encode's temporary ``.npy`` exists, with its pool's workers or its threads; scalene's child runs the training, its files in /tmp), sends
 the signal to the command's process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit
 status 128 + the signal; no process it started still alive (those seen before the signal, and anything
 left in its session); no temporary file or folder left, nor scalene's files in /tmp for the processes it
@@ -22,7 +22,8 @@ import pytest
 from bpe.cli import main
 from bpe.training.registry import VARIANTS
 from conftest import (DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, alive, child_env, descendants, live_processes,
-                      scalene_files, scalene_runs_the_training, timed_child_has_workers, wait_for, workers_running)
+                      scalene_files, scalene_runs_the_training, threads_running, timed_child_has_workers, wait_for,
+                      workers_running, write_letter_runs)
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 
@@ -159,7 +160,31 @@ def test_encode_while_writing(tmp_path, signum):
         return workers_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
 
     proc, err, started = signal_in_phase(["encode", "--tokenizer", str(tok), "--data", str(big), "--out", str(out),
-                                          "--workers", "2", "--chunk-size", "64KiB"], signum, writing)
+                                          "--workers", "2", "--chunk-size", "64KiB", "--encoder", "python"],
+                                         signum, writing)
+    assert_ended_cleanly(proc, err, started, signum)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "tok"]  # no .npy, no .tmp
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_encode_on_threads(tmp_path, signum):
+    """The compiled encoder: its threads stop (each looks at its flag), the .npy's temporary file goes."""
+    from bpe.io import compiled
+
+    if compiled.UNAVAILABLE:
+        pytest.skip(compiled.UNAVAILABLE)
+    tok = tmp_path / "tok"
+    assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "300", "--limit", "100KB", "--workers", "1",
+                 "--quiet", "--out", str(tok)]) == 0
+    big = write_letter_runs(tmp_path / "big.txt", runs=24, run_bytes=512 * 1024)  # long words: slow chunks
+    out = tmp_path / "ids.npy"
+
+    def writing(proc) -> bool:
+        return threads_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
+
+    proc, err, started = signal_in_phase(["encode", "--tokenizer", str(tok), "--data", str(big), "--out", str(out),
+                                          "--workers", "2", "--chunk-size", "64KiB", "--encoder", "compiled"],
+                                         signum, writing)
     assert_ended_cleanly(proc, err, started, signum)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "tok"]  # no .npy, no .tmp
 

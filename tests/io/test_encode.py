@@ -1,5 +1,7 @@
 """``bpe encode`` and the fast Tokenizer: ids equal tiktoken's (same merges, GPT-2 pattern), whatever the
-chunking; the .npy's dtype and length; atomic output; one clear line for every bad input."""
+chunking, with either encoder (compiled on threads, Python in the pool), and the two encoders' ids equal
+each other's on every kind of text; the .npy's dtype and length; atomic output; one clear line for every
+bad input; Ctrl-C stops every thread."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import functools
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -17,14 +21,20 @@ from hypothesis import strategies as st
 
 from bpe import BPEError, Tokenizer
 from bpe.cli import main
+from bpe.io import compiled as compiled_module
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
+from bpe.lab.dev import text_kinds
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
-                      workers_running)
+                      threads_running, workers_running, write_letter_runs)
 
 EOT = "<|endoftext|>"
+#: Needs the compiled encoder (variants/_v9_encode.pyx), which an install without a C compiler lacks.
+needs_compiled = pytest.mark.skipif(compiled_module.UNAVAILABLE is not None, reason="the compiled encoder is not built")
+ENCODERS = [pytest.param("compiled", marks=needs_compiled), "python"]
+ENCODER_NAMES = ["compiled", "python"]
 FILES = ["address.txt", "german.txt", "special_token_double_newlines_non_whitespace.txt",
          "special_token_trailing_newlines.txt", "tinystories_sample.txt", "corpus.en"]
 
@@ -54,14 +64,20 @@ def trained_dir(tmp_path_factory):
     return out
 
 
+def bpe_threads() -> list[threading.Thread]:
+    """The compiled encoder's threads still alive (run_threads names them)."""
+    return [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
 @pytest.mark.parametrize("name", FILES)
 @pytest.mark.parametrize("chunk_bytes", [200, 1 << 20])
-def test_file_ids_equal_tiktoken(gpt2_dir, gpt2_tiktoken, tmp_path, name, chunk_bytes):
+def test_file_ids_equal_tiktoken(gpt2_dir, gpt2_tiktoken, tmp_path, name, chunk_bytes, encoder):
     text = (FIXTURES / name).read_text(encoding="utf-8")
     out = tmp_path / "ids.npy"
-    stats = encode_file(gpt2_dir, FIXTURES / name, out, workers=1, chunk_bytes=chunk_bytes)
+    stats = encode_file(gpt2_dir, FIXTURES / name, out, workers=1, chunk_bytes=chunk_bytes, encoder=encoder)
     ids = np.load(out)
-    assert ids.dtype == np.uint16 and len(ids) == stats.tokens
+    assert ids.dtype == np.uint16 and len(ids) == stats.tokens and stats.encoder == encoder
     assert ids.tolist() == gpt2_tiktoken.encode(text, allowed_special="all")
     assert stats.bytes == len(text.encode("utf-8"))
 
@@ -101,9 +117,10 @@ def _generated_case_tokenizers() -> tuple[Tokenizer, tiktoken.Encoding]:
 def test_generated_text_equals_tiktoken(pieces):
     tok, encoding = _generated_case_tokenizers()
     text = "".join(pieces)
-    ids = tok.encode(text)
+    ids = tok.encode(text)  # compiled where it is built
     expected, _, _ = tiktoken_ids(tok, encoding, text, threads=1)  # special tokens split as ours, longest first
     assert ids == expected
+    assert tok.encode_packed(text) == tok.encode_packed_python(text)
     assert tok.decode(ids) == text
 
 
@@ -113,6 +130,7 @@ def test_any_text_round_trips_and_equals_tiktoken(text):
     tok, encoding = _generated_case_tokenizers()
     ids = tok.encode(text)
     assert tok.decode(ids) == text
+    assert tok.encode_packed(text) == tok.encode_packed_python(text)
     if not any(s in text for s in tok.special_tokens):
         assert ids == encoding.encode_ordinary(text)
 
@@ -123,7 +141,7 @@ def test_a_full_cache_is_cleared_without_changing_ids(monkeypatch):
     tok, encoding = _generated_case_tokenizers()
     text = (FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8")
     monkeypatch.setattr(module, "CACHE_SIZE", 7)
-    fresh = Tokenizer(tok.vocab, tok.merges, tok.special_tokens)
+    fresh = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, compiled=False)
     assert fresh.encode(text) == tok.encode(text)
     assert len(fresh._cache) <= 7
 
@@ -137,8 +155,14 @@ def test_chunking_never_changes_the_ids(gpt2_dir, gpt2_tiktoken, tmp_path, docs,
     path = tmp_path / "docs.txt"
     path.write_text(text, encoding="utf-8", newline="")
     out = tmp_path / "ids.npy"
-    encode_file(gpt2_dir, path, out, workers=1, chunk_bytes=chunk_bytes)
-    assert np.load(out).tolist() == gpt2_tiktoken.encode(text, allowed_special="all")
+    expected = gpt2_tiktoken.encode(text, allowed_special="all")
+    for encoder in available_encoders():
+        encode_file(gpt2_dir, path, out, workers=1 if encoder == "python" else 1 + chunk_bytes % 2, chunk_bytes=chunk_bytes, encoder=encoder)
+        assert np.load(out).tolist() == expected, encoder
+
+
+def available_encoders() -> list[str]:
+    return ["python"] if compiled_module.UNAVAILABLE else ["compiled", "python"]
 
 
 def test_uint32_when_the_vocab_passes_65536(tmp_path, write_corpus):
@@ -285,22 +309,26 @@ def test_bad_input_is_one_clear_line(trained_dir, tmp_path, capsys, args, messag
     assert not (tmp_path / "x.npy").exists()
 
 
-# --- In the process pool: the same ids, and the pool's failure cases -----------------------------------
+# --- In the process pool (--encoder python) or on threads (compiled): the same ids, and the failure cases ---
 
-def test_pool_gives_the_same_ids_in_document_order(trained_dir, tmp_path):
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_several_workers_give_the_same_ids_in_document_order(trained_dir, tmp_path, encoder):
     tokenizer = load_tokenizer(trained_dir)
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
-    stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024)
+    stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024,
+                        encoder=encoder)
     expected, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
-    assert stats.workers == 3 and first_difference(np.load(tmp_path / "ids.npy"), expected) is None
-    assert live_processes(parent=os.getpid()) == []
+    assert stats.workers == 3 and stats.encoder == encoder
+    assert first_difference(np.load(tmp_path / "ids.npy"), expected) is None
+    assert live_processes(parent=os.getpid()) == [] and not bpe_threads()
 
 
-def test_bad_utf8_in_a_worker_names_the_offset(gpt2_dir, tmp_path, write_corpus):
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_bad_utf8_in_a_worker_names_the_offset(gpt2_dir, tmp_path, write_corpus, encoder):
     data = write_corpus(b"hello world\n" * 1000 + b"bad \xff byte\n" + b"more\n" * 100)
     with pytest.raises(BPEError, match=r"invalid UTF-8 at byte offset 12004 \(byte 0xff\)"):
-        encode_file(gpt2_dir, data, tmp_path / "ids.npy", workers=2, chunk_bytes=1000)
-    assert not (tmp_path / "ids.npy").exists() and live_processes(parent=os.getpid()) == []
+        encode_file(gpt2_dir, data, tmp_path / "ids.npy", workers=2, chunk_bytes=1000, encoder=encoder)
+    assert not (tmp_path / "ids.npy").exists() and live_processes(parent=os.getpid()) == [] and not bpe_threads()
 
 
 @pytest.mark.parametrize("hook, task", [(KILL_ON_TASK_ENV, 0), (KILL_ON_TASK_ENV, 5), (KILL_MID_ANSWER_ENV, 3)])
@@ -310,7 +338,7 @@ def test_killed_worker_is_one_clear_error_no_output_no_process(trained_dir, tmp_
     with pytest.raises(BPEError, match=r"^a tokenizer worker died \(killed by SIGKILL\) while encoding .*"
                                        r"gutenberg-sample.txt; worker \d of 2 \(pid \d+\) may have been killed or run out "
                                        r"of memory"):
-        encode_file(trained_dir, DEFAULT_CORPUS, out, workers=2, chunk_bytes=64 * 1024)
+        encode_file(trained_dir, DEFAULT_CORPUS, out, workers=2, chunk_bytes=64 * 1024, encoder="python")
     assert list(tmp_path.iterdir()) == [] and live_processes(parent=os.getpid()) == []
 
 
@@ -323,13 +351,276 @@ def test_ctrl_c_is_one_line_no_output_no_process(trained_dir, tmp_path, times, h
             f.write(DEFAULT_CORPUS.read_bytes())
     out = tmp_path / "ids.npy"
     argv = [sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data", str(big),
-            "--out", str(out), "--workers", "2", "--chunk-size", "64KiB"]
+            "--out", str(out), "--workers", "2", "--chunk-size", "64KiB", "--encoder", "python"]
 
     def writing(proc) -> bool:  # its workers run and the .npy is being written; with the hook, task 2 stalled
         return (workers_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
                 and (hook is None or a_worker_stalled(proc)))
 
     proc, _, err = interrupt(argv, times=times, env=child_env(**({hook: "2"} if hook else {})), ready=writing)
+    assert proc.returncode == 130 and err == "bpe: interrupted\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+    assert live_processes(session=proc.pid) == []
+
+
+# --- The compiled encoder: the Python encoder's ids on every kind of text, its stop, its fallbacks ----------
+
+@needs_compiled
+@pytest.mark.parametrize("chunk_bytes", [100, 1 << 20])
+def test_replace_gives_the_python_encoders_ids(gpt2_dir, gpt2_tiktoken, tmp_path, write_corpus, chunk_bytes):
+    """--errors replace: bad bytes (a stray continuation, a cut character, an overlong form, a surrogate,
+    past U+10FFFF) in several chunks, one next to a special token: Python's decoder decides, on both paths."""
+    bad = (b"caf\xc3 ok \xff\xfe <|endoftext|>\x80x \xe4\xb8 end \xf0\x9f\x99\n\xc0\xaf \xed\xa0\x80 "
+           b"\xf4\x90\x80\x80 \xe2\x80\x9cq\xe2\x80\x9d\n")
+    raw = (b"hello world\n" * 20 + bad) * 15
+    data = write_corpus(raw)
+    ids = {}
+    for encoder in ENCODER_NAMES:
+        out = tmp_path / f"{encoder}.npy"
+        encode_file(gpt2_dir, data, out, workers=2 if encoder == "compiled" else 1, chunk_bytes=chunk_bytes,
+                    errors="replace", encoder=encoder)
+        ids[encoder] = np.load(out).tolist()
+    assert ids["compiled"] == ids["python"]
+    assert ids["compiled"] == gpt2_tiktoken.encode(raw.decode("utf-8", "replace"), allowed_special="all")
+
+
+@needs_compiled
+def test_strict_bad_utf8_is_the_same_line_on_both_encoders(gpt2_dir, tmp_path, write_corpus):
+    data = write_corpus(b"fine text\n" * 30 + b"x<|endoftext|>\xe4\xb8 cut\n" + b"more \xff\n")
+    messages = []
+    for encoder in ENCODER_NAMES:
+        with pytest.raises(BPEError) as error:
+            encode_file(gpt2_dir, data, tmp_path / "ids.npy", workers=1, chunk_bytes=64, encoder=encoder)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1] and "invalid UTF-8 at byte offset 314 (byte 0xe4)" in messages[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus0.txt"]
+
+
+@needs_compiled
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_uint32_ids_are_the_same_on_both_encoders(tmp_path, write_corpus, encoder):
+    from bpe.training.train import build_vocab
+
+    text_pairs = {b"ab", b"bc", b" a", b"ca"}
+    filler = [(bytes([x]), bytes([y])) for x in range(256) for y in range(256) if bytes([x, y]) not in text_pairs]
+    merges = [*filler, (b"a", b"b"), (b"ab", b"c")]
+    save_tokenizer(tmp_path / "tok", build_vocab(["<|x|>"], merges), merges, ["<|x|>"])
+    data = write_corpus("abc ab<|x|>abcabc\u00e9 c" * 50)
+    stats = encode_file(tmp_path / "tok", data, tmp_path / "ids.npy", workers=2, chunk_bytes=40, encoder=encoder)
+    ids = np.load(tmp_path / "ids.npy")
+    assert ids.dtype == np.uint32 and stats.encoder == encoder
+    assert ids.tolist()[:4] == [65_790, 32, 65_789, 256]
+    assert ids.tolist() == _python_ids(load_tokenizer(tmp_path / "tok"), data.read_text(encoding="utf-8"))
+
+
+def _python_ids(tokenizer, text: str) -> list[int]:
+    from array import array
+
+    ids = array(tokenizer.typecode)
+    ids.frombytes(tokenizer.encode_packed_python(text))
+    return ids.tolist()
+
+
+@needs_compiled
+def test_ctrl_c_while_encoding_stops_every_thread(trained_dir, tmp_path, monkeypatch):
+    """SIGINT is sent from the progress callback, in the main thread, once the first chunk is written: the
+    other threads are mid-chunk then; each stops at its next look at its flag, and none takes a new
+    chunk.  No thread is left, nor the temporary .npy."""
+    big = tmp_path / "big.txt"
+    big.write_bytes(DEFAULT_CORPUS.read_bytes() * 2)
+    started = []
+    real = compiled_module.CompiledEncoder.encode_bytes
+    monkeypatch.setattr(compiled_module.CompiledEncoder, "encode_bytes",
+                        lambda self, cache, data: started.append(len(data)) or real(self, cache, data))
+    sent = []
+
+    def on_bytes(n):
+        if not sent:
+            sent.append(n)
+            os.kill(os.getpid(), signal.SIGINT)  # Python's own handler: KeyboardInterrupt in this thread
+
+    with pytest.raises(KeyboardInterrupt):
+        encode_file(trained_dir, big, tmp_path / "ids.npy", workers=2, chunk_bytes=64 * 1024, on_bytes=on_bytes,
+                    encoder="compiled")
+    chunks = -(-big.stat().st_size // (64 * 1024))
+    assert sent and not bpe_threads() and len(started) < chunks // 2, (len(started), chunks)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+
+
+@needs_compiled
+@pytest.mark.parametrize("text", [b"word " * 2_000_000,  # one piece: the scanner looks every 64 KB
+                                  b"word<|endoftext|>" * 600_000,  # short documents: between the pieces
+                                  b"ab" * 300_000],  # one long pre-token: BPE looks every 4,096 merges
+                         ids=["one piece", "short documents", "one long pre-token"])
+def test_a_stop_ends_an_encode_under_way(text):
+    tok, _ = _generated_case_tokenizers()
+    encoder = tok.compiled_encoder()
+    cache = compiled_module.Cache()
+    ready, failure = threading.Event(), []
+
+    def encode():
+        ready.set()
+        try:
+            encoder.encode_bytes(cache, text)
+        except BaseException as caught:
+            failure.append(caught)
+
+    thread = threading.Thread(target=encode)
+    thread.start()
+    ready.wait()
+    cache.stop()
+    thread.join()
+    assert len(failure) == 1 and isinstance(failure[0], KeyboardInterrupt), failure
+    with pytest.raises(KeyboardInterrupt):  # stopped stays stopped, until resumed
+        encoder.encode_bytes(cache, b"x")
+    cache.resume()
+    assert bytes(encoder.encode_bytes(cache, b"word<|e|>")) == tok.encode_packed_python("word<|e|>")
+
+
+@needs_compiled
+def test_a_full_compiled_cache_is_emptied_without_changing_ids():
+    tok, _ = _generated_case_tokenizers()
+    text = (FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8") + "x" * 300 + " \u00e9t\u00e9" * 40
+    encoder, small = tok.compiled_encoder(), compiled_module.Cache(7)
+    for _ in range(2):
+        assert bytes(encoder.encode_bytes(small, text.encode())) == tok.encode_packed_python(text)
+        assert 0 < len(small) <= 7
+
+
+# Runs long enough that BPE merges within them for many rounds (spaces, digits, letters, "==", CJK), and a
+# pre-token past the cache's 256-byte limit (encoded each time, never kept).
+_LONG_RUNS = st.tuples(st.sampled_from(["a", " ", "  x", "1", "ab", "=", "\n", "\u4f60", "\U0001f642", "'s", "\t "]),
+                       st.integers(1, 700))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(_LONG_RUNS, st.sampled_from(_ALPHABET).map(lambda p: (p, 1))), max_size=12))
+def test_long_runs_equal_tiktoken_and_the_python_encoder(runs):
+    tok, encoding = _generated_case_tokenizers()
+    text = "".join(piece * times for piece, times in runs)
+    assert tok.encode_packed(text) == tok.encode_packed_python(text)
+    assert tok.encode(text) == encoding.encode_ordinary(text)
+
+
+def _random_tokenizer(merge_pairs, order, special) -> Tokenizer:
+    """Merges of tokens over ``a``, ``b`` and the space, in any order (a merge of two tokens may come before
+    the merge that makes one of them; one whose tokens never exist never applies), ids numbered in a
+    shuffled ``order`` unrelated to the ranks."""
+    merges = [(x.encode(), y.encode()) for x, y in merge_pairs]
+    tokens = [bytes([b]) for b in range(256)] + sorted({x + y for x, y in merges} - {bytes([b]) for b in range(256)})
+    numbers = sorted(range(len(tokens)), key=lambda i: order[i % len(order)] * 10_000 + i)
+    vocab = {numbers[i]: token for i, token in enumerate(tokens)}
+    return Tokenizer(vocab, merges, [special] if special else [])
+
+
+_PIECES = st.text(alphabet="ab ", min_size=1, max_size=3)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(merge_pairs=st.lists(st.tuples(_PIECES, _PIECES), max_size=25),
+       order=st.lists(st.integers(0, 50), min_size=1, max_size=20),
+       special=st.sampled_from(["", "ab", "<|e|>"]),
+       text=st.text(alphabet="ab \u00e9<|e>", max_size=60))
+@example(merge_pairs=[("b", "a"), ("a", "b"), ("ab", "a"), ("a", "a"), ("aa", "a")], order=[3, 1, 2],
+         special="", text="aaaaab abaaba aaa")
+@example(merge_pairs=[("ab", "b"), ("a", "b")], order=[1], special="", text="abbab")  # a lower rank made later
+@example(merge_pairs=[("a", "a"), ("b", "aa"), ("aa", "aa"), ("ab", "a"), ("a", "b")], order=[5, 2],  # 32 bytes: on
+         special="", text="ab" * 8 + "a" * 16 + " " + "ab" * 8 + "a" * 17)  # arrays; 33: on the heap
+def test_any_merges_in_any_order_give_the_python_encoders_ids(merge_pairs, order, special, text):
+    tok = _random_tokenizer(merge_pairs, order, special)
+    assert tok.compiled_encoder() is not None
+    assert tok.encode_packed(text) == tok.encode_packed_python(text)
+    word = "".join(c for c in text if c in "ab") * 6  # one pre-token: past 32 bytes, BPE on the heap
+    assert tok.encode_packed(word) == tok.encode_packed_python(word)
+
+
+@needs_compiled
+def test_a_byte_without_a_token_is_the_same_key_error():
+    vocab = {i: bytes([i]) for i in range(256) if i != ord("z")}
+    for tok in (Tokenizer(vocab, []), Tokenizer(vocab, [], compiled=False)):
+        assert tok.encode("a b") == [97, 32, 98]
+        with pytest.raises(KeyError, match="byte 0x7a has no token in the vocab"):
+            tok.encode("ab zz")
+
+
+@needs_compiled
+def test_threads_may_share_a_tokenizer():
+    tok, _ = _generated_case_tokenizers()
+    texts = [(FIXTURES / name).read_text(encoding="utf-8") * 3 for name in FILES]
+    expected = [tok.encode_packed_python(text) for text in texts]
+    results: dict[int, bytes] = {}
+    workers = [threading.Thread(target=lambda i=i: results.__setitem__(i, tok.encode_packed(texts[i % len(texts)])))
+               for i in range(12)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [results[i] for i in range(12)] == [expected[i % len(texts)] for i in range(12)]
+
+
+def test_what_the_compiled_encoder_cannot_hold_takes_the_python_path(gpt2_dir):
+    tok = load_tokenizer(gpt2_dir)
+    empty = Tokenizer(tok.vocab, tok.merges, ["", EOT])  # the Python split then puts "" between characters
+    assert empty.compiled_encoder() is None
+    assert empty.encode("ab") == Tokenizer(tok.vocab, tok.merges, ["", EOT], compiled=False).encode("ab")
+    for each in (tok, Tokenizer(tok.vocab, tok.merges, [EOT], compiled=False)):
+        with pytest.raises(UnicodeEncodeError):  # a lone surrogate: the Python path's own error
+            each.encode("a \ud800 b")
+
+
+def test_not_built_falls_back_to_the_python_encoder(gpt2_dir, gpt2_tiktoken, tmp_path, monkeypatch):
+    from bpe.io.encode import choose_encoder
+
+    monkeypatch.setattr(compiled_module, "Encoder", None)
+    monkeypatch.setattr(compiled_module, "UNAVAILABLE", compiled_module.NOT_BUILT)
+    copy = shutil.copytree(gpt2_dir, tmp_path / "gpt2")  # a folder of its own: a tokenizer not loaded before
+    stats = encode_file(copy, FIXTURES / "german.txt", tmp_path / "ids.npy", workers=2)
+    assert stats.encoder == "python"
+    text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
+    assert np.load(tmp_path / "ids.npy").tolist() == gpt2_tiktoken.encode(text, allowed_special="all")
+    with pytest.raises(BPEError) as error:
+        choose_encoder(load_tokenizer(copy), "compiled")
+    assert str(error.value) == compiled_module.NOT_BUILT and "\n" not in compiled_module.NOT_BUILT
+
+
+@needs_compiled
+def test_cli_names_the_encoder(trained_dir, tmp_path, capsys):
+    for encoder, said in (("compiled", "2 threads (compiled encoder)"), ("python", "2 workers (python encoder)")):
+        assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out",
+                     str(tmp_path / f"{encoder}.npy"), "--workers", "2", "--chunk-size", "1KiB", "--encoder", encoder]) == 0
+        assert said in capsys.readouterr().out
+    assert np.array_equal(np.load(tmp_path / "compiled.npy"), np.load(tmp_path / "python.npy"))
+
+
+@needs_compiled
+@pytest.mark.parametrize("kind", sorted(text_kinds.SOURCES))
+def test_every_kind_of_text_gives_tiktokens_ids_on_threads(gpt2_dir, gpt2_tiktoken, tmp_path, kind):
+    """The lab's kinds of text (bpe.lab.dev.text_kinds: web text, other scripts, mixed, emoji, combining marks,
+    digits, whitespace), ~40 KB each, cut in 2 KB chunks over 2 threads: tiktoken's ids, and the Python path's."""
+    documents, text = text_kinds.SOURCES[kind](), ""
+    while len(text) < 40_000:
+        text += next(documents)
+    path = tmp_path / f"{kind}.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    stats = encode_file(gpt2_dir, path, tmp_path / "ids.npy", workers=2, chunk_bytes=2048, encoder="compiled")
+    ids = np.load(tmp_path / "ids.npy").tolist()
+    assert stats.workers == 2 and ids == gpt2_tiktoken.encode(text, allowed_special="all")
+    assert ids == _python_ids(load_tokenizer(gpt2_dir), text)
+
+
+@needs_compiled
+@pytest.mark.parametrize("times", [1, 3])
+def test_ctrl_c_on_threads_is_one_line_no_output_no_thread(trained_dir, tmp_path, times):
+    big = write_letter_runs(tmp_path / "big.txt", runs=24, run_bytes=512 * 1024)  # long words: slow chunks
+    out = tmp_path / "ids.npy"
+    argv = [sys.executable, "-m", "bpe", "encode", "--tokenizer", str(trained_dir), "--data", str(big),
+            "--out", str(out), "--workers", "2", "--chunk-size", "64KiB", "--encoder", "compiled"]
+
+    def writing(proc) -> bool:  # its threads run and the .npy is being written
+        return threads_running(proc) and (tmp_path / f".ids.npy.{proc.pid}.tmp").exists()
+
+    proc, _, err = interrupt(argv, times=times, ready=writing)
     assert proc.returncode == 130 and err == "bpe: interrupted\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
     assert live_processes(session=proc.pid) == []

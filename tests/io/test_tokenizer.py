@@ -157,3 +157,80 @@ def test_decode_of_an_unknown_id_is_one_line():
     assert tokenizer.decode(iter([104, 105])) == "hi"
     with pytest.raises(BPEError, match=r"cannot decode token id 999999: the vocab has ids 0 to 255"):
         tokenizer.decode([104, 999999])
+
+
+# --- The compiled bulk path (bpe/io/compiled.py) against the Python one and tiktoken ----------------------
+
+def _compiled_built() -> bool:
+    from bpe.io import compiled
+
+    return compiled.UNAVAILABLE is None
+
+
+needs_compiled = pytest.mark.skipif(not _compiled_built(), reason="the compiled encoder is not built")
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", FILES)
+def test_compiled_and_python_paths_give_the_same_ids(tokenizer, tiktoken_gpt2, name):
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    assert tokenizer.compiled_encoder() is not None  # encode() below took the compiled path
+    assert tokenizer.encode_packed(text) == tokenizer.encode_packed_python(text)
+    assert tokenizer.encode(text) == tiktoken_gpt2.encode(text, allowed_special={EOT})
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.one_of(st.text(max_size=40),  # any code point but a surrogate
+                                st.sampled_from([EOT, EOT + EOT, "<|endoftext", "|>", "\U0001f642\u200d\U0001f4bb",
+                                                 "\u4f60\u597d\u3002", "e\u0301", "'s", "'S", " \u00a0\u3000",
+                                                 "\r\n", "12\u0663\u00bd", "\u202e\u05d0\u05d1", "\x00\x1c"])),
+                  max_size=20))
+def test_any_text_gives_tiktokens_ids_on_both_paths(tokenizer, tiktoken_gpt2, parts):
+    text = "".join(parts)
+    ids = tokenizer.encode(text)
+    assert ids == tiktoken_gpt2.encode(text, allowed_special={EOT})
+    assert tokenizer.encode_packed(text) == tokenizer.encode_packed_python(text)
+
+
+def test_compiled_false_keeps_the_python_path(gpt2_vocab, gpt2_merges, tokenizer):
+    plain = Tokenizer(gpt2_vocab, gpt2_merges, [EOT], compiled=False)
+    assert plain.compiled_encoder() is None
+    text = (FIXTURES / "german.txt").read_text(encoding="utf-8")
+    assert plain.encode(text) == tokenizer.encode(text)
+    assert len(plain._cache) > 0  # its dict cache did the work
+
+
+def test_a_pickled_tokenizer_builds_its_compiled_encoder_again(tokenizer):
+    import pickle
+
+    text = "Pickled, then encoded again.<|endoftext|>"
+    tokenizer.encode(text)
+    copy = pickle.loads(pickle.dumps(tokenizer))
+    assert copy.encode(text) == tokenizer.encode(text)
+    assert (copy.compiled_encoder() is None) == (not _compiled_built())
+
+
+@needs_compiled
+def test_ctrl_c_stops_a_long_encode(gpt2_vocab, gpt2_merges):
+    """A text of a megabyte or more is encoded on a thread while this one waits: Ctrl-C here stops it
+    (through its cache's stop flag), the thread is joined, and the tokenizer encodes again afterwards."""
+    import os
+    import random
+    import signal
+    import threading
+
+    tok = Tokenizer(gpt2_vocab, gpt2_merges, [EOT])
+    letters = bytes.maketrans(bytes(range(256)), b"etaoinshrdlucmfw" * 16)
+    rng = random.Random(5)
+    text = "\n".join(rng.randbytes(1 << 17).translate(letters).decode() for _ in range(32))  # long words: slow
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tok.encode(text)
+            timer.join()  # finished first (a very fast machine): the interrupt still comes, here
+    finally:
+        timer.cancel()
+    assert not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+    assert tok.encode_packed("it goes on") == tok.encode_packed_python("it goes on")
