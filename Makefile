@@ -28,10 +28,10 @@ REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
-# The install builds the compiled rungs (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx
-# with the scanner it includes; with setuptools and Cython) when a C compiler is found, and goes on without
-# them otherwise; an edit of their sources rebuilds them.
-COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_gpt2_scanner.pxi variants/_hints.h
+# The install builds the compiled code (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx,
+# and the encoder, variants/_v9_encode.pyx, both with the scanner they include; with setuptools and Cython)
+# when a C compiler is found, and goes on without it otherwise; an edit of their sources rebuilds them.
+COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_v9_encode.pyx variants/_gpt2_scanner.pxi variants/_hints.h
 BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; \
 	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
 $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
@@ -45,7 +45,7 @@ $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 
 # A venv made before a C compiler was installed lacks v8 and v9: `make venv` tries the build again.
 venv: $(VENV)/.installed
-	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count' 2>/dev/null || { \
+	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count, bpe.variants._v9_encode' 2>/dev/null || { \
 		echo "v8 or v9 is not built: building the compiled rungs (pip install -e . again, about 40 s)"; \
 		$(PY) -m pip install --disable-pip-version-check --progress-bar off --no-deps -e . && \
 		$(BUILT_SAYS); }

@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from bpe.errors import stop_signals_held
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
@@ -59,8 +61,12 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
     workers = [threading.Thread(target=loop, args=(t,), name=f"bpe-thread-{t}", daemon=True)
                for t in range(max(1, min(threads, len(items))))]
     try:
-        for worker in workers:
-            worker.start()
+        # Started with the stop signals held: a Ctrl-C that came while start() waits for a thread would
+        # leave a thread begun but not yet joinable; it interrupts once every thread is up.  (The threads
+        # inherit the blocked mask, so the kernel hands those signals to this thread alone.)
+        with stop_signals_held():
+            for worker in workers:
+                worker.start()
         running = len(workers)
         while running:
             i = ended.get()
