@@ -45,6 +45,21 @@ class Step:
     theirs: tuple[str, ...]  # the articles' ratios of the same step and stage (THEIRS), if any
     why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
+    article_vocab: int = 0  # the vocab the article ran the step's data at, for a name that says {at_vocab}
+
+    def title(self, vocab_size: int) -> str:
+        """The step's name for a set run at ``vocab_size``: ``{at_vocab}`` says that vocab, and calls it the
+        article's only where it is :attr:`article_vocab` (a quick run's sets run at smaller ones).
+
+        >>> step = Step("v5 -> v7 {at_vocab}: total", "s", "v5", "v7", "total", (), "", article_vocab=10_000)
+        >>> step.title(10_000), step.title(600)
+        ("v5 -> v7 at vocab 10,000, the article's: total", "v5 -> v7 at vocab 600 (the article's: 10,000): total")
+        """
+        at_vocab = f"at vocab {vocab_size:,}"
+        if self.article_vocab:
+            at_vocab += (", the article's" if vocab_size == self.article_vocab
+                         else f" (the article's: {self.article_vocab:,})")
+        return self.name.format(at_vocab=at_vocab)
 
 
 FULL = [
@@ -160,8 +175,9 @@ STEPS = [
          "expected: v7's selection is v6's heap, unchanged; a ratio near 1 is the design"),
     Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
          "tinystories", "v6", "v7", "merge_phase", (), _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
-    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", (),
-         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
+    Step("v5 -> v7 {at_vocab}: total, TinyStories-like", "tinystories", "v5", "v7", "total", (),
+         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5",
+         article_vocab=10_000),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, TinyStories-like",
          "tinystories", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
     Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, web-like", "web", "v6", "v8",

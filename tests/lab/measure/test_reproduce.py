@@ -45,6 +45,8 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
         assert step["clear"] is None and step["verdict"] == ratio_text(step["ratio"]) and step["verdict"] in printed
     assert "(one run of a rung: no spread to judge its ratios by)" in printed
+    # A step named for the article's vocab says the vocab this run used (600, not the article's 10,000).
+    assert "v5 -> v7, total [tinystories]: v5 -> v7 at vocab 600 (the article's: 10,000): total" in printed
     # Each step prints the articles' ratio of its stage beside the ladder's, and why they differ.
     v1_v2 = result["steps"]["tinystories-v1:v1-v2:merge_phase"]
     assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.3x faster" in printed
@@ -86,6 +88,7 @@ def test_every_step_compares_one_stage_on_both_sides():
     words = {"data": "d", "size": "1.0 MB", "vocab": "500", "merges": "243"}
     for step in STEPS:
         assert step.why and "{" not in (step.why + step.no_gain).format(**words)  # only the set's own settings
+        assert "{" not in step.title(500) and "}" not in step.title(500)  # a name holds {at_vocab} at most
         for name in step.theirs:
             assert THEIRS[name].stage == step.stage, (step.name, name)
             used.add(name)
@@ -106,6 +109,19 @@ def test_a_step_below_one_or_within_the_spread_says_why():
     step = compare_steps(sets)["web:v6-v7:merge_phase"]
     assert step["verdict"] == "within spread" and "round trip" in step["why"]
     assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
+
+
+def test_a_step_claims_the_articles_vocab_only_where_its_set_ran_at_it():
+    """The v5 -> v7 step is named for the article's vocab (10,000 on TinyStories): its name says the vocab the
+    set ran at, and calls it the article's only where it is (a quick run's set runs at 600)."""
+    def run(seconds):
+        return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
+
+    for vocab, the_articles in ((10_000, True), (600, False)):
+        ran = ran_on("tinystories-synth-50MB", {"v5": {"runs": [run(2.0)] * 3}, "v7": {"runs": [run(1.0)] * 3}})
+        name = compare_steps({"tinystories": {**ran, "vocab_size": vocab}})["tinystories:v5-v7:total"]["step"]
+        assert f"at vocab {vocab:,}" in name and "at the article's vocab" not in name, name
+        assert (f"at vocab {vocab:,}, the article's:" in name) is the_articles, name
 
 
 def test_a_gain_within_the_spread_is_not_a_ratio():
