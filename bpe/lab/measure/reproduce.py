@@ -105,7 +105,8 @@ def compare_steps(sets: dict) -> dict:
         compared = compare(before, after)
         no_gain = compared["clear"] is False or compared["ratio"] < 1
         steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
-            "step": step.title(ran["vocab_size"]), "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
+            "step": step.title(ran["vocab_size"]), "set": step.run_set, "before": step.before, "after": step.after,
+            "stage": step.stage,
             **compared, "theirs": [their_ratio(name) for name in step.theirs],
             "why": (step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")).format(**set_words(ran))}
     return steps
