@@ -10,11 +10,12 @@ the objects themselves: each probe hashes a string and follows pointers to it, e
 integer keys, and the heap an array of (count, slot): a merge's work is loads and stores, and the
 first touch of each word, a cache miss, is what remains; the records are fetched ahead of use.
 
-This file is the rung's Python side: the pre-tokenizer (v6's, unchanged: the articles kept
-pre-tokenization in Python too) and the ``Merger``, a Python subclass of the compiled state whose
-``select_best_pair`` and ``merge`` are compiled methods.  The compiled module is built by ``pip
-install`` from ``pyproject.toml`` (setuptools and Cython); where no C compiler was found at install
-time it is absent, and the rung says so in one line (:data:`UNAVAILABLE`) instead of running.
+This file is the rung's Python side: the pre-tokenizer (v6's, unchanged: Koschei's article, too, kept
+pre-tokenization in Python and handed only the merge to C++) and the ``Merger``, a Python subclass of
+the compiled state whose ``select_best_pair`` and ``merge`` are compiled methods.  The compiled module
+is built by ``pip install`` from ``pyproject.toml`` (setuptools and Cython); where no C compiler was
+found at install time it is absent, and the rung says so in one line (:data:`UNAVAILABLE`) instead of
+running.
 
 What it leaves out: parallel merging (v7's idea; one core's merge is now a small part of the run);
 a faster pre-tokenizer (now most of the run); the floor of v6's heap (every gained pair is pushed

@@ -31,7 +31,7 @@ from bpe.errors import BPEError
 from bpe.io.outputs import write_files_atomic
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import stamp, write_json_atomic
-from bpe.lab.measure.reproduce_steps import FULL, QUICK, STEPS, RunSet, article_figures, their_ratio
+from bpe.lab.measure.reproduce_steps import FULL, QUICK, SELECT_UPDATE, STEPS, RunSet, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
 from bpe.training.registry import VARIANTS, unavailable
 from bpe.training.sizes import format_size
@@ -77,6 +77,19 @@ def cannot_run(variant: str) -> str:
     return unavailable(VARIANTS.module(variant)) or f"{variant} cannot run here"
 
 
+def stage_seconds(run: dict, stage: str) -> float | None:
+    """One stage of a run as a step compares it: :data:`SELECT_UPDATE`, the stage a C++ merge program's total
+    times, is select plus update (the merge phase less its initial pair count); any other is :func:`seconds`'s.
+
+    >>> run = {"total": 9.0, "merge_phase": 6.0, "stages": {"pair_count": 1.0, "select": 2.0, "update": 3.0}}
+    >>> stage_seconds(run, "select+update"), stage_seconds(run, "merge_phase")
+    (5.0, 6.0)
+    """
+    if stage == SELECT_UPDATE:
+        return seconds(run, "select") + seconds(run, "update")
+    return seconds(run, stage)
+
+
 def compare_steps(sets: dict) -> dict:
     """Every step whose set ran: the ladder's comparison (:func:`bpe.lab.measure.spread.compare`), the articles' ratio
     of the same step (``theirs``), and why the two differ (``why``; ``no_gain`` added when the ladder's ratio
@@ -87,11 +100,13 @@ def compare_steps(sets: dict) -> dict:
         runs = ran["variants"]
         if step.before not in runs or step.after not in runs:  # a rung that cannot run here (v8 unbuilt)
             continue
-        before, after = ([seconds(r, step.stage) for r in runs[rung]["runs"]] for rung in (step.before, step.after))
+        before, after = ([stage_seconds(r, step.stage) for r in runs[rung]["runs"]]
+                         for rung in (step.before, step.after))
         compared = compare(before, after)
         no_gain = compared["clear"] is False or compared["ratio"] < 1
         steps[f"{step.run_set}:{step.before}-{step.after}:{step.stage}"] = {
-            "step": step.name, "set": step.run_set, "before": step.before, "after": step.after, "stage": step.stage,
+            "step": step.title(ran["vocab_size"]), "set": step.run_set, "before": step.before, "after": step.after,
+            "stage": step.stage,
             **compared, "theirs": [their_ratio(name) for name in step.theirs],
             "why": (step.why + (f"; {step.no_gain}" if no_gain and step.no_gain else "")).format(**set_words(ran))}
     return steps

@@ -33,6 +33,11 @@ class RunSet:
     real: bool = False  # a downloaded data set: run only when present
 
 
+#: The stage a C++ merge program's total times: its update plus its max(), no initial pair count; on the ladder,
+#: select + update, the merge phase less its initial pair count (``pair_count``).
+SELECT_UPDATE = "select+update"
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of the articles and the rungs that make it: ``before`` -> ``after`` on ``stage``."""
@@ -41,10 +46,25 @@ class Step:
     run_set: str
     before: str
     after: str
-    stage: str  # "total", "merge_phase", or a StageTimer stage: pretokenize, pair_count, select, update
+    stage: str  # "total", "merge_phase", SELECT_UPDATE, or a StageTimer stage: pretokenize, pair_count, select, update
     theirs: tuple[str, ...]  # the articles' ratios of the same step and stage (THEIRS), if any
     why: str  # one line: why their ratio and the ladder's differ ({data}, {size}, {vocab}, {merges}: the set's own)
     no_gain: str = ""  # why, when the ladder's ratio is below 1 or within the spread
+    article_vocab: int = 0  # the vocab the article ran the step's data at, for a name that says {at_vocab}
+
+    def title(self, vocab_size: int) -> str:
+        """The step's name for a set run at ``vocab_size``: ``{at_vocab}`` says that vocab, and calls it the
+        article's only where it is :attr:`article_vocab` (a quick run's sets run at smaller ones).
+
+        >>> step = Step("v5 -> v7 {at_vocab}: total", "s", "v5", "v7", "total", (), "", article_vocab=10_000)
+        >>> step.title(10_000), step.title(600)
+        ("v5 -> v7 at vocab 10,000, the article's: total", "v5 -> v7 at vocab 600 (the article's: 10,000): total")
+        """
+        at_vocab = f"at vocab {vocab_size:,}"
+        if self.article_vocab:
+            at_vocab += (", the article's" if vocab_size == self.article_vocab
+                         else f" (the article's: {self.article_vocab:,})")
+        return self.name.format(at_vocab=at_vocab)
 
 
 FULL = [
@@ -88,16 +108,23 @@ _PYTHON_ONLY = ("no article step: the parts quoted time no Python trainer past b
                 "compiled steps stand beside v8 (below); v6 stays in pure Python")
 _OMP_MERGE = ("their OpenMP threads (32) split the max() scan; v7's processes split the words, so the update, over "
               "this machine's cores; after v5's heap there is no scan left to split")
+_OMP_MERGE_PHASE = ("no article figure for the merge phase: their OpenMP program's total is its update and max() "
+                    "alone, with no initial pair count, so it stands beside select + update; v7's processes split "
+                    "the words, so the update, over this machine's cores")
 _V7_NO_GAIN = ("each merge is a round trip to the shard processes: on a 2-core machine the gain can sink into the "
                "spread, and on a busy one v7 gathers its shards back and runs as v6")
 _V7_SAME_CODE = ("on TinyStories-like text (few distinct words) v7 runs v6's code in one process: the two rungs run "
                  "the same code, so any difference is noise")
 _COMPILED_MERGE = ("Part 5 (a C++ merge equal to the Python one) is not among the parts quoted; the C++ ratio they "
-                   "give for this stage is the flat hash map's (Part 7's step, timed in Part 8's section 5 table, "
-                   "whose data set is not named there), a swap of tables inside C++ that mostly speeds its max() "
-                   "scan; v8 is v6's algorithm (heap, grouped diff, lazy index) moved from CPython objects to C "
-                   "arrays, with no scan left, so the ladder's ratio is compiled code against interpreted, the "
-                   "algorithm unchanged")
+                   "give for this stage (a program's total: its update and max(), no initial pair count) is the flat "
+                   "hash map's (Part 7's step, timed in Part 8's section 5 table, whose data set is not named there), "
+                   "a swap of tables inside C++ that mostly speeds its max() scan; v8 is v6's algorithm (heap, grouped "
+                   "diff, lazy index) moved from CPython objects to C arrays, with no scan left, so the ladder's ratio "
+                   "is compiled code against interpreted, the algorithm unchanged")
+_COMPILED_MERGE_PHASE = ("no article figure: Part 5 (a C++ merge equal to the Python one) is not among the parts "
+                         "quoted, and the C++ programs quoted time their update and max() alone, with no initial pair "
+                         "count (their totals stand beside select + update); v8 compiles v6's algorithm, initial "
+                         "pair count included, so the ladder's ratio is compiled code against interpreted")
 
 _COMPILED_COUNTING = ("Koschei's Rust pre-tokenizer ran a regex engine and lost to Python's regex (their ratio, "
                       "below 1); v9 runs no engine: the pattern written out as a scanner, counted into C tables on "
@@ -151,6 +178,8 @@ STEPS = [
          _PYTHON_ONLY),
     Step("constant factors in pure Python: total, web-like", "web-reduced", "v5", "v6", "total", (), _PYTHON_ONLY),
     Step("merging in parallel (v7 shards the words): merge phase, web-like", "web", "v6", "v7", "merge_phase",
+         (), _OMP_MERGE_PHASE, _V7_NO_GAIN),
+    Step("merging in parallel (v7 shards the words): select + update, web-like", "web", "v6", "v7", SELECT_UPDATE,
          ("omp_merge",), _OMP_MERGE, _V7_NO_GAIN),
     Step("merging in parallel: update, web-like", "web", "v6", "v7", "update", ("omp_update",),
          "in their table the OpenMP program's update is slower than the serial one's; v7 parallelizes the update "
@@ -160,12 +189,17 @@ STEPS = [
          "expected: v7's selection is v6's heap, unchanged; a ratio near 1 is the design"),
     Step("merging in parallel: merge phase, TinyStories-like (v7 is v6 below two shards of words)",
          "tinystories", "v6", "v7", "merge_phase", (), _V7_SAME_CODE, "expected: a ratio near 1 is the design"),
-    Step("v5 -> v7 at the article's vocab: total, TinyStories-like", "tinystories", "v5", "v7", "total", (),
-         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5"),
-    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, TinyStories-like",
-         "tinystories", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
-    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, web-like", "web", "v6", "v8",
-         "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
+    Step("v5 -> v7 {at_vocab}: total, TinyStories-like", "tinystories", "v5", "v7", "total", (),
+         "the last two ladder steps together; the parts quoted time no Python trainer past bpe_v5",
+         article_vocab=10_000),
+    Step("compiled: a C++ merge (Part 5) -> v8: merge phase, TinyStories-like", "tinystories", "v6", "v8",
+         "merge_phase", (), _COMPILED_MERGE_PHASE),
+    Step("compiled: a C++ merge (Part 5) -> v8: merge phase, web-like", "web", "v6", "v8", "merge_phase", (),
+         _COMPILED_MERGE_PHASE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: select + update, TinyStories-like",
+         "tinystories", "v6", "v8", SELECT_UPDATE, ("flat_maps_merge",), _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: select + update, web-like", "web", "v6",
+         "v8", SELECT_UPDATE, ("flat_maps_merge",), _COMPILED_MERGE),
     Step("compiled: flat hash maps under the max() scan (Part 7) -> v8: select, web-like", "web", "v6", "v8",
          "select", ("flat_maps_max",),
          "their flat map speeds a scan of every pair at every merge; v6 and v8 both pop a lazy-deletion heap, v8's an "
@@ -207,12 +241,12 @@ STEPS = [
          "select", (), _HEAP_SELECT),
     Step("constant factors in pure Python: total, real TinyStories", "real-tinystories", "v5", "v6", "total", (),
          _PYTHON_ONLY),
-    Step("merging in parallel: merge phase, real OpenWebText", "real-owt", "v6", "v7", "merge_phase", ("omp_merge",),
-         _OMP_MERGE, _V7_NO_GAIN),
-    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real TinyStories",
-         "real-tinystories", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
-    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: merge phase, real OpenWebText",
-         "real-owt", "v6", "v8", "merge_phase", ("flat_maps_merge",), _COMPILED_MERGE),
+    Step("merging in parallel: select + update, real OpenWebText", "real-owt", "v6", "v7", SELECT_UPDATE,
+         ("omp_merge",), _OMP_MERGE, _V7_NO_GAIN),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: select + update, real TinyStories",
+         "real-tinystories", "v6", "v8", SELECT_UPDATE, ("flat_maps_merge",), _COMPILED_MERGE),
+    Step("compiled: a C++ merge, then flat hash maps (Parts 5 and 7) -> v8: select + update, real OpenWebText",
+         "real-owt", "v6", "v8", SELECT_UPDATE, ("flat_maps_merge",), _COMPILED_MERGE),
 ]
 
 FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
@@ -222,7 +256,8 @@ FIGURES_FILE = REPO_ROOT / "docs" / "articles-figures.json"
 class Theirs:
     """One ratio the articles publish or imply: ``before / after`` (key paths into FIGURES_FILE), of
     ``stage`` (named as the ladder names it: their counting is ``pretokenize``, their max ``select``, the
-    merge time, or a C++ merge program's total, ``merge_phase``)."""
+    merge time ``merge_phase``, and a C++ merge program's total, its update plus its max() with no initial
+    pair count, :data:`SELECT_UPDATE`)."""
 
     what: str
     before: str
@@ -232,10 +267,11 @@ class Theirs:
 
 
 def _cpp(what: str, before: str, after: str, figure: str, section: int = 5) -> Theirs:
-    """A ratio of two of Part 8's C++ ports (``bpe_train_updater`` and a suffix), each a median of three runs."""
+    """A ratio of two of Part 8's C++ ports (``bpe_train_updater`` and a suffix), each a median of three runs; a
+    program's ``total`` is its update plus its max(), so it stands beside the ladder's :data:`SELECT_UPDATE`."""
     program = "median(lili_part8.cpp.bpe_train_updater{}." + figure + ".*)"
     return Theirs(f"C++ {what}", program.format(before), program.format(after), f"lili Part 8, section {section} table",
-                  {"total": "merge_phase", "max": "select", "update": "update"}[figure])
+                  {"total": SELECT_UPDATE, "max": "select", "update": "update"}[figure])
 
 
 THEIRS = {
@@ -266,7 +302,7 @@ THEIRS = {
     # Flat hash maps are Part 7's step (the series' contents); the figures quoted for it are the emhash8 programs
     # of Part 8's table, whose maps are emhash8::HashMap instead of bpe_train_updater's.
     "flat_maps_merge": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): merge (the program's "
-                            "total)", "", "_emhash8", "total"),
+                            "total, update + max)", "", "_emhash8", "total"),
     "flat_maps_max": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): max", "", "_emhash8", "max"),
     "flat_maps_update": _cpp("bpe_train_updater -> _emhash8 (flat hash maps, Part 7's step): update", "", "_emhash8",
                              "update"),
@@ -277,8 +313,8 @@ THEIRS = {
                                        "pre-tokenizer ('Rust optimized pre-tokenization' row), TinyStories",
                                        "koschei.cpp_optimized_merge.pretokenize", "koschei.rust_pretokenize",
                                        "Koschei, the performance comparison table", "pretokenize"),
-    "omp_merge": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total)", "",
-                      "_omp_v7_32", "total"),
+    "omp_merge": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: merge (the program's total, update + max)",
+                      "", "_omp_v7_32", "total"),
     "omp_update": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: update", "", "_omp_v7_32", "update"),
     "omp_max": _cpp("bpe_train_updater -> _omp_v7, 32 OpenMP threads: max", "", "_omp_v7_32", "max"),
 }

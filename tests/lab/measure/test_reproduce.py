@@ -45,6 +45,8 @@ def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, c
         assert step["ratio"] > 0 and step["low"] <= step["ratio"] <= step["high"]
         assert step["clear"] is None and step["verdict"] == ratio_text(step["ratio"]) and step["verdict"] in printed
     assert "(one run of a rung: no spread to judge its ratios by)" in printed
+    # A step named for the article's vocab says the vocab this run used (600, not the article's 10,000).
+    assert "v5 -> v7, total [tinystories]: v5 -> v7 at vocab 600 (the article's: 10,000): total" in printed
     # Each step prints the articles' ratio of its stage beside the ladder's, and why they differ.
     v1_v2 = result["steps"]["tinystories-v1:v1-v2:merge_phase"]
     assert [t["ratio"] for t in v1_v2["theirs"]] == [1565 / 118] and "theirs  13.3x faster" in printed
@@ -86,6 +88,7 @@ def test_every_step_compares_one_stage_on_both_sides():
     words = {"data": "d", "size": "1.0 MB", "vocab": "500", "merges": "243"}
     for step in STEPS:
         assert step.why and "{" not in (step.why + step.no_gain).format(**words)  # only the set's own settings
+        assert "{" not in step.title(500) and "}" not in step.title(500)  # a name holds {at_vocab} at most
         for name in step.theirs:
             assert THEIRS[name].stage == step.stage, (step.name, name)
             used.add(name)
@@ -103,9 +106,25 @@ def test_a_step_below_one_or_within_the_spread_says_why():
 
     sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(1.0), run(1.1), run(1.2)]},
                                                  "v7": {"runs": [run(1.05), run(1.15), run(1.25)]}})}
-    step = compare_steps(sets)["web:v6-v7:merge_phase"]
+    step = compare_steps(sets)["web:v6-v7:select+update"]
     assert step["verdict"] == "within spread" and "round trip" in step["why"]
     assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
+    # Their OpenMP program's total (update + max) stands beside select + update; the merge phase has no figure of theirs.
+    merge_phase = compare_steps(sets)["web:v6-v7:merge_phase"]
+    assert merge_phase["theirs"] == [] and "round trip" in merge_phase["why"]
+
+
+def test_a_step_claims_the_articles_vocab_only_where_its_set_ran_at_it():
+    """The v5 -> v7 step is named for the article's vocab (10,000 on TinyStories): its name says the vocab the
+    set ran at, and calls it the article's only where it is (a quick run's set runs at 600)."""
+    def run(seconds):
+        return {"total": seconds, "merge_phase": seconds, "stages": {"update": seconds, "select": seconds}}
+
+    for vocab, the_articles in ((10_000, True), (600, False)):
+        ran = ran_on("tinystories-synth-50MB", {"v5": {"runs": [run(2.0)] * 3}, "v7": {"runs": [run(1.0)] * 3}})
+        name = compare_steps({"tinystories": {**ran, "vocab_size": vocab}})["tinystories:v5-v7:total"]["step"]
+        assert f"at vocab {vocab:,}" in name and "at the article's vocab" not in name, name
+        assert (f"at vocab {vocab:,}, the article's:" in name) is the_articles, name
 
 
 def test_a_gain_within_the_spread_is_not_a_ratio():
@@ -162,11 +181,13 @@ def test_the_articles_cpp_steps_stand_beside_v8():
     by_ratio = {name: (s.before, s.after, s.stage) for s in STEPS for name in s.theirs if name in COMPILED}
     assert by_ratio["fine_cpp_update"] == ("v3", "v8", "update")
     assert by_ratio["koschei_merge"] == ("v4", "v8", "merge_phase")
-    assert by_ratio["flat_maps_merge"] == ("v6", "v8", "merge_phase")
+    assert by_ratio["flat_maps_merge"] == ("v6", "v8", "select+update")
     assert by_ratio["flat_maps_max"] == ("v6", "v8", "select")
-    # Part 5 (a C++ merge) and Part 10 (Cython) are steps with no figure of theirs, said so in their why.
-    untimed = [s for s in STEPS if s.after == "v8" and not s.theirs]
-    assert untimed and all("no article figure" in s.why and "Part 10" in s.why for s in untimed)
+    # Part 5 (a C++ merge: the merge phase) and Part 10 (Cython: the whole run) are steps with no figure of theirs,
+    # said so in their why.
+    untimed = {s.stage: s for s in STEPS if s.after == "v8" and not s.theirs}
+    assert set(untimed) == {"merge_phase", "total"} and all("no article figure" in s.why for s in untimed.values())
+    assert "Part 5" in untimed["merge_phase"].why and "Part 10" in untimed["total"].why
     assert all("Part 5" in s.why and "not among the parts quoted" in s.why
                for s in STEPS if "flat_maps_merge" in s.theirs)
     # Flat hash maps are Part 7's step, wherever their figures are printed (Part 8's table).
@@ -177,13 +198,13 @@ def test_the_articles_cpp_steps_stand_beside_v8():
 
 
 def test_a_v8_step_compares_the_same_stage_of_the_same_runs():
-    def run(pretokenize, select, update):
-        return {"total": pretokenize + select + update, "merge_phase": select + update,
-                "stages": {"pretokenize": pretokenize, "pair_count": 0.0, "select": select, "update": update}}
+    def run(pretokenize, select, update, pair_count=0.0):
+        return {"total": pretokenize + pair_count + select + update, "merge_phase": pair_count + select + update,
+                "stages": {"pretokenize": pretokenize, "pair_count": pair_count, "select": select, "update": update}}
 
-    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(2.0, 0.4, 4.0)] * 3},
+    sets = {"web": ran_on("webtext-synth-20MB", {"v6": {"runs": [run(2.0, 0.4, 4.0, 0.6)] * 3},
                                                  "v7": {"runs": [run(2.0, 0.4, 4.0)] * 3},
-                                                 "v8": {"runs": [run(2.0, 0.1, 0.5)] * 3}}),
+                                                 "v8": {"runs": [run(2.0, 0.1, 0.5, 0.4)] * 3}}),
             "web-reduced": ran_on("webtext-synth-2MB",
                                   {v: {"runs": [run(1.0, 0.5, 3.0)] * 3} for v in ("v2", "v4", "v5", "v6")}
                                   | {"v3": {"runs": [run(1.0, 0.5, 6.0)] * 3},
@@ -191,7 +212,11 @@ def test_a_v8_step_compares_the_same_stage_of_the_same_runs():
     steps = compare_steps(sets)
     assert steps["web:v6-v8:select"]["ratio"] == pytest.approx(4.0)  # 0.4 / 0.1: select on both sides
     assert steps["web:v6-v8:update"]["ratio"] == pytest.approx(8.0)
-    assert steps["web:v6-v8:merge_phase"]["ratio"] == pytest.approx(4.4 / 0.6)
+    assert steps["web:v6-v8:merge_phase"]["ratio"] == pytest.approx(5.0 / 1.0)  # the initial pair count included
+    # A C++ program's total is its update plus its max(), no initial pair count: it stands beside select + update.
+    assert steps["web:v6-v8:select+update"]["ratio"] == pytest.approx(4.4 / 0.6)
+    assert [t["what"] for t in steps["web:v6-v8:select+update"]["theirs"]] == [THEIRS["flat_maps_merge"].what]
+    assert steps["web:v6-v8:merge_phase"]["theirs"] == []
     assert steps["web-reduced:v3-v8:update"]["ratio"] == pytest.approx(20.0)
     assert "the ladder's 2.0 MB at 500;" in steps["web-reduced:v3-v4:update"]["why"]  # the set's own settings
     assert [t["what"] for t in steps["web:v6-v8:update"]["theirs"]] == [
@@ -214,7 +239,8 @@ def test_an_unbuilt_v8_leaves_its_steps_out_and_refuses_to_publish(monkeypatch):
 
 
 def test_the_page_quotes_every_v8_step_the_command_makes():
-    """Every v8 step of the plan is quoted on the page from the committed run, none left waiting (``?``)."""
+    """Every v8 step of the plan is quoted on the page: from the committed run, or, for a step added after it
+    was made (select + update, where the C++ programs' totals stand), pending (``?``) until the next one."""
     from bpe.lab.dev.figures import parse
 
     quoted = [fig for fig in parse(REPO_ROOT / "docs" / "articles.md") if fig.file == "docs/articles-bench.json"]
@@ -223,7 +249,10 @@ def test_the_page_quotes_every_v8_step_the_command_makes():
     assert steps <= keys and {k for k in keys if "-v8:" in k} <= steps  # every v8 step is on the page
     assert {"pretokenize", "select", "update", "merge_phase", "total"} <= {
         fig.key.split(".")[4] for fig in quoted if fig.key.startswith("sets.tinystories.variants.v8.")}
-    assert not [fig.where() for fig in quoted if fig.pending]  # the committed run holds them all
+    committed = json.loads((REPO_ROOT / "docs" / "articles-bench.json").read_text())["steps"]
+    waiting = {fig.key.split("'")[1] for fig in quoted if fig.pending}
+    assert not waiting & set(committed)  # a step the committed run holds is quoted from it
+    assert all(key.endswith(":select+update") for key in waiting)  # only the stage added after the run
 
 
 def test_every_figure_group_names_its_article_part_and_table():
@@ -239,7 +268,15 @@ def test_every_ratio_of_theirs_resolves_in_the_figures_file():
         for keypath in (theirs.before, theirs.after):
             assert lookup(figures, keypath) > 0, (name, keypath)
         assert "Part" in theirs.source or "Koschei" in theirs.source
-        assert theirs.stage in ("total", "merge_phase", "pretokenize", "select", "update")
+        assert theirs.stage in ("total", "merge_phase", "pretokenize", "select", "update", "select+update")
+    # A C++ merge program's total is its update plus its max() (Part 8's tables): never set beside a merge phase.
+    for name in ("flat_maps_merge", "omp_merge"):
+        theirs = their_ratio(name)
+        assert THEIRS[name].stage == "select+update" and "update + max" in theirs["what"]
+    cpp = article_figures()["lili_part8"]["cpp"]
+    for program in ("bpe_train_updater", "bpe_train_updater_emhash8", "bpe_train_updater_omp_v7_32"):
+        for total, update, most in zip(*(cpp[program][column] for column in ("total", "update", "max"))):
+            assert 0 <= total - (update + most) <= 2, program  # the table's own columns: no initial count beside them
 
 
 def test_their_ratios_are_the_articles_figures():
