@@ -196,12 +196,24 @@ def cmd_encode(args) -> int:
     from bpe.io.encode import run_encode
     from bpe.training.sizes import parse_size
 
+    if args.json and not args.peers:
+        raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
                        chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
-        run_encode_peers(args.tokenizer, stats)
+        compared = run_encode_peers(args.tokenizer, stats)
+        if args.json:
+            from pathlib import Path
+
+            from bpe.lab.measure.publish import machine_info, write_json_atomic
+
+            command = "python -m bpe " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["encode"] else "bpe encode"
+            write_json_atomic(Path(args.json), {"command": command, "machine": machine_info(),
+                                                "settings": {"data": args.data, "tokenizer": str(args.tokenizer)},
+                                                **compared})
+            print(f"wrote {args.json}")
     return 0
 
 
@@ -298,6 +310,7 @@ def _add_encode_parser(sub) -> None:
                              "python: the pure-Python encoder in a process pool")
     encode.add_argument("--peers", action="store_true",
                         help="then time tiktoken on the same text, merges and threads; check the ids are identical")
+    encode.add_argument("--json", metavar="OUT", help="with --peers: write both timings and the check as JSON to OUT")
     encode.set_defaults(func=cmd_encode)
 
 

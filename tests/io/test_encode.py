@@ -284,6 +284,18 @@ def test_cli_prints_the_figures_and_peers_agree(trained_dir, tmp_path, capsys):
     assert "ours / tiktoken" in printed and f"ids identical to tiktoken's ({tokens:,} ids)" in printed
 
 
+def test_cli_writes_the_comparison_as_json(trained_dir, tmp_path, capsys):
+    out, result = tmp_path / "ids.npy", tmp_path / "encode.json"
+    assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out", str(out),
+                 "--workers", "1", "--peers", "--json", str(result)]) == 0
+    written = json.loads(result.read_text())
+    assert written["ids_identical"] is True and written["ours"]["ids"] == len(np.load(out))
+    assert written["ours"]["seconds"] > 0 and written["tiktoken"]["seconds"] > 0 and written["machine"]["cpu_count"]
+    assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out", str(out),
+                 "--json", str(result)]) == 2  # without --peers there is nothing to compare
+    assert "give --peers too" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--tokenizer", "{tmp}/nowhere"], "tokenizer directory not found: .*nowhere"),
     (["--tokenizer", "{tmp}"], r"no saved tokenizer in .*: vocab\.json is missing"),
