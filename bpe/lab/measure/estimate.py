@@ -92,9 +92,10 @@ MODELS = {
     "v6": CostModel("heap", 0.0, 2.0e-7, 2.4e-6, 65),
     "v7": CostModel("heap", 0.0, 2.2e-7, 2.4e-6, 65),
     "v8": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 36),  # the rewrites and the build in C
-    # v8's merge, its state built from arrays (no dict of counts beside it), and the counting compiled:
-    # fitted on its own runs (docs/v9.md, "The cost model")
-    "v9": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 24, bytes_per_second=100e6, table_bytes_per_word=64),
+    # v8's merge, its state built from arrays (1.6e-8 s a unit of L, where v8 reads a dict) with no dict
+    # beside it, and the counting compiled: fitted on its own runs of 100 MB, 1 GB and 11.9 GB of
+    # webtext-synth (docs/v9-web-*.json; docs/v9.md, "The cost model")
+    "v9": CostModel("heap", 2.6e-5, 1.8e-8, 1.6e-8, 24, bytes_per_second=100e6, table_bytes_per_word=64),
 }
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).

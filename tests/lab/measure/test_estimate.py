@@ -264,3 +264,23 @@ def test_the_range_holds_the_openwebtext_sized_run(tmp_path, monkeypatch):
     memory = timings["peak_rss"]["self"] + s["workers"] * timings["peak_rss"]["children"]
     assert_estimated(s["variant"], corpus["bytes_used"], s["special_tokens"], measured["result"]["merges"],
                      s["workers"], memory, timings["total"], distinct=corpus["distinct_pretokens"])
+
+
+def test_the_range_holds_v9s_measured_runs(tmp_path, monkeypatch):
+    # v9 (and v8 beside it) on 1 GB of webtext-synth, and v9 alone on 11.9 GB with its process tree sampled
+    # (docs/v9-web-1GB.json, a bench; docs/v9-web-11.9GB.json, the train.json of `bpe train --out` with the
+    # samples): v9's model, its counting and its memory by phase, holds them, and the distinct pre-tokens too
+    from bpe.lab.dev.figures import REPO_ROOT
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    measured = json.loads((REPO_ROOT / "docs" / "v9-web-1GB.json").read_text())
+    s = measured["settings"]
+    for variant in ("v8", "v9"):
+        run = measured["variants"][variant]["runs"][0]
+        memory = run["peak_rss"]["self"] + s["workers"] * run["peak_rss"]["children"]
+        assert_estimated(variant, s["corpus_bytes"], s["special_tokens"], s["num_merges"], s["workers"], memory,
+                         run["total"])
+    owt = json.loads((REPO_ROOT / "docs" / "v9-web-11.9GB.json").read_text())
+    assert_estimated("v9", owt["corpus"]["bytes_used"], owt["settings"]["special_tokens"], owt["result"]["merges"],
+                     owt["settings"]["workers"], owt["memory"]["peak_tree_rss"], owt["timings"]["total"],
+                     distinct=owt["corpus"]["distinct_pretokens"])
