@@ -129,6 +129,20 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def sigint_on_first_bytes() -> tuple:
+    """``(on_bytes, sent)``: a progress callback that sends SIGINT to this process the first time it is
+    called (Python's own handler then raises KeyboardInterrupt in the main thread, where the callback runs,
+    once the first chunk is done and others are under way), and the list it notes that in."""
+    sent: list[int] = []
+
+    def on_bytes(n: int) -> None:
+        if not sent:
+            sent.append(n)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return on_bytes, sent
+
+
 def wait_for(condition, what: str, proc: subprocess.Popen | None = None) -> None:
     """Poll until ``condition()`` holds: the event a test waits for (a line printed, a file or a process
     appearing, a process gone), never a fixed pause.  The deadline only guards against a hang

@@ -49,7 +49,7 @@ from bpe.training.cores import choose_workers
 from bpe.training.gpt2_classes import class_tables
 from bpe.training.pool import default_workers, record_workers
 from bpe.training.pretokenize import check_input_file, decode_utf8
-from bpe.training.threads import run_threads
+from bpe.training.threads import read_span, run_threads
 
 from . import v8_compiled
 
@@ -158,7 +158,7 @@ def count_pretokens(
 
     def count_span(thread: int, span: tuple[int, int]) -> int:
         start, stop = span
-        data = memoryview(whole)[start:stop] if whole is not None else _read(path, start, stop, buffers, thread)
+        data = memoryview(whole)[start:stop] if whole is not None else read_span(path, start, stop, buffers, thread)
         if errors == "replace" and counter.first_invalid(data) >= 0:
             # Python's own decoder decides what replaces what; the scanner counts its result.
             fixed = bytes(data).decode("utf-8", "replace").encode("utf-8")
@@ -192,20 +192,6 @@ def count_bytes(data: bytes, special_tokens: Sequence[str] = ()) -> CompiledCoun
         return _arrays(counter, 1)
     finally:
         counter.release()
-
-
-def _read(path: Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:
-    """The file's bytes ``start:stop`` in the thread's own buffer (grown as needed), read without the GIL."""
-    buffer = buffers[thread]
-    if len(buffer) < stop - start:
-        buffer = buffers[thread] = bytearray(stop - start)
-    view = memoryview(buffer)[: stop - start]
-    with open(path, "rb") as f:
-        f.seek(start)
-        got = f.readinto(view)
-    if got != stop - start:
-        raise BPEError(f"{path} changed while it was read: {got:,} bytes at offset {start:,}, {stop - start:,} expected")
-    return view
 
 
 def _arrays(counter, threads: int) -> CompiledCounts:

@@ -143,22 +143,6 @@ def choose_encoder(tokenizer, encoder: str | None):
     return compiled
 
 
-def read_span(path: Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:
-    """The file's bytes ``start:stop`` in the thread's own buffer (replaced by a larger one as needed, never
-    resized: a view of it may still be alive), read without the GIL."""
-    buffer = buffers[thread]
-    if len(buffer) < stop - start:
-        buffer = buffers[thread] = bytearray(stop - start)
-    view = memoryview(buffer)[: stop - start]
-    with open(path, "rb") as f:
-        f.seek(start)
-        got = f.readinto(view)
-    if got != stop - start:
-        raise BPEError(f"{path} changed while it was read: {got:,} bytes at offset {start:,}, "
-                       f"{stop - start:,} expected")
-    return view
-
-
 def encode_span_compiled(compiled, cache, tokenizer, data, offset: int, errors: str, source: str):
     """The packed ids of ``data`` (the file's bytes from ``offset``) by the compiled encoder.  Bytes that are
     not UTF-8 go through Python's own decoder, as on the Python path: with ``strict``, its one line naming
@@ -184,7 +168,7 @@ def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int
                       threads: int, errors: str, on_bytes: Callable[[int], None] | None) -> None:
     """Encode the ``spans`` of ``path`` on ``threads`` threads, each with a cache of its own, and write their
     ids in order (see the module's docstring)."""
-    from bpe.training.threads import run_threads
+    from bpe.training.threads import read_span, run_threads
 
     caches = [compiled.borrow() for _ in range(threads)]
     buffers = [bytearray() for _ in range(threads)]

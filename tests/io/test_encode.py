@@ -28,7 +28,7 @@ from bpe.lab.dev import text_kinds
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
-                      threads_running, workers_running, write_letter_runs)
+                      sigint_on_first_bytes, threads_running, workers_running, write_letter_runs)
 
 EOT = "<|endoftext|>"
 #: Needs the compiled encoder (variants/_v9_encode.pyx), which an install without a C compiler lacks.
@@ -444,13 +444,7 @@ def test_ctrl_c_while_encoding_stops_every_thread(trained_dir, tmp_path, monkeyp
     real = compiled_module.CompiledEncoder.encode_bytes
     monkeypatch.setattr(compiled_module.CompiledEncoder, "encode_bytes",
                         lambda self, cache, data: started.append(len(data)) or real(self, cache, data))
-    sent = []
-
-    def on_bytes(n):
-        if not sent:
-            sent.append(n)
-            os.kill(os.getpid(), signal.SIGINT)  # Python's own handler: KeyboardInterrupt in this thread
-
+    on_bytes, sent = sigint_on_first_bytes()
     with pytest.raises(KeyboardInterrupt):
         encode_file(trained_dir, big, tmp_path / "ids.npy", workers=2, chunk_bytes=64 * 1024, on_bytes=on_bytes,
                     encoder="compiled")

@@ -22,7 +22,7 @@ from bpe.training.pretokenize import GPT2_PATTERN, count_file_serial, count_text
 from bpe.training.threads import run_threads
 from bpe.training.train import train_bpe
 from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled as v9
-from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges
+from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges, sigint_on_first_bytes
 
 built = pytest.mark.skipif(v9.UNAVAILABLE is not None, reason=str(v9.UNAVAILABLE))
 pytestmark = built
@@ -253,17 +253,8 @@ def test_not_built_says_why_in_one_line(monkeypatch):
 def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
     """The interrupt is sent from the progress callback, which runs in the main thread once the first chunk
     is counted: the other chunks are under way then, and their threads must stop and be joined."""
-    import os
-    import signal
-
     path = write_corpus("plenty of words to count here, " * 20_000)
-    sent = []
-
-    def on_bytes(n):
-        if not sent:
-            sent.append(n)
-            os.kill(os.getpid(), signal.SIGINT)  # Python's own handler: KeyboardInterrupt in this thread
-
+    on_bytes, sent = sigint_on_first_bytes()
     with pytest.raises(KeyboardInterrupt):
         v9.count_pretokens(path, [EOT], workers=2, on_bytes=on_bytes)
     assert sent and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]

@@ -40,7 +40,7 @@ import json, os, signal, sys
 from bpe.training.pool import die_with_parent
 die_with_parent(os.getsid(0), signal.SIGKILL)
 with open(os.path.join(os.path.dirname(__file__), "LEFTOVERS"), "a") as f:
-    f.write(f"{os.getpid()} /tmp/scalene-*[!0-9]{os.getpid()}\\n")
+    f.write(f"{os.getpid()} {os.path.join('/tmp', 'scalene-*[!0-9]')}{os.getpid()}\\n")  # no path in a profiled line
 from bpe.training.train import train_bpe
 settings = json.loads(sys.argv[1])
 train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"],

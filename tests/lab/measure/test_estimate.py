@@ -244,9 +244,14 @@ def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
     from bpe.lab.dev.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    measured = json.loads((REPO_ROOT / "docs" / "v8-web-1GB.json").read_text())
+    assert_bench_estimated(REPO_ROOT / "docs" / "v8-web-1GB.json", ("v6", "v8"))
+
+
+def assert_bench_estimated(path, variants) -> None:
+    """Each of ``variants``' first run in a committed bench of webtext-synth, against its estimate."""
+    measured = json.loads(path.read_text())
     s = measured["settings"]
-    for variant in ("v6", "v8"):
+    for variant in variants:
         run = measured["variants"][variant]["runs"][0]
         memory = run["peak_rss"]["self"] + s["workers"] * run["peak_rss"]["children"]
         assert_estimated(variant, s["corpus_bytes"], s["special_tokens"], s["num_merges"], s["workers"], memory,
@@ -273,13 +278,7 @@ def test_the_range_holds_v9s_measured_runs(tmp_path, monkeypatch):
     from bpe.lab.dev.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
-    measured = json.loads((REPO_ROOT / "docs" / "v9-web-1GB.json").read_text())
-    s = measured["settings"]
-    for variant in ("v8", "v9"):
-        run = measured["variants"][variant]["runs"][0]
-        memory = run["peak_rss"]["self"] + s["workers"] * run["peak_rss"]["children"]
-        assert_estimated(variant, s["corpus_bytes"], s["special_tokens"], s["num_merges"], s["workers"], memory,
-                         run["total"])
+    assert_bench_estimated(REPO_ROOT / "docs" / "v9-web-1GB.json", ("v8", "v9"))
     owt = json.loads((REPO_ROOT / "docs" / "v9-web-11.9GB.json").read_text())
     assert_estimated("v9", owt["corpus"]["bytes_used"], owt["settings"]["special_tokens"], owt["result"]["merges"],
                      owt["settings"]["workers"], owt["memory"]["peak_tree_rss"], owt["timings"]["total"],
