@@ -4,12 +4,13 @@ Unlike v8: pre-tokenization and counting compiled.  The GPT-2 pattern is written
 regex engine on the hot path), the counts go into C hash tables, one per thread, with the GIL released,
 and the counts go to v8's compiled merge as arrays, never as a Python dict.  Its merge is v8's, unchanged.
 
-Why this is the step after v8.  v8 made the merge fast, and the run became the pre-tokenizer's: 75 % of
-it on web-like text, 89 % on Gutenberg-like text (docs/v8.md).  A second process barely helped, because
+Why this is the step after v8.  v8 made the merge fast, and the run became the pre-tokenizer's, most of
+it on both kinds of text (docs/v8.md, "Where the time goes now").  A second process barely helped, because
 the matching was not the cost: a ``Counter`` update per pre-token, each distinct pre-token pickled from
 process to process, dicts summed.  So v9 changes what a pre-token costs, not how many cores count:
 
-1. **a scanner instead of a regex engine** (``variants/_v9_count.pyx``, ``scan_piece``).  The pattern is
+1. **a scanner instead of a regex engine** (``scan_piece`` in ``variants/_gpt2_scanner.pxi``, which
+   ``variants/_v9_count.pyx`` includes).  The pattern is
    six alternatives over three character classes, so one pass over the UTF-8 bytes decides every
    pre-token, with one class looked up per character and no backtracking; the page teaches it as a
    state machine (docs/v9.md).  The classes are read off the ``regex`` module itself, over every code
@@ -24,7 +25,7 @@ process to process, dicts summed.  So v9 changes what a pre-token costs, not how
    where each ends, its count), which v8's ``MergeState`` reads in place.  At OpenWebText's size the
    dict was 55 million ``bytes`` objects and the peak of the run.
 
-What it leaves out: a faster merge (v8's, a small part of the run); SIMD classification of the text
+What it leaves out: a faster merge (v8's, now the larger part of a web-like run); SIMD classification of the text
 (the scanner reads a byte at a time, with ASCII in its tight loop).  Encoding uses the same scanner:
 ``variants/_v9_encode.pyx`` includes it (``bpe encode``, docs/encoding.md).
 
@@ -104,7 +105,8 @@ class CompiledCounts(Mapping):
     def close(self) -> None:
         """Let go of the arrays: ``train_bpe`` calls it when a run fails before the merge takes them, and
         v9's ``Merger`` once it has built its state from them.  ``len()`` and ``total()`` still answer."""
-        self._distinct = len(self._counts)
+        if self._distinct is None:  # a second close() keeps what the first one knew
+            self._distinct = len(self._counts)
         self._keys, self._ends, self._counts, self._dict = b"", int64s([]), int64s([]), None
 
     def _as_dict(self) -> dict[bytes, int]:
@@ -121,6 +123,11 @@ class CompiledCounts(Mapping):
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self._as_dict())
+
+
+#: Python's decoder accepted bytes the scanner's refused: a bug of the scanner's, said in one line.
+_DISAGREE = ("internal error: v9's scanner found a byte that is not UTF-8 in {source} where Python's decoder "
+             "found none; please report it (--variant v8 counts the same text)")
 
 
 def count_pretokens(
@@ -158,14 +165,15 @@ def count_pretokens(
 
     def count_span(thread: int, span: tuple[int, int]) -> int:
         start, stop = span
-        data = memoryview(whole)[start:stop] if whole is not None else read_span(path, start, stop, buffers, thread)
+        data = memoryview(whole)[start:stop] if whole is not None else read_span(path, start, stop, buffers,
+                                                                                   thread)
         if errors == "replace" and counter.first_invalid(data) >= 0:
             # Python's own decoder decides what replaces what; the scanner counts its result.
             fixed = bytes(data).decode("utf-8", "replace").encode("utf-8")
             counter.count(thread, fixed)
         elif counter.count(thread, data) >= 0:  # the chunk's first bad byte: the plain counter's line
             decode_utf8(bytes(data), offset=start, errors="strict", source=str(path))
-            raise AssertionError(f"v9's scanner found a byte that is not UTF-8 in {path} where Python did not")
+            raise BPEError(_DISAGREE.format(source=path))
         return stop - start
 
     try:
@@ -189,6 +197,7 @@ def count_bytes(data: bytes, special_tokens: Sequence[str] = ()) -> CompiledCoun
     try:
         if counter.count(0, data) >= 0:
             decode_utf8(bytes(data))
+            raise BPEError(_DISAGREE.format(source="the text"))
         return _arrays(counter, 1)
     finally:
         counter.release()
