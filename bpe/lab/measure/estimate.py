@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.interface import option
+from bpe.training.chunking import MAX_CHUNK_BYTES, plan_chunk_count
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
@@ -169,7 +170,7 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
                + model.per_l * length)
     memory = BASE_MEMORY + model.bytes_per_l * length
     if model.table_bytes_per_word:  # counted in compiled tables, then built: two phases, never at once
-        memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth)
+        memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth, shape.bytes)
     elif not serial and workers > 1:  # the pool's workers, each with the counts of its share of the text
         memory += workers * (BASE_MEMORY + WORKER_BYTES_PER_L * length * workers ** -shape.growth)
     if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
@@ -177,12 +178,13 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
 
 
-def phased_memory(model: CostModel, length: float, words: float, workers: int, growth: float) -> float:
+def phased_memory(model: CostModel, length: float, words: float, workers: int, growth: float,
+                  corpus_bytes: float = 0.0) -> float:
     """The peak of a run that counts in compiled tables (v9): the larger of its two phases, since the
     tables are let go before the merge's state is built.
 
     * counting: each thread's table holds the distinct pre-tokens of its share of the text (``W`` x
-      workers^-growth of them), then the merged parts hold every one once;
+      workers^-growth of them), and its buffer the chunk it reads; then the merged parts hold every one once;
     * building: the counts as arrays (their bytes, ``L``, and 16 bytes each) beside the merge's state.
 
     >>> model = MODELS["v9"]
@@ -190,7 +192,8 @@ def phased_memory(model: CostModel, length: float, words: float, workers: int, g
     True
     """
     tables = model.table_bytes_per_word * words
-    counting = workers * tables * workers ** -growth + tables
+    chunk = min(MAX_CHUNK_BYTES, corpus_bytes / plan_chunk_count(int(corpus_bytes), workers)) if corpus_bytes else 0
+    counting = workers * (tables * workers ** -growth + chunk) + tables
     building = model.bytes_per_l * length + length + 16 * words
     return BASE_MEMORY + max(counting, building)
 
