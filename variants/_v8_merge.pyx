@@ -19,7 +19,7 @@ thousand words, so Ctrl-C and SIGTERM land within a fraction of a second even in
 rewrites millions of words.  Every allocation is checked: a failure raises ``MemoryError``.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, INT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcmp, memcpy, memmove, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_Check
@@ -200,7 +200,8 @@ cdef class MergeState:
     cdef Py_ssize_t num_lowered, lowered_capacity
     cdef int32_t *scratch
     cdef Py_ssize_t scratch_capacity
-    cdef bint broken
+    cdef bint broken             # a merge stopped partway (an interrupt, or an internal error): refuse more
+    cdef bint fail_next_table_for_tests  # the next table allocation fails, as malloc would (tests only)
     # what a run reports
     cdef public int64_t visits, stale_visits, skipped_visits, stale_pops
 
@@ -297,6 +298,7 @@ cdef class MergeState:
         # First pass: check the counts, and size each bucket.
         while next_word(source, &position, &text, &length, &count):
             if length > 1:
+                checked_word_length(length)  # a record's length is 32 bits: refused, never wrapped
                 bucket = count_bucket(count)
                 units[bucket] += record_units(length)
                 words[bucket] += 1
@@ -324,13 +326,13 @@ cdef class MergeState:
             units[bucket] += record_units(length)
             head = word_at(self.block, <uint32_t>at)
             head.count = count
-            head.length = <int32_t>length
+            head.length = checked_word_length(length)
             head.stamp = 0
             tokens = tokens_of(head)
             for j in range(length):
                 tokens[j] = text[j]
             self.refs[words[bucket]].offset = <uint32_t>at
-            self.refs[words[bucket]].summary = summarize(tokens, <int32_t>length)
+            self.refs[words[bucket]].summary = summarize(tokens, head.length)
             words[bucket] += 1
             n += 1
             if (n & (SIGNAL_EVERY - 1)) == 0:
@@ -470,21 +472,36 @@ cdef class MergeState:
 
     # -- the pair table -------------------------------------------------------------------------------------
 
-    cdef int _init_table(self, size_t capacity) except -1:
+    cdef TableEntry *_empty_table(self, size_t capacity) except NULL:
+        """A table of ``capacity`` buckets (a power of two), every one empty; the state's is not touched."""
         cdef size_t i
-        self.table = <TableEntry *>big(capacity * sizeof(TableEntry))
+        cdef TableEntry *table
+        if self.fail_next_table_for_tests:
+            self.fail_next_table_for_tests = False
+            raise MemoryError("a table allocation failed (injected by a test)")
+        table = <TableEntry *>big(capacity * sizeof(TableEntry))
         for i in range(capacity):
-            self.table[i].slot = -1
+            table[i].slot = -1
+        return table
+
+    cdef int _init_table(self, size_t capacity) except -1:
+        self.table = self._empty_table(capacity)
         self.table_mask = capacity - 1
         return 0
 
-    cdef int _grow_table(self) except -1:
-        """Double the table and re-file every slot (the load stays at most one half)."""
-        cdef size_t capacity = (self.table_mask + 1) * 2
+    cdef int _grow_table(self, size_t pairs) except -1:
+        """Double the table until ``pairs`` slots fill at most half of it, and re-file every slot counted
+        (a new slot is counted, and filed, once the table has grown for it).  The new table is allocated
+        before the old one is freed: a MemoryError leaves the state as it was, table and all.  One merge
+        can add more slots than one doubling makes room for, hence the loop."""
+        cdef size_t capacity = self.table_mask + 1
         cdef int32_t slot
-        free(self.table)
-        self.table = NULL
-        self._init_table(capacity)
+        cdef TableEntry *old = self.table
+        while pairs * 2 > capacity:
+            capacity *= 2
+        self.table = self._empty_table(capacity)  # on failure, self.table is still the old one
+        self.table_mask = capacity - 1
+        free(old)
         for slot in range(self.num_pairs):
             self._file(slot)
         return 0
@@ -499,15 +516,29 @@ cdef class MergeState:
             i = (i + 1) & self.table_mask
         return -1
 
+    cdef int32_t held_slot(self, int32_t first, int32_t second) except -1:
+        """The slot of a pair a word holds now, which was filed when a word first gained it.  A miss
+        breaks that invariant: a clear internal error, and the state refuses further merges, rather than
+        a write at ``pairs[-1]`` (bounds are not checked here)."""
+        cdef int32_t slot = self.find(first, second)
+        if slot < 0:
+            self.broken = True
+            raise RuntimeError(f"internal error in v8's merge: the pair ({first}, {second}) is held by a word "
+                               f"but missing from the pair table")
+        return slot
+
     cdef int32_t _new_slot(self, int32_t first, int32_t second, bint file=True) except -1:
         """A fresh slot for a pair known not to be in the table: filed in it now, or (``file`` false)
         listed as pending and filed when the merge ends (:meth:`_file_pending`)."""
         cdef int32_t slot = self.num_pairs
         cdef int32_t capacity
         if slot == self.pair_capacity:
-            capacity = max(self.pair_capacity * 2, 1024)
+            capacity = max(doubled_capacity(self.pair_capacity), 1024)
             self.pairs = <PairSlot *>grow(self.pairs, capacity * sizeof(PairSlot))
             self.pair_capacity = capacity
+        if file and <size_t>(slot + 1) * 2 > self.table_mask + 1:
+            # Grown before the slot is counted, so a failure leaves no slot made and unfiled.
+            self._grow_table(slot + 1)
         self.pairs[slot].count = 0
         self.pairs[slot].size = 0
         self.pairs[slot].capacity = 0
@@ -520,8 +551,6 @@ cdef class MergeState:
                 self.pending_capacity *= 2
             self.pending[self.num_pending] = slot
             self.num_pending += 1
-        elif <size_t>self.num_pairs * 2 > self.table_mask + 1:
-            self._grow_table()  # re-files every slot, the new one included
         else:
             self._file(slot)
         return slot
@@ -539,7 +568,7 @@ cdef class MergeState:
         cdef Py_ssize_t i
         cdef int32_t ahead
         if <size_t>self.num_pairs * 2 > self.table_mask + 1:
-            self._grow_table()  # files every slot, the pending ones included
+            self._grow_table(self.num_pairs)  # files every slot, the pending ones included
         else:
             for i in range(self.num_pending):
                 if i + PREFETCH_AHEAD < self.num_pending:
@@ -571,7 +600,7 @@ cdef class MergeState:
             pair.holders.many = holders
             pair.capacity = 8
         elif pair.size == pair.capacity or pair.capacity < 0:
-            capacity = max(8, 2 * pair.size)
+            capacity = max(8, doubled_capacity(pair.size))
             if pair.capacity < 0:  # a slice of the build's block: copy it out before growing
                 holders = <uint32_t *>check(malloc(capacity * sizeof(uint32_t)))
                 memcpy(holders, pair.holders.many, pair.size * sizeof(uint32_t))
@@ -735,7 +764,8 @@ cdef class MergeState:
         cdef Half *h
         cdef int side
         if self.broken:
-            raise RuntimeError("this v8 merger was interrupted during a merge; its state is incomplete")
+            raise RuntimeError("this v8 merger stopped partway through a merge (interrupted, or an internal "
+                               "error); its state is incomplete")
         if not (0 <= a < self.num_tokens and 0 <= b < self.num_tokens and 256 <= n < self.num_tokens):
             raise ValueError(f"token ids out of range: ({a}, {b}) -> {n}")
         merged_slot = self.find(a, b)
@@ -839,7 +869,7 @@ cdef class MergeState:
                 lost = self._lost_count(i - PREFETCH_AHEAD)
                 if lost:
                     first, second = self._lost_pair(i - PREFETCH_AHEAD, a, b)
-                    self.work_slots[k] = self.find(first, second)
+                    self.work_slots[k] = self.held_slot(first, second)
                     self.work_counts[k] = lost
                     V8_PREFETCH(&self.pairs[self.work_slots[k]])
                     k += 1
@@ -896,7 +926,7 @@ cdef class MergeState:
         for j in range(length - 1):
             first, second = old[j], old[j + 1]
             if not (first == a and second == b):
-                self.lower(self.find(first, second), count)
+                self.lower(self.held_slot(first, second), count)
         for j in range(out - 1):
             first, second = tokens[j], tokens[j + 1]
             if second == n:  # (x, n), (n, n) included
@@ -904,7 +934,7 @@ cdef class MergeState:
             elif first == n:  # (n, y)
                 self.gain(self.half(AFTER, second, n).gained, count, word)
             else:  # a pair the word had before: lowered above, restored here
-                self.pairs[self.find(first, second)].count += count
+                self.pairs[self.held_slot(first, second)].count += count
         return 0
 
     # -- what the Python side reads ---------------------------------------------------------------------------
@@ -944,6 +974,29 @@ cdef class MergeState:
         return sorted({self.holders_of(slot)[w] for w in range(self.pairs[slot].size)})
 
     @property
+    def table_buckets(self):
+        """The pair table's buckets (a power of two, at least twice the slots)."""
+        return self.table_mask + 1
+
+    # -- test-only hooks: faults no real input can cause ------------------------------------------------------
+
+    def _fail_next_table_allocation_for_tests(self):
+        """Make the next allocation of the pair table fail as malloc would (tests of ``_grow_table``)."""
+        self.fail_next_table_for_tests = True
+
+    def _unfile_pair_for_tests(self, int32_t first, int32_t second):
+        """Make a filed pair unfindable (a broken table, for tests of ``held_slot``): its bucket keeps its
+        slot, so other pairs' probes still pass it, but its key becomes one no pair of ids has."""
+        cdef uint64_t key = pair_key(first, second)
+        cdef size_t i = spread(key) & self.table_mask
+        while self.table[i].slot >= 0:
+            if self.table[i].key == key:
+                self.table[i].key = pair_key(-1, -1)
+                return
+            i = (i + 1) & self.table_mask
+        raise KeyError((first, second))
+
+    @property
     def heap_entries(self):
         return self.heap_size
 
@@ -968,6 +1021,20 @@ cdef class MergeState:
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
+
+cpdef int32_t checked_word_length(Py_ssize_t length) except -1:
+    """A pre-token's length in bytes as a word's 32-bit length, or a clear error past 2**31-1 (the cast
+    alone would wrap it negative and the word would vanish from the counts).  Public for its tests."""
+    if length > INT32_MAX:
+        raise OverflowError(f"a pre-token of {length} bytes is longer than v8's limit of 2**31-1 bytes")
+    return <int32_t>length
+
+cpdef int32_t doubled_capacity(int32_t capacity) except -1:
+    """Twice a 32-bit capacity (pair slots, a pair's holders), or a clear error where twice would pass
+    2**31-1 and wrap negative.  Public for its tests."""
+    if capacity > INT32_MAX // 2:
+        raise OverflowError(f"v8 cannot grow past {capacity} entries: twice that passes 2**31-1")
+    return 2 * capacity
 
 cdef inline int64_t checked_count(object value) except? -1:
     """A pre-token's count as a positive 64-bit integer, or a clear error."""

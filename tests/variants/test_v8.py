@@ -101,6 +101,77 @@ def test_a_merge_of_an_absent_pair_changes_nothing():
     assert merger.select_best_pair() == (b"a", b"b")
 
 
+# --- hardening: faults that no real input causes are clear errors, never stray writes -------------------
+
+@built
+@pytest.mark.parametrize("counts, unfiled", [
+    ({b"abc": 3}, (b"b", b"c")),    # one occurrence: the lost pair is lowered with the neighbour rows
+    ({b"abab": 2}, (b"b", b"a")),   # several: the word's old pairs are lowered one by one
+])
+def test_a_pair_missing_from_the_table_is_an_internal_error(counts, unfiled):
+    # A pair a word holds is always filed; were it not, the merge would have lowered pairs[-1].
+    merger = v8_compiled.Merger(counts)
+    ids = [merger.tokens.index(token) for token in unfiled]
+    merger._unfile_pair_for_tests(*ids)
+    with pytest.raises(RuntimeError, match=r"internal error .* missing from the pair table"):
+        merger.merge((b"a", b"b"))
+    with pytest.raises(RuntimeError, match="stopped partway through a merge"):  # and nothing more is merged
+        merger.merge((b"a", b"b"))
+
+
+def table_filling_corpus():
+    """Byte pairs that fill the pair table just under half, and a merge whose fresh pairs pass half:
+    (x, 250) for 128 x, then (x, n) when (250, 251) becomes n."""
+    counts = {bytes([i, j]): 1 for i in range(127) for j in range(256)}
+    counts.update({bytes([x, 250, 251]): 2 for x in range(127, 255)})
+    return counts
+
+
+@built
+def test_a_failed_table_growth_leaves_the_table_as_it_was():
+    merger = v8_compiled.Merger(table_filling_corpus())
+    buckets = merger.table_buckets
+    assert merger.pair_slots * 2 <= buckets < (merger.pair_slots + 128) * 2  # the merge below must grow it
+    merger._fail_next_table_allocation_for_tests()
+    with pytest.raises(MemoryError):
+        merger.merge((bytes([250]), bytes([251])))
+    # The old table was kept, not freed: every lookup still reads it.
+    assert merger.table_buckets == buckets
+    assert merger.pair_count(0, 1) == 1 and merger.pair_count(250, 251) == 2 * 128  # (zeroed after filing)
+    with pytest.raises(RuntimeError, match="stopped partway through a merge"):  # the merge itself is half-done
+        merger.merge((b"\x00", b"\x01"))
+
+
+@built
+def test_the_table_grows_when_a_merge_passes_half():
+    counts = table_filling_corpus()
+    merger = v8_compiled.Merger(counts)
+    buckets = merger.table_buckets
+    merger.merge((bytes([250]), bytes([251])))
+    assert merger.table_buckets == 2 * buckets and merger.pair_slots * 2 <= merger.table_buckets
+    n = merger.tokens.index(bytes([250, 251]))
+    assert all(merger.pair_count(x, n) == 2 for x in range(127, 255))
+    assert merger.pair_count(0, 1) == 1
+    assert merges_of(v8_compiled, counts, 50) == merges_of(v1_naive, counts, 50)
+
+
+@built
+def test_a_pre_token_past_32_bits_of_length_is_refused_not_dropped():
+    # Checked without allocating 2 GiB: the check the build applies to every pre-token's length.
+    from bpe.variants import _v8_merge
+    assert _v8_merge.checked_word_length(2**31 - 1) == 2**31 - 1
+    with pytest.raises(OverflowError, match=r"longer than v8's limit of 2\*\*31-1 bytes"):
+        _v8_merge.checked_word_length(2**31)
+
+
+@built
+def test_a_capacity_that_would_pass_32_bits_when_doubled_is_refused():
+    from bpe.variants import _v8_merge
+    assert _v8_merge.doubled_capacity(2**30 - 1) == 2**31 - 2
+    with pytest.raises(OverflowError, match=r"passes 2\*\*31-1"):
+        _v8_merge.doubled_capacity(2**30)
+
+
 @built
 def test_summary_counts_the_index_work():
     merger = v8_compiled.Merger({b"abab": 1, b"abc": 2, b"bc": 7})
