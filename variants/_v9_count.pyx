@@ -59,10 +59,10 @@ cdef enum:
 # arena.  The arena is a list of 1 MiB blocks that never move, so a pointer into one stays good while
 # the table grows, and across the merge of the tables.  Why not a table of pointers to keys, as a
 # Python dict is: every probe would then be a second miss, to the key, where here the slot holds it.
-# Why not 2 MiB pages, as v8's blocks have: measured on 100 MB of web text, they made counting slower
-# (a median of 0.81 s against 0.67 s on one thread), since Linux then compacts memory to find them as
-# each growing table is first touched; on 1 GB, asked for tables of 64 MB and more only, they gained
-# nothing in counting and slowed the merge of the tables.  The fetches ahead (below) hide most misses.
+# Why not 2 MiB pages, as v8's blocks have: timed on 100 MB of web text, they made counting slower, as
+# Linux compacts memory to find them when each growing table is first touched; on 1 GB, asked for tables
+# of 64 MB and more only, they gained nothing in counting and slowed the merge of the tables.  The
+# fetches ahead (below) hide most of the misses they would save.
 
 ctypedef struct Slot:
     int64_t count            # 0: an empty slot
