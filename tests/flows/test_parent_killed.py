@@ -75,7 +75,10 @@ def test_a_killed_profile_takes_scalene_along_and_the_next_run_removes_what_it_l
     scratch.mkdir()
 
     def training(proc) -> bool:  # the run is tied to scalene once it has written its line in LEFTOVERS
-        return scalene_runs_the_training(proc) and bool(list(scratch.glob(f"bpe-profile-*/{LEFTOVERS}")))
+        # the line whole, not the file alone: the target creates the file before it writes the line, and a
+        # kill between the two would leave nothing to say which of scalene's files are its own
+        written = [path.read_text() for path in scratch.glob(f"bpe-profile-*/{LEFTOVERS}")]
+        return scalene_runs_the_training(proc) and any(text.endswith("\n") for text in written)
 
     # v1 at vocab 10,000 runs for minutes under scalene: only being killed ends it within the hang guard
     proc, started = kill_9_in_phase(
