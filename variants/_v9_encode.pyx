@@ -398,6 +398,22 @@ cdef int ensure_scratch(CacheState *c, size_t n) noexcept nogil:
     return DONE
 
 
+cdef int byte_ids(const Merges *m, const uint8_t *p, int32_t n, uint32_t *work, int *missing) noexcept nogil:
+    """``work[:n]``: the id of each byte of ``p[:n]``, its first merge candidates' slots fetched ahead (their
+    misses overlap); DONE, or MISSING_BYTE (``*missing``: the first byte with no token)."""
+    cdef int32_t k
+    cdef int64_t b
+    for k in range(n):
+        b = m.byte_id[p[k]]
+        if b < 0:
+            missing[0] = p[k]
+            return MISSING_BYTE
+        work[k] = <uint32_t>b              # checked to fit when the encoder was built
+    for k in range(n - 1):
+        prefetch(&m.slots[pair_slot(m, (<uint64_t>work[k] << 32) | work[k + 1])])
+    return DONE
+
+
 cdef int bpe_short(const Merges *m, uint32_t *work, const uint8_t *p, int n, size_t *count,
                    int *missing) noexcept nogil:
     """``bpe`` for a pre-token of 2 to SHORT bytes, by the Python path's own procedure on two small arrays:
@@ -406,16 +422,9 @@ cdef int bpe_short(const Merges *m, uint32_t *work, const uint8_t *p, int n, siz
     bytes long, and for them a scan and a shift of a few words cost less than the heap's pushes and pops."""
     cdef uint32_t ranks[SHORT]
     cdef int k, i, size = n
-    cdef int64_t b
     cdef uint32_t best, merged
-    for k in range(n):
-        b = m.byte_id[p[k]]
-        if b < 0:
-            missing[0] = p[k]
-            return MISSING_BYTE
-        work[k] = <uint32_t>b              # checked to fit when the encoder was built
-    for k in range(n - 1):  # the pairs' slots fetched together, then read: their misses overlap
-        prefetch(&m.slots[pair_slot(m, (<uint64_t>work[k] << 32) | work[k + 1])])
+    if byte_ids(m, p, n, work, missing) != DONE:
+        return MISSING_BYTE
     for k in range(n - 1):
         ranks[k] = rank_of(m, work[k], work[k + 1])
     while size > 1:
@@ -456,7 +465,6 @@ cdef int bpe(const Merges *m, CacheState *c, const uint8_t *p, Py_ssize_t length
     MISSING_BYTE (``*missing``: the first byte with no token), NO_MEMORY or STOPPED."""
     cdef int32_t n = <int32_t>length       # the caller checked length <= MAX_TOKEN
     cdef int32_t k, node, right, before, after
-    cdef int64_t b
     cdef size_t size = 0, taken, t, merges = 0, out, capacity = 2 * <size_t>n
     cdef uint32_t rank, r, left_id, right_id, merged
     cdef uint32_t *work
@@ -467,16 +475,11 @@ cdef int bpe(const Merges *m, CacheState *c, const uint8_t *p, Py_ssize_t length
     if 1 < n <= SHORT:
         return bpe_short(m, c.work, p, n, count, missing)
     work, next_node, prev_node = c.work, c.next_node, c.prev_node
+    if byte_ids(m, p, n, work, missing) != DONE:
+        return MISSING_BYTE
     for k in range(n):
-        b = m.byte_id[p[k]]
-        if b < 0:
-            missing[0] = p[k]
-            return MISSING_BYTE
-        work[k] = <uint32_t>b              # checked to fit when the encoder was built
         next_node[k] = k + 1
         prev_node[k] = k - 1
-    for k in range(n - 1):  # the pairs' slots fetched together, then read: their misses overlap
-        prefetch(&m.slots[pair_slot(m, (<uint64_t>work[k] << 32) | work[k + 1])])
     for k in range(n - 1):
         r = rank_of(m, work[k], work[k + 1])
         if r != NO_RANK and heap_push(c.heap, &size, capacity, (<uint64_t>r << 32) | <uint32_t>k) != DONE:

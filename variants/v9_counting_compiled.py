@@ -46,9 +46,9 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import choose_workers
+from bpe.training.cores import workers_for
 from bpe.training.gpt2_classes import class_tables
-from bpe.training.pool import default_workers, record_workers
+from bpe.training.pool import record_workers
 from bpe.training.pretokenize import check_input_file, decode_utf8
 from bpe.training.threads import read_span, run_threads
 
@@ -152,8 +152,7 @@ def count_pretokens(
     if size == 0 and has_hidden_content(path):  # /proc/cpuinfo: a size of 0, and bytes all the same
         whole = path.read_bytes()
         size = len(whole)
-    threads = workers if workers is not None else choose_workers(None) if default_workers() > 1 else 1
-    threads = max(1, min(threads, plan_chunk_count(size, threads)))
+    threads = workers_for(workers, size)
     if whole is not None or size == 0:
         boundaries = [0, size]
     else:

@@ -22,6 +22,8 @@ import os
 import time
 from collections.abc import Callable
 
+from bpe.training.chunking import plan_chunk_count
+
 #: How long the two reads of /proc/stat are apart.  Long enough that a process spinning on a core shows
 #: as one busy core (the kernel's tick is 1-10 ms), short enough not to be felt at start.
 SAMPLE_SECONDS = 0.05
@@ -109,3 +111,20 @@ def choose_workers(requested: int | None = None, *, cpu_count: int | None = None
         return cpu_count
     # a core counts as taken once other processes use BUSY_SHARE of it
     return max(1, cpu_count - math.floor(taken + (1 - BUSY_SHARE)))
+
+
+def workers_for(requested: int | None, size: int) -> int:
+    """How many workers count a file of ``size`` bytes: the count asked for, or every CPU, never more than
+    the file has chunks; and, where none was asked for and more than one would work, only the cores other
+    processes leave free (:func:`choose_workers`, sampled only then).  The pool (v3-v8) and v9's threads
+    both count with this many.
+
+    >>> workers_for(4, 100_000), workers_for(3, 10**9)  # a file of two chunks at most; a large one
+    (1, 3)
+    """
+    workers = requested if requested is not None else os.cpu_count() or 1
+    workers = max(1, min(workers, plan_chunk_count(size, workers)))
+    if requested is None and workers > 1:  # a worker on a busy core makes the count slower than fewer
+        workers = min(workers, choose_workers(None))
+    return workers
+

@@ -41,8 +41,8 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import choose_workers
-from bpe.training.pool import WorkerPool, default_workers, worker_state
+from bpe.training.cores import workers_for
+from bpe.training.pool import WorkerPool, worker_state
 from bpe.training.pretokenize import (PretokenCounts, add_counts, check_input_file, count_file_serial, count_text,
                                      decode_utf8)
 from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
@@ -190,15 +190,9 @@ def _count_file(counter: TextCounter, count_serially: Callable[..., PretokenCoun
     path, size = _checked(path, end)
     if end is None:  # checked here: the layers below trust it (a size that reads 0 stays open-ended)
         end = size or None
-    chosen = workers is None
-    workers = default_workers() if workers is None else workers
-    if not isinstance(workers, int) or workers < 1:
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise BPEError(f"workers must be at least 1, got {workers}")
-    workers = min(workers, plan_chunk_count(size, workers))
-    if chosen and workers > 1:
-        # No count given: only the cores other processes leave free (a worker on a busy core makes
-        # the pool slower than fewer workers); sampled only when a pool would start.
-        workers = min(workers, choose_workers(None))
+    workers = workers_for(workers, size)  # no count given: the free cores, sampled only when a pool would start
     if workers == 1 or size == 0:  # size 0 includes files that only look empty, like /proc/cpuinfo
         return count_serially(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:

@@ -290,7 +290,9 @@ def test_cli_writes_the_comparison_as_json(trained_dir, tmp_path, capsys):
                  "--workers", "1", "--peers", "--json", str(result)]) == 0
     written = json.loads(result.read_text())
     assert written["ids_identical"] is True and written["ours"]["ids"] == len(np.load(out))
-    assert written["ours"]["seconds"] > 0 and written["tiktoken"]["seconds"] > 0 and written["machine"]["cpu_count"]
+    # both timings are recorded (their values are the bench's business, not a test's), with the machine
+    assert all(isinstance(written[side][key], float) for side in ("ours", "tiktoken") for key in ("seconds", "cpu_seconds"))
+    assert written["machine"]["cpu_count"] and written["ours"]["encoder"] in ("compiled", "python")
     assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out", str(out),
                  "--json", str(result)]) == 2  # without --peers there is nothing to compare
     assert "give --peers too" in capsys.readouterr().err

@@ -59,15 +59,15 @@ def test_proc_stat_is_read():
 
 def test_default_worker_count_follows_the_free_cores(monkeypatch):
     # Every core busy: the file is counted in this process, with the same counts, and no pool starts.
-    monkeypatch.setattr(parallel, "default_workers", lambda: 2)
-    monkeypatch.setattr(parallel, "choose_workers", lambda requested: 1)
+    monkeypatch.setattr(cores.os, "cpu_count", lambda: 2)  # cores.workers_for: the one rule the counters share
+    monkeypatch.setattr(cores, "choose_workers", lambda requested: 1)
     monkeypatch.setattr(parallel, "WorkerPool", lambda *a, **k: pytest.fail("started a pool on busy cores"))
     counts = parallel.count_file_parallel(DEFAULT_CORPUS, EOT)
     assert counts == count_file_serial(DEFAULT_CORPUS, EOT) and isinstance(counts, Counter)
 
 
 def test_an_explicit_worker_count_is_never_second_guessed(monkeypatch):
-    monkeypatch.setattr(parallel, "choose_workers", lambda requested: pytest.fail("sampled the cores"))
+    monkeypatch.setattr(cores, "choose_workers", lambda requested: pytest.fail("sampled the cores"))
     assert parallel.count_file_parallel(DEFAULT_CORPUS, EOT, workers=2) == count_file_serial(DEFAULT_CORPUS, EOT)
 
 
