@@ -126,8 +126,8 @@ _COMPILED_MERGE_PHASE = ("no article figure: Part 5 (a C++ merge equal to the Py
                          "count (their totals stand beside select + update); v8 compiles v6's algorithm, initial "
                          "pair count included, so the ladder's ratio is compiled code against interpreted")
 
-_COMPILED_COUNTING = ("Koschei's Rust pre-tokenizer ran a regex engine and lost to Python's regex (their ratio, "
-                      "below 1); v9 runs no engine: the pattern written out as a scanner, counted into C tables on "
+_COMPILED_COUNTING = ("Koschei's Rust pre-tokenizer was twice as slow as Python's regex (their ratio, below 1; the "
+                      "article puts it on the regex libraries); v9 runs no regex engine: the pattern written out as a scanner, counted into C tables on "
                       "threads, so its ratio is a scanner and compiled counting against v8's Python counter in "
                       "processes, on this machine's cores against their 24")
 
