@@ -21,7 +21,7 @@ rewrites millions of words.  Every allocation is checked: a failure raises ``Mem
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, INT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_Check
 from cpython.dict cimport PyDict_Next
 from cpython.exc cimport PyErr_CheckSignals
@@ -38,9 +38,11 @@ cdef extern from "_hints.h":
 
 # --- Words: one block of records, and a small summary of each -------------------------------------------
 # A record is a 16-byte head and the word's token ids (int32), padded to a multiple of 16 bytes, so a
-# word of up to 7 tokens is one 64-byte cache line with its count and length.  A merge shortens a word
-# in place; the record keeps its size.  v6's `words[i]` and `word_counts[i]` were two pointer chases
-# into two lists, then into a str object and an int object elsewhere on the heap.
+# word of up to 12 tokens (16 + 12 * 4 = 64 bytes) takes no more than a 64-byte cache line with its count
+# and length: one line, or two where the record, which starts at a multiple of 16 bytes, crosses a line's
+# end.  A merge shortens a word in place; the record keeps its size.  v6's `words[i]` and
+# `word_counts[i]` were two pointer chases into two lists, then into a str object and an int object
+# elsewhere on the heap.
 #
 # The records are laid out by count, the most frequent words first (bucketed by the count's bit
 # length, which costs one pass): the words that hold the pairs merged most often sit together, and
@@ -85,7 +87,8 @@ cdef inline uint32_t summarize(int32_t *tokens, int32_t length) noexcept nogil:
 # block (capacity -1: not owned, never grown, since a byte pair can never be gained again: every merged
 # token is two bytes or more).  Most pairs made by merges are held by one or two words: those are kept
 # in the slot itself, where the merge writes the count anyway; a third word moves them to an array of
-# their own, grown by doubling.  (A malloc per new pair was a tenth of the merge's time.)
+# their own, grown by doubling.  This saves a malloc per new pair (what it buys: docs/v8.md, "What each
+# trick buys").
 
 ctypedef union Holders:
     uint32_t *many     # capacity > 0: an array of its own; -1: a slice of the build's block
@@ -183,6 +186,7 @@ cdef class MergeState:
     cdef TableEntry *table
     cdef size_t table_mask
     cdef uint32_t *build_holders
+    cdef size_t build_holders_size   # its entries (allocated: at least one)
     # heap
     cdef HeapEntry *heap
     cdef Py_ssize_t heap_size, heap_capacity
@@ -202,6 +206,7 @@ cdef class MergeState:
     cdef Py_ssize_t scratch_capacity
     cdef bint broken             # a merge stopped partway (an interrupt, or an internal error): refuse more
     cdef bint fail_next_table_for_tests  # the next table allocation fails, as malloc would (tests only)
+    cdef bint interrupt_for_tests        # the next check for a signal raises KeyboardInterrupt (tests only)
     # what a run reports
     cdef public int64_t visits, stale_visits, skipped_visits, stale_pops
 
@@ -336,8 +341,16 @@ cdef class MergeState:
             words[bucket] += 1
             n += 1
             if (n & (SIGNAL_EVERY - 1)) == 0:
-                PyErr_CheckSignals()
+                self.check_signals()
         return 0
+
+    cdef int check_signals(self) except -1:
+        """Let a pending Ctrl-C or SIGTERM raise here, between two words (or, set by a test, a
+        KeyboardInterrupt as Ctrl-C's, at a point the test knows)."""
+        if self.interrupt_for_tests:
+            self.interrupt_for_tests = False
+            raise KeyboardInterrupt()
+        return PyErr_CheckSignals()
 
     cdef int _build_pairs(self) except -1:
         """Each byte pair's count and holders.  A byte pair is one of 65,536, so the build indexes a
@@ -359,6 +372,7 @@ cdef class MergeState:
                 fill[code] = total
                 total += sizes[code]
             self.build_holders = <uint32_t *>big(max(total, 1) * sizeof(uint32_t))
+            self.build_holders_size = max(total, 1)
             self._init_table(1 << 16)
             for code in range(65536):
                 if counts[code]:
@@ -396,7 +410,7 @@ cdef class MergeState:
                         self.build_holders[fill[code]] = <uint32_t>w
                         fill[code] += 1
             if (w & (SIGNAL_EVERY - 1)) == 0:
-                PyErr_CheckSignals()
+                self.check_signals()
         return 0
 
     cdef int _build_heap(self) except -1:
@@ -765,7 +779,7 @@ cdef class MergeState:
         cdef int side
         if self.broken:
             raise RuntimeError("this v8 merger stopped partway through a merge (interrupted, or an internal "
-                               "error); its state is incomplete")
+                               "error), so its state is incomplete: build a new one from the pre-token counts")
         if not (0 <= a < self.num_tokens and 0 <= b < self.num_tokens and 256 <= n < self.num_tokens):
             raise ValueError(f"token ids out of range: ({a}, {b}) -> {n}")
         merged_slot = self.find(a, b)
@@ -804,7 +818,7 @@ cdef class MergeState:
             self.visits += 1
             visited += 1
             if (visited & (SIGNAL_EVERY - 1)) == 0:
-                PyErr_CheckSignals()
+                self.check_signals()
             tokens = tokens_of(head)
             length = head.length
             j = 0
@@ -984,6 +998,11 @@ cdef class MergeState:
         """Make the next allocation of the pair table fail as malloc would (tests of ``_grow_table``)."""
         self.fail_next_table_for_tests = True
 
+    def _interrupt_at_next_check_for_tests(self):
+        """Make the next check for a signal (every 16,384 words a loop visits) raise KeyboardInterrupt, as a
+        Ctrl-C arriving then would (tests of a merge interrupted partway)."""
+        self.interrupt_for_tests = True
+
     def _unfile_pair_for_tests(self, int32_t first, int32_t second):
         """Make a filed pair unfindable (a broken table, for tests of ``held_slot``): its bucket keeps its
         slot, so other pairs' probes still pass it, but its key becomes one no pair of ids has."""
@@ -1002,21 +1021,31 @@ cdef class MergeState:
 
     @property
     def pair_slots(self):
+        """The slots made so far, a pair's slot kept when its count falls to zero: the table holds them at
+        most half full (tests of its growth)."""
         return self.num_pairs
 
-    @property
-    def num_words_kept(self):
-        return self.num_words
-
     def memory_bytes(self):
-        """The bytes of C memory the structures hold now (words, pairs, table, holders, heap)."""
-        cdef int64_t total = (self.block_units << 4) + self.num_words * sizeof(WordRef)
+        """The bytes of C memory the state holds now: every block it has allocated and not yet freed, each
+        counted at its allocated size (a block grown by doubling has room to spare)."""
+        cdef int64_t total = 0
         cdef int32_t slot
+        # words: the records and the refs
+        total += max(self.block_units, 1) * 16 + max(self.num_words, 1) * sizeof(WordRef)
+        # tokens: their bytes, where each starts and its length, the neighbour rows, the rows touched
+        # in a merge (two sides), and the lost pairs' slots and counts (two per row)
+        total += self.token_bytes_capacity
+        total += self.token_capacity * (sizeof(int64_t) + sizeof(int32_t) + sizeof(NeighbourRow)
+                                        + 2 * sizeof(int32_t) + 2 * (sizeof(int32_t) + sizeof(int64_t)))
+        # pairs: the slots, the table, the build's block of holders, and each pair's own array of them
         total += self.pair_capacity * sizeof(PairSlot) + (self.table_mask + 1) * sizeof(TableEntry)
-        total += self.heap_capacity * sizeof(HeapEntry)
+        total += self.build_holders_size * sizeof(uint32_t)
         for slot in range(self.num_pairs):
             if self.pairs[slot].capacity > 0:
-                total += self.pairs[slot].capacity * 4
+                total += self.pairs[slot].capacity * sizeof(uint32_t)
+        # the heap, and the lists a merge keeps: slots made, slots lowered, a word's old tokens
+        total += self.heap_capacity * sizeof(HeapEntry)
+        total += (self.pending_capacity + self.lowered_capacity + self.scratch_capacity) * sizeof(int32_t)
         return total
 
 

@@ -119,6 +119,42 @@ def test_a_pair_missing_from_the_table_is_an_internal_error(counts, unfiled):
         merger.merge((b"a", b"b"))
 
 
+def many_words():
+    """20,000 words that hold (a, b): more than the 16,384 a merge's loop visits between two checks for a signal."""
+    return {b"ab%05d" % i: 1 for i in range(20_000)}
+
+
+BROKEN = ("this v8 merger stopped partway through a merge (interrupted, or an internal error), so its state "
+          "is incomplete: build a new one from the pre-token counts")
+
+
+@built
+def test_a_merge_interrupted_partway_leaves_a_state_that_refuses_every_merge():
+    # The merge's loop checks for a signal after 16,384 words, where the hook makes the check raise as a
+    # Ctrl-C would: some words rewritten, the counts not yet lowered.
+    counts = many_words()
+    merger = v8_compiled.Merger(counts)
+    a, b = ord("a"), ord("b")
+    merger._interrupt_at_next_check_for_tests()
+    with pytest.raises(KeyboardInterrupt):
+        merger.merge((b"a", b"b"))
+    rewritten = sum(1 for tokens, _ in merger.words() if tokens[0] not in (a, b))
+    assert 0 < rewritten < len(counts)  # stopped partway, as an interrupt would
+    # Every later merge is refused with the one line, whichever call makes it and whatever the pair.
+    for merge in (lambda: merger.merge((b"a", b"b")), lambda: merger.merge((b"0", b"0")),
+                  lambda: merger.merge_ids(ord("1"), ord("2"), merger.add_token(b"12"))):
+        with pytest.raises(RuntimeError) as error:
+            merge()
+        assert str(error.value) == BROKEN
+
+
+@built
+def test_a_merge_that_finishes_clears_the_mark():
+    # The mark is set for the length of every merge and cleared at its end: an uninterrupted run merges on.
+    counts = many_words()
+    assert merges_of(v8_compiled, counts, 5) == merges_of(v1_naive, counts, 5)
+
+
 def table_filling_corpus():
     """Byte pairs that fill the pair table just under half, and a merge whose fresh pairs pass half:
     (x, 250) for 128 x, then (x, n) when (250, 251) becomes n."""
@@ -170,6 +206,27 @@ def test_a_capacity_that_would_pass_32_bits_when_doubled_is_refused():
     assert _v8_merge.doubled_capacity(2**30 - 1) == 2**31 - 2
     with pytest.raises(OverflowError, match=r"passes 2\*\*31-1"):
         _v8_merge.doubled_capacity(2**30)
+
+
+@built
+def test_memory_bytes_counts_every_block():
+    # Every block the state holds, at its allocated size: words (records, refs), tokens (bytes, starts,
+    # lengths, neighbour rows, the rows touched, the lost pairs' slots and counts), pairs (slots, table,
+    # the build's holders, each pair's own), the heap and the merge's lists.  Here: 3 words of 2 bytes
+    # (3 records of 32 bytes, 3 refs of 8), 3 byte pairs each held by one word, 512 tokens of room.
+    merger = v8_compiled.Merger({b"ab": 1, b"cd": 2, b"ef": 3})
+    words = 3 * 32 + 3 * 8
+    tokens = 4096 + 512 * (8 + 4 + 32 + 2 * 4 + 2 * (4 + 8))
+    pairs = 1024 * 32 + 65536 * 16 + 3 * 4
+    heap_and_lists = 1024 * 16 + (1024 + 1024 + 256) * 4
+    assert merger.memory_bytes() == words + tokens + pairs + heap_and_lists
+    # A pair's own array of holders (8 to start) is counted once a third word moves them out of its slot:
+    # (x, ab) gains three words here, (ab, p), (ab, q) and (ab, r) one each, kept in their slots.
+    merger = v8_compiled.Merger({b"xabp": 1, b"xabq": 1, b"xabr": 1})
+    before = merger.memory_bytes()
+    merger.merge((b"a", b"b"))
+    assert merger.holders(ord("x"), merger.tokens.index(b"ab")) == [0, 1, 2]
+    assert merger.memory_bytes() - before == 8 * 4
 
 
 @built
