@@ -31,7 +31,8 @@ REPORT_MINUTES   := 9
 # The install builds the compiled code (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx,
 # and the encoder, variants/_v9_encode.pyx, both with the scanner they include; with setuptools and Cython)
 # when a C compiler is found, and goes on without it otherwise; an edit of their sources rebuilds them.
-COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_v9_encode.pyx variants/_gpt2_scanner.pxi variants/_hints.h
+COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_v9_encode.pyx variants/_gpt2_scanner.pxi variants/_hints.h \
+	variants/_v8_tricks.h
 BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; \
 	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
 $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)

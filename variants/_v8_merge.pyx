@@ -28,12 +28,20 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.long cimport PyLong_AsLongLong
 from cpython.ref cimport PyObject
 
-cdef extern from "_hints.h":
+cdef extern from "_v8_tricks.h":
     # A prefetch a few words ahead of the one being rewritten: the merge visits words in index order,
     # scattered over the block, and a miss on each first touch is most of a merge's time.  And 2 MiB
-    # pages for the blocks read at random.  (Shared with v9's counter; each a no-op where unsupported.)
-    void V8_PREFETCH "BPE_PREFETCH"(const void *p) nogil
-    void v8_advise_huge "bpe_advise_huge"(void *p, size_t size) nogil
+    # pages for the blocks read at random.  (The hints are _hints.h's, shared with v9's counter; each a
+    # no-op where unsupported.)
+    void V8_FETCH(const void *p) nogil
+    void v8_advise_huge "V8_ADVISE_HUGE"(void *p, size_t size) nogil
+    # The tricks this file's comments describe, each on unless a build turns it off (_v8_tricks.h says
+    # how, and why a switch costs the rung nothing): the ablation times v8 without each in turn.
+    const bint WITH_PREFETCH "V8_PREFETCH"
+    const bint WITH_DEFERRED_PROBES "V8_DEFERRED_PROBES"
+    const bint WITH_SUMMARY_BITS "V8_SUMMARY_BITS"
+    const bint WITH_COUNT_ORDER "V8_COUNT_ORDER"
+    const bint WITH_HOLDERS_IN_SLOT "V8_HOLDERS_IN_SLOT"
 
 
 # --- Words: one block of records, and a small summary of each -------------------------------------------
@@ -75,6 +83,8 @@ cdef inline uint32_t pair_bit(int32_t first, int32_t second) noexcept nogil:
 cdef inline uint32_t summarize(int32_t *tokens, int32_t length) noexcept nogil:
     cdef uint32_t bits = 0
     cdef int32_t j
+    if not WITH_SUMMARY_BITS:
+        return 0  # (read by nothing)
     for j in range(length - 1):
         bits |= pair_bit(tokens[j], tokens[j + 1])
     return bits
@@ -304,7 +314,7 @@ cdef class MergeState:
         while next_word(source, &position, &text, &length, &count):
             if length > 1:
                 checked_word_length(length)  # a record's length is 32 bits: refused, never wrapped
-                bucket = count_bucket(count)
+                bucket = count_bucket(count) if WITH_COUNT_ORDER else 0
                 units[bucket] += record_units(length)
                 words[bucket] += 1
                 total += record_units(length)
@@ -326,7 +336,7 @@ cdef class MergeState:
         while next_word(source, &position, &text, &length, &count):
             if length <= 1:
                 continue
-            bucket = count_bucket(count)
+            bucket = count_bucket(count) if WITH_COUNT_ORDER else 0
             at = units[bucket]
             units[bucket] += record_units(length)
             head = word_at(self.block, <uint32_t>at)
@@ -585,9 +595,9 @@ cdef class MergeState:
             self._grow_table(self.num_pairs)  # files every slot, the pending ones included
         else:
             for i in range(self.num_pending):
-                if i + PREFETCH_AHEAD < self.num_pending:
+                if WITH_PREFETCH and i + PREFETCH_AHEAD < self.num_pending:
                     ahead = self.pending[i + PREFETCH_AHEAD]
-                    V8_PREFETCH(&self.table[spread(pair_key(self.pairs[ahead].first, self.pairs[ahead].second))
+                    V8_FETCH(&self.table[spread(pair_key(self.pairs[ahead].first, self.pairs[ahead].second))
                                             & self.table_mask])
                 self._file(self.pending[i])
         self.num_pending = 0
@@ -604,13 +614,12 @@ cdef class MergeState:
         cdef int32_t capacity
         cdef uint32_t *holders
         if pair.capacity == 0:
-            if pair.size < 2:
+            if WITH_HOLDERS_IN_SLOT and pair.size < 2:
                 pair.holders.few[pair.size] = word
                 pair.size += 1
                 return 0
             holders = <uint32_t *>check(malloc(8 * sizeof(uint32_t)))  # a third word: an array of its own
-            holders[0] = pair.holders.few[0]
-            holders[1] = pair.holders.few[1]
+            memcpy(holders, pair.holders.few, pair.size * sizeof(uint32_t))  # (none, without the slot's two)
             pair.holders.many = holders
             pair.capacity = 8
         elif pair.size == pair.capacity or pair.capacity < 0:
@@ -736,7 +745,7 @@ cdef class MergeState:
     cdef inline int32_t gained_slot(self, int32_t first, int32_t second) except -1:
         """The slot of a pair holding n.  When n is fresh, no such pair exists: the slot is made without
         a probe of the table and filed when the merge ends."""
-        if self.fresh:
+        if WITH_DEFERRED_PROBES and self.fresh:
             return self._new_slot(first, second, False)
         return self.find_or_add(first, second)
 
@@ -800,15 +809,15 @@ cdef class MergeState:
         #    the record, unless the ref's summary already shows the pair gone.
         bit = pair_bit(a, b)
         for i in range(size):
-            if i + 2 * PREFETCH_AHEAD < size:
-                V8_PREFETCH(&self.refs[listed[i + 2 * PREFETCH_AHEAD]])
-            if i + PREFETCH_AHEAD < size:
+            if WITH_PREFETCH and i + 2 * PREFETCH_AHEAD < size:
+                V8_FETCH(&self.refs[listed[i + 2 * PREFETCH_AHEAD]])
+            if WITH_PREFETCH and i + PREFETCH_AHEAD < size:
                 ref = &self.refs[listed[i + PREFETCH_AHEAD]]
-                if ref.summary & bit:
-                    V8_PREFETCH(word_at(self.block, ref.offset))
+                if not WITH_SUMMARY_BITS or ref.summary & bit:
+                    V8_FETCH(word_at(self.block, ref.offset))
             word = listed[i]
             ref = &self.refs[word]
-            if not (ref.summary & bit):
+            if WITH_SUMMARY_BITS and not (ref.summary & bit):
                 self.skipped_visits += 1
                 continue  # stale, and known to be without reading the record
             head = word_at(self.block, ref.offset)
@@ -842,15 +851,22 @@ cdef class MergeState:
             ref.summary = summarize(tokens, length - 1)
             if x >= 0:
                 h = self.half(BEFORE, x, n)
-                h.lost += count
+                if WITH_DEFERRED_PROBES:
+                    h.lost += count
+                else:
+                    self.lower(self.held_slot(x, a), count)
                 self.gain(h.gained, count, word)
             if y >= 0:
                 h = self.half(AFTER, y, n)
                 if not (a == b and y == b):  # (b, y) is the merged pair itself, as in "aaa": it goes to 0 below
-                    h.lost += count
+                    if WITH_DEFERRED_PROBES:
+                        h.lost += count
+                    else:
+                        self.lower(self.held_slot(b, y), count)
                 self.gain(h.gained, count, word)
         # 2. The rows' losses, one lowered pair per neighbour; the slots made, filed.
-        self._apply_losses(a, b)
+        if WITH_DEFERRED_PROBES:
+            self._apply_losses(a, b)
         self._file_pending()
         # 3. The merged pair is gone from every word; the pairs that fell to zero free their holders.
         self.pairs[merged_slot].count = 0
@@ -876,16 +892,16 @@ cdef class MergeState:
         cdef int32_t first, second, slot
         cdef int64_t lost
         for i in range(total + PREFETCH_AHEAD):
-            if i < total:  # fetch the bucket of the row PREFETCH_AHEAD ahead
+            if WITH_PREFETCH and i < total:  # fetch the bucket of the row PREFETCH_AHEAD ahead
                 first, second = self._lost_pair(i, a, b)
-                V8_PREFETCH(&self.table[spread(pair_key(first, second)) & self.table_mask])
+                V8_FETCH(&self.table[spread(pair_key(first, second)) & self.table_mask])
             if i >= PREFETCH_AHEAD:
                 lost = self._lost_count(i - PREFETCH_AHEAD)
                 if lost:
                     first, second = self._lost_pair(i - PREFETCH_AHEAD, a, b)
                     self.work_slots[k] = self.held_slot(first, second)
                     self.work_counts[k] = lost
-                    V8_PREFETCH(&self.pairs[self.work_slots[k]])
+                    V8_FETCH(&self.pairs[self.work_slots[k]])
                     k += 1
         for i in range(k):
             slot = self.work_slots[i]
