@@ -26,7 +26,7 @@ PEERS   ?=
 TEST_MINUTES     := 8
 REPORT_MINUTES   := 9
 
-.PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
+.PHONY: help shell bench test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
 # The install builds the compiled code (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx,
 # and the encoder, variants/_v9_encode.pyx, both with the scanner they include; with setuptools and Cython)
@@ -62,11 +62,12 @@ help:
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
 	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make test-debug  the compiled rungs' tests against a build with bounds checks and AddressSanitizer, about 3 min (ASAN=0: without it; part of test-all)"
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
-	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
+	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS; RUNG=v8: v8 without each trick, docs/v8-ablation.json)"
 	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
@@ -106,9 +107,19 @@ test: $(VENV)/.installed $(VENV)/.browser
 	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
 	$(PY) -u -m pytest -q -m "not slow"
 
-test-all: $(VENV)/.installed $(VENV)/.browser
+test-all: $(VENV)/.installed $(VENV)/.browser test-debug
 	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
 	$(PY) -u -m pytest -q
+
+# The compiled rungs' tests against a debug build of them (bpe/lab/dev/builds.py, docs/reliability.md): Cython's
+# bounds checks and C asserts on, and AddressSanitizer watching the C arrays (ASAN=0: without it), built into
+# out/debug-build/; the rungs' own build in .venv is not touched. About 3 min on 2 cores, so make test-all
+# runs it and make test does not.
+ASAN ?= 1
+DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/io/test_encode.py
+test-debug: $(VENV)/.installed
+	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
+	$(PY) -m bpe.lab.dev.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
 
 # The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
 # peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
@@ -162,11 +173,17 @@ reproduce: $(VENV)/.installed
 # v6 without each of its techniques, beside v5 and v6 (docs/v6.md, "What each technique buys"): rewrites
 # docs/v6-ablation.json, then `make figures`. Gutenberg-like text at vocab 10,000 (GUTENBERG: the data set
 # or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
+# RUNG=v8: v8 without each of its tricks (docs/v8.md, "What each trick buys"), each row v8's merge built again
+# into out/v8-ablation/ with one trick off (about a minute, once), into docs/v8-ablation.json.
 GUTENBERG ?= gutenberg-books
+RUNG      ?= v6
+ABLATION_SAYS_v6 := v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)
+ABLATION_SAYS_v8 := v8 without each of its tricks (about 8 min on an idle 2-core machine, with the builds; slow)
 ablation: $(VENV)/.installed
-	@echo "v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)"
-	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
-		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
+	@echo "$(or $(ABLATION_SAYS_$(RUNG)),RUNG is v6 or v8, not $(RUNG))"
+	$(PY) -m bpe ablation $(if $(filter-out v6,$(RUNG)),--rung $(RUNG)) --data $(GUTENBERG) --vocab-size 10000 \
+		--data webtext-synth-20MB --vocab-size 32000 --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) \
+		--json $(or $(JSON),docs/$(RUNG)-ablation.json)
 
 # One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another;
 # BENCH names the bench or report JSON whose stage times the summary shows (default docs/report-bench.json).

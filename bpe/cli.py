@@ -270,13 +270,17 @@ def _add_handout_parser(sub) -> None:
 def cmd_ablation(args) -> int:
     from bpe.lab.measure.ablation import run_ablation
 
-    run_ablation(args.data, args.vocab_size, args.repeat, args.workers, args.limit, args.json)
+    run_ablation(args.data, args.vocab_size, args.repeat, args.workers, args.limit, args.json, rung=args.rung)
     return 0
 
 
 def _add_ablation_parser(sub) -> None:
-    ab = sub.add_parser("ablation", help="v6 without each of its techniques in turn, beside v5 and v6 "
-                                         "(docs/v6.md; bpe/lab/measure/ablation/)")
+    ab = sub.add_parser("ablation", help="v6 (or v8) without each of its techniques in turn, beside the rung "
+                                         "(docs/v6.md, docs/v8.md; bpe/lab/measure/ablation/)")
+    ab.add_argument("--rung", choices=("v6", "v8"), default="v6",
+                    help="v6: v6 without each technique, beside v5 and v6, compared on the total; v8: v8 without "
+                         "each trick, each built once into out/v8-ablation/, compared on the merge phase "
+                         "(default v6)")
     ab.add_argument("--data", action="append", default=None,
                     help="data set name or file path; repeat for several regimes, each with its --vocab-size "
                          "(default: gutenberg-books at 10,000 and webtext-synth-20MB at 32,000)")

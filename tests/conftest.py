@@ -20,6 +20,13 @@ import pytest
 
 from bpe.io.byte_unicode import decode_token
 
+# `make test-debug`: a debug build of the compiled modules (bpe/lab/dev/builds.py) stands in for the rungs'
+# own in this process, put first on bpe.variants' path before any test imports them.
+if os.environ.get("BPE_COMPILED_FROM"):
+    from bpe.lab.dev.builds import use_compiled_from
+
+    use_compiled_from(os.environ["BPE_COMPILED_FROM"])
+
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS_EN = FIXTURES / "corpus.en"
 TINYSTORIES_SAMPLE = FIXTURES / "tinystories_sample.txt"

@@ -22,7 +22,8 @@ def relative(path) -> str:
 def truth() -> dict[tuple[str, bool], str]:
     """(target, PUBLISH=1?) -> where the code writes, from the modules and the Makefile."""
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    ablation = re.search(r"--json \$\(or \$\(JSON\),([^)]+)\)", makefile).group(1)
+    # the ablation's file is named after its rung: docs/$(RUNG)-ablation.json, RUNG=v6 unless the page names one
+    ablation = re.search(r"--json \$\(or \$\(JSON\),((?:[^()]|\$\(\w+\))+)\)", makefile).group(1)
     return {("report", False): relative(report.DEFAULT_OUT_DIR), ("report", True): relative(report.DOCS_DIR),
             ("profile", False): relative(profiling.DEFAULT_OUT_DIR), ("profile", True): relative(profiling.PROFILES_DIR),
             ("reproduce", False): str(reproduce.DEFAULT_OUT.relative_to(REPO_ROOT)),
@@ -45,13 +46,16 @@ def claims():
             if found:
                 line_end = text.find("\n", match.end())
                 publish = "PUBLISH=1" in text[match.start():line_end] or "--publish" in text[match.start():line_end]
-                yield page.relative_to(REPO_ROOT), match.group(1), publish, found.group("path")
+                rung = re.search(r"RUNG=(\w+)", text[match.start():line_end])
+                yield page.relative_to(REPO_ROOT), match.group(1), publish, found.group("path"), rung and rung.group(1)
 
 
 def test_pages_say_where_each_target_writes():
     known = truth()
     found = list(claims())
     assert len(found) >= 8, found  # the pages do say it: the check reads them
-    wrong = [(str(page), target, publish, path) for page, target, publish, path in found
-             if not path.startswith(known[(target, publish)])]
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    default_rung = re.search(r"^RUNG\s*\?= (\w+)$", makefile, re.M).group(1)
+    wrong = [(str(page), target, publish, path) for page, target, publish, path, rung in found
+             if not path.startswith(known[(target, publish)].replace("$(RUNG)", rung or default_rung))]
     assert not wrong, f"pages naming the wrong output (page, target, PUBLISH=1, path): {wrong}; the code: {known}"

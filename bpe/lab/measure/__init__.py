@@ -9,7 +9,8 @@
 * ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);
   ``reproduce``: each step of the articles on the ladder, the coursework table and the merge-cost plot
   (``reproduce_steps``: the steps, their data, why the ratios differ, the articles' own ratios);
-  ``ablation`` (a package): v6 without each of its techniques in turn;
+  ``ablation`` (a package): v6 without each of its techniques in turn, and (``ablation.v8``) v8 without
+  each of its tricks;
 * ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
 * ``estimate``: a run's time and memory before it starts (the cost model, and what it takes of the data,

@@ -1,10 +1,13 @@
 """The ablation (bpe/lab/measure/ablation/): every "v6 without X" row makes v1's merges, and the command writes them all.
 
-Each row swaps one of v6's techniques for its plain alternative; it may be slower, never different.
+Each row swaps one of v6's techniques for its plain alternative; it may be slower, never different.  So does
+each "v8 without X" row, v8's merge built again with one switch of variants/_v8_tricks.h off (``slow``: the
+builds), and each shows its trick off where the state can show it.
 """
 
 import gc
 import json
+import re
 from importlib import import_module
 from pathlib import Path
 
@@ -15,10 +18,11 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
 from bpe.lab.measure import ablation
+from bpe.lab.measure.ablation import v8 as v8_rows
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
-from bpe.variants import v1_naive
+from bpe.variants import v1_naive, v8_compiled
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, cs336_merges
 
 #: The rows that are files here (v5 and v6 are rungs, tested on their own).
@@ -130,3 +134,87 @@ def test_a_missing_data_set_fails_before_any_run(tmp_path):
         ablation.run_ablation([str(CORPUS_EN), str(tmp_path / "missing.txt")], [300], repeat=1,
                               json_out=str(tmp_path / "out.json"))
     assert not (tmp_path / "out.json").exists()
+
+
+# --- v8's ablation: v8's merge built again with one trick off ------------------------------------------
+
+needs_v8 = pytest.mark.skipif(v8_compiled.UNAVAILABLE is not None, reason=str(v8_compiled.UNAVAILABLE))
+
+
+def v8_row(name):
+    return import_module(f"bpe.lab.measure.ablation.v8.{name}")
+
+
+def test_every_v8_row_file_is_a_row_and_each_switch_is_real():
+    files = {path.stem for path in Path(v8_rows.__file__).parent.glob("*.py")}
+    assert files - {"__init__"} == set(v8_rows.TRICKS) and v8_rows.ROWS == ("v8", *v8_rows.TRICKS)
+    header = (v8_rows.REPO_ROOT / "variants" / "_v8_tricks.h").read_text(encoding="utf-8")
+    merge = (v8_rows.REPO_ROOT / "variants" / "_v8_merge.pyx").read_text(encoding="utf-8")
+    # every switch the header defines has a row, and every row's switch is one the merge reads
+    assert set(re.findall(r"^#ifndef (V8_\w+)$", header, re.M)) == set(v8_rows.TRICKS.values())
+    for macro in v8_rows.TRICKS.values():
+        assert f"#define {macro} 1" in header and (f'"{macro}"' in merge or f"({macro})" in header), macro
+
+
+def test_an_unknown_rung_is_one_line():
+    with pytest.raises(BPEError, match=r"no ablation of 'v7': --rung is one of v6, v8"):
+        ablation.run_ablation([str(CORPUS_EN)], [300], repeat=1, rung="v7")
+
+
+@pytest.mark.slow  # six builds of v8's merge the first time (about a minute on 2 cores), then seconds
+@needs_v8
+@pytest.mark.parametrize("name", list(v8_rows.TRICKS))
+def test_v8_row_gives_v1s_merges(name):
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=v8_row(name))
+    assert merges == cs336_merges()
+    for corpus in (OVERLAPS, REPEATS, TIES):
+        assert merges_of(v8_row(name), corpus, 60) == merges_of(v1_naive, corpus, 60)
+
+
+@pytest.mark.slow
+@needs_v8
+@settings(max_examples=60, deadline=None)
+@given(words, st.integers(min_value=0, max_value=40))
+def test_v8_rows_equal_v1_on_generated_words(counts, num_merges):
+    expected = merges_of(v1_naive, counts, num_merges)
+    for name in v8_rows.TRICKS:
+        assert merges_of(v8_row(name), counts, num_merges) == expected, name
+
+
+@pytest.mark.slow
+@needs_v8
+def test_each_v8_row_has_its_trick_off():
+    # What a switch changes that the state shows: no summary, no listing skipped on it; the records in the
+    # counts' order; a pair's first holder in an array of its own (8 entries, 32 bytes more per new pair).
+    counts = count_file_serial(CORPUS_EN, ["<|endoftext|>"])
+    v8 = v8_compiled.Merger(counts)
+    unsummarized = v8_row("no_summary_bits").Merger(counts)
+    run_merges(v8, 200, NullTimer()), run_merges(unsummarized, 200, NullTimer())
+    assert v8.skipped_visits > 0 and unsummarized.skipped_visits == 0
+    # each listing v8 skips is read instead (once per word and merge: a word listed twice is read once)
+    assert v8.visits < unsummarized.visits <= v8.visits + v8.skipped_visits
+    by_count = [count for _, count in v8_compiled.Merger(counts).words()]
+    in_order = [count for _, count in v8_row("no_count_order").Merger(counts).words()]
+    assert in_order == [count for word, count in counts.items() if len(word) > 1] != by_count
+    small = {b"xabp": 1, b"yabq": 1}  # (x, ab), (ab, p), (y, ab), (ab, q): four pairs, each held by one word
+    for name, grows in (("v8", 0), ("no_holders_in_slot", 4 * 8 * 4)):
+        merger = v8_compiled.Merger(small) if name == "v8" else v8_row(name).Merger(small)
+        before = merger.memory_bytes()
+        merger.merge((b"a", b"b"))
+        assert merger.memory_bytes() - before == grows, name
+
+
+@pytest.mark.slow
+@needs_v8
+def test_the_v8_command_writes_every_row_compared_on_the_merge_phase(tmp_path):
+    out = tmp_path / "ablation.json"
+    assert main(["ablation", "--rung", "v8", "--data", str(CORPUS_EN), "--vocab-size", "300", "--repeat", "1",
+                 "--workers", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert (result["rung"], result["base"], result["compared_on"]) == ("v8", "v8", "merge_phase")
+    assert list(result["rows"]) == list(v8_rows.ROWS) and "--rung v8" in result["command"]
+    regime = result["regimes"]["corpus"]
+    for name, entry in regime["rows"].items():
+        assert entry["identical"] and entry["merges_sha256"] == [regime["merges_sha256"]], name
+        assert set(entry["vs_v8"]) == {"total", "merge_phase"}
+    assert regime["rows"]["v8"]["vs_v8"]["merge_phase"]["ratio"] == 1.0

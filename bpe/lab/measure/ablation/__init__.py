@@ -1,4 +1,5 @@
-"""``python -m bpe ablation``: v6 without each of its techniques in turn, beside v5 and v6.
+"""``python -m bpe ablation``: v6 without each of its techniques in turn, beside v5 and v6 (``--rung v8``:
+v8 without each of its tricks, :mod:`bpe.lab.measure.ablation.v8`).
 
 v6 (``variants/v6_tuned.py``) re-does v5's algorithm for CPython's speed with several techniques at
 once, each a named section of its file.  Each technique that can be turned off has a row: a small
@@ -14,6 +15,10 @@ on every run: one that does not fails the command after its table, and nothing i
 an ordinary candidate, so ``bpe bench --variant bpe/lab/measure/ablation/no_floor.py`` and ``bpe merge-cost
 v6 bpe/lab/measure/ablation/no_floor.py`` run it too.  ``docs/v6-ablation.json`` (``make ablation``) holds
 both regimes, Gutenberg-like text at vocab 10,000 and web-like text at vocab 32,000; docs/v6.md quotes it.
+
+A rung's ablation is its module's ``ROWS``, ``BASE`` (the row the others are held to), ``FIGURE`` (the time
+they are compared on: v6's total, as its techniques reach its pre-tokenizer; v8's merge phase, all its tricks'
+place) and ``row_spec``: this module's for v6, :mod:`~bpe.lab.measure.ablation.v8`'s for v8.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_t
 REGIMES = (("gutenberg-books", 10_000), ("webtext-synth-20MB", 32_000))
 #: The row every other is compared with, in merges and in time.
 BASE = "v6"
+#: The time the rows are compared on.
+FIGURE = "total"
+#: The rungs with an ablation.
+RUNGS = ("v6", "v8")
 
 
 def row_spec(row: str) -> str:
@@ -67,47 +76,69 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
     return [(d, parse_count(size, "--vocab-size")) for d, size in zip(data, sizes)]
 
 
+def ablation_of(rung: str):
+    """The module that holds a rung's rows: this one for v6, ``v8`` for v8 (its rows built first)."""
+    if rung not in RUNGS:
+        raise BPEError(f"no ablation of {rung!r}: --rung is one of {', '.join(RUNGS)}")
+    if rung == "v6":
+        return sys.modules[__name__]
+    if rung not in VARIANTS:  # not built here: the registry's one line says why
+        from bpe.training import registry
+
+        registry.get_variant(rung)
+    from bpe.lab.measure.ablation import v8
+
+    return v8
+
+
 def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
-                 workers: int | None = None, limit: str | None = None, json_out: str | None = None, log=None) -> dict:
-    """Every row on every regime, interleaved; the tables to ``log``, everything to ``json_out`` (JSON)."""
+                 workers: int | None = None, limit: str | None = None, json_out: str | None = None, log=None,
+                 rung: str = "v6") -> dict:
+    """Every row of ``rung``'s ablation on every regime, interleaved; the tables to ``log``, everything to
+    ``json_out`` (JSON)."""
     log = log or sys.stdout
+    rows = ablation_of(rung)
     regimes = pair_regimes(data, vocab_sizes)
     specials = list(SPECIAL_TOKENS)
     check_repeat(repeat, json_out)
     # every regime checked now, a missing data set too, before the first run
     plans = [(regime_data, plan(resolve_data(regime_data), vocab_size, specials, workers, limit))
              for regime_data, vocab_size in regimes]
+    if hasattr(rows, "build_rows"):  # compiled rows: built before the first timed run
+        rows.build_rows(log)
+    base, vs = rows.BASE, f"vs_{rows.BASE}"
     result = {
         **stamp(),
-        "command": " ".join(["python -m bpe ablation",
+        "command": " ".join(["python -m bpe ablation", *([f"--rung {rung}"] if rung != "v6" else []),
                              *(f"--data {data} --vocab-size {vocab_size}" for data, vocab_size in regimes),
                              f"--repeat {repeat}", *([f"--workers {workers}"] if workers else []),
                              *([f"--limit {limit}"] if limit else []), *([f"--json {json_out}"] if json_out else [])]),
+        "rung": rung, "base": base, "compared_on": rows.FIGURE,
         "repeat": repeat, "workers": workers, "limit": limit, "special_tokens": specials,
-        "rows": {row: resolve(row_spec(row)).idea for row in ROWS},
+        "rows": {row: resolve(rows.row_spec(row)).idea for row in rows.ROWS},
         "regimes": {},
     }
-    for regime_data, p in plans:  # every row on one data set at one vocab size, against v6
+    for regime_data, p in plans:  # every row on one data set at one vocab size, against the base
         label = data_label(regime_data)
-        runs = measure(label, p, [row_spec(row) for row in ROWS], repeat, log, f"{p.corpus_bytes:,} bytes",
-                       f"{len(ROWS)} rows")
-        base_runs = runs[BASE]
+        runs = measure(label, p, [rows.row_spec(row) for row in rows.ROWS], repeat, log,
+                       f"{p.corpus_bytes:,} bytes", f"{len(rows.ROWS)} rows")
+        base_runs = runs[base]
         base_digest = base_runs[0]["merges_sha256"]
-        rows = {}
+        entries = {}
         for row, row_runs in runs.items():
             digests = {run["merges_sha256"] for run in row_runs}
-            rows[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests),
-                         **summarized(row_runs),
-                         "vs_v6": {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
-                                   for figure in ("total", "merge_phase")}}
+            entries[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests),
+                            **summarized(row_runs),
+                            vs: {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
+                                 for figure in ("total", "merge_phase")}}
         regime = result["regimes"][label] = {
             "label": label, "data": regime_data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
             "vocab_size": p.vocab_size, "num_merges": base_runs[0]["merges"], "merges_sha256": base_digest,
-            "rows": rows}
-        print(ablation_table(regime, result["rows"]), file=log, flush=True)
+            "rows": entries}
+        print(ablation_table(regime, result["rows"], base, rows.FIGURE), file=log, flush=True)
         differ = [row for row, entry in regime["rows"].items() if not entry["identical"]]
         if differ:
-            raise BPEError(f"[{regime['label']}] {', '.join(differ)} made merges other than {BASE}'s "
+            raise BPEError(f"[{regime['label']}] {', '.join(differ)} made merges other than {base}'s "
                            f"(sha256 {regime['merges_sha256']}); nothing written")
     if json_out:
         write_json_atomic(Path(json_out), result, log=log)
@@ -119,15 +150,16 @@ def _spread(figure: dict) -> str:
     return f"{figure['median']:.2f} ({figure['min']:.2f}-{figure['max']:.2f})"
 
 
-def ablation_table(regime: dict, ideas: dict[str, str]) -> str:
-    """One regime's rows: seconds (median, min-max), time against v6's, and whether the merges are v6's."""
+def ablation_table(regime: dict, ideas: dict[str, str], base: str = BASE, figure: str = FIGURE) -> str:
+    """One regime's rows: seconds (median, min-max), time (``figure``) against ``base``'s, and whether the
+    merges are ``base``'s."""
     width = max(len(row) for row in regime["rows"]) + 2
     lines = [f"\n{regime['label']}: {regime['corpus_bytes']:,} bytes, vocab {regime['vocab_size']:,} "
-             f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'vs v6': the "
-             f"row's total time against v6's ('~': the two rows' runs overlap)",
-             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs v6':>16}  identical merges"]
+             f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'vs {base}': the "
+             f"row's {figure.replace('_', ' ')} time against {base}'s ('~': the two rows' runs overlap)",
+             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs ' + base:>16}  identical merges"]
     for row, entry in regime["rows"].items():
-        against = entry["vs_v6"]["total"]
+        against = entry[f"vs_{base}"][figure]
         ratio = ratio_text(1 / against["ratio"]) + ("~" if against["clear"] is False else " ")
         lines.append(f"{row:<{width}}{_spread(entry['pretokenize']):>22}{_spread(entry['merge_phase']):>22}"
                      f"{_spread(entry['total']):>22}{ratio:>16}  {'yes' if entry['identical'] else 'NO'}")
