@@ -30,21 +30,17 @@ from cpython.ref cimport PyObject
 
 cdef extern from "_v8_tricks.h":
     # A prefetch a few words ahead of the one being rewritten: the merge visits words in index order,
-    # scattered over the block, and a miss on each first touch is most of a merge's time.  And 2 MiB
-    # pages for the blocks read at random.  (The hints are _hints.h's, shared with v9's counter; each a
-    # no-op where unsupported.)
+    # scattered over the block, and a miss on each first touch is most of a merge's time.  (The hint is
+    # _hints.h's, shared with v9's counter; a no-op where unsupported.)
     void V8_FETCH(const void *p) nogil
-    void v8_advise_huge "V8_ADVISE_HUGE"(void *p, size_t size) nogil
-    # The tricks this file's comments describe, each on unless a build turns it off (_v8_tricks.h says
-    # how, and why a switch costs the rung nothing): the ablation times v8 without each in turn.
+    # The two tricks on top of v6's algorithm, fetching ahead and deferring the probes (below), each on
+    # unless a build turns it off (_v8_tricks.h says how, and why a switch costs the rung nothing): the
+    # ablation times v8 without each in turn.
     const bint WITH_PREFETCH "V8_PREFETCH"
     const bint WITH_DEFERRED_PROBES "V8_DEFERRED_PROBES"
-    const bint WITH_SUMMARY_BITS "V8_SUMMARY_BITS"
-    const bint WITH_COUNT_ORDER "V8_COUNT_ORDER"
-    const bint WITH_HOLDERS_IN_SLOT "V8_HOLDERS_IN_SLOT"
 
 
-# --- Words: one block of records, and a small summary of each -------------------------------------------
+# --- Words: one block of records ----------------------------------------------------------------------
 # A record is a 16-byte head and the word's token ids (int32), padded to a multiple of 16 bytes, so a
 # word of up to 12 tokens (16 + 12 * 4 = 64 bytes) takes no more than a 64-byte cache line with its count
 # and length: one line, or two where the record, which starts at a multiple of 16 bytes, crosses a line's
@@ -52,24 +48,13 @@ cdef extern from "_v8_tricks.h":
 # `word_counts[i]` were two pointer chases into two lists, then into a str object and an int object
 # elsewhere on the heap.
 #
-# The records are laid out by count, the most frequent words first (bucketed by the count's bit
-# length, which costs one pass): the words that hold the pairs merged most often sit together, and
-# stay in the cache between merges.
-#
-# A word is named by its number, which is what the index stores, and a number leads to a WordRef: the
-# record's offset (16-byte units: up to 64 GiB of records) and a 32-bit summary of the pairs the word
-# holds now (one bit per pair, chosen by a hash).  The lazy index lists words that have since lost the
-# pair (about half the visits on web-like text); a clear bit proves the pair is gone without touching
-# the record, a miss saved.  The refs are 8 bytes a word, dense, and mostly in the cache.
+# A word is named by its number, which is what the index stores, and a number leads to the record's
+# offset (16-byte units: up to 64 GiB of records), 4 bytes a word in one dense array.
 
 ctypedef struct WordHead:
     int64_t count      # the pre-token's count in the corpus
     int32_t length     # tokens now
     int32_t stamp      # the merge that last visited it: a word listed twice is rewritten once
-
-ctypedef struct WordRef:
-    uint32_t offset    # where its record starts, in 16-byte units
-    uint32_t summary   # the bits of the pairs it holds (pair_bit); a clear bit: the pair is not there
 
 cdef inline WordHead *word_at(char *block, uint32_t offset) noexcept nogil:
     return <WordHead *>(block + (<size_t>offset << 4))
@@ -77,17 +62,6 @@ cdef inline WordHead *word_at(char *block, uint32_t offset) noexcept nogil:
 cdef inline int32_t *tokens_of(WordHead *head) noexcept nogil:
     return <int32_t *>(head + 1)
 
-cdef inline uint32_t pair_bit(int32_t first, int32_t second) noexcept nogil:
-    return (<uint32_t>1) << (((<uint32_t>first * 0x9E3779B1u) ^ (<uint32_t>second * 0x85EBCA77u)) >> 27)
-
-cdef inline uint32_t summarize(int32_t *tokens, int32_t length) noexcept nogil:
-    cdef uint32_t bits = 0
-    cdef int32_t j
-    if not WITH_SUMMARY_BITS:
-        return 0  # (read by nothing)
-    for j in range(length - 1):
-        bits |= pair_bit(tokens[j], tokens[j + 1])
-    return bits
 
 
 # --- Pairs: slots, and a table from (first, second) to a slot -------------------------------------------
@@ -95,18 +69,13 @@ cdef inline uint32_t summarize(int32_t *tokens, int32_t length) noexcept nogil:
 # table needs no deletion and no tombstones.  Holders are word numbers, appended and never removed
 # (v6's lazy index): a visit that finds no occurrence is skipped.  The build's holders are slices of one
 # block (capacity -1: not owned, never grown, since a byte pair can never be gained again: every merged
-# token is two bytes or more).  Most pairs made by merges are held by one or two words: those are kept
-# in the slot itself, where the merge writes the count anyway; a third word moves them to an array of
-# their own, grown by doubling.  This saves a malloc per new pair (what it buys: docs/v8.md, "What each
-# trick buys").
-
-ctypedef union Holders:
-    uint32_t *many     # capacity > 0: an array of its own; -1: a slice of the build's block
-    uint32_t few[2]    # capacity 0: up to two, kept in the slot itself
+# token is two bytes or more).  A pair a merge makes gets an array of its own with its first word, grown
+# by doubling.
 
 ctypedef struct PairSlot:
     int64_t count
-    Holders holders    # word numbers
+    uint32_t *holders  # word numbers: capacity > 0, an array of its own; -1, a slice of the build's block;
+                       # 0, none yet
     int32_t size
     int32_t capacity
     int32_t first
@@ -178,7 +147,7 @@ cdef class MergeState:
     # words
     cdef char *block
     cdef size_t block_units
-    cdef WordRef *refs
+    cdef uint32_t *offsets       # each word's record, by word number
     cdef Py_ssize_t num_words
     # tokens: their bytes as Python objects (what the rung answers with) and one id per distinct byte
     # string, as v6 keeps them; their bytes again in C for the heap's tie-break; the neighbour rows
@@ -218,11 +187,11 @@ cdef class MergeState:
     cdef bint fail_next_table_for_tests  # the next table allocation fails, as malloc would (tests only)
     cdef bint interrupt_for_tests        # the next check for a signal raises KeyboardInterrupt (tests only)
     # what a run reports
-    cdef public int64_t visits, stale_visits, skipped_visits, stale_pops
+    cdef public int64_t visits, stale_visits, stale_pops
 
     def __cinit__(self, *arguments, **keywords):  # (a Python subclass, v8's Merger, passes its own along)
         self.block = NULL
-        self.refs = NULL
+        self.offsets = NULL
         self.token_bytes = NULL
         self.token_start = NULL
         self.token_length = NULL
@@ -243,8 +212,8 @@ cdef class MergeState:
         if self.pairs != NULL:
             for i in range(self.num_pairs):
                 if self.pairs[i].capacity > 0:
-                    free(self.pairs[i].holders.many)
-        free(self.block); free(self.refs); free(self.token_bytes); free(self.token_start)
+                    free(self.pairs[i].holders)
+        free(self.block); free(self.offsets); free(self.token_bytes); free(self.token_start)
         free(self.token_length); free(self.neighbours); free(self.pairs); free(self.table)
         free(self.build_holders); free(self.heap); free(self.touched[BEFORE]); free(self.touched[AFTER])
         free(self.pending); free(self.work_slots); free(self.work_counts); free(self.lowered); free(self.scratch)
@@ -297,48 +266,32 @@ cdef class MergeState:
 
     cdef int _build_words(self, WordSource *source) except -1:
         """Copy each pre-token of two bytes or more into its record, reading the bytes where they are kept
-        (a dict's keys, or v9's arrays: no copy into a Python object on the way), the most frequent words
-        first.  Two passes over the source: the first sizes each bucket, the second fills it."""
-        cdef Py_ssize_t position = 0, length, j, n = 0, first
-        cdef size_t total = 0, at
-        cdef size_t units[65]     # per bucket (64 - the count's bit length): its records' 16-byte units,
-        cdef Py_ssize_t words[65] # and its words; then, their running starts
-        cdef int bucket
+        (a dict's keys, or v9's arrays: no copy into a Python object on the way), in the order they come.
+        Two passes over the source: the first checks it and sizes the block, the second fills it."""
+        cdef Py_ssize_t position = 0, length, j, n = 0
+        cdef size_t total = 0, at = 0
         cdef int64_t count
         cdef const unsigned char *text
         cdef WordHead *head
         cdef int32_t *tokens
-        memset(units, 0, sizeof(units))
-        memset(words, 0, sizeof(words))
-        # First pass: check the counts, and size each bucket.
+        # First pass: check the counts and lengths, and size the block.
         while next_word(source, &position, &text, &length, &count):
             if length > 1:
                 checked_word_length(length)  # a record's length is 32 bits: refused, never wrapped
-                bucket = count_bucket(count) if WITH_COUNT_ORDER else 0
-                units[bucket] += record_units(length)
-                words[bucket] += 1
                 total += record_units(length)
                 n += 1
         if total >= (<size_t>1 << 32):
             raise MemoryError("v8's words need more than 64 GiB of records")
-        at = 0
-        first = 0
-        for bucket in range(65):  # each bucket's sizes become where it starts
-            units[bucket], at = at, at + units[bucket]
-            words[bucket], first = first, first + words[bucket]
-        self.block = <char *>big(max(total, 1) << 4)
-        self.refs = <WordRef *>big(max(n, 1) * sizeof(WordRef))
+        self.block = <char *>check(malloc(max(total, 1) << 4))
+        self.offsets = <uint32_t *>check(malloc(max(n, 1) * sizeof(uint32_t)))
         self.block_units = total
         self.num_words = n
-        # Second pass: the records, each in its bucket.
+        # Second pass: the records, one after another.
         position = 0
         n = 0
         while next_word(source, &position, &text, &length, &count):
             if length <= 1:
                 continue
-            bucket = count_bucket(count) if WITH_COUNT_ORDER else 0
-            at = units[bucket]
-            units[bucket] += record_units(length)
             head = word_at(self.block, <uint32_t>at)
             head.count = count
             head.length = checked_word_length(length)
@@ -346,9 +299,8 @@ cdef class MergeState:
             tokens = tokens_of(head)
             for j in range(length):
                 tokens[j] = text[j]
-            self.refs[words[bucket]].offset = <uint32_t>at
-            self.refs[words[bucket]].summary = summarize(tokens, head.length)
-            words[bucket] += 1
+            self.offsets[n] = <uint32_t>at
+            at += record_units(length)
             n += 1
             if (n & (SIGNAL_EVERY - 1)) == 0:
                 self.check_signals()
@@ -381,14 +333,14 @@ cdef class MergeState:
             for code in range(65536):
                 fill[code] = total
                 total += sizes[code]
-            self.build_holders = <uint32_t *>big(max(total, 1) * sizeof(uint32_t))
+            self.build_holders = <uint32_t *>check(malloc(max(total, 1) * sizeof(uint32_t)))
             self.build_holders_size = max(total, 1)
             self._init_table(1 << 16)
             for code in range(65536):
                 if counts[code]:
                     slot = self._new_slot(code >> 8, code & 255)
                     self.pairs[slot].count = counts[code]
-                    self.pairs[slot].holders.many = self.build_holders + fill[code]
+                    self.pairs[slot].holders = self.build_holders + fill[code]
                     self.pairs[slot].size = <int32_t>sizes[code]
                     self.pairs[slot].capacity = -1
             self._scan_byte_pairs(last, NULL, NULL, fill)  # each word listed under each pair it holds
@@ -406,7 +358,7 @@ cdef class MergeState:
         cdef int32_t code
         memset(last, 0xFF, 65536 * sizeof(uint32_t))
         for w in range(self.num_words):
-            head = word_at(self.block, self.refs[w].offset)
+            head = word_at(self.block, self.offsets[w])
             tokens = tokens_of(head)
             for j in range(head.length - 1):
                 code = (tokens[j] << 8) | tokens[j + 1]
@@ -427,7 +379,7 @@ cdef class MergeState:
         cdef int32_t slot
         cdef Py_ssize_t i
         self.heap_capacity = max(self.num_pairs * 2, 1024)
-        self.heap = <HeapEntry *>big(self.heap_capacity * sizeof(HeapEntry))
+        self.heap = <HeapEntry *>check(malloc(self.heap_capacity * sizeof(HeapEntry)))
         self.heap_size = 0
         for slot in range(self.num_pairs):
             self.heap[self.heap_size].count = self.pairs[slot].count
@@ -503,7 +455,7 @@ cdef class MergeState:
         if self.fail_next_table_for_tests:
             self.fail_next_table_for_tests = False
             raise MemoryError("a table allocation failed (injected by a test)")
-        table = <TableEntry *>big(capacity * sizeof(TableEntry))
+        table = <TableEntry *>check(malloc(capacity * sizeof(TableEntry)))
         for i in range(capacity):
             table[i].slot = -1
         return table
@@ -613,39 +565,28 @@ cdef class MergeState:
         cdef PairSlot *pair = &self.pairs[slot]
         cdef int32_t capacity
         cdef uint32_t *holders
-        if pair.capacity == 0:
-            if WITH_HOLDERS_IN_SLOT and pair.size < 2:
-                pair.holders.few[pair.size] = word
-                pair.size += 1
-                return 0
-            holders = <uint32_t *>check(malloc(8 * sizeof(uint32_t)))  # a third word: an array of its own
-            memcpy(holders, pair.holders.few, pair.size * sizeof(uint32_t))  # (none, without the slot's two)
-            pair.holders.many = holders
+        if pair.capacity == 0:  # its first word: an array of its own
+            pair.holders = <uint32_t *>check(malloc(8 * sizeof(uint32_t)))
             pair.capacity = 8
         elif pair.size == pair.capacity or pair.capacity < 0:
             capacity = max(8, doubled_capacity(pair.size))
             if pair.capacity < 0:  # a slice of the build's block: copy it out before growing
                 holders = <uint32_t *>check(malloc(capacity * sizeof(uint32_t)))
-                memcpy(holders, pair.holders.many, pair.size * sizeof(uint32_t))
+                memcpy(holders, pair.holders, pair.size * sizeof(uint32_t))
             else:
-                holders = <uint32_t *>grow(pair.holders.many, capacity * sizeof(uint32_t))
-            pair.holders.many = holders
+                holders = <uint32_t *>grow(pair.holders, capacity * sizeof(uint32_t))
+            pair.holders = holders
             pair.capacity = capacity
-        pair.holders.many[pair.size] = word
+        pair.holders[pair.size] = word
         pair.size += 1
         return 0
-
-    cdef inline uint32_t *holders_of(self, int32_t slot) noexcept nogil:
-        """Where a pair's holders are; in the slot itself (a pointer that a new slot may move) when few."""
-        if self.pairs[slot].capacity == 0:
-            return self.pairs[slot].holders.few
-        return self.pairs[slot].holders.many
 
     cdef inline void release_holders(self, int32_t slot) noexcept nogil:
         """A pair whose count is zero lists no word: its holders go (v6 drops it from the index)."""
         cdef PairSlot *pair = &self.pairs[slot]
         if pair.capacity > 0:
-            free(pair.holders.many)
+            free(pair.holders)
+        pair.holders = NULL
         pair.size = 0
         pair.capacity = 0
 
@@ -776,10 +717,8 @@ cdef class MergeState:
         """Merge (a, b) into token n in every word that holds it and update the counts, index and heap."""
         cdef int32_t merged_slot, slot
         cdef uint32_t *listed
-        cdef uint32_t few[2]
         cdef Py_ssize_t size, i, visited = 0
-        cdef uint32_t word, bit
-        cdef WordRef *ref
+        cdef uint32_t word
         cdef WordHead *head
         cdef int32_t *tokens
         cdef int32_t length, j, k, x, y
@@ -801,26 +740,16 @@ cdef class MergeState:
             self.newest_made = n
         self.num_touched[BEFORE] = self.num_touched[AFTER] = self.num_lowered = self.num_pending = 0
         size = self.pairs[merged_slot].size
-        listed = self.holders_of(merged_slot)
-        if self.pairs[merged_slot].capacity == 0:  # kept in the slot: copied out, as new slots may move it
-            few[0], few[1] = listed[0], listed[1]
-            listed = few
-        # 1. Rewrite every word listed under (a, b).  Two words ahead, a ref is fetched; one word ahead,
-        #    the record, unless the ref's summary already shows the pair gone.
-        bit = pair_bit(a, b)
+        listed = self.pairs[merged_slot].holders  # (the merged pair gains no word: its array stays put)
+        # 1. Rewrite every word listed under (a, b).  Two words ahead, its offset is fetched; one word
+        #    ahead, its record.
         for i in range(size):
             if WITH_PREFETCH and i + 2 * PREFETCH_AHEAD < size:
-                V8_FETCH(&self.refs[listed[i + 2 * PREFETCH_AHEAD]])
+                V8_FETCH(&self.offsets[listed[i + 2 * PREFETCH_AHEAD]])
             if WITH_PREFETCH and i + PREFETCH_AHEAD < size:
-                ref = &self.refs[listed[i + PREFETCH_AHEAD]]
-                if not WITH_SUMMARY_BITS or ref.summary & bit:
-                    V8_FETCH(word_at(self.block, ref.offset))
+                V8_FETCH(word_at(self.block, self.offsets[listed[i + PREFETCH_AHEAD]]))
             word = listed[i]
-            ref = &self.refs[word]
-            if WITH_SUMMARY_BITS and not (ref.summary & bit):
-                self.skipped_visits += 1
-                continue  # stale, and known to be without reading the record
-            head = word_at(self.block, ref.offset)
+            head = word_at(self.block, self.offsets[word])
             if head.stamp == self.stamp:
                 continue  # listed twice (the index keeps a word once per pair it gained)
             head.stamp = self.stamp
@@ -835,10 +764,9 @@ cdef class MergeState:
                 j += 1
             if j >= length - 1:
                 self.stale_visits += 1
-                continue  # stale: the word lost the pair in an earlier merge (its bit is another pair's)
+                continue  # stale: the word lost the pair in an earlier merge
             if self._occurs_after(tokens, length, j + 2, a, b):
                 self._rewrite_several(head, word, a, b, n)
-                ref.summary = summarize(tokens, head.length)
                 continue
             # One occurrence (nearly every visit): rewrite in place, then add to its neighbours' rows.
             count = head.count
@@ -848,7 +776,6 @@ cdef class MergeState:
             for k in range(j + 1, length - 1):  # a few ids: a loop beats a call to memmove
                 tokens[k] = tokens[k + 1]
             head.length = length - 1
-            ref.summary = summarize(tokens, length - 1)
             if x >= 0:
                 h = self.half(BEFORE, x, n)
                 if WITH_DEFERRED_PROBES:
@@ -991,7 +918,7 @@ cdef class MergeState:
         cdef int32_t j
         result = []
         for w in range(self.num_words):
-            head = word_at(self.block, self.refs[w].offset)
+            head = word_at(self.block, self.offsets[w])
             result.append(([tokens_of(head)[j] for j in range(head.length)], head.count))
         return result
 
@@ -1001,7 +928,7 @@ cdef class MergeState:
         cdef Py_ssize_t w
         if slot < 0:
             return []
-        return sorted({self.holders_of(slot)[w] for w in range(self.pairs[slot].size)})
+        return sorted({self.pairs[slot].holders[w] for w in range(self.pairs[slot].size)})
 
     @property
     def table_buckets(self):
@@ -1046,8 +973,8 @@ cdef class MergeState:
         counted at its allocated size (a block grown by doubling has room to spare)."""
         cdef int64_t total = 0
         cdef int32_t slot
-        # words: the records and the refs
-        total += max(self.block_units, 1) * 16 + max(self.num_words, 1) * sizeof(WordRef)
+        # words: the records and their offsets
+        total += max(self.block_units, 1) * 16 + max(self.num_words, 1) * sizeof(uint32_t)
         # tokens: their bytes, where each starts and its length, the neighbour rows, the rows touched
         # in a merge (two sides), and the lost pairs' slots and counts (two per row)
         total += self.token_bytes_capacity
@@ -1138,14 +1065,6 @@ cdef inline bint next_word(WordSource *source, Py_ssize_t *position, const unsig
     return True
 
 
-cdef inline int count_bucket(int64_t count) noexcept nogil:
-    """0 for the largest counts, 64 for a count of 1... (64 - the bit length): the records' order."""
-    cdef int bits = 0
-    while count:
-        bits += 1
-        count >>= 1
-    return 64 - bits
-
 cdef inline size_t record_units(Py_ssize_t length) noexcept nogil:
     """16-byte units of a word's record: the head and ``length`` int32 ids, rounded up."""
     return 1 + (<size_t>length * 4 + 15) // 16
@@ -1155,18 +1074,9 @@ cdef inline void *check(void *pointer) except NULL:
         raise MemoryError()
     return pointer
 
-cdef inline void *big(size_t size) except NULL:
-    """malloc for a block the merge reads at random: 2 MiB pages where Linux gives them (v8_advise_huge)."""
-    cdef void *pointer = check(malloc(size))
-    v8_advise_huge(pointer, size)
-    return pointer
-
 cdef inline void *grow(void *pointer, size_t size) except NULL:
-    """realloc, keeping the old block on failure (then freed with its owner); a large block is
-    advised to 2 MiB pages as :func:`big` does."""
+    """realloc, keeping the old block on failure (then freed with its owner)."""
     cdef void *larger = realloc(pointer, size)
     if larger == NULL:
         raise MemoryError()
-    if size >= (<size_t>4 << 20):
-        v8_advise_huge(larger, size)
     return larger

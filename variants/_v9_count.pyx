@@ -59,7 +59,7 @@ cdef enum:
 # arena.  The arena is a list of 1 MiB blocks that never move, so a pointer into one stays good while
 # the table grows, and across the merge of the tables.  Why not a table of pointers to keys, as a
 # Python dict is: every probe would then be a second miss, to the key, where here the slot holds it.
-# Why not 2 MiB pages, as v8's blocks have: timed on 100 MB of web text, they made counting slower, as
+# Why not 2 MiB pages (madvise): timed on 100 MB of web text, they made counting slower, as
 # Linux compacts memory to find them when each growing table is first touched; on 1 GB, asked for tables
 # of 64 MB and more only, they gained nothing in counting and slowed the merge of the tables.  The
 # fetches ahead (below) hide most of the misses they would save.

@@ -21,8 +21,8 @@ What it leaves out: parallel merging (v7's idea; one core's merge is now a small
 a faster pre-tokenizer (now most of the run); the floor of v6's heap (every gained pair is pushed
 into one array heap, a few percent of the merge phase in the profile); more than 2**31 tokens or pairs.
 
-Complexity: as v6.  Memory: a word is a 16-byte head and 4 bytes a token (padded to 16) and an 8-byte
-ref; a pair 32 bytes, an index entry 4, a heap entry 16: instead of Python objects of 30-70 bytes each.
+Complexity: as v6.  Memory: a word is a 16-byte head and 4 bytes a token (padded to 16) and a 4-byte
+offset; a pair 32 bytes, an index entry 4, a heap entry 16: instead of Python objects of 30-70 bytes each.
 
 Measured: docs/v8.md.
 
@@ -76,11 +76,9 @@ class Merger(MergeState if MergeState is not None else object):
         super().__init__(counts)  # pair_count: the words' records, byte pairs' counts and holders, heap
 
     def summary(self) -> dict:
-        """What the compiled loop counted: words read, reads that found the pair gone and listings
-        skipped on the word's summary alone (the lazy index's cost), stale heap entries popped, and the
-        C memory held at the end."""
-        return {"word_visits": self.visits, "stale_visits": self.stale_visits,
-                "skipped_visits": self.skipped_visits, "stale_pops": self.stale_pops,
+        """What the compiled loop counted: words read and reads that found the pair gone (the lazy index's
+        cost), stale heap entries popped, and the C memory held at the end."""
+        return {"word_visits": self.visits, "stale_visits": self.stale_visits, "stale_pops": self.stale_pops,
                 "merge_memory_bytes": self.memory_bytes()}
 
 

@@ -210,23 +210,23 @@ def test_a_capacity_that_would_pass_32_bits_when_doubled_is_refused():
 
 @built
 def test_memory_bytes_counts_every_block():
-    # Every block the state holds, at its allocated size: words (records, refs), tokens (bytes, starts,
+    # Every block the state holds, at its allocated size: words (records, offsets), tokens (bytes, starts,
     # lengths, neighbour rows, the rows touched, the lost pairs' slots and counts), pairs (slots, table,
     # the build's holders, each pair's own), the heap and the merge's lists.  Here: 3 words of 2 bytes
-    # (3 records of 32 bytes, 3 refs of 8), 3 byte pairs each held by one word, 512 tokens of room.
+    # (3 records of 32 bytes, 3 offsets of 4), 3 byte pairs each held by one word, 512 tokens of room.
     merger = v8_compiled.Merger({b"ab": 1, b"cd": 2, b"ef": 3})
-    words = 3 * 32 + 3 * 8
+    words = 3 * 32 + 3 * 4
     tokens = 4096 + 512 * (8 + 4 + 32 + 2 * 4 + 2 * (4 + 8))
     pairs = 1024 * 32 + 65536 * 16 + 3 * 4
     heap_and_lists = 1024 * 16 + (1024 + 1024 + 256) * 4
     assert merger.memory_bytes() == words + tokens + pairs + heap_and_lists
-    # A pair's own array of holders (8 to start) is counted once a third word moves them out of its slot:
-    # (x, ab) gains three words here, (ab, p), (ab, q) and (ab, r) one each, kept in their slots.
+    # Each pair a merge makes gets an array of holders of its own (8 to start) with its first word, and
+    # it is counted: (x, ab) with three words here, (ab, p), (ab, q) and (ab, r) with one each.
     merger = v8_compiled.Merger({b"xabp": 1, b"xabq": 1, b"xabr": 1})
     before = merger.memory_bytes()
     merger.merge((b"a", b"b"))
     assert merger.holders(ord("x"), merger.tokens.index(b"ab")) == [0, 1, 2]
-    assert merger.memory_bytes() - before == 8 * 4
+    assert merger.memory_bytes() - before == 4 * 8 * 4
 
 
 @built
@@ -235,7 +235,7 @@ def test_summary_counts_the_index_work():
     run_merges(merger, 5, NullTimer())
     summary = merger.summary()
     assert summary["word_visits"] >= 3 and summary["merge_memory_bytes"] > 0
-    assert set(summary) == {"word_visits", "stale_visits", "skipped_visits", "stale_pops", "merge_memory_bytes"}
+    assert set(summary) == {"word_visits", "stale_visits", "stale_pops", "merge_memory_bytes"}
 
 
 pretokens = st.dictionaries(st.binary(min_size=1, max_size=6).map(lambda b: bytes(c % 4 + 97 for c in b)),

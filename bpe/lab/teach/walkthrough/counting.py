@@ -206,8 +206,7 @@ def _v6(tally: Tally) -> type:
 
 def _v8(tally: Tally, name: str = "v8") -> type:
     # The compiled loop cannot be given counting twins: it counts its own work (the counters its summary
-    # reports), and each call adds what they moved by.  A listing skipped on the word's summary bits is a
-    # word visited and found stale, without its record read.  (v9's Merger is v8's, counted the same.)
+    # reports), and each call adds what they moved by.  (v9's Merger is v8's, counted the same.)
     rung = VARIANTS[name]
 
     class Merger(rung.Merger):
@@ -218,10 +217,10 @@ def _v8(tally: Tally, name: str = "v8") -> type:
             return pair
 
         def merge(self, pair):
-            read, stale, skipped = self.visits, self.stale_visits, self.skipped_visits
+            read, stale = self.visits, self.stale_visits
             super().merge(pair)
-            tally["words visited"] += (self.visits - read) + (self.skipped_visits - skipped)
-            tally["stale visits"] += (self.stale_visits - stale) + (self.skipped_visits - skipped)
+            tally["words visited"] += self.visits - read
+            tally["stale visits"] += self.stale_visits - stale
     return Merger
 
 

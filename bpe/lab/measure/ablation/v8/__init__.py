@@ -1,12 +1,11 @@
 """``python -m bpe ablation --rung v8``: v8 without each of its tricks in turn, beside v8.
 
-v8's merge (``variants/_v8_merge.pyx``) is v6's algorithm on C arrays, and on top of it a few tricks aimed
+v8's merge (``variants/_v8_merge.pyx``) is v6's algorithm on C arrays, and on top of it two tricks aimed
 at the cache misses that are left, each a switch in ``variants/_v8_tricks.h``, on in the rung.  Each row
 here is v8's merge compiled again with one switch off, under a module name of its own, into
 ``out/v8-ablation/`` (:mod:`bpe.lab.dev.builds`: the same source, compiler and flags as the rung's build):
-a small candidate file per row (``no_prefetch``, ``no_deferred_probes``, ``no_summary_bits``,
-``no_huge_pages``, ``no_count_order``, ``no_holders_in_slot``; its docstring says what the switch
-swaps) whose ``Merger`` is that build's state.  A switch is a constant the C compiler folds, so the
+a small candidate file per row (``no_prefetch``, ``no_deferred_probes``; its docstring says what the
+switch swaps) whose ``Merger`` is that build's state.  A switch is a constant the C compiler folds, so the
 rung itself pays nothing for being measurable.
 
 The tricks touch only the merge phase (the build of the state, then the merges), so the rows are compared
@@ -27,10 +26,6 @@ from bpe.lab.dev.builds import Build, build
 TRICKS = {
     "no_prefetch": "V8_PREFETCH",
     "no_deferred_probes": "V8_DEFERRED_PROBES",
-    "no_summary_bits": "V8_SUMMARY_BITS",
-    "no_huge_pages": "V8_HUGE_PAGES",
-    "no_count_order": "V8_COUNT_ORDER",
-    "no_holders_in_slot": "V8_HOLDERS_IN_SLOT",
 }
 #: The rows, in the order they run and are shown: the rung, then v8 without each trick.
 ROWS = ("v8", *TRICKS)

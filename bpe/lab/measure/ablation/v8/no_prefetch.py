@@ -1,6 +1,6 @@
-"""v8 without prefetching: each record, ref, table bucket and slot is read when the loop reaches it.
+"""v8 without prefetching: each offset, record, table bucket and slot is read when the loop reaches it.
 
-v8's merge asks for the ref of the word two listings ahead and the record of the word one listing ahead
+v8's merge asks for the offset of the word two listings ahead and the record of the word one listing ahead
 (``__builtin_prefetch``), and at the merge's end for the buckets and slots of the pairs it lowers and
 files a few rows ahead, so that their cache misses overlap.  Here nothing is asked for ahead: each miss
 waits for the one before.  Everything else is v8's.
