@@ -90,6 +90,15 @@ def _vocab_size(args) -> int:  # resolved once, so every header shows the real v
     return args.vocab_size
 
 
+def _check_workers(args) -> None:
+    """``--workers`` checked as training checks it, for every command that takes it: some run with ``workers or
+    the CPU count``, where a 0 would pass unsaid."""
+    if isinstance(getattr(args, "workers", None), int):
+        from bpe.training.train import check_workers
+
+        check_workers(args.workers)
+
+
 def _show_progress(args) -> bool:
     from bpe.training.progress import wants_progress
 
@@ -199,7 +208,7 @@ def cmd_encode(args) -> int:
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder)
+                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
@@ -483,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     options = typed_options(argv[argv.index(args.command) + 1:], vars(args))
     with console(), typed(args.command, options):
         try:
+            _check_workers(args)
             return args.func(args)
         except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
             if args.debug:

@@ -96,11 +96,12 @@ def tell(line: str) -> None:
 
 
 def failure(exc: BaseException) -> tuple[str, int]:
-    """The one line and the exit status of a run that ``exc`` ended."""
-    from bpe.errors import BPEError
+    """The one line and the exit status of a run that ``exc`` ended: an argument refused is named by its flag
+    (:class:`~bpe.errors.ArgumentError`)."""
+    from bpe.errors import ArgumentError, BPEError
 
     if isinstance(exc, BPEError):
-        return f"bpe: error: {exc}", 2
+        return f"bpe: error: {exc.flagged if isinstance(exc, ArgumentError) else exc}", 2
     if isinstance(exc, Terminated):
         return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
     if isinstance(exc, KeyboardInterrupt):

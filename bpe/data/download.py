@@ -258,7 +258,7 @@ def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: 
     from bpe.training.sizes import format_size, parse_size
 
     if asked is not None:
-        size = parse_size(asked)
+        size = parse_size(asked, "--size")
     if generated_file(dataset.name, size).exists():
         print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
               file=sys.stderr, flush=True)

@@ -26,6 +26,7 @@ an hour.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -77,8 +78,30 @@ def check_writable_dir(out_dir: str | os.PathLike) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise BPEError(f"output directory {out_dir} is not writable ({existing}: {exc.strerror})") from None
+        raise BPEError(unwritable(out_dir, existing, exc)) from None
     return out_dir
+
+
+#: Why a directory refused a new file, by errno; any other (/proc answers "No such file or directory"
+#: for a directory that is there) is said as "not writable".
+_REFUSALS = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+             errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on the device",
+             errno.EDQUOT: "disk quota exceeded"}
+
+
+def unwritable(out_dir: Path, existing: Path, exc: OSError) -> str:
+    """The sentence for an output directory in which no file can be made: ``out_dir`` as given, and the
+    real reason, in the directory that refused it (``existing``, the nearest one there).
+
+    >>> unwritable(Path("/proc/foo"), Path("/proc"), FileNotFoundError(errno.ENOENT, "No such file or directory"))
+    'cannot create directory /proc/foo: /proc is not writable'
+    >>> unwritable(Path("out/x"), Path("out/x"), PermissionError(errno.EACCES, "Permission denied"))
+    'cannot write in directory out/x: permission denied'
+    """
+    why = _REFUSALS.get(exc.errno)
+    if existing == out_dir:
+        return f"cannot write in directory {out_dir}: {why or 'not writable'}"
+    return f"cannot create directory {out_dir}: {existing} is not writable" + (f" ({why})" if why else "")
 
 
 def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:

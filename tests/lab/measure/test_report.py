@@ -87,7 +87,7 @@ def test_report_checks_its_settings_before_any_probe_or_run(monkeypatch, capsys)
     probed = []
     monkeypatch.setattr("bpe.lab.measure.report.probe_candidates", lambda *a, **k: probed.append(a) or {})
     for argv, message in ((["--repeat", "0"], "--repeat must be at least 1, got 0"),
-                          (["--vocab-size", "100"], "vocab_size 100 is too small")):
+                          (["--vocab-size", "100"], "--vocab-size 100 is too small")):
         assert main(["report", "--data", "corpus-en", *argv]) == 2
         captured = capsys.readouterr()
         assert message in captured.err and captured.out == ""  # not even the report's first line
@@ -110,3 +110,4 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
     for png in ("report-stages.png", "report-merges.png"):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+
