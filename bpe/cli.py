@@ -412,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on error")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="train a tokenizer")
+    train = sub.add_parser("train", help="train a tokenizer on a data set or text file and print its stage times "
+                                         "(--out DIR saves it)")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
     _add_training_args(train)
     _add_errors(train)
@@ -470,7 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
+    for subparsers in (sub, data_sub):
+        _describe(subparsers)
     return parser
+
+
+def _describe(subparsers) -> None:
+    """Each subcommand's own ``--help`` opens with the line the list of commands gives it (argparse shows a
+    subcommand's ``help`` in that list only)."""
+    for listed in subparsers._choices_actions:
+        command = subparsers.choices[listed.dest]
+        command.description = command.description or listed.help
 
 
 _debugging = [False]  # whether the last main() was given --debug (run() then lets its traceback out)

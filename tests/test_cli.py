@@ -189,3 +189,24 @@ def test_a_binary_file_is_called_binary_and_bad_text_is_told_the_flag(tmp_path):
     with pytest.raises(BPEError, match=r"; fix the file or pass errors='replace'$"):  # a library call: its parameter
         train_bpe(bad, 300, EOT)
 
+
+def test_every_subcommand_help_opens_with_its_one_line_description():
+    import argparse
+
+    from bpe.cli import build_parser
+
+    def described(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for listed in action._choices_actions:
+                    child = action.choices[listed.dest]
+                    assert child.description == listed.help and listed.help, f"{path} {listed.dest}"
+                    found += [f"{path} {listed.dest}", *described(child, f"{path} {listed.dest}")]
+        return found
+
+    assert "bpe train" in described(build_parser(), "bpe") and "bpe data get" in described(build_parser(), "bpe")
+    shown = subprocess.run([sys.executable, "-m", "bpe", "train", "--help"], cwd=REPO_ROOT, capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert shown.split("\n\n")[1] == ("train a tokenizer on a data set or text file and print its stage times "
+                                      "(--out DIR saves it)")
