@@ -22,9 +22,9 @@ JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
-# Measured durations on the 2-core machine (docs/lab.md, "The commands and how long they take"), said when a long target starts.
+# Measured durations on the 2-core machine (docs/lab.md, "The commands and how long they take"), said when
+# a long target starts; report and walkthrough say theirs themselves, from the cost model, for what they run.
 TEST_MINUTES     := 8
-REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
@@ -63,10 +63,10 @@ help:
 	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
-	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
+	@echo "  make report    bench every variant, write out/report/report.md and its plots: slow, minutes, said as it starts (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS)"
-	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
+	@echo "  make walkthrough  the class page: one HTML page stepping through corpus-en's merges at vocab 400, each rung's work counted, in seconds (FULL=1: DATA's at its vocab, minutes; DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
@@ -144,7 +144,7 @@ profile: $(VENV)/.installed
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
-	@echo "benching every variant for the report (about $(REPORT_MINUTES) min on 2 cores; each run shows its line)"
+	@echo "benching every variant for the report (its first line says how long; each run shows its line)"
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
@@ -167,12 +167,18 @@ ablation: $(VENV)/.installed
 	$(PY) -m bpe ablation --data $(GUTENBERG) --vocab-size 10000 --data webtext-synth-20MB --vocab-size 32000 \
 		--repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) --json $(or $(JSON),docs/v6-ablation.json)
 
-# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another;
+# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another.
+# Without DATA, the class page (corpus-en at vocab 400, in seconds); FULL=1 or DATA=NAME: that data at its
+# vocab (FULL=1: DATA's default, gutenberg-sample at 10,000, minutes: each rung counted for at most 60 s).
 # BENCH names the bench or report JSON whose stage times the summary shows (default docs/report-bench.json).
 BENCH   ?=
+FULL    ?=
+WALKTHROUGH_CMD = $(PY) -m bpe walkthrough $(if $(or $(FULL),$(filter command line environment,$(origin DATA))),--data $(DATA)) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) $(if $(BENCH),--bench $(BENCH)) \
+	--out $(or $(OUT),out/walkthrough.html)
 walkthrough: $(VENV)/.installed
-	$(PY) -m bpe walkthrough --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) \
-		$(if $(BENCH),--bench $(BENCH)) --out $(or $(OUT),out/walkthrough.html)
+	@echo '$(strip $(WALKTHROUGH_CMD))'
+	@$(WALKTHROUGH_CMD)
 
 figures: $(VENV)/.installed
 	$(PY) -m bpe figures --update

@@ -151,8 +151,11 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach.walkthrough import WalkthroughSettings, parse_rungs, run_walkthrough
+    from bpe.lab.teach.walkthrough import (CLASS_DATA, CLASS_VOCAB, WalkthroughSettings, parse_rungs,
+                                           run_walkthrough)
 
+    if args.data is None:  # the class page
+        args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB
     run_walkthrough(WalkthroughSettings(args.data, _vocab_size(args), _special_tokens(args), args.out,
                                         parse_rungs(args.variant), args.bench, args.text, args.budget))
     return 0
@@ -336,7 +339,8 @@ def _add_merge_cost_parser(sub) -> None:
 
 
 def _add_report_parser(sub) -> None:
-    report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
+    report = sub.add_parser("report", help="bench every variant and write out/report/report.md with plots "
+                                           "(--publish: docs/)")
     _add_training_args(report)
     report.add_argument("--reduced-vocab-size", type=int, default=2_000,
                         help="second table's vocab, for variants too slow at the main vocab (default 2000)")
@@ -391,8 +395,11 @@ def _add_trace_parser(sub) -> None:
 def _add_walkthrough_parser(sub) -> None:
     page = sub.add_parser("walkthrough", help="write one self-contained HTML page that goes through the merges one by one "
                                               "and counts each rung's work (teaching, on a projector)")
-    page.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
-    page.add_argument("--vocab-size", default=None, metavar="N", help="default: the data set's")
+    page.add_argument("--data", default=None, help="data set name or file path (default: corpus-en, the CS336 "
+                                                   "test corpus, at vocab 400: the class page, in seconds; "
+                                                   f"{defaults.DATASET} takes minutes)")
+    page.add_argument("--vocab-size", default=None, metavar="N",
+                      help="default: the data set's (400 for the class page)")
     page.add_argument("--special", action="append", default=None, metavar="TOKEN",
                       help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     page.add_argument("--no-special", action="store_true", help="no special tokens")

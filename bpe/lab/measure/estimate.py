@@ -162,12 +162,7 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     pretokenize = shape.bytes / (model.bytes_per_second * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
-    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
-    if model.kind == "scan":
-        pairs = live_pairs(length, words, merges)
-        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
-    merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
-               + model.per_l * length)
+    merging = merge_seconds(model, shape, merges)
     memory = BASE_MEMORY + model.bytes_per_l * length
     if model.table_bytes_per_word:  # counted in compiled tables, then built: two phases, never at once
         memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth, shape.bytes)
@@ -176,6 +171,19 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
         memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
+
+
+def merge_seconds(model: CostModel, shape: CorpusShape, merges: int) -> float:
+    """The merge phase's seconds on a corpus of this shape: the pair table built, then ``merges`` merges
+    (what each one scans, and the words they rewrite)."""
+    length = shape.distinct_length
+    words = shape.distinct_words or length / MEAN_WORD_LENGTH
+    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
+    if model.kind == "scan":
+        pairs = live_pairs(length, words, merges)
+        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
+    return (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
+            + model.per_l * length)
 
 
 def phased_memory(model: CostModel, length: float, words: float, workers: int, growth: float,

@@ -111,3 +111,26 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     for png in ("report-stages.png", "report-merges.png"):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
 
+
+def test_report_says_how_long_its_planned_runs_take_before_the_first(monkeypatch):
+    """The first line gives the cost model's time for the tables and scaling runs planned: here each run is
+    estimated at 12 s, so 3 repeats of v2 and v6 (72 s), then each on a quarter, half and all of the data and
+    with 1 worker (2 x 1.75 x 12 + 2 x 12 = 66 s): 138 s."""
+    import io
+
+    from bpe.lab.measure.estimate import Estimate
+
+    class Stop(Exception):
+        pass
+
+    monkeypatch.setattr("bpe.lab.measure.report.candidate_estimate",
+                        lambda candidate, *a: Estimate(candidate.label, 43, 12.0, 1e6))
+    monkeypatch.setattr("bpe.lab.measure.report.bench_checked", lambda *a: (_ for _ in ()).throw(Stop()))
+    log = io.StringIO()
+    try:
+        run_report(BenchSettings(["v2", "v6"], "tinystories-sample", 300, 3, EOT, 1), out_dir=None, log=log)
+    except Stop:
+        pass
+    assert log.getvalue().splitlines() == [
+        "bpe-lab report: tinystories-sample, tables at vocab 300 (2 candidates), repeat 3; about 2 min "
+        "(estimated from the cost model)"]
