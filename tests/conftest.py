@@ -69,6 +69,25 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+#: The browser tests' module: skipped as a whole where no browser can be driven (its ``browser`` fixture).
+BROWSER_TESTS = "lab/teach/test_walkthrough_browser.py"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """One line at the end when the browser tests were skipped, and why (no Chromium, no Playwright): among
+    the other skips each is a line of its own, and only under ``-rs``.  The outermost wrapper, so that the
+    line comes after pytest's short summary, just above its count."""
+    yield
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if BROWSER_TESTS in report.nodeid.replace("\\", "/") and isinstance(report.longrepr, tuple):
+            reason = report.longrepr[2].removeprefix("Skipped: ")
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(f"{count} browser test{'s' if count != 1 else ''} skipped: {reason}")
+
+
 @pytest.fixture
 def write_corpus(tmp_path):
     """Write bytes or text to a fresh file and return its path."""

@@ -88,3 +88,18 @@ def test_the_walkthrough_is_the_class_page_unless_full_or_data_is_given():
     assert command("DATA=mine.txt", "VOCAB=500") == ("echo '.venv/bin/python -m bpe walkthrough --data mine.txt "
                                                      "--vocab-size 500 --out out/walkthrough.html'")
 
+
+def test_skipped_browser_tests_say_why_in_one_line_at_the_end(tmp_path):
+    """`make test` without a browser: the reason once, at the end, not a line per test under ``-rs`` alone.
+    BPE_CHROMIUM naming no file is what the browser tests' own check (``missing()``) reads as no Chromium."""
+    import os
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "CI"}  # CI fails instead of skipping
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                           "tests/lab/teach/test_walkthrough_browser.py"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300, env={**env, "BPE_CHROMIUM": str(tmp_path / "no-chromium")})
+    *_, said, count = proc.stdout.splitlines()
+    skipped = int(re.match(r"(\d+) skipped in ", count).group(1))
+    assert skipped > 1 and said == (f"{skipped} browser tests skipped: no Chromium on PATH (Debian: apt-get install "
+                                    "chromium; or set BPE_CHROMIUM to its executable)"), proc.stdout[-2000:]
