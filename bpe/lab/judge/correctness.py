@@ -4,7 +4,7 @@ another rung's cached under ``data/reference-merges`` (a rung benched alone is n
 :func:`reference_merges`), stand for v1's.  A difference is explained from its first diverging merge
 (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its vocab too
 (:func:`bpe.lab.judge.candidates.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
-special tokens, ties), where mistakes that the data at hand hides show.
+special tokens, ties, line ends), where mistakes that the data at hand hides show.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the merge where it parts, the
     verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
-        probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
+        names = [probe.name for probe in PROBES]
+        probes = f", and on {', '.join(names[:-1])} and {names[-1]}" if v.get("probe") else ""
         return f"identical ({v['merges']:,} merges){probes}", ""
     where = f" on {v['corpus']}" if v.get("corpus") else ""
     if v["verdict"] == "failed":
