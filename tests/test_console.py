@@ -15,11 +15,13 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 
 import pytest
 
 import bpe.cli
 import bpe.io.outputs as outputs
+import bpe.train_command as train_command
 from bpe.cli import build_parser, main
 from bpe.errors import STOP_SIGNALS
 from conftest import HANG_GUARD_SECONDS
@@ -112,6 +114,59 @@ def test_a_signal_in_a_held_block_waits_for_its_end(monkeypatch, capsys):
     assert capsys.readouterr().err == "bpe: terminated (SIGTERM)\n" and len(went_on) == 1000
 
 
+# --- a signal once the new tokenizer is in place: the save stands and is said -----------------------
+
+def signal_at(monkeypatch, moment: str, signum: int) -> None:
+    """Make ``bpe train`` signal itself at ``moment``: in the save's held block once the new folder has
+    replaced the old (the signal waits for the block's end), or as the summary is made."""
+    if moment == "swapped":
+        real_held = outputs.stop_signals_held
+
+        @contextmanager
+        def held_then_signal():
+            with real_held():
+                yield
+                os.kill(os.getpid(), signum)
+
+        monkeypatch.setattr(outputs, "stop_signals_held", held_then_signal)
+    else:
+        def signal_instead(*args):
+            os.kill(os.getpid(), signum)
+            raise AssertionError("the signal did not interrupt the summary")
+
+        monkeypatch.setattr(train_command, "summary_lines", signal_instead)
+
+
+@pytest.mark.parametrize("moment", ["swapped", "summary"])
+@pytest.mark.parametrize("signum", sorted(STOP_SIGNALS), ids=lambda s: signal.Signals(s).name)
+def test_a_signal_after_the_swap_says_what_was_written(monkeypatch, capsys, tmp_path, moment, signum):
+    out = tmp_path / "tok"
+    argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
+    assert main([*argv, "--vocab-size", "280"]) == 0  # the old tokenizer
+    capsys.readouterr()
+    signal_at(monkeypatch, moment, signum)
+    assert main([*argv, "--vocab-size", "300"]) == 128 + signum
+    captured = capsys.readouterr()
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    assert captured.err == f"bpe: {name} after the save had finished\n"
+    assert captured.out.splitlines()[-1] == f"wrote {out / 'vocab.json'}, {out / 'merges.txt'}, {out / 'train.json'}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
+    assert len(outputs.load_tokenizer(out).merges) == 300 - 257  # the new tokenizer, whole
+
+
+def test_a_signal_before_the_swap_says_nothing_was_saved(monkeypatch, capsys, tmp_path):
+    """The contrast: a signal while the files are written leaves the old tokenizer and says only that."""
+    out = tmp_path / "tok"
+    argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
+    assert main([*argv, "--vocab-size", "280"]) == 0
+    capsys.readouterr()
+    assert train_interrupted_while_saving(monkeypatch, tmp_path, signal.SIGTERM, lambda: None,
+                                          [*argv, "--vocab-size", "300"]) == 128 + signal.SIGTERM
+    captured = capsys.readouterr()
+    assert captured.err == "bpe: terminated (SIGTERM)\n" and "wrote" not in captured.out
+    assert len(outputs.load_tokenizer(out).merges) == 280 - 257  # the old one, untouched
+
+
 # --- a caller of main() in its own process: as it was before, interrupted or not ----------------------
 
 def caller_handler(signum, frame):
@@ -147,9 +202,10 @@ def dispositions() -> dict[int, object]:
     return {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
 
 
-def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_clean_up) -> int:
-    """A real ``bpe train`` in this process: once its first file is written, it signals itself; while the
-    clean-up runs, every stop signal comes again and ``during_clean_up()`` runs.  The exit status."""
+def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_clean_up, argv=None) -> int:
+    """A real ``bpe train`` in this process (``argv``, or a small one into ``tmp_path``): once its first file is
+    written, it signals itself; while the clean-up runs, every stop signal comes again and
+    ``during_clean_up()`` runs.  The exit status."""
     real_write = outputs._write
     sent = []
 
@@ -167,8 +223,8 @@ def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_cl
             during_clean_up()
 
     monkeypatch.setattr(outputs, "_write", write_then_signal)
-    return main(["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
-                 "--out", str(tmp_path / "tok")])
+    return main(argv or ["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
+                         "--out", str(tmp_path / "tok")])
 
 
 def set_caller(caller: str) -> dict[int, object]:
