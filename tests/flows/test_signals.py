@@ -6,7 +6,8 @@ its own; encode's temporary ``.npy`` exists, with its pool's workers or its thre
 the signal to the command's process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit
 status 128 + the signal; no process it started still alive (those seen before the signal, and anything
 left in its session); no temporary file or folder left, nor scalene's files in /tmp for the processes it
-started.  Saving is reached from inside: the file writer signals its own process after the first file.
+started.  Saving is reached from inside: the file writer signals its own process after the first file,
+or the save's held block once the new folder is in place (then the run says what it wrote).
 Waits are bounded by :data:`HANG_GUARD_SECONDS`; nothing asserts a duration.
 """
 
