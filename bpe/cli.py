@@ -469,12 +469,12 @@ _debugging = [False]  # whether the last main() was given --debug (run() then le
 
 def main(argv: list[str] | None = None) -> int:
     from bpe.console import console, failure, tell
-    from bpe.dependencies import missing_dependencies, missing_dependency_message
+    from bpe.dependencies import dependency_problem
     from bpe.interface import typed, typed_options
 
-    missing = missing_dependencies()
-    if missing:  # before anything imports them: one line, not an import traceback
-        print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
+    problem = dependency_problem()
+    if problem:  # before anything imports them: one line, not an import traceback
+        print(f"bpe: error: {problem}", file=sys.stderr)
         return 2
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)

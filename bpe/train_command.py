@@ -2,7 +2,8 @@
 order a user relies on: the settings checked and the ``--out`` directory checked and locked; the first
 line with the cost estimate (a long run refused unless forced); ``train_bpe`` with an
 :class:`~bpe.training.observer.Observer`; the tokenizer and ``train.json`` saved before anything more
-is printed (a reader that leaves early costs no file); then the summary.
+is printed (a reader that leaves early costs no file); then the summary and what was written, which a
+stop signal once the tokenizer is in place does not silence.
 """
 
 from __future__ import annotations
@@ -74,14 +75,31 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     vocab, merges = train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
                               errors=s.errors, limit=s.limit, observer=observer)
     elapsed = time.perf_counter() - started
-    written = _save(settings, variant, path, vocab, merges, observer)  # saved before anything is printed
-    for line in summary_lines(settings, variant, vocab, merges, observer, elapsed):
-        print(line, file=out)
-    if written:
-        print("wrote " + ", ".join(str(p) for p in written), file=out)
-    else:
+    written: list[Path] = []
+    told = False  # whether the wrote line is out
+    try:
+        written = _save(settings, variant, path, vocab, merges, observer)  # saved before anything is printed
+        for line in summary_lines(settings, variant, vocab, merges, observer, elapsed):
+            print(line, file=out)
+        if written:
+            print(_wrote(written), file=out)
+            told = True
+    except KeyboardInterrupt as exc:
+        # A stop signal once the new tokenizer is in place (also one held back while it was swapped in) does
+        # not undo the save: what was written is said before the run's one line, which says so too.
+        written = written or getattr(exc, "saved", [])
+        if written:
+            if not told:
+                print(_wrote(written), file=out)
+            exc.saved = written
+        raise
+    if not written:
         print("nothing saved: give --out DIR to write the tokenizer (vocab.json, merges.txt)", file=out)
     return written
+
+
+def _wrote(written: list[Path]) -> str:
+    return "wrote " + ", ".join(str(p) for p in written)
 
 
 def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer, elapsed: float) -> list[str]:
