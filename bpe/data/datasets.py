@@ -24,11 +24,8 @@ from pathlib import Path
 
 from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError, signals_as_interrupt
+from bpe.interface import IN_CHECKOUT, REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Whether the package runs from a checkout (editable install included) rather than from a wheel
-#: installed into site-packages, where no repository surrounds it.
-IN_CHECKOUT = (REPO_ROOT / "pyproject.toml").is_file()
 #: Where an installed wheel keeps the shipped files: pyproject.toml packs each checkout folder
 #: below into the package under this name.
 _INSTALLED_FOLDERS = {"corpora": "corpora", "tests/fixtures": "fixtures"}

@@ -30,6 +30,7 @@ from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, write_json_atomic
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
+from bpe.training.registry import default_note
 
 
 @dataclass(frozen=True)
@@ -180,21 +181,6 @@ def _asked_all(spec: str | list[str] | None) -> bool:
 
 def format_mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB"
-
-
-def default_note() -> str:
-    """Which rung the default is here, and, where it is not the first choice (v9 not built), why: the
-    first choice's reason alone (without a C compiler v8 is not built either, for the same reason).
-
-    >>> default_note().startswith("default variant: ")
-    True
-    """
-    from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
-
-    chosen = best_variant()
-    passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else []
-    reasons = [reason for reason in (unavailable(VARIANTS.module(name)) for name in passed) if reason]
-    return f"default variant: {chosen}" + (f" ({reasons[0]})" if reasons else "")
 
 
 def header(report: dict) -> str:
