@@ -28,7 +28,7 @@ from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_dura
 from bpe.lab.measure.estimate_command import estimate_candidates
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
-from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.training.registry import default_note
 
@@ -191,7 +191,7 @@ def header(report: dict) -> str:
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
             f"{_WORKERS_FROM[s['workers_from']].format(s['workers'])}, repeat {s['repeat']}{busy_note}\n"
-            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
+            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, {made_by(m)}")
 
 
 #: What the header says of the workers, by where their count came from (``settings.workers_from``).
