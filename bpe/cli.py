@@ -454,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
-    get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
+    get = data_sub.add_parser("get", help="download a data set into data/ (outside a checkout: ~/.cache/bpe-lab; "
+                                          "resumes an interrupted download)")
     get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
                                   "webtext-synth, tinystories-synth (generated)")
     get.add_argument("--size", default=None, metavar="SIZE",
