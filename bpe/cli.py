@@ -471,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
-    get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
+    get = data_sub.add_parser("get", help="download a data set into data/ (outside a checkout: ~/.cache/bpe-lab; "
+                                          "resumes an interrupted download)")
     get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
                                   "webtext-synth, tinystories-synth (generated)")
     get.add_argument("--size", default=None, metavar="SIZE",
@@ -496,12 +497,12 @@ _debugging = [False]  # whether the last main() was given --debug (run() then le
 
 def main(argv: list[str] | None = None) -> int:
     from bpe.console import console, failure, tell
-    from bpe.dependencies import missing_dependencies, missing_dependency_message
+    from bpe.dependencies import dependency_problem
     from bpe.interface import typed, typed_options
 
-    missing = missing_dependencies()
-    if missing:  # before anything imports them: one line, not an import traceback
-        print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
+    problem = dependency_problem()
+    if problem:  # before anything imports them: one line, not an import traceback
+        print(f"bpe: error: {problem}", file=sys.stderr)
         return 2
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)

@@ -102,10 +102,12 @@ def failure(exc: BaseException) -> tuple[str, int]:
 
     if isinstance(exc, BPEError):
         return f"bpe: error: {exc.flagged if isinstance(exc, ArgumentError) else exc}", 2
-    if isinstance(exc, Terminated):
-        return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
     if isinstance(exc, KeyboardInterrupt):
-        return "bpe: interrupted", 130
+        # one that came once the output was in place (bpe.io.outputs.save_tokenizer) says the save stands
+        after = " after the save had finished" if getattr(exc, "saved", None) else ""
+        if isinstance(exc, Terminated):
+            return f"bpe: terminated ({signal.Signals(exc.signum).name}){after}", 128 + exc.signum
+        return f"bpe: interrupted{after}", 130
     if isinstance(exc, MemoryError):
         from bpe.errors import out_of_memory
 

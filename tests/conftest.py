@@ -117,6 +117,22 @@ def pool_variant_names() -> list[str]:
     return pooled_variants()
 
 
+@pytest.fixture
+def compiled_unbuilt(monkeypatch):
+    """v8 and v9 as an install without a C compiler leaves them: neither built, each saying why; the
+    registry's list of what runs made again on the way in and out."""
+    from bpe.training import registry
+    from bpe.variants import v8_compiled, v9_counting_compiled
+
+    monkeypatch.setattr(v8_compiled, "UNAVAILABLE", v8_compiled.NOT_BUILT)
+    monkeypatch.setattr(v8_compiled, "MergeState", None)
+    monkeypatch.setattr(v9_counting_compiled, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
+    monkeypatch.setattr(registry.VARIANTS, "_runnable", None)
+    yield
+    monkeypatch.undo()
+    registry.VARIANTS._runnable = None
+
+
 def live_processes(*, parent: int | None = None, session: int | None = None) -> list[int]:
     """Pids of non-zombie processes with this parent or in this session, read from /proc (Linux)."""
     found = []

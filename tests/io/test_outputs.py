@@ -1,6 +1,7 @@
 """Saved tokenizers (bpe/io/outputs.py): exact round-trip, tiktoken and Hugging Face exports loaded by the real
 libraries, the token report, and --out: checked before training, replaced as one unit (a re-train, a signal
-between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left."""
+between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left; an
+interrupt once the new set is in place names what was saved."""
 
 from __future__ import annotations
 
@@ -340,6 +341,30 @@ def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, si
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
     save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"], leftovers
+
+
+def test_an_interrupt_held_back_during_the_swap_carries_what_was_saved(tmp_path, monkeypatch, small_result):
+    """A Ctrl-C that waited for the swap interrupts once the new set is in place: the KeyboardInterrupt
+    names the files, which are whole (a caller such as ``bpe train`` says what it wrote)."""
+    from contextlib import contextmanager
+
+    from bpe.io import outputs
+
+    real_held = outputs.stop_signals_held
+
+    @contextmanager
+    def held_then_ctrl_c():
+        with real_held():
+            yield
+            os.kill(os.getpid(), signal.SIGINT)  # after the renames, while the signals are held
+
+    monkeypatch.setattr(outputs, "stop_signals_held", held_then_ctrl_c)
+    out = tmp_path / "tok"
+    with pytest.raises(KeyboardInterrupt) as raised:
+        save_tokenizer(out, *small_result, [EOT])
+    assert raised.value.saved == [out / "vocab.json", out / "merges.txt", out / "train.json"]
+    assert load_tokenizer(out).merges == small_result[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
 
 
 def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch, small_result):

@@ -1,10 +1,11 @@
 """After the bench's runs: every run's merges against the reference merges of the same data, v1's merges
 made faster: every rung is tested to give exactly v1's merges, so the fastest rung's from this bench, or
-another rung's cached under ``data/reference-merges`` (a rung benched alone is not its own reference,
+another rung's cached in the data folder's ``reference-merges/`` (``data/`` in a checkout, the user's cache
+folder outside one: :func:`bpe.data.datasets.data_dir`; a rung benched alone is not its own reference,
 :func:`reference_merges`), stand for v1's.  A difference is explained from its first diverging merge
 (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its vocab too
 (:func:`bpe.lab.judge.candidates.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
-special tokens, ties), where mistakes that the data at hand hides show.
+special tokens, ties, line ends), where mistakes that the data at hand hides show.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from bpe.data.datasets import data_dir, make_data_folder
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges
 from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
@@ -67,7 +69,8 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the merge where it parts, the
     verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
-        probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
+        names = [probe.name for probe in PROBES]
+        probes = f", and on {', '.join(names[:-1])} and {names[-1]}" if v.get("probe") else ""
         return f"identical ({v['merges']:,} merges){probes}", ""
     where = f" on {v['corpus']}" if v.get("corpus") else ""
     if v["verdict"] == "failed":
@@ -87,7 +90,7 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
     else another rung's from this run (all agree).  A rung that ran alone would only be checked against
     itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
-    computed once and cached in ``data/`` (:func:`reference_cache`)."""
+    computed once and cached in the data folder (:func:`reference_cache`)."""
     ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
     if ran and len(merge_lists) > 1:
         chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
@@ -102,7 +105,7 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
           flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
-    cache.parent.mkdir(parents=True, exist_ok=True)
+    make_data_folder(cache.parent)
     write_json_atomic(cache, encode_merges(merges))
     return rung, merges, f"computed now, cached in {cache}{alone}"
 
@@ -120,8 +123,6 @@ def reference_rung(besides: str | None = None) -> str:
 
 def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str) -> Path:
     """Where ``rung``'s merges on this file (as it is now), vocab, special tokens and end are cached."""
-    from bpe.data.datasets import data_dir
-
     stat = path.stat()
     key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
                                      special_tokens, end, rung]).encode()).hexdigest()[:16]

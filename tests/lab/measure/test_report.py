@@ -103,7 +103,8 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
     assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
     assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only
-    assert "- **correct**: identical (43 merges), and on the special-token probe and the tie probe." in text
+    assert ("- **correct**: identical (43 merges), and on the special-token probe, the tie probe and the newline "
+            "probe.") in text
     assert "- **smaller_tie**: differs at merge " in text and "tie broken the wrong way" in text
     assert "- **raises**: failed: raises raised ValueError: pair counts went negative (raises.py line 5)." in text
     saved = json.loads((tmp_path / "report-bench.json").read_text())
