@@ -22,7 +22,10 @@ Its modules are filed by who uses them, a folder each, whose ``__init__`` lists 
 * ``dev``: the project's own upkeep, not a student's: ``bpe merge-cost`` and ``figures``, the cost
   model's calibration, the fast pre-tokenizer's ratio per kind of text.
 
-A folder uses another's modules where its tool needs their work (a bench checks its merges with
-``judge``, a diagnosis is written where ``measure`` writes), never in a cycle of modules.  ``bpe
+The folders import one way: ``teach`` may use ``measure`` and ``judge``, ``measure`` uses ``judge``
+(a bench checks its merges there), and ``judge`` uses neither: the run it judges is handed to it (the
+probes take ``measure``'s runner as an argument).  ``measure`` does not import ``dev``.  What every folder
+shares sits beside them and imports no folder: ``fresh_process`` (a child process started, waited for
+and ended with its group), ``keypath`` (a value in a result file named by its key path).  ``bpe
 train``'s command is the main user path, so it lives beside the command line (``bpe/train_command.py``).
 """

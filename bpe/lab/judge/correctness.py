@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bpe.data.datasets import data_dir, make_data_folder
+from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import Candidate
-from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
 from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
-from bpe.lab.measure.publish import merges_digest, write_json_atomic
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 
 
@@ -30,9 +31,11 @@ def all_correct(report: dict) -> bool:
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
-                      out, failed: dict | None = None, vocab: dict | None = None) -> tuple[dict, dict]:
+                      out, failed: dict | None = None, vocab: dict | None = None, *,
+                      run_once: Callable[..., dict]) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data, a function's vocab
-    (``vocab``: its problems by name) and each own trainer on the probes; prints and returns the verdicts."""
+    (``vocab``: its problems by name) and each own trainer on the probes, run by ``run_once`` (the bench's
+    runner, :func:`bpe.lab.judge.probe.probe_verdict`); prints and returns the verdicts."""
     from bpe.training.parallel import count_file_parallel
     from bpe.training.pretokenize import decode_utf8
 
@@ -50,7 +53,7 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
                 for name, merges in merge_lists.items()}
     for candidate in candidates:  # your own trainers, right so far: on the probes too
         if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
-            probed = probes_verdict(candidate)
+            probed = probes_verdict(candidate, run_once)
             verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
                 **verdicts[candidate.label], "probe": "identical"}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
@@ -106,7 +109,7 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
           flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
     make_data_folder(cache.parent)
-    write_json_atomic(cache, encode_merges(merges))
+    write_text_atomic(cache, json.dumps(encode_merges(merges)))  # whole or not at all
     return rung, merges, f"computed now, cached in {cache}{alone}"
 
 

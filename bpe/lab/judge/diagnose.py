@@ -29,6 +29,7 @@ may part the merges only at a larger vocab); a function's vocab is checked on it
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,15 @@ def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
 
 def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
     return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in data]
+
+
+def merges_digest(merges: Sequence[Pair]) -> str:
+    """A short digest of the merges in order, stamped beside every result: two runs agree when their
+    digests do (each token is length-prefixed, so no two lists share a byte stream)."""
+    h = hashlib.sha256()
+    for a, b in merges:
+        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
+    return h.hexdigest()[:16]
 
 
 def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:

@@ -34,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
-from bpe.lab.measure.fresh_process import lab_tempdir
 
 _NAMES = ("Ann", "Bob", "Tom", "Sue", "Max", "Lily", "Ben", "Mia")
 
@@ -132,12 +132,12 @@ NEWLINE_PROBE = Probe("the newline probe", newline_text, 300)
 PROBES = (SPECIAL_TOKEN_PROBE, TIE_PROBE, NEWLINE_PROBE)
 
 
-def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
-    """One run of ``candidate`` on ``probe`` (a fresh process, as the bench's), its merges diagnosed against
-    the reference's and its vocab checked; the verdict names the probe (``corpus``)."""
+def probe_verdict(candidate: Candidate, probe: Probe, run_once: Callable[..., dict]) -> dict:
+    """One run of ``candidate`` on ``probe``, its merges diagnosed against the reference's and its vocab
+    checked; the verdict names the probe (``corpus``).  ``run_once`` runs it: the bench's runner
+    (:func:`bpe.lab.measure.timed_run.run_once`, a fresh process whose child checks the vocab too), handed
+    in so that judging imports no measuring."""
     import pickle
-
-    from bpe.lab.measure.timed_run import run_once  # the child checks the vocab too (its vocab_problems)
 
     with lab_tempdir("probe") as tmp:
         path = probe.write(Path(tmp))
@@ -155,10 +155,11 @@ def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
     return verdict
 
 
-def probes_verdict(candidate: Candidate) -> dict:
-    """``candidate`` on each probe in turn: the first verdict that is not ``identical``, else the last one."""
+def probes_verdict(candidate: Candidate, run_once: Callable[..., dict]) -> dict:
+    """``candidate`` on each probe in turn (run by ``run_once``, as :func:`probe_verdict` says): the first
+    verdict that is not ``identical``, else the last one."""
     for probe in PROBES:
-        verdict = probe_verdict(candidate, probe)
+        verdict = probe_verdict(candidate, probe, run_once)
         if verdict["verdict"] != "identical":
             break
     return verdict

@@ -20,10 +20,11 @@ from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.interface import option
-from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.judge.candidates import Candidate, parse_variants
 from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
+from bpe.lab.measure import timed_run
+from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
@@ -141,7 +142,8 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
             merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
-            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
+            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()},
+            run_once=timed_run.run_once)
     if peers:
         result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
         print(peers_table(result["peers"], result["variants"]), file=out)

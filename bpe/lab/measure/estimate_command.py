@@ -88,7 +88,7 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
-    from bpe.lab.measure.fresh_process import lab_tempdir
+    from bpe.lab.fresh_process import lab_tempdir
 
     probes = {}
     with lab_tempdir("probe") as tmp:

@@ -22,7 +22,7 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.measure.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
+from bpe.lab.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
 from bpe.lab.measure.plan import plan
 from bpe.lab.measure.publish import RESULT_DIRS, git_commit, installed_version, made_by, output_path
@@ -111,7 +111,7 @@ SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 def run_scalene(settings: dict, alive=None, every: float = 10.0) -> dict:
     """Run one training under scalene; its profile, with ``settings`` under ``bpe_lab``.  ``alive`` as for
-    :func:`~bpe.lab.measure.fresh_process.wait_alive`, so a long profile says it is still going."""
+    :func:`~bpe.lab.fresh_process.wait_alive`, so a long profile says it is still going."""
     with lab_tempdir("profile") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS))

@@ -1,7 +1,7 @@
 """Where a lab result goes, and what it is stamped with.
 
 Every result is stamped with the machine, the git commit (or, outside a checkout, the installed version)
-and a digest of the merges (:func:`machine_info`, :func:`merges_digest`), so a figure can be traced to the
+and a digest of the merges (:func:`machine_info`, :func:`bpe.lab.judge.diagnose.merges_digest`), so a figure can be traced to the
 code and machine that made it; :func:`made_by` names that code in a header.  A result a page quotes is
 committed (``profiles/``, ``docs/``); the same command run to try something writes under ``out/`` (not in
 git), so trying never dirties the tree.  ``--publish`` asks
@@ -12,7 +12,6 @@ would name a commit that is not the code that made it.  An explicit ``--out``/``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -82,13 +81,6 @@ def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *pathspec], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=5).stdout.strip()
     return out.stdout.strip() + ("-dirty" if dirty else "")
-
-
-def merges_digest(merges) -> str:
-    h = hashlib.sha256()
-    for a, b in merges:
-        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
-    return h.hexdigest()[:16]
 
 
 def output_path(given: str | os.PathLike | None, default: Path, published: Path, publish: bool,

@@ -15,11 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bpe.errors import ArgumentError, BPEError
+from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.judge.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                      load_function, resolve, vocab_problems)
-from bpe.lab.judge.diagnose import encode_merges
-from bpe.lab.measure.fresh_process import child_result, progress_stream, run_json_child, write_result
-from bpe.lab.measure.publish import merges_digest
+from bpe.lab.judge.diagnose import encode_merges, merges_digest
 from bpe.training.progress import Progress
 
 _CHILD_CODE = "from bpe.lab.measure.timed_run import child_main; child_main()"

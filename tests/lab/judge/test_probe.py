@@ -8,6 +8,7 @@ import pytest
 
 from bpe.lab.judge.candidates import load_function, parse_variants
 from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
+from bpe.lab.measure.timed_run import run_once
 from bpe.lab.judge.probe import (NEWLINE_PROBE, PROBES, SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, newline_text,
                                  probe_verdict, probes_verdict, special_token_text, tie_text)
 from bpe.training.pretokenize import count_text
@@ -48,7 +49,7 @@ def test_the_shipped_corpora_let_an_unescaped_special_token_pass():
                                                     "special tokens twice"),
 ])
 def test_each_special_token_mistake_is_caught_and_named(name, merge, said):
-    verdict = probe_verdict(parse_variants(str(CANDIDATES / f"{name}.py"))[0], SPECIAL_TOKEN_PROBE)
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / f"{name}.py"))[0], SPECIAL_TOKEN_PROBE, run_once)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the special-token probe", verdict
     assert verdict["step"] == merge and verdict["cause"] == "special-tokens" and said in verdict["explanation"]
 
@@ -97,7 +98,7 @@ def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
 ])
 def test_each_wrong_tie_order_is_caught_and_named(spec, merge, said):
     """Each order parts at its own tie (the ties before it agree with bytes under it) and is named there."""
-    verdict = probe_verdict(parse_variants(str(CANDIDATES / spec))[0], TIE_PROBE)
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / spec))[0], TIE_PROBE, run_once)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the tie probe", verdict
     assert verdict["step"] == merge and verdict["cause"] == "tie" and said in verdict["explanation"], verdict
 
@@ -124,7 +125,7 @@ def test_a_trainer_reading_in_text_mode_learns_the_translated_texts_merges(tmp_p
 
 
 def test_reading_in_text_mode_is_caught_and_named():
-    verdict = probe_verdict(parse_variants(str(CANDIDATES / "text_mode.py"))[0], NEWLINE_PROBE)
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / "text_mode.py"))[0], NEWLINE_PROBE, run_once)
     assert verdict == {
         "verdict": "differs", "step": 3, "merges": 43, "reference_merges": 43, "corpus": "the newline probe",
         "candidate_pair": "(b'\\n', b'  ')", "reference_pair": "(b'\\r', b'\\n')", "candidate_count": 80,
@@ -136,8 +137,8 @@ def test_reading_in_text_mode_is_caught_and_named():
 
 def test_a_correct_trainer_passes_the_probes():
     correct = parse_variants(str(CANDIDATES / "correct.py"))[0]
-    assert probe_verdict(correct, SPECIAL_TOKEN_PROBE) == {
+    assert probe_verdict(correct, SPECIAL_TOKEN_PROBE, run_once) == {
         "verdict": "identical", "merges": SPECIAL_VOCAB - 257, "corpus": "the special-token probe"}
     assert PROBES[-1] == NEWLINE_PROBE
-    assert probes_verdict(correct) == {"verdict": "identical", "merges": NEWLINE_PROBE.vocab_size - 257,
+    assert probes_verdict(correct, run_once) == {"verdict": "identical", "merges": NEWLINE_PROBE.vocab_size - 257,
                                        "corpus": "the newline probe"}
