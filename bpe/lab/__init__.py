@@ -26,6 +26,7 @@ The folders import one way: ``teach`` may use ``measure`` and ``judge``, ``measu
 (a bench checks its merges there), and ``judge`` uses neither: the run it judges is handed to it (the
 probes take ``measure``'s runner as an argument).  ``measure`` does not import ``dev``.  What every folder
 shares sits beside them and imports no folder: ``fresh_process`` (a child process started, waited for
-and ended with its group), ``keypath`` (a value in a result file named by its key path).  ``bpe
+and ended with its group), ``rungs`` (what the lab knows about each rung, one row a rung),
+``keypath`` (a value in a result file named by its key path).  ``bpe
 train``'s command is the main user path, so it lives beside the command line (``bpe/train_command.py``).
 """
