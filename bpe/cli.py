@@ -256,29 +256,6 @@ def _add_reproduce_parser(sub) -> None:
     rep.set_defaults(func=cmd_reproduce)
 
 
-def cmd_handout(args) -> int:
-    from bpe.lab.teach.handout import example_lines, run_handout, worked_example
-
-    if args.example:
-        print("\n".join(example_lines(worked_example(args.variant))))
-        return 0
-    run_handout(args.tinystories, args.owt, args.out, quick=args.quick, workers=args.workers, publish=args.publish)
-    return 0
-
-
-def _add_handout_parser(sub) -> None:
-    h = sub.add_parser("handout", help="answer the CS336 handout's tokenizer questions (docs/handout.md)")
-    h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
-    h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
-    h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
-    h.add_argument("--example", action="store_true", help="only the handout's worked example (s t, e st, ...; "
-                                                          "'newest'), in an instant, with --variant's merge algorithm")
-    h.add_argument("--variant", default=None, help="the rung that runs --example (default: the fastest)")
-    _add_workers(h)
-    _add_output(h, "--out", "out/handout-answers.json", "docs/handout-answers.json")
-    h.set_defaults(func=cmd_handout)
-
-
 def cmd_ablation(args) -> int:
     from bpe.lab.measure.ablation import run_ablation
 
@@ -466,7 +443,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_figures_parser(sub)
     _add_ablation_parser(sub)
     _add_reproduce_parser(sub)
-    _add_handout_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 #: The smallest command line of every subcommand (a new subcommand must be added here).
 ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],
         "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "figures": [], "ablation": [],
-        "reproduce": [], "handout": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
+        "reproduce": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ Its modules are filed by who uses them, a folder each, whose ``__init__`` lists 
   peers or their own trainer (``bpe bench``, ``report``, ``reproduce``, ``ablation``, ``profile``,
   ``estimate``, ``encode --peers``), with what every measurement shares: the settings checked once, a
   timed run in a fresh process, the rule that compares runs, where a result is written;
-* ``teach``: what a class reads (``bpe trace``, ``walkthrough``, ``handout``): one merge at a time,
-  a text cut into pre-tokens, the merges on one HTML page, the handout's questions answered;
+* ``teach``: what a class reads (``bpe trace``, ``walkthrough``): one merge at a time, a text cut
+  into pre-tokens, the merges on one HTML page;
 * ``judge``: what tells whether a trainer is right, and why not: what ``--variant`` names (a rung, or
   your own trainer), every run's merges against the reference's, the diagnosis of where they part,
   the probes on which the usual mistakes show;

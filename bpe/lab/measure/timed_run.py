@@ -1,7 +1,7 @@
 """One timed run of a candidate in a fresh Python process (its peak memory its own): the parent's
 :func:`run_once` and the child's :func:`child_main`.  A rung or a ``Merger`` goes through ``train_bpe``,
 every stage timed; a CS336 ``train_bpe`` function is timed as a whole and its return value checked.
-The bench, the estimates' probes, ``reproduce`` and the handout all time their runs here.
+The bench, the estimates' probes and ``reproduce`` all time their runs here.
 """
 
 from __future__ import annotations
