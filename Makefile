@@ -22,9 +22,9 @@ JSON    ?=
 LIMIT   ?=
 FUZZ_SCALE ?= 20
 PEERS   ?=
-# Measured durations on the 2-core machine (docs/lab.md, "The commands and how long they take"), said when a long target starts.
+# Measured durations on the 2-core machine (docs/lab.md, "The commands and how long they take"), said when
+# a long target starts; report and walkthrough say theirs themselves, from the cost model, for what they run.
 TEST_MINUTES     := 8
-REPORT_MINUTES   := 9
 
 .PHONY: help shell bench test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
@@ -65,10 +65,10 @@ help:
 	@echo "  make test-debug  the compiled rungs' tests against a build with bounds checks and AddressSanitizer, about 3 min (ASAN=0: without it; part of test-all)"
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
-	@echo "  make report    bench every variant, write out/report/report.md and its plots, about $(REPORT_MINUTES) min: slow (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
+	@echo "  make report    bench every variant, write out/report/report.md and its plots: slow, minutes, said as it starts (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS; RUNG=v8: v8 without each trick, docs/v8-ablation.json)"
-	@echo "  make walkthrough  one HTML page stepping through the merges, each rung's work counted (DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
+	@echo "  make walkthrough  the class page: one HTML page stepping through corpus-en's merges at vocab 400, each rung's work counted, in seconds (FULL=1: DATA's at its vocab, minutes; DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
@@ -111,7 +111,7 @@ test-all: $(VENV)/.installed $(VENV)/.browser test-debug
 	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
 	$(PY) -u -m pytest -q
 
-# The compiled rungs' tests against a debug build of them (bpe/lab/dev/builds.py, docs/reliability.md): Cython's
+# The compiled rungs' tests against a debug build of them (bpe/lab/builds.py, docs/reliability.md): Cython's
 # bounds checks and C asserts on, and AddressSanitizer watching the C arrays (ASAN=0: without it), built into
 # out/debug-build/; the rungs' own build in .venv is not touched. About 3 min on 2 cores, so make test-all
 # runs it and make test does not.
@@ -119,7 +119,7 @@ ASAN ?= 1
 DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/io/test_encode.py
 test-debug: $(VENV)/.installed
 	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
-	$(PY) -m bpe.lab.dev.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
+	$(PY) -m bpe.lab.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
 
 # The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
 # peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
@@ -156,7 +156,7 @@ profile: $(VENV)/.installed
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
-	@echo "benching every variant for the report (about $(REPORT_MINUTES) min on 2 cores; each run shows its line)"
+	@echo "benching every variant for the report (its first line says how long; each run shows its line)"
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \
@@ -185,12 +185,18 @@ ablation: $(VENV)/.installed
 		--data webtext-synth-20MB --vocab-size 32000 --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) \
 		--json $(or $(JSON),docs/$(RUNG)-ablation.json)
 
-# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another;
+# One self-contained page for a class (docs/walkthrough.md): out/walkthrough.html unless OUT names another.
+# Without DATA, the class page (corpus-en at vocab 400, in seconds); FULL=1 or DATA=NAME: that data at its
+# vocab (FULL=1: DATA's default, gutenberg-sample at 10,000, minutes: each rung counted for at most 60 s).
 # BENCH names the bench or report JSON whose stage times the summary shows (default docs/report-bench.json).
 BENCH   ?=
+FULL    ?=
+WALKTHROUGH_CMD = $(PY) -m bpe walkthrough $(if $(or $(FULL),$(filter command line environment,$(origin DATA))),--data $(DATA)) \
+	$(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) $(if $(BENCH),--bench $(BENCH)) \
+	--out $(or $(OUT),out/walkthrough.html)
 walkthrough: $(VENV)/.installed
-	$(PY) -m bpe walkthrough --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(VARIANT),--variant $(VARIANT)) \
-		$(if $(BENCH),--bench $(BENCH)) --out $(or $(OUT),out/walkthrough.html)
+	@echo '$(strip $(WALKTHROUGH_CMD))'
+	@$(WALKTHROUGH_CMD)
 
 figures: $(VENV)/.installed
 	$(PY) -m bpe figures --update

@@ -1,6 +1,6 @@
 """The merges every benchmark must make: v1's, per regime and size, kept as digests in ``references.json``.
 
-A benchmark compares the digest of its merges (``bpe/lab/measure/publish.py`` ``merges_digest``) with the
+A benchmark compares the digest of its merges (``bpe/lab/judge/diagnose.py`` ``merges_digest``) with the
 reference of its setting; a peer, whose pre-tokenization differs in details, must make as many merges.
 The references are committed because v1 takes minutes on the full sizes.  After a change of a
 regime's setting or of a data generator, re-make them (v1 on every setting; minutes)::
@@ -37,7 +37,7 @@ def reference(setting: Setting) -> dict:
 def reference_merges(setting: Setting, folder: Path, rung: str = REFERENCE_RUNG) -> dict:
     """v1's merges (or ``rung``'s) on ``setting``, as they are stored: their count and digest."""
     from bpe.defaults import SPECIAL_TOKENS
-    from bpe.lab.measure.publish import merges_digest
+    from bpe.lab.judge.diagnose import merges_digest
     from bpe.training.train import train_bpe
 
     path = make_data(setting, folder)

@@ -90,6 +90,15 @@ def _vocab_size(args) -> int:  # resolved once, so every header shows the real v
     return args.vocab_size
 
 
+def _check_workers(args) -> None:
+    """``--workers`` checked as training checks it, for every command that takes it: some run with ``workers or
+    the CPU count``, where a 0 would pass unsaid."""
+    if isinstance(getattr(args, "workers", None), int):
+        from bpe.training.train import check_workers
+
+        check_workers(args.workers)
+
+
 def _show_progress(args) -> bool:
     from bpe.training.progress import wants_progress
 
@@ -142,8 +151,11 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach.walkthrough import WalkthroughSettings, parse_rungs, run_walkthrough
+    from bpe.lab.teach.walkthrough import (CLASS_DATA, CLASS_VOCAB, WalkthroughSettings, parse_rungs,
+                                           run_walkthrough)
 
+    if args.data is None:  # the class page
+        args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB
     run_walkthrough(WalkthroughSettings(args.data, _vocab_size(args), _special_tokens(args), args.out,
                                         parse_rungs(args.variant), args.bench, args.text, args.budget))
     return 0
@@ -199,7 +211,7 @@ def cmd_encode(args) -> int:
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder)
+                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
@@ -242,29 +254,6 @@ def _add_reproduce_parser(sub) -> None:
     _add_workers(rep)
     _add_output(rep, "--out", "out/articles-bench.json", "docs/articles-bench.json")
     rep.set_defaults(func=cmd_reproduce)
-
-
-def cmd_handout(args) -> int:
-    from bpe.lab.teach.handout import example_lines, run_handout, worked_example
-
-    if args.example:
-        print("\n".join(example_lines(worked_example(args.variant))))
-        return 0
-    run_handout(args.tinystories, args.owt, args.out, quick=args.quick, workers=args.workers, publish=args.publish)
-    return 0
-
-
-def _add_handout_parser(sub) -> None:
-    h = sub.add_parser("handout", help="answer the CS336 handout's tokenizer questions (docs/handout.md)")
-    h.add_argument("--tinystories", default=None, help="TinyStories data (default tinystories-synth-50MB; real: tinystories)")
-    h.add_argument("--owt", default=None, help="OpenWebText data (default webtext-synth-20MB; real: owt)")
-    h.add_argument("--quick", action="store_true", help="tiny stand-ins, small vocabs: seconds (for tests)")
-    h.add_argument("--example", action="store_true", help="only the handout's worked example (s t, e st, ...; "
-                                                          "'newest'), in an instant, with --variant's merge algorithm")
-    h.add_argument("--variant", default=None, help="the rung that runs --example (default: the fastest)")
-    _add_workers(h)
-    _add_output(h, "--out", "out/handout-answers.json", "docs/handout-answers.json")
-    h.set_defaults(func=cmd_handout)
 
 
 def cmd_ablation(args) -> int:
@@ -331,7 +320,8 @@ def _add_merge_cost_parser(sub) -> None:
 
 
 def _add_report_parser(sub) -> None:
-    report = sub.add_parser("report", help="bench every variant and write docs/report.md with plots")
+    report = sub.add_parser("report", help="bench every variant and write out/report/report.md with plots "
+                                           "(--publish: docs/)")
     _add_training_args(report)
     report.add_argument("--reduced-vocab-size", type=int, default=2_000,
                         help="second table's vocab, for variants too slow at the main vocab (default 2000)")
@@ -386,8 +376,11 @@ def _add_trace_parser(sub) -> None:
 def _add_walkthrough_parser(sub) -> None:
     page = sub.add_parser("walkthrough", help="write one self-contained HTML page that goes through the merges one by one "
                                               "and counts each rung's work (teaching, on a projector)")
-    page.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
-    page.add_argument("--vocab-size", default=None, metavar="N", help="default: the data set's")
+    page.add_argument("--data", default=None, help="data set name or file path (default: corpus-en, the CS336 "
+                                                   "test corpus, at vocab 400: the class page, in seconds; "
+                                                   f"{defaults.DATASET} takes minutes)")
+    page.add_argument("--vocab-size", default=None, metavar="N",
+                      help="default: the data set's (400 for the class page)")
     page.add_argument("--special", action="append", default=None, metavar="TOKEN",
                       help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
     page.add_argument("--no-special", action="store_true", help="no special tokens")
@@ -407,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on error")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="train a tokenizer")
+    train = sub.add_parser("train", help="train a tokenizer on a data set or text file and print its stage times "
+                                         "(--out DIR saves it)")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
     _add_training_args(train)
     _add_errors(train)
@@ -453,19 +447,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_figures_parser(sub)
     _add_ablation_parser(sub)
     _add_reproduce_parser(sub)
-    _add_handout_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     data_sub.add_parser("list", help="every data set name, its file, size and whether it is present")
-    get = data_sub.add_parser("get", help="download a data set into data/ (resumes an interrupted download)")
+    get = data_sub.add_parser("get", help="download a data set into data/ (outside a checkout: ~/.cache/bpe-lab; "
+                                          "resumes an interrupted download)")
     get.add_argument("name", help="gutenberg-books, tinystories, tinystories-valid, owt, owt-valid (downloaded); "
                                   "webtext-synth, tinystories-synth (generated)")
     get.add_argument("--size", default=None, metavar="SIZE",
                      help="generated data sets only: how many bytes (default 100MB), e.g. 20MB")
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
+    for subparsers in (sub, data_sub):
+        _describe(subparsers)
     return parser
+
+
+def _describe(subparsers) -> None:
+    """Each subcommand's own ``--help`` opens with the line the list of commands gives it (argparse shows a
+    subcommand's ``help`` in that list only)."""
+    for listed in subparsers._choices_actions:
+        command = subparsers.choices[listed.dest]
+        command.description = command.description or listed.help
 
 
 _debugging = [False]  # whether the last main() was given --debug (run() then lets its traceback out)
@@ -473,12 +477,12 @@ _debugging = [False]  # whether the last main() was given --debug (run() then le
 
 def main(argv: list[str] | None = None) -> int:
     from bpe.console import console, failure, tell
-    from bpe.dependencies import missing_dependencies, missing_dependency_message
+    from bpe.dependencies import dependency_problem
     from bpe.interface import typed, typed_options
 
-    missing = missing_dependencies()
-    if missing:  # before anything imports them: one line, not an import traceback
-        print(f"bpe: error: {missing_dependency_message(missing)}", file=sys.stderr)
+    problem = dependency_problem()
+    if problem:  # before anything imports them: one line, not an import traceback
+        print(f"bpe: error: {problem}", file=sys.stderr)
         return 2
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
@@ -487,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     options = typed_options(argv[argv.index(args.command) + 1:], vars(args))
     with console(), typed(args.command, options):
         try:
+            _check_workers(args)
             return args.func(args)
         except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
             if args.debug:

@@ -96,15 +96,18 @@ def tell(line: str) -> None:
 
 
 def failure(exc: BaseException) -> tuple[str, int]:
-    """The one line and the exit status of a run that ``exc`` ended."""
-    from bpe.errors import BPEError
+    """The one line and the exit status of a run that ``exc`` ended: an argument refused is named by its flag
+    (:class:`~bpe.errors.ArgumentError`)."""
+    from bpe.errors import ArgumentError, BPEError
 
     if isinstance(exc, BPEError):
-        return f"bpe: error: {exc}", 2
-    if isinstance(exc, Terminated):
-        return f"bpe: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum
+        return f"bpe: error: {exc.flagged if isinstance(exc, ArgumentError) else exc}", 2
     if isinstance(exc, KeyboardInterrupt):
-        return "bpe: interrupted", 130
+        # one that came once the output was in place (bpe.io.outputs.save_tokenizer) says the save stands
+        after = " after the save had finished" if getattr(exc, "saved", None) else ""
+        if isinstance(exc, Terminated):
+            return f"bpe: terminated ({signal.Signals(exc.signum).name}){after}", 128 + exc.signum
+        return f"bpe: interrupted{after}", 130
     if isinstance(exc, MemoryError):
         from bpe.errors import out_of_memory
 

@@ -82,6 +82,35 @@ class BPEError(Exception):
     """A problem with the user's input or environment, with a message meant for the user."""
 
 
+class ArgumentError(BPEError):
+    """A refused argument, worded for both interfaces: ``str()`` for a library call, naming the parameter
+    (``workers must be at least 1, got 0``), and :attr:`flagged` for the command line, naming its flag and
+    the fix there (``--workers must be at least 1, got 0 (or omit it ...)``), which the CLI prints
+    (:func:`bpe.console.failure`).
+
+    Both wordings are the exception's ``args``: it comes back whole from a pool worker, which pickles it.
+    """
+
+    def __init__(self, message: str, flagged: str | None = None) -> None:
+        super().__init__(message, message if flagged is None else flagged)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @property
+    def flagged(self) -> str:
+        return str(self.args[1])
+
+
+def flag_of(parameter: str) -> str:
+    """The command line's flag for a library parameter (a flag stays as it is).
+
+    >>> flag_of("vocab_size"), flag_of("--limit")
+    ('--vocab-size', '--limit')
+    """
+    return parameter if parameter.startswith("-") else "--" + parameter.replace("_", "-")
+
+
 def out_of_memory(where: str = "", *, advice: str | None = None) -> str:
     """The out-of-memory sentence, in the words of the interface in use: ``where`` memory ran out ("" for
     this process; a pool names its worker and phase) and what to try, ``advice`` if given."""

@@ -20,10 +20,10 @@ import pytest
 
 from bpe.io.byte_unicode import decode_token
 
-# `make test-debug`: a debug build of the compiled modules (bpe/lab/dev/builds.py) stands in for the rungs'
+# `make test-debug`: a debug build of the compiled modules (bpe/lab/builds.py) stands in for the rungs'
 # own in this process, put first on bpe.variants' path before any test imports them.
 if os.environ.get("BPE_COMPILED_FROM"):
-    from bpe.lab.dev.builds import use_compiled_from
+    from bpe.lab.builds import use_compiled_from
 
     use_compiled_from(os.environ["BPE_COMPILED_FROM"])
 
@@ -76,6 +76,25 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+#: The browser tests' module: skipped as a whole where no browser can be driven (its ``browser`` fixture).
+BROWSER_TESTS = "lab/teach/test_walkthrough_browser.py"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """One line at the end when the browser tests were skipped, and why (no Chromium, no Playwright): among
+    the other skips each is a line of its own, and only under ``-rs``.  The outermost wrapper, so that the
+    line comes after pytest's short summary, just above its count."""
+    yield
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if BROWSER_TESTS in report.nodeid.replace("\\", "/") and isinstance(report.longrepr, tuple):
+            reason = report.longrepr[2].removeprefix("Skipped: ")
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(f"{count} browser test{'s' if count != 1 else ''} skipped: {reason}")
+
+
 @pytest.fixture
 def write_corpus(tmp_path):
     """Write bytes or text to a fresh file and return its path."""
@@ -103,6 +122,22 @@ def pooled_variants() -> list[str]:
 @pytest.fixture
 def pool_variant_names() -> list[str]:
     return pooled_variants()
+
+
+@pytest.fixture
+def compiled_unbuilt(monkeypatch):
+    """v8 and v9 as an install without a C compiler leaves them: neither built, each saying why; the
+    registry's list of what runs made again on the way in and out."""
+    from bpe.training import registry
+    from bpe.variants import v8_compiled, v9_counting_compiled
+
+    monkeypatch.setattr(v8_compiled, "UNAVAILABLE", v8_compiled.NOT_BUILT)
+    monkeypatch.setattr(v8_compiled, "MergeState", None)
+    monkeypatch.setattr(v9_counting_compiled, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
+    monkeypatch.setattr(registry.VARIANTS, "_runnable", None)
+    yield
+    monkeypatch.undo()
+    registry.VARIANTS._runnable = None
 
 
 def live_processes(*, parent: int | None = None, session: int | None = None) -> list[int]:

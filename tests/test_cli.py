@@ -118,3 +118,95 @@ def test_train_prints_peak_memory_and_longest_words(capsys):
     assert "'" + " " * 44 + "' (44 bytes" in longest  # indentation in the books: whitespace only
     worded = next(line for line in out.splitlines() if line.startswith("longest tokens that are not only whitespace"))
     assert "' disappointment' (15 bytes" in worded
+
+
+def cli_error(*argv: str) -> str:
+    """What a real ``python -m bpe ARGV`` says on stderr, which must be one line, with status 2."""
+    proc = subprocess.run([sys.executable, "-m", "bpe", *argv], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (proc.returncode, proc.stderr)
+    return proc.stderr.rstrip("\n")
+
+
+#: What a --workers under 1 is told, by every command that takes it.
+WORKERS_FIX = "(or omit it for the default: the CPU count, or the cores free as the run starts)"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["train", "--data", "corpus-en", "--workers", "0"], f"--workers must be at least 1, got 0 {WORKERS_FIX}"),
+    # reproduce (and report) took a 0 as no count at all, and ran
+    (["reproduce", "--quick", "--workers", "-1", "--out", "{tmp}/r.json"],
+     f"--workers must be at least 1, got -1 {WORKERS_FIX}"),
+    (["train", "--data", "corpus-en", "--vocab-size", "100"],
+     "--vocab-size 100 is too small: it must be at least 257 (256 byte tokens + 1 special token(s))"),
+    (["train", "--data", "corpus-en", "--limit", "0"], "--limit must be at least 1 byte, got '0'"),
+    (["estimate", "--data", "corpus-en", "--memory", "lots"],
+     "cannot read --memory 'lots': use a number of bytes or e.g. 50MB, 1.5GB, 64KiB"),
+    (["encode", "--tokenizer", "{tmp}", "--data", "corpus-en", "--out", "{tmp}/ids.npy", "--chunk-size", "0"],
+     "--chunk-size must be at least 1 byte, got '0'"),
+])
+def test_a_refused_value_is_named_by_its_flag_with_the_fix(argv, line, tmp_path):
+    assert cli_error(*(arg.replace("{tmp}", str(tmp_path)) for arg in argv)) == f"bpe: error: {line}"
+
+
+def test_the_library_names_its_parameters_and_the_error_survives_a_worker():
+    import pickle
+
+    from bpe import train_bpe
+    from bpe.errors import ArgumentError, BPEError
+    from conftest import CORPUS_EN
+
+    with pytest.raises(BPEError) as refused:
+        train_bpe(CORPUS_EN, 300, EOT, workers=0)
+    assert str(refused.value) == "workers must be at least 1, got 0 (or None for the default)"
+    with pytest.raises(BPEError, match=r"^limit must be at least 1 byte, got '0'$"):
+        train_bpe(CORPUS_EN, 300, EOT, limit="0")
+    back = pickle.loads(pickle.dumps(refused.value))  # as a pool worker sends it
+    assert isinstance(back, ArgumentError) and (str(back), back.flagged) == (str(refused.value), refused.value.flagged)
+
+
+def test_a_binary_file_is_called_binary_and_bad_text_is_told_the_flag(tmp_path):
+    import gzip
+
+    from bpe import train_bpe
+    from bpe.errors import BPEError
+    from conftest import CORPUS_EN
+
+    packed = tmp_path / "corpus.en.gz"
+    packed.write_bytes(gzip.compress(CORPUS_EN.read_bytes(), mtime=0))
+    image = tmp_path / "pixel.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")
+    for path, byte in ((packed, 0x8B), (image, 0x89)):
+        offset = path.read_bytes().index(bytes([byte]))
+        assert cli_error("train", "--data", str(path), "--vocab-size", "300") == (
+            f"bpe: error: {path} looks like a binary file, not text: it has NUL bytes and is not UTF-8 at byte "
+            f"offset {offset} (byte 0x{byte:02x}); give a UTF-8 text file (decompress or convert it first)")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello \xff there")
+    assert cli_error("train", "--data", str(bad), "--vocab-size", "300") == (
+        f"bpe: error: {bad}: invalid UTF-8 at byte offset 6 (byte 0xff); fix the file or pass --errors replace "
+        "(train and encode take it: bad bytes become U+FFFD)")
+    with pytest.raises(BPEError, match=r"; fix the file or pass errors='replace'$"):  # a library call: its parameter
+        train_bpe(bad, 300, EOT)
+
+
+def test_every_subcommand_help_opens_with_its_one_line_description():
+    import argparse
+
+    from bpe.cli import build_parser
+
+    def described(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for listed in action._choices_actions:
+                    child = action.choices[listed.dest]
+                    assert child.description == listed.help and listed.help, f"{path} {listed.dest}"
+                    found += [f"{path} {listed.dest}", *described(child, f"{path} {listed.dest}")]
+        return found
+
+    assert "bpe train" in described(build_parser(), "bpe") and "bpe data get" in described(build_parser(), "bpe")
+    shown = subprocess.run([sys.executable, "-m", "bpe", "train", "--help"], cwd=REPO_ROOT, capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert shown.split("\n\n")[1] == ("train a tokenizer on a data set or text file and print its stage times "
+                                      "(--out DIR saves it)")

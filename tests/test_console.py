@@ -5,7 +5,9 @@ by a function that signals its own process (the real commands, in real processes
 
 A caller of ``main()`` in its own process gets its signals back as it had them: a real ``bpe train`` here
 signals itself once its first file is written, and every disposition afterwards, and what a child started
-during the clean-up or after it inherits, is compared with what it was before."""
+during the clean-up or after it inherits, is compared with what it was before.  A signal the caller handles
+itself stays its own during the run (a handler that does not raise lets the run go on), and ``train_bpe``
+sets no handler at all (docs/reliability.md states the rule)."""
 
 from __future__ import annotations
 
@@ -15,21 +17,27 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 
 import pytest
 
 import bpe.cli
 import bpe.io.outputs as outputs
+import bpe.train_command as train_command
 from bpe.cli import build_parser, main
 from bpe.errors import STOP_SIGNALS
-from conftest import HANG_GUARD_SECONDS
+from bpe.training.observer import Observer
+from bpe.training.train import train_bpe
+from conftest import CORPUS_EN, HANG_GUARD_SECONDS
+
+EOT = "<|endoftext|>"
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 
 #: The smallest command line of every subcommand (a new subcommand must be added here).
 ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],
         "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "figures": [], "ablation": [],
-        "reproduce": [], "handout": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
+        "reproduce": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +120,59 @@ def test_a_signal_in_a_held_block_waits_for_its_end(monkeypatch, capsys):
     assert capsys.readouterr().err == "bpe: terminated (SIGTERM)\n" and len(went_on) == 1000
 
 
+# --- a signal once the new tokenizer is in place: the save stands and is said -----------------------
+
+def signal_at(monkeypatch, moment: str, signum: int) -> None:
+    """Make ``bpe train`` signal itself at ``moment``: in the save's held block once the new folder has
+    replaced the old (the signal waits for the block's end), or as the summary is made."""
+    if moment == "swapped":
+        real_held = outputs.stop_signals_held
+
+        @contextmanager
+        def held_then_signal():
+            with real_held():
+                yield
+                os.kill(os.getpid(), signum)
+
+        monkeypatch.setattr(outputs, "stop_signals_held", held_then_signal)
+    else:
+        def signal_instead(*args):
+            os.kill(os.getpid(), signum)
+            raise AssertionError("the signal did not interrupt the summary")
+
+        monkeypatch.setattr(train_command, "summary_lines", signal_instead)
+
+
+@pytest.mark.parametrize("moment", ["swapped", "summary"])
+@pytest.mark.parametrize("signum", sorted(STOP_SIGNALS), ids=lambda s: signal.Signals(s).name)
+def test_a_signal_after_the_swap_says_what_was_written(monkeypatch, capsys, tmp_path, moment, signum):
+    out = tmp_path / "tok"
+    argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
+    assert main([*argv, "--vocab-size", "280"]) == 0  # the old tokenizer
+    capsys.readouterr()
+    signal_at(monkeypatch, moment, signum)
+    assert main([*argv, "--vocab-size", "300"]) == 128 + signum
+    captured = capsys.readouterr()
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    assert captured.err == f"bpe: {name} after the save had finished\n"
+    assert captured.out.splitlines()[-1] == f"wrote {out / 'vocab.json'}, {out / 'merges.txt'}, {out / 'train.json'}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
+    assert len(outputs.load_tokenizer(out).merges) == 300 - 257  # the new tokenizer, whole
+
+
+def test_a_signal_before_the_swap_says_nothing_was_saved(monkeypatch, capsys, tmp_path):
+    """The contrast: a signal while the files are written leaves the old tokenizer and says only that."""
+    out = tmp_path / "tok"
+    argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
+    assert main([*argv, "--vocab-size", "280"]) == 0
+    capsys.readouterr()
+    assert train_interrupted_while_saving(monkeypatch, tmp_path, signal.SIGTERM, lambda: None,
+                                          [*argv, "--vocab-size", "300"]) == 128 + signal.SIGTERM
+    captured = capsys.readouterr()
+    assert captured.err == "bpe: terminated (SIGTERM)\n" and "wrote" not in captured.out
+    assert len(outputs.load_tokenizer(out).merges) == 280 - 257  # the old one, untouched
+
+
 # --- a caller of main() in its own process: as it was before, interrupted or not ----------------------
 
 def caller_handler(signum, frame):
@@ -147,9 +208,10 @@ def dispositions() -> dict[int, object]:
     return {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
 
 
-def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_clean_up) -> int:
-    """A real ``bpe train`` in this process: once its first file is written, it signals itself; while the
-    clean-up runs, every stop signal comes again and ``during_clean_up()`` runs.  The exit status."""
+def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_clean_up, argv=None) -> int:
+    """A real ``bpe train`` in this process (``argv``, or a small one into ``tmp_path``): once its first file is
+    written, it signals itself; while the clean-up runs, every stop signal comes again and
+    ``during_clean_up()`` runs.  The exit status."""
     real_write = outputs._write
     sent = []
 
@@ -167,8 +229,8 @@ def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_cl
             during_clean_up()
 
     monkeypatch.setattr(outputs, "_write", write_then_signal)
-    return main(["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
-                 "--out", str(tmp_path / "tok")])
+    return main(argv or ["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
+                         "--out", str(tmp_path / "tok")])
 
 
 def set_caller(caller: str) -> dict[int, object]:
@@ -222,6 +284,74 @@ def test_a_signal_after_an_interrupted_run_reaches_the_caller(monkeypatch, capsy
         raise AssertionError("SIGINT did not interrupt the caller")
     os.kill(os.getpid(), signal.SIGTERM)
     assert CALLER_GOT == [signal.SIGTERM, signal.SIGTERM]
+
+
+def test_a_callers_own_handlers_keep_their_signals_through_a_run(monkeypatch, capsys, tmp_path):
+    """A caller that handles Ctrl-C and SIGTERM itself without raising (it decided what they do) keeps them
+    during main(): both reach its handler, and the run goes on and saves; it ignores Ctrl-C, by design."""
+    signal.signal(signal.SIGINT, caller_handler)
+    signal.signal(signal.SIGTERM, caller_handler)
+    before = dispositions()
+    CALLER_GOT.clear()
+    real_write, during = outputs._write, []
+
+    def write_then_signal(path, text, *, shown):
+        real_write(path, text, shown=shown)
+        if not during:
+            during.append(dispositions())
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(outputs, "_write", write_then_signal)
+    out = tmp_path / "tok"
+    assert main(["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.splitlines()[-1].startswith(f"wrote {out / 'vocab.json'}")
+    assert CALLER_GOT == [signal.SIGINT, signal.SIGTERM]
+    assert during[0][signal.SIGINT] is caller_handler and during[0][signal.SIGTERM] is caller_handler
+    assert dispositions() == before
+
+
+def test_a_callers_handler_that_raises_ends_the_run_as_ctrl_c(monkeypatch, capsys):
+    def raising(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, raising)
+
+    def work(args):
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("the caller's handler did not interrupt the command")
+
+    every_command_does(monkeypatch, work)
+    assert main(["trace"]) == 130
+    assert capsys.readouterr().err == "bpe: interrupted\n" and signal.getsignal(signal.SIGINT) is raising
+
+
+class SignalsOnCorpus(Observer):
+    """Sends every stop signal to this process once the pre-tokens are counted (in the main thread), noting
+    the dispositions it sees then."""
+
+    def on_corpus(self, corpus) -> None:
+        super().on_corpus(corpus)
+        self.seen = dispositions()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            os.kill(os.getpid(), signum)
+
+
+def test_train_bpe_sets_no_handler(tmp_path):
+    """The library leaves every stop signal to its caller: none is changed during the run, a caller's
+    handler hears them and the run goes on, with the merges of an undisturbed run."""
+    signal.signal(signal.SIGINT, caller_handler)
+    signal.signal(signal.SIGTERM, caller_handler)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    before = dispositions()
+    CALLER_GOT.clear()
+    observer = SignalsOnCorpus()
+    result = train_bpe(CORPUS_EN, 300, [EOT], variant="v6", workers=2, observer=observer)
+    assert observer.seen == before and dispositions() == before
+    assert CALLER_GOT == [signal.SIGINT, signal.SIGTERM]
+    assert result == train_bpe(CORPUS_EN, 300, [EOT], variant="v6", workers=2)
 
 
 @pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])

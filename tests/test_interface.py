@@ -2,6 +2,7 @@
 every flag named for make is a variable the Makefile passes on; a hint proposing a stand-in keeps what was typed."""
 
 import re
+from pathlib import Path
 
 from bpe.interface import MAKE_VARIABLES, command, option
 from conftest import REPO_ROOT
@@ -69,3 +70,26 @@ def test_a_hint_that_cannot_repeat_the_command_proposes_a_bench(monkeypatch):
     with typed("profile", [("--variant", "v2"), ("--data", "gutenberg-books"), ("--workers", "1")]):
         assert offline_way(DATASETS["gutenberg-books"]).endswith(
             "no download needed: make profile VARIANT=v2 DATA=gutenberg-sample WORKERS=1")
+
+
+def test_a_checkout_is_told_make_venv_and_a_pip_install_the_pip_command(tmp_path):
+    """How bpe-lab was installed words the fix of a compiled rung not built: ``make venv`` in the checkout's
+    own .venv, pip elsewhere (tests/project/test_install.py checks an installed copy's detection and command
+    for real)."""
+    from bpe.interface import REPO_ROOT as ROOT, is_checkout, rebuild_command
+
+    assert ROOT == REPO_ROOT and is_checkout(REPO_ROOT)
+    # a site-packages inside another project (a venv in its folder): a pyproject.toml above is not a checkout
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    (tmp_path / "bpe").mkdir()
+    assert not is_checkout(tmp_path)
+    assert rebuild_command(REPO_ROOT, True, None) == "run make venv"
+    assert rebuild_command(Path("/home/me/bpe lab"), False, None) == (
+        "reinstall bpe-lab: pip install --no-deps -e '/home/me/bpe lab'")
+    folder = {"url": "file:///home/me/bpe%20lab", "dir_info": {}}
+    assert rebuild_command(None, False, folder) == (
+        "reinstall bpe-lab: pip install --force-reinstall --no-deps '/home/me/bpe lab'")
+    wheel = {"url": "file:///tmp/bpe_lab-0.1.0-cp311-cp311-linux_x86_64.whl", "archive_info": {}}
+    for origin in (wheel, None, {"url": "https://example.org/bpe-lab.tar.gz", "archive_info": {}}):
+        assert rebuild_command(None, False, origin) == (
+            "reinstall bpe-lab from its source folder: pip install --force-reinstall --no-deps /path/to/bpe-lab")

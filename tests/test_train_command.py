@@ -35,3 +35,31 @@ def test_nothing_is_trained_when_the_settings_are_wrong(tmp_path):
         run_train(TrainSettings("tinystories-sample", "v6", 300, EOT, formats=("hf",)), out=io.StringIO())
     with pytest.raises(BPEError, match="workers must be at least 1"):
         run_train(TrainSettings("tinystories-sample", "v6", 300, EOT, workers=0), out=io.StringIO())
+
+
+def test_the_default_rung_says_why_when_it_is_not_the_fastest(compiled_unbuilt):
+    """Without v9 and v8 built, ``bpe train`` with no variant named runs v6 and its second line says why, as the
+    bench's header does (the first choice's reason, once, with the fix for this install); a variant named
+    says nothing more (tests/project/test_install.py runs the installed command without a compiler)."""
+    from bpe.variants.v9_counting_compiled import NEITHER_BUILT
+
+    out = io.StringIO()
+    run_train(TrainSettings("tinystories-sample", None, 300, EOT, workers=1), out=out)
+    printed = out.getvalue().splitlines()
+    assert printed[0].startswith("bpe-lab train: v6 on tinystories-sample")
+    assert printed[1] == f"default variant: v6 ({NEITHER_BUILT})"
+    out = io.StringIO()
+    run_train(TrainSettings("tinystories-sample", "v6", 300, EOT, workers=1), out=out)
+    assert not [line for line in out.getvalue().splitlines() if line.startswith("default variant")]
+
+
+def test_the_fastest_rung_runs_by_default_without_a_word():
+    from bpe.training.registry import DEFAULT_VARIANTS, best_variant
+
+    if best_variant() != DEFAULT_VARIANTS[0]:
+        pytest.skip(f"{DEFAULT_VARIANTS[0]} is not built here")
+    out = io.StringIO()
+    run_train(TrainSettings("tinystories-sample", None, 300, EOT, workers=1), out=out)
+    printed = out.getvalue().splitlines()
+    assert printed[0].startswith(f"bpe-lab train: {DEFAULT_VARIANTS[0]} on tinystories-sample")
+    assert not [line for line in printed if line.startswith("default variant")]

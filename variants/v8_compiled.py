@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bpe.errors import BPEError
+from bpe.interface import not_built
 from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = "the merge compiled: v6's algorithm on C arrays (words in one block, pair slots, an array heap), in Cython"
@@ -43,9 +44,8 @@ try:
 except ImportError:  # built without a C compiler: the rest of the ladder works, v8 says why it does not
     MergeState = None
 
-#: The line v8 answers with where its compiled merge was not built.
-NOT_BUILT = ("v8 is not built: its compiled merge needs a C compiler when bpe-lab is installed; install gcc or "
-             "clang (apt-get install gcc, xcode-select --install), then run make venv again")
+#: The line v8 answers with where its compiled merge was not built (its fix worded for how bpe-lab was installed).
+NOT_BUILT = not_built("v8 is", "its compiled merge needs")
 #: Why v8 cannot run here, or ``None`` when its compiled merge is built (the registry reads it).
 UNAVAILABLE: str | None = None if MergeState is not None else NOT_BUILT
 

@@ -45,6 +45,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from bpe.errors import BPEError
+from bpe.interface import not_built
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
 from bpe.training.cores import workers_for
 from bpe.training.gpt2_classes import class_tables
@@ -64,11 +65,13 @@ try:
 except ImportError:  # built without a C compiler: the rest of the ladder works, v9 says why it does not
     Counter = None
 
-#: The line v9 answers with where its compiled counter was not built.
-NOT_BUILT = ("v9 is not built: its compiled counter needs a C compiler when bpe-lab is installed; install gcc or "
-             "clang (apt-get install gcc, xcode-select --install), then install bpe-lab again")
+#: The line v9 answers with where its compiled counter was not built (its fix worded for how bpe-lab was
+#: installed), and where v8's merge was not built either (no C compiler: the usual case).
+NOT_BUILT = not_built("v9 is", "its compiled counter needs")
+NEITHER_BUILT = not_built("v9 and v8 are", "their compiled counter and merge need")
 #: Why v9 cannot run here, or ``None`` (the registry reads it): it needs its own counter and v8's merge.
-UNAVAILABLE: str | None = NOT_BUILT if Counter is None else v8_compiled.UNAVAILABLE
+UNAVAILABLE: str | None = (v8_compiled.UNAVAILABLE if Counter is not None else
+                           NEITHER_BUILT if v8_compiled.UNAVAILABLE is not None else NOT_BUILT)
 
 
 class CompiledCounts(Mapping):

@@ -24,11 +24,8 @@ from pathlib import Path
 
 from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError, signals_as_interrupt
+from bpe.interface import IN_CHECKOUT, REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Whether the package runs from a checkout (editable install included) rather than from a wheel
-#: installed into site-packages, where no repository surrounds it.
-IN_CHECKOUT = (REPO_ROOT / "pyproject.toml").is_file()
 #: Where an installed wheel keeps the shipped files: pyproject.toml packs each checkout folder
 #: below into the package under this name.
 _INSTALLED_FOLDERS = {"corpora": "corpora", "tests/fixtures": "fixtures"}
@@ -44,9 +41,28 @@ def shipped_file(relative: str) -> Path:
 
 
 def data_dir() -> Path:
-    """Where downloaded data sets live: ``$BPE_DATA_DIR``, else ``data/`` at the repo root (in a
-    checkout) or in the current directory (an installed wheel has no repo root)."""
-    return Path(os.environ.get("BPE_DATA_DIR") or (REPO_ROOT / "data" if IN_CHECKOUT else "data"))
+    """Where downloaded and generated data sets, and the cached reference merges, live: ``$BPE_DATA_DIR``,
+    else ``data/`` at the repo root in a checkout, else the user's cache folder (``$XDG_CACHE_HOME/bpe-lab``,
+    ``~/.cache/bpe-lab`` by default): an installed copy has no repo root, and the folder a command happens
+    to run in is no place to leave them (each folder would download its own)."""
+    given = os.environ.get("BPE_DATA_DIR")
+    if given:
+        return Path(given)
+    if IN_CHECKOUT:
+        return REPO_ROOT / "data"
+    cache = os.environ.get("XDG_CACHE_HOME", "")  # XDG: a relative one is ignored
+    return (Path(cache) if os.path.isabs(cache) else Path.home() / ".cache") / "bpe-lab"
+
+
+def make_data_folder(folder: Path) -> None:
+    """Create ``folder`` (within :func:`data_dir`) and its parents.  Where this creates the user's cache
+    folder, it says so in one line on stderr: the data goes to a place the user did not name."""
+    root = data_dir()
+    new = not root.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    if new and not IN_CHECKOUT and not os.environ.get("BPE_DATA_DIR"):
+        print(f"bpe-lab keeps its data sets and cached reference merges in {root} (the user's cache folder: "
+              f"no checkout around this install; BPE_DATA_DIR=DIR moves them)", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -209,7 +225,7 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = Non
     if not path.exists():
         from bpe.io.outputs import check_free_space
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_data_folder(path.parent)
         check_free_space(path.parent, size, f"generating {path.name}")  # before a word is written
         print(f"generating {path} (once; it is kept for next time)", file=sys.stderr, flush=True)
         with signals_as_interrupt(), tqdm(total=size, unit="B", unit_scale=True, desc=path.name,

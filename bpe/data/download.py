@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from bpe.data.datasets import DATASETS, Dataset
+from bpe.data.datasets import DATASETS, Dataset, make_data_folder
 from bpe.errors import BPEError
 
 #: Seconds to wait for a connection or for the next bytes before calling the host unreachable
@@ -56,7 +56,7 @@ def fetch_dataset(name: str, *, base_url: str | None = None, progress: bool = Tr
     final = dataset.path
     if final.exists():
         return final
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_data_folder(final.parent)
     if dataset.built:
         return fetch_books(final, base_url=base_url, progress=progress, timeout=timeout)
     url = dataset.source_url(base_url)
@@ -258,7 +258,7 @@ def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: 
     from bpe.training.sizes import format_size, parse_size
 
     if asked is not None:
-        size = parse_size(asked)
+        size = parse_size(asked, "--size")
     if generated_file(dataset.name, size).exists():
         print(f"{dataset.name}: {generated_file(dataset.name, size)} is already there (delete it to make it again)",
               file=sys.stderr, flush=True)

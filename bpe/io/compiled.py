@@ -21,6 +21,8 @@ from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from bpe.interface import not_built
+
 try:
     from bpe.variants._v9_encode import Cache, Encoder
 except ImportError:  # built without a C compiler: encoding takes the Python path
@@ -29,9 +31,9 @@ except ImportError:  # built without a C compiler: encoding takes the Python pat
 #: Texts this long or longer are encoded on a thread of their own, so that Ctrl-C stops them at once (about
 #: 10 ms of encoding: the thread costs far less).
 THREAD_ABOVE = 1 << 20
-#: The line ``bpe encode --encoder compiled`` answers with where the compiled encoder was not built.
-NOT_BUILT = ("the compiled encoder is not built: it needs a C compiler when bpe-lab is installed; install gcc or "
-             "clang (apt-get install gcc, xcode-select --install), then install bpe-lab again")
+#: The line ``bpe encode --encoder compiled`` answers with where the compiled encoder was not built (its fix
+#: worded for how bpe-lab was installed).
+NOT_BUILT = not_built("the compiled encoder is", "it needs")
 #: Why the compiled encoder cannot run here, or ``None``.
 UNAVAILABLE: str | None = NOT_BUILT if Encoder is None else None
 

@@ -26,6 +26,7 @@ an hour.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -77,8 +78,30 @@ def check_writable_dir(out_dir: str | os.PathLike) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise BPEError(f"output directory {out_dir} is not writable ({existing}: {exc.strerror})") from None
+        raise BPEError(unwritable(out_dir, existing, exc)) from None
     return out_dir
+
+
+#: Why a directory refused a new file, by errno; any other (/proc answers "No such file or directory"
+#: for a directory that is there) is said as "not writable".
+_REFUSALS = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+             errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on the device",
+             errno.EDQUOT: "disk quota exceeded"}
+
+
+def unwritable(out_dir: Path, existing: Path, exc: OSError) -> str:
+    """The sentence for an output directory in which no file can be made: ``out_dir`` as given, and the
+    real reason, in the directory that refused it (``existing``, the nearest one there).
+
+    >>> unwritable(Path("/proc/foo"), Path("/proc"), FileNotFoundError(errno.ENOENT, "No such file or directory"))
+    'cannot create directory /proc/foo: /proc is not writable'
+    >>> unwritable(Path("out/x"), Path("out/x"), PermissionError(errno.EACCES, "Permission denied"))
+    'cannot write in directory out/x: permission denied'
+    """
+    why = _REFUSALS.get(exc.errno)
+    if existing == out_dir:
+        return f"cannot write in directory {out_dir}: {why or 'not writable'}"
+    return f"cannot create directory {out_dir}: {existing} is not writable" + (f" ({why})" if why else "")
 
 
 def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:
@@ -157,8 +180,11 @@ class OutputLock:
             self.fd = None
 
 
-def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
-    """Make ``out_dir`` hold exactly ``files``: built in a sibling, swapped in while signals wait."""
+def replace_dir(out_dir: Path, files: dict[str, str], swapped=lambda: None) -> None:
+    """Make ``out_dir`` hold exactly ``files``: built in a sibling, swapped in while signals wait.
+
+    ``swapped()`` is called once the new set is in place, before a signal held back meanwhile interrupts.
+    """
     out_dir = Path(os.path.abspath(out_dir))
     parent = out_dir.parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -184,6 +210,7 @@ def replace_dir(out_dir: Path, files: dict[str, str]) -> None:
                 if had_old:
                     os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
                 raise
+            swapped()
     finally:
         shutil.rmtree(new, ignore_errors=True)
         if out_dir.exists():  # swapped (or never moved): the old set aside, if any, is not needed; a Ctrl-C
@@ -201,7 +228,10 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
                    train_info: dict | None = None) -> list[Path]:
     """Replace ``out_dir`` with vocab.json, merges.txt, train.json and any ``formats`` ("tiktoken", "hf").
 
-    Returns the paths written.  See the module docstring for what "replace" guarantees.
+    Returns the paths written.  See the module docstring for what "replace" guarantees.  A stop signal that
+    comes once the new set is in place (one held back during the swap interrupts right after it) still
+    interrupts, its ``KeyboardInterrupt`` carrying the paths as ``saved``: the save stands, and the
+    caller can say what it wrote.
     """
     out_dir = check_output_dir(out_dir)
     unknown = [f for f in formats if f not in FORMATS]
@@ -216,10 +246,17 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
         files["tokenizer.tiktoken"] = tiktoken_ranks(vocab, special_tokens)
     if "hf" in formats:
         files["tokenizer.json"] = hf_tokenizer_json(vocab, merges, special_tokens)
-    with OutputLock(out_dir):
-        check_output_dir(out_dir)  # again: the directory may have changed during training
-        replace_dir(out_dir, files)
-    return [out_dir / name for name in files]
+    written = [out_dir / name for name in files]
+    in_place = []
+    try:
+        with OutputLock(out_dir):
+            check_output_dir(out_dir)  # again: the directory may have changed during training
+            replace_dir(out_dir, files, swapped=lambda: in_place.append(True))
+    except KeyboardInterrupt as exc:
+        if in_place:
+            exc.saved = written
+        raise
+    return written
 
 
 def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] | None = None) -> Tokenizer:

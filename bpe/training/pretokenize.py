@@ -27,7 +27,7 @@ from pathlib import Path
 
 import regex
 
-from bpe.errors import BPEError
+from bpe.errors import ArgumentError, BPEError
 from bpe.training.chunking import iter_chunks
 
 #: The GPT-2 pre-tokenization pattern (Radford et al. 2019), as given in the CS336 handout.
@@ -113,14 +113,34 @@ def add_counts(total: dict, more: dict) -> None:
 
 
 def decode_utf8(data: bytes, *, offset: int = 0, errors: str = "strict", source: str = "input") -> str:
-    """Decode ``data`` as UTF-8; a bad byte becomes a :class:`BPEError` naming its file offset."""
+    """Decode ``data`` as UTF-8; a bad byte becomes a :class:`BPEError` naming its file offset
+    (:func:`not_utf8`)."""
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
-        raise BPEError(
-            f"{source}: invalid UTF-8 at byte offset {offset + exc.start} "
-            f"(byte 0x{data[exc.start]:02x}); fix the file or pass errors='replace' (--errors replace)"
-        ) from None
+        raise not_utf8(data, exc.start, offset, source) from None
+
+
+def not_utf8(data: bytes, start: int, offset: int, source: str) -> BPEError:
+    """The error for ``data`` (the file's bytes from ``offset``), which is not UTF-8 at ``data[start]``.
+
+    A NUL byte among these bytes says the file is binary (a gzip, an image: text has none), and decoding it
+    with U+FFFD would train on noise, so that error suggests no ``errors="replace"``.  Otherwise the error
+    names the option to replace the bad bytes, as a parameter for a library call and as the flag of the
+    commands that take it (:class:`~bpe.errors.ArgumentError`).
+
+    >>> print(not_utf8(b"\\x1f\\x8b\\x08\\x00", 1, 0, "a.gz"))
+    a.gz looks like a binary file, not text: it has NUL bytes and is not UTF-8 at byte offset 1 (byte 0x8b); give a UTF-8 text file (decompress or convert it first)
+    >>> print(not_utf8(b"hi \\xff", 3, 100, "a.txt").flagged)
+    a.txt: invalid UTF-8 at byte offset 103 (byte 0xff); fix the file or pass --errors replace (train and encode take it: bad bytes become U+FFFD)
+    """
+    where = f"at byte offset {offset + start} (byte 0x{data[start]:02x})"
+    if b"\0" in data:
+        return BPEError(f"{source} looks like a binary file, not text: it has NUL bytes and is not UTF-8 {where}; "
+                        "give a UTF-8 text file (decompress or convert it first)")
+    problem = f"{source}: invalid UTF-8 {where}; fix the file or pass"
+    return ArgumentError(f"{problem} errors='replace'",
+                         f"{problem} --errors replace (train and encode take it: bad bytes become U+FFFD)")
 
 
 def check_input_file(path: str | Path) -> Path:

@@ -105,6 +105,21 @@ def best_variant() -> str:
     return next(reversed(VARIANTS))
 
 
+def default_note() -> str:
+    """Which rung the default is here, and, where it is not the first choice (v9 not built), why: the first
+    choice's reason alone, once (without a C compiler v9 names v8 in its own, for the same reason), with the
+    fix for this install.  ``bench`` prints it when no variant is named, ``train`` when the default is not
+    the first choice.
+
+    >>> default_note().startswith("default variant: ")
+    True
+    """
+    chosen = best_variant()
+    passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else DEFAULT_VARIANTS
+    reasons = [reason for reason in (unavailable(VARIANTS.module(name)) for name in passed) if reason]
+    return f"default variant: {chosen}" + (f" ({reasons[0]})" if reasons else "")
+
+
 def get_variant(name: str | None) -> ModuleType:
     """The rung ``name`` (the default when ``None``), or a :class:`BPEError` naming why it cannot be had."""
     if name is None:

@@ -61,13 +61,18 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
 
     workers = [threading.Thread(target=loop, args=(t,), name=f"bpe-thread-{t}", daemon=True)
                for t in range(max(1, min(threads, len(items))))]
+    started: list[threading.Thread] = []  # only these can be joined
     try:
         # Started with the stop signals held: a Ctrl-C that came while start() waits for a thread would
         # leave a thread begun but not yet joinable; it interrupts once every thread is up.  (The threads
         # inherit the blocked mask, so the kernel hands those signals to this thread alone.)
         with stop_signals_held():
             for worker in workers:
-                worker.start()
+                try:
+                    worker.start()
+                except RuntimeError as exc:  # the system refused it: no room for its stack, or no thread left
+                    raise BPEError(_no_thread(len(started), len(workers), exc)) from None
+                started.append(worker)
         running = len(workers)
         while running:
             i = ended.get()
@@ -77,7 +82,7 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
                 on_result(i, results[i])
     except BaseException:  # Ctrl-C (or SIGTERM made one) in this thread: the threads stop, then it goes on
         stop()
-        for worker in workers:
+        for worker in started:
             worker.join()
         raise
     for worker in workers:
@@ -85,6 +90,15 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
     if failures:
         raise failures[min(failures)]
     return results
+
+
+def _no_thread(started: int, wanted: int, exc: BaseException) -> str:
+    """The one line for a thread the system would not start, ``started`` of ``wanted`` being up."""
+    from bpe.interface import option
+
+    fewer = f" or use fewer workers ({option('--workers', str(max(1, started)))})" if wanted > 1 else ""
+    return (f"could not start a thread ({exc}; {started} of {wanted} running): no room for its stack under the "
+            f"address-space limit (ulimit -v), or no thread left (ulimit -u); raise the limit{fewer}")
 
 
 def read_span(path: str | Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:

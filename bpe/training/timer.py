@@ -33,12 +33,14 @@ STAGES = ("pretokenize", "pair_count", "select", "update")
 CHECKPOINT_EVERY = 100
 
 
-def _vm_hwm_bytes() -> int | None:
-    """Linux's per-process high-water RSS; unlike ru_maxrss it is not inherited from the parent across exec."""
+def vm_status_bytes(field: str = "VmHWM") -> int | None:
+    """One of Linux's per-process memory figures in ``/proc/self/status``, in bytes; None elsewhere.  ``VmHWM``:
+    the high-water RSS (unlike ru_maxrss, not inherited from the parent across exec); ``VmSize``: the address
+    space in use, which ``RLIMIT_AS`` bounds."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -51,7 +53,7 @@ def peak_rss_bytes() -> dict[str, int]:
     A forked worker's figure includes the pages it shares with the parent at fork time.
     """
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is bytes on macOS, KiB on Linux
-    own = _vm_hwm_bytes() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+    own = vm_status_bytes() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale
     return {"self": own, "children": children}
 
@@ -65,7 +67,7 @@ def reset_peak_rss() -> bool:
             clear_refs.write("5")
     except OSError:
         return False
-    return _vm_hwm_bytes() is not None
+    return vm_status_bytes() is not None
 
 
 class _Stage:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from os import PathLike
 
 from bpe.training.sizes import parse_size
-from bpe.errors import BPEError
+from bpe.errors import ArgumentError, BPEError
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
 from bpe.training.pretokenize import PretokenCounts, check_input_file
@@ -58,10 +58,9 @@ def check_vocab_size(vocab_size: int, special_tokens: Sequence[str]) -> int:
         raise BPEError(f"vocab_size must be an integer, got {vocab_size!r}")
     minimum = 256 + len(special_tokens)
     if vocab_size < minimum:
-        raise BPEError(
-            f"vocab_size {vocab_size} is too small: it must be at least {minimum} "
-            f"(256 byte tokens + {len(special_tokens)} special token(s))"
-        )
+        why = (f"{vocab_size} is too small: it must be at least {minimum} (256 byte tokens + "
+               f"{len(special_tokens)} special token(s))")
+        raise ArgumentError(f"vocab_size {why}", f"--vocab-size {why}")
     return vocab_size - minimum
 
 
@@ -91,14 +90,17 @@ def check_workers(workers) -> int | None:
     if workers is None:
         return None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise BPEError(f"workers must be at least 1, got {workers!r}")
+        why = f"must be at least 1, got {workers!r}"
+        raise ArgumentError(f"workers {why} (or None for the default)",
+                            f"--workers {why} (or omit it for the default: the CPU count, or the cores free as "
+                            "the run starts)")
     limit = max_workers()
     if workers > limit:
         import os
 
-        raise BPEError(f"--workers {workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on "
-                       f"{os.cpu_count()} CPUs, within the open-file limit, ulimit -n); more workers than CPUs "
-                       "do not count faster")
+        why = (f"{workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on {os.cpu_count()} "
+               "CPUs, within the open-file limit, ulimit -n); more workers than CPUs do not count faster")
+        raise ArgumentError(f"workers {why}", f"--workers {why}")
     return workers
 
 
@@ -152,7 +154,7 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
         raise BPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     check_workers(workers)
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
-    limit = parse_size(limit) if limit is not None else None
+    limit = parse_size(limit, "limit") if limit is not None else None
     # The one check of the path: every layer below trusts it, and the end it is given.
     file_bytes = check_input_file(input_path).stat().st_size
     return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit)

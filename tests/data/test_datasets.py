@@ -96,3 +96,32 @@ def test_missing_download_says_how_to_get_it(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     assert main(["train", "--data", "tinystories", "--vocab-size", "300"]) == 2
     assert "python -m bpe data get tinystories;" in capsys.readouterr().err
+
+
+def test_outside_a_checkout_data_goes_to_the_user_cache_folder_said_once(tmp_path, monkeypatch, capsys):
+    """A checkout keeps data/; an installed copy, the user's cache folder (XDG), named in one line when it is made,
+    never the folder the command runs in (tests/project/test_install.py runs the installed command for real)."""
+    from bpe.data import datasets
+
+    monkeypatch.delenv("BPE_DATA_DIR", raising=False)
+    assert datasets.data_dir() == REPO_ROOT / "data"
+    monkeypatch.setattr(datasets, "IN_CHECKOUT", False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # XDG: a relative path is ignored
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert datasets.data_dir() == tmp_path / "home" / ".cache" / "bpe-lab"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    cache = tmp_path / "xdg" / "bpe-lab"
+    assert datasets.data_dir() == cache
+
+    monkeypatch.chdir(tmp_path)
+    assert datasets.resolve_data("tinystories-synth-2KB") == cache / "tinystories-synth-2KB.txt"  # generated
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == (f"bpe-lab keeps its data sets and cached reference merges in {cache} (the user's cache "
+                       f"folder: no checkout around this install; BPE_DATA_DIR=DIR moves them)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["xdg"]
+    datasets.resolve_data("tinystories-synth-3KB")
+    assert "bpe-lab keeps" not in capsys.readouterr().err  # once: the folder is there now
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "mine"))  # named by the user: nothing to say
+    assert datasets.resolve_data("tinystories-synth-2KB") == tmp_path / "mine" / "tinystories-synth-2KB.txt"
+    assert "bpe-lab keeps" not in capsys.readouterr().err

@@ -50,6 +50,15 @@ def test_the_ladder_table_has_a_row_per_rung():
     assert [rung for rung, _ in rows] == [f"v{i}" for i in range(1, len(rows) + 1)]
 
 
+def test_the_readme_says_what_corpus_en_is_where_it_first_names_it():
+    """The data set of most examples: the CS336 assignment's train_bpe test corpus, its file and its source."""
+    first = README.index("corpus-en")
+    paragraph = README[README.rfind("\n\n", 0, first):README.find("\n\n", first)]
+    for said in ("CS336 assignment's `train_bpe` test", "`tests/fixtures/corpus.en`", "`tests/fixtures/SOURCES`"):
+        assert said in " ".join(paragraph.split()), paragraph
+    assert (REPO_ROOT / "tests" / "fixtures" / "corpus.en").is_file()
+
+
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO_ROOT / ".git").exists(), reason="needs a git checkout")
 def test_the_map_names_every_top_level_folder():
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout

@@ -21,7 +21,7 @@ import tempfile
 import pytest
 
 from bpe.lab.measure.bench import BenchSettings, run_bench
-from bpe.lab.measure.fresh_process import LEFTOVERS, remove_orphaned_folders
+from bpe.lab.fresh_process import LEFTOVERS, remove_orphaned_folders
 from conftest import (DEFAULT_CORPUS, REPO_ROOT, alive, child_env, descendants, scalene_files, scalene_runs_the_training,
                       timed_child_has_workers, wait_for)
 

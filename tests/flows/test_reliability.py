@@ -92,8 +92,12 @@ def test_nul_and_crlf_pooled(write_corpus):
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_invalid_utf8_every_variant(write_corpus, variant):
     path = write_corpus(b"caf\xc3\xa9 ok \xc3( bad")
-    with pytest.raises(BPEError, match=r"invalid UTF-8 at byte offset 9 \(byte 0xc3\).*--errors replace"):
+    with pytest.raises(BPEError, match=r"invalid UTF-8 at byte offset 9 \(byte 0xc3\); fix the file or pass "
+                                       r"errors='replace'$") as refused:
         train_bpe(path, 300, [], variant=variant)
+    # the command line's wording travels with it, also from a pool worker or a thread
+    assert refused.value.flagged.endswith("; fix the file or pass --errors replace (train and encode take it: bad "
+                                          "bytes become U+FFFD)")
     # with errors="replace" each bad byte is U+FFFD (EF BF BD), trained on like any other character
     _, merges = train_bpe(write_corpus(b"\xff\xff \xff\xff"), 300, [], variant=variant, errors="replace")
     assert merges == [(b"\xef", b"\xbf"), (b"\xef\xbf", b"\xbd"), (b"\xef\xbf\xbd", b"\xef\xbf\xbd"),
@@ -215,7 +219,7 @@ def test_single_document_larger_than_a_chunk(write_corpus):
         (["--data", "no-such-file.txt"], "no data set or file named 'no-such-file.txt'; data sets: gutenberg-sample, "),
         (["--data", "DIR"], "input path is a directory"),
         (["--variant", "v99"], "unknown variant 'v99'; valid variants: v1, v2"),
-        (["--vocab-size", "200"], "vocab_size 200 is too small: it must be at least 257"),
+        (["--vocab-size", "200"], "--vocab-size 200 is too small: it must be at least 257"),
         (["--special", ""], "special tokens must not be empty"),
         (["--special", "<s>", "--special", "<s>"], "special token listed more than once: '<s>'"),
         (["--data", "BAD_UTF8"], "invalid UTF-8 at byte offset 6 (byte 0xff)"),

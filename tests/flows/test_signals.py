@@ -6,7 +6,8 @@ its own; encode's temporary ``.npy`` exists, with its pool's workers or its thre
 the signal to the command's process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit
 status 128 + the signal; no process it started still alive (those seen before the signal, and anything
 left in its session); no temporary file or folder left, nor scalene's files in /tmp for the processes it
-started.  Saving is reached from inside: the file writer signals its own process after the first file.
+started.  Saving is reached from inside: the file writer signals its own process after the first file,
+or the save's held block once the new folder is in place (then the run says what it wrote).
 Waits are bounded by :data:`HANG_GUARD_SECONDS`; nothing asserts a duration.
 """
 
@@ -131,6 +132,41 @@ def test_train_while_saving(tmp_path, signum):
     assert proc.stderr == f"bpe: terminated ({signal.Signals(signum).name})\n", proc.stderr
     assert proc.returncode == 128 + signum
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no .tok.new-* folder, no tok
+
+
+_SIGNAL_AFTER_THE_SWAP = """
+import os, sys
+from contextlib import contextmanager
+import bpe.io.outputs as outputs
+from bpe.cli import main
+real_held = outputs.stop_signals_held
+@contextmanager
+def held_then_signal():
+    with real_held():
+        yield
+        os.kill(os.getpid(), int(sys.argv[1]))  # the new folder has replaced the old; the signal waits for the block
+outputs.stop_signals_held = held_then_signal
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_train_signalled_after_the_swap_says_what_it_wrote(tmp_path, signum):
+    """The new tokenizer is in place when the signal lands: the save stands, the run says what it wrote and
+    that the save had finished, then ends with 128 + the signal."""
+    from bpe.io.outputs import load_tokenizer
+
+    out = tmp_path / "tok"
+    argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
+    assert main([*argv, "--vocab-size", "280"]) == 0  # the old tokenizer, replaced below
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_AFTER_THE_SWAP, str(int(signum)), *argv, "--vocab-size", "300"],
+                          cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert proc.stderr == f"bpe: terminated ({signal.Signals(signum).name}) after the save had finished\n", proc.stderr
+    assert proc.returncode == 128 + signum
+    wrote = [line for line in proc.stdout.splitlines() if line.startswith("wrote ")]
+    assert wrote == [f"wrote {out / 'vocab.json'}, {out / 'merges.txt'}, {out / 'train.json'}"], proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]  # no .tok.old-*, .tok.new-*, .tok.lock
+    assert len(load_tokenizer(out).merges) == 300 - 257  # the new tokenizer, whole
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)

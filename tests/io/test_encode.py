@@ -306,7 +306,7 @@ def test_cli_writes_the_comparison_as_json(trained_dir, tmp_path, capsys):
     (["--out", "{tmp}/missing/ids.npy"], "directory .*missing does not exist"),
     (["--out", "{tmp}"], "is a directory; give a file name"),
     (["--workers", "0"], "workers must be at least 1"),
-    (["--chunk-size", "lots"], "cannot read size 'lots'"),
+    (["--chunk-size", "lots"], "cannot read --chunk-size 'lots'"),
 ])
 def test_bad_input_is_one_clear_line(trained_dir, tmp_path, capsys, args, message):
     import re

@@ -1,10 +1,12 @@
 """Saved tokenizers (bpe/io/outputs.py): exact round-trip, tiktoken and Hugging Face exports loaded by the real
 libraries, the token report, and --out: checked before training, replaced as one unit (a re-train, a signal
-between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left."""
+between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left; an
+interrupt once the new set is in place names what was saved."""
 
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import signal
@@ -189,8 +191,31 @@ def test_output_dir_not_writable_fails_before_training(unwritable_dir, capsys, m
     monkeypatch.setattr("bpe.training.train.train_bpe", lambda *a, **k: calls.append(1))
     out = unwritable_dir / "bpe-out"
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(out)]) == 2
-    assert f"bpe: error: output directory {out} is not writable ({unwritable_dir}: " in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"bpe: error: cannot create directory {out}: {unwritable_dir} is not "
+                                       "writable (permission denied)\n")
     assert calls == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+def test_an_output_under_proc_is_said_unwritable_not_missing():
+    """/proc answers "No such file or directory" to a new file in it, which is not the problem."""
+    proc = subprocess.run([sys.executable, "-m", "bpe", "train", "--data", "corpus-en", "--vocab-size", "300",
+                           "--out", "/proc/bpe-out"], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=HANG_GUARD_SECONDS)
+    assert (proc.returncode, proc.stderr) == (2, "bpe: error: cannot create directory /proc/bpe-out: /proc is not "
+                                                 "writable\n")
+
+
+@pytest.mark.parametrize("code, why", [(errno.EROFS, "read-only file system"), (errno.EACCES, "permission denied")])
+def test_the_reason_a_directory_refuses_a_file_is_said(code, why, monkeypatch):
+    from bpe.io import outputs
+
+    monkeypatch.setattr(Path, "exists", lambda self: str(self) in ("/mnt/ro", "/mnt", "/"))
+    monkeypatch.setattr(Path, "is_dir", lambda self: True)
+    monkeypatch.setattr(outputs.tempfile, "mkstemp", lambda **k: (_ for _ in ()).throw(OSError(code, os.strerror(code))))
+    with pytest.raises(BPEError) as refused:
+        outputs.check_writable_dir("/mnt/ro/tok")
+    assert str(refused.value) == f"cannot create directory /mnt/ro/tok: /mnt/ro is not writable ({why})"
 
 
 def test_error_during_training_leaves_no_output(tmp_path, write_corpus, capsys):
@@ -316,6 +341,30 @@ def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, si
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
     save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"], leftovers
+
+
+def test_an_interrupt_held_back_during_the_swap_carries_what_was_saved(tmp_path, monkeypatch, small_result):
+    """A Ctrl-C that waited for the swap interrupts once the new set is in place: the KeyboardInterrupt
+    names the files, which are whole (a caller such as ``bpe train`` says what it wrote)."""
+    from contextlib import contextmanager
+
+    from bpe.io import outputs
+
+    real_held = outputs.stop_signals_held
+
+    @contextmanager
+    def held_then_ctrl_c():
+        with real_held():
+            yield
+            os.kill(os.getpid(), signal.SIGINT)  # after the renames, while the signals are held
+
+    monkeypatch.setattr(outputs, "stop_signals_held", held_then_ctrl_c)
+    out = tmp_path / "tok"
+    with pytest.raises(KeyboardInterrupt) as raised:
+        save_tokenizer(out, *small_result, [EOT])
+    assert raised.value.saved == [out / "vocab.json", out / "merges.txt", out / "train.json"]
+    assert load_tokenizer(out).merges == small_result[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
 
 
 def test_disk_full_names_the_file_and_leaves_no_directory(tmp_path, monkeypatch, small_result):

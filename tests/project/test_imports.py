@@ -69,3 +69,29 @@ def test_no_import_cycles():
     for module in sorted(graph):
         if module not in state:
             visit(module)
+
+
+#: The lab's folders import one way: a folder may import the ones listed for it, and nothing in the lab's
+#: own shared modules (``bpe/lab/*.py``) imports a folder.  ``teach`` and ``dev`` may use every other.
+LAB_MAY_NOT_IMPORT = {"bpe.lab.judge": ("bpe.lab.measure", "bpe.lab.teach", "bpe.lab.dev"),
+                      "bpe.lab.measure": ("bpe.lab.teach", "bpe.lab.dev")}
+LAB_FOLDERS = ("bpe.lab.judge", "bpe.lab.measure", "bpe.lab.teach", "bpe.lab.dev")
+
+
+def lab_imports_against_the_rule() -> list[str]:
+    wrong = []
+    for module, path in sorted(MODULES.items()):
+        if not module.startswith("bpe.lab."):
+            continue
+        folder = next((f for f in LAB_FOLDERS if module == f or module.startswith(f + ".")), None)
+        banned = LAB_MAY_NOT_IMPORT.get(folder, ()) if folder else LAB_FOLDERS
+        for target in sorted(imports_of(path)):
+            if any(target == b or target.startswith(b + ".") for b in banned):
+                wrong.append(f"{module} imports {target}")
+    return wrong
+
+
+def test_the_lab_folders_import_one_way():
+    """``judge`` imports no ``measure`` (a bench hands the judge its runner), ``measure`` no ``dev``, and
+    the lab's shared modules no folder: read from the source, so a lazy import counts as much as one at the top."""
+    assert lab_imports_against_the_rule() == []

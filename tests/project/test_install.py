@@ -6,7 +6,12 @@ dev extras bring a setuptools that builds wheels), and must hold every module of
 ``variants``, and v8's compiled merge where a C compiler built it.  It is then installed, without its dependencies, into a fresh venv that borrows them
 from the running environment through a ``.pth`` line (a ``.pth`` file in a folder named that way is
 not run, so this checkout's editable install cannot stand in for a missing module); then ``bpe train``,
-``bench`` and ``trace`` run from a folder outside the checkout.
+``bench`` and ``trace`` run from a folder outside the checkout, keeping their data in the user's cache folder
+(``XDG_CACHE_HOME``), never in that folder.
+
+Without a C compiler, ``pip install`` of a source folder (what a pip user types) goes on without the compiled
+code, says so in one line (``setup.py``), and the installed ``bpe`` names the rung it runs instead, why, and
+the pip command that rebuilds it from that folder; the command it names does.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from bpe.training.registry import VARIANTS
 from conftest import REPO_ROOT, SOURCE_FOLDERS, project_modules
 
 #: What the build reads: pyproject.toml, the readme it names, and the folders it packs.
-BUILD_INPUTS = ["pyproject.toml", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
+BUILD_INPUTS = ["pyproject.toml", "setup.py", "README.md", "bpe", "variants", "corpora", "tests/fixtures"]
 SHIPPED_DATA = ["bpe/corpora/gutenberg-sample.txt", "bpe/fixtures/corpus.en", "bpe/fixtures/tinystories_sample.txt",
                 "bpe/lab/teach/walkthrough/page.html"]
 #: Without a C compiler the wheel is built without v8's compiled merge, and still installs.
@@ -40,8 +45,8 @@ def run(argv, **kwargs) -> subprocess.CompletedProcess:
     return proc
 
 
-def build_wheel(tmp: Path, env: dict | None = None) -> Path:
-    src = tmp / "src"
+def copy_sources(src: Path) -> Path:
+    """What the build reads, copied to ``src`` (a source folder as a pip user has it)."""
     for name in BUILD_INPUTS:
         if (REPO_ROOT / name).is_dir():
             # the checkout's build of v8 (the .c Cython wrote, the .so) stays behind: the wheel builds its own
@@ -49,6 +54,11 @@ def build_wheel(tmp: Path, env: dict | None = None) -> Path:
         else:
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO_ROOT / name, src / name)
+    return src
+
+
+def build_wheel(tmp: Path, env: dict | None = None) -> Path:
+    src = copy_sources(tmp / "src")
     code = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
     proc = run([sys.executable, "-c", code, str(tmp / "dist")], cwd=src, env=env)
     return tmp / "dist" / proc.stdout.strip().splitlines()[-1]
@@ -57,6 +67,13 @@ def build_wheel(tmp: Path, env: dict | None = None) -> Path:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def outside_env(tmp: Path) -> dict:
+    """The environment of a command run outside the checkout: nothing pointing back into it, the user's cache
+    folder in ``tmp``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_DATA_DIR", "BPE_VIA_MAKE")}
+    return {**env, "XDG_CACHE_HOME": str(tmp / "cache")}
 
 
 def install(wheel: Path, venv: Path) -> tuple[Path, str]:
@@ -103,10 +120,15 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     (work / "tiny.txt").write_bytes((REPO_ROOT / "tests" / "fixtures" / "corpus.en").read_bytes()[:30_000])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_DATA_DIR")}
+    env = outside_env(tmp_path)
     where = run([str(python), "-c", "import bpe, bpe.cs336, bpe.variants.v7_sharded; print(bpe.__file__)"],
                 cwd=work, env=env).stdout
     assert Path(where.strip()).is_relative_to(site), where
+    # no checkout around it: a wheel cannot be rebuilt, so a missing compiled rung names the source folder
+    code = "from bpe.interface import IN_CHECKOUT, rebuild_hint; print(IN_CHECKOUT, rebuild_hint())"
+    said = run([str(python), "-c", code], cwd=work, env=env).stdout.strip()
+    assert said == ("False reinstall bpe-lab from its source folder: pip install --force-reinstall --no-deps "
+                    "/path/to/bpe-lab")
 
     bpe_cmd = str(venv / "bin" / "bpe")
     run([bpe_cmd, "train", "--variant", "v5", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"],
@@ -126,41 +148,105 @@ def test_the_installed_wheel_trains_outside_the_checkout(wheel, tmp_path):
         assert load_tokenizer(work / "tok9").merges == merges
 
     # the shipped corpus, named by its data set name, comes from the package data
-    out = run([bpe_cmd, "bench", "--variant", "v2", "--limit", "20KB", "--vocab-size", "300", "--repeat", "1",
-               "--json", "bench.json"], cwd=work, env=env).stdout
-    assert "gutenberg-sample" in out
-    assert json.loads((work / "bench.json").read_text())["variants"]["v2"]["median"]["merges"] == 300 - 257
+    bench = run([bpe_cmd, "bench", "--variant", "v2", "--limit", "20KB", "--vocab-size", "300", "--repeat", "1",
+                 "--json", "bench.json"], cwd=work, env=env)
+    assert "gutenberg-sample" in bench.stdout
+    # no git commit to name: the installed version instead, in the header and the result file
+    assert ", bpe-lab 0.1.0 (installed, no git commit)\n" in bench.stdout and "commit None" not in bench.stdout
+    result = json.loads((work / "bench.json").read_text())
+    assert result["variants"]["v2"]["median"]["merges"] == 300 - 257
+    assert result["machine"]["git_commit"] is None and result["machine"]["version"] == "0.1.0"
     trace = run([bpe_cmd, "trace", "--variant", "v2", "--merges", "1"], cwd=work, env=env).stdout
     assert "merge 1" in trace
     written = sorted(p.name for p in work.iterdir() if not p.name.startswith("."))
-    assert written == ["bench.json", "data", "tiny.txt", "tok"] + ([] if V8_UNBUILT else ["tok8"]) + (
+    assert written == ["bench.json", "tiny.txt", "tok"] + ([] if V8_UNBUILT else ["tok8"]) + (
         [] if V9_UNBUILT else ["tok9"])
-    # data/: where an installed bpe keeps data sets, here the reference merges a rung benched alone is held to
-    assert [p.parent.name for p in (work / "data").rglob("*.json")] == ["reference-merges"]
+    # the user's cache folder: where an installed bpe keeps data sets, here the reference merges a rung benched
+    # alone is held to, said in one line as it is made
+    cache = tmp_path / "cache" / "bpe-lab"
+    assert [p.parent.name for p in cache.rglob("*.json")] == ["reference-merges"]
+    assert (f"bpe-lab keeps its data sets and cached reference merges in {cache} (the user's cache folder: no "
+            f"checkout around this install; BPE_DATA_DIR=DIR moves them)") in bench.stderr.splitlines()
 
 
-def test_without_a_c_compiler_the_install_succeeds_and_v8_says_why(tmp_path):
-    """CC=false: every compile fails.  The build goes on without v8's compiled merge and v9's compiled counter
-    (both optional in pyproject.toml); the installed bpe trains with the default, v6, and names each compiled
-    rung's absence in one line."""
-    env = {**os.environ, "CC": "false"}
-    wheel = build_wheel(tmp_path / "build", env=env)
-    assert not [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith((".so", ".pyd"))]
-    venv = tmp_path / "venv"
-    install(wheel, venv)
-    work = tmp_path / "work"
+def install_folder(src: Path, venv: Path, env: dict) -> subprocess.CompletedProcess:
+    """``pip install -v SRC`` into a fresh venv, as a pip user installs a source folder: offline (its build
+    tools, its dependencies and pip itself borrowed from the running environment through a ``.pth`` line)."""
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return run([str(python), "-m", "pip", "install", "-v", "--disable-pip-version-check", "--no-deps", "--no-index",
+                "--no-build-isolation", str(src)], env=env)
+
+
+@pytest.fixture(scope="module")
+def compilerless(tmp_path_factory) -> dict:
+    """bpe-lab installed from a source folder with CC=false (every compile fails), into a venv inside another
+    project's git repository (a venv in the CS336 assignment's checkout, say)."""
+    root = tmp_path_factory.mktemp("compilerless")
+    run(["git", "init", "-q", str(root)])
+    run(["git", "-C", str(root), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty",
+         "-m", "another project"])
+    src = copy_sources(root / "src")
+    build = install_folder(src, root / "venv", {**os.environ, "CC": "false"})
+    work = root / "work"
     work.mkdir()
     (work / "tiny.txt").write_bytes((REPO_ROOT / "tests" / "fixtures" / "corpus.en").read_bytes()[:20_000])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_DATA_DIR")}
-    bpe_cmd = str(venv / "bin" / "bpe")
-    proc = subprocess.run([bpe_cmd, "train", "--variant", "v8", "--data", "tiny.txt", "--vocab-size", "300"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=120)
-    from bpe.variants.v8_compiled import NOT_BUILT
-    from bpe.variants.v9_counting_compiled import NOT_BUILT as V9_NOT_BUILT
+    return {"root": root, "src": src, "build": build, "work": work, "env": outside_env(root),
+            "bpe": str(root / "venv" / "bin" / "bpe"), "python": str(root / "venv" / "bin" / "python")}
 
-    assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {NOT_BUILT}"
-    proc = subprocess.run([bpe_cmd, "train", "--variant", "v9", "--data", "tiny.txt", "--vocab-size", "300"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {V9_NOT_BUILT}"
-    out = run([bpe_cmd, "train", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"], cwd=work, env=env)
-    assert "bpe-lab train: v6 on tiny" in out.stdout  # the default without v8: the fastest in one process
+
+def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebuild(compilerless):
+    """The build goes on without v8's compiled merge, v9's compiled counter and the encoder (all optional in
+    pyproject.toml) and says so in one line; the installed bpe trains and benches with v6, each naming why in
+    one line, with the pip command for this install (no Makefile here)."""
+    c = compilerless
+    site = run([c["python"], "-c", "import bpe; print(bpe.__file__)"], cwd=c["work"], env=c["env"]).stdout
+    assert not [p for p in Path(site.strip()).parent.rglob("*") if p.suffix in (".so", ".pyd")]
+    build = c["build"].stdout + c["build"].stderr  # pip -v: the build's lines
+    said = [line.strip() for line in build.splitlines() if line.strip().startswith("bpe-lab: ")]
+    assert said == ["bpe-lab: v8's compiled merge, v9's compiled counter and the compiled encoder are not built "
+                    "(the C compiler false exited with status 1); bpe-lab works without them, slower (bpe train and "
+                    "bench name the rung that runs instead), and a reinstall with a C compiler (gcc or clang) "
+                    "builds them"]
+
+    fix = f"then reinstall bpe-lab: pip install --force-reinstall --no-deps {c['src']}"
+    lines = run([c["python"], "-c", "from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; "
+                 "print(v8.UNAVAILABLE); print(v9.UNAVAILABLE)"], cwd=c["work"], env=c["env"]).stdout.splitlines()
+    assert lines[0].startswith("v8 is not built: its compiled merge needs a C compiler when bpe-lab is installed; "
+                               "install gcc or clang") and lines[0].endswith(fix)
+    assert lines[1].startswith("v9 and v8 are not built: their compiled counter and merge need")
+    assert lines[1].endswith(fix)
+    v8, v9 = lines
+    for variant, reason in (("v8", v8), ("v9", v9)):
+        argv = [c["bpe"], "train", "--variant", variant, "--data", "tiny.txt", "--vocab-size", "300"]
+        proc = subprocess.run(argv, cwd=c["work"], env=c["env"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {reason}"
+
+    # the default runs v6, and each header says so, with the first choice's reason, once
+    train = run([c["bpe"], "train", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"], cwd=c["work"],
+                env=c["env"]).stdout.splitlines()
+    assert train[0].startswith("bpe-lab train: v6 on tiny") and train[1] == f"default variant: v6 ({v9})"
+    bench = run([c["bpe"], "bench", "--data", "tiny.txt", "--vocab-size", "300", "--repeat", "1"], cwd=c["work"],
+                env=c["env"]).stdout.splitlines()
+    assert f"default variant: v6 ({v9})" in bench
+    # the venv sits in another project's git repository: its commit is not this code's
+    assert bench[1].endswith(", bpe-lab 0.1.0 (installed, no git commit)"), bench[1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(V9_UNBUILT, reason="no C compiler built v9 here")
+def test_the_named_pip_command_builds_the_compiled_rungs(compilerless):
+    """The command the not-built line names (run offline: no index, no build isolation), with a compiler this
+    time, builds the compiled code: v9 is the default again and the header says no more."""
+    c = compilerless
+    v8 = run([c["python"], "-c", "from bpe.variants import v8_compiled; print(v8_compiled.UNAVAILABLE)"],
+             cwd=c["work"], env=c["env"]).stdout.strip()
+    named = v8.rsplit("then reinstall bpe-lab: ", 1)[1].split()
+    assert named[:2] == ["pip", "install"]
+    run([c["python"], "-m", *named, "--no-index", "--no-build-isolation", "--disable-pip-version-check", "-q"],
+        env={k: v for k, v in os.environ.items() if k != "CC"})
+    train = run([c["bpe"], "train", "--data", "tiny.txt", "--vocab-size", "300"], cwd=c["work"],
+                env=c["env"]).stdout.splitlines()
+    assert train[0].startswith("bpe-lab train: v9 on tiny") and not train[1].startswith("default variant")

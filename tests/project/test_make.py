@@ -52,13 +52,14 @@ def test_plain_make_prints_help_and_touches_nothing():
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_long_targets_say_how_long_they_take_as_they_start():
-    """Every wait is announced, with the duration docs/lab.md and `make help` give; pytest's dots reach a pipe."""
+    """Every wait is announced, with the duration docs/lab.md and `make help` give (the report its own, from the
+    cost model: tests/lab/measure/test_report.py); pytest's dots reach a pipe."""
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    minutes = {name: re.search(rf"^{name}_MINUTES\s*:= (\d+)$", makefile, re.M).group(1) for name in ("TEST", "REPORT")}
-    for target, said in (("test", f"running the tests without the slow ones (about {minutes['TEST']} min"),
-                         ("report", f"benching every variant for the report (about {minutes['REPORT']} min"),
-                         ("reproduce", "measuring each step of the articles (about 5 min"),
-                         ("ablation", "v6 without each of its techniques (about 10 min")):
+    minutes = re.search(r"^TEST_MINUTES\s*:= (\d+)$", makefile, re.M).group(1)
+    for target, said in (("test", f"running the tests without the slow ones (about {minutes} min"),
+                         ("report", "benching every variant for the report (its first line says how long"),
+                         ("reproduce", "measuring each step of the articles (about 5 min on an idle 2-core machine"),
+                         ("ablation", "v6 without each of its techniques (about 10 min on an idle 2-core machine")):
         dry = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "-o", ".venv/.browser", target], cwd=REPO_ROOT,
                              capture_output=True, text=True, timeout=60).stdout.splitlines()
         assert dry[0].startswith("echo") and said in dry[0], dry[:2]
@@ -66,8 +67,39 @@ def test_long_targets_say_how_long_they_take_as_they_start():
             assert "-u -m pytest" in dry[1]  # unbuffered: the progress reaches a log as it happens
     shown = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO_ROOT, capture_output=True, text=True,
                            timeout=60).stdout
-    assert f"about {minutes['TEST']} min" in shown and f"about {minutes['REPORT']} min: slow" in shown
+    assert f"about {minutes} min" in shown and "slow, minutes, said as it starts" in shown
     page = " ".join((REPO_ROOT / "docs" / "lab.md").read_text(encoding="utf-8").split())
-    assert f"`make test` about {minutes['TEST']} minutes idle" in page
-    assert f"`make report` is slow, about {minutes['REPORT']} minutes" in page
+    assert f"`make test` about {minutes} minutes idle" in page
+    assert "`make report` is slow: it says how long as it starts, estimated from the cost model" in page
+    assert "`make reproduce` about 5 minutes on an idle machine" in page
+    assert "`make ablation` about 10 on an idle machine" in page
     assert "the first install about 2 minutes" in page and "make venv      create .venv" in shown
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_the_walkthrough_is_the_class_page_unless_full_or_data_is_given():
+    def command(*variables: str) -> str:
+        dry = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "walkthrough",
+                              *variables], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60).stdout
+        return dry.splitlines()[0]
+
+    assert command() == "echo '.venv/bin/python -m bpe walkthrough --out out/walkthrough.html'"  # the CLI's class page
+    assert command("FULL=1") == "echo '.venv/bin/python -m bpe walkthrough --data gutenberg-sample --out out/walkthrough.html'"
+    assert command("DATA=mine.txt", "VOCAB=500") == ("echo '.venv/bin/python -m bpe walkthrough --data mine.txt "
+                                                     "--vocab-size 500 --out out/walkthrough.html'")
+
+
+def test_skipped_browser_tests_say_why_in_one_line_at_the_end(tmp_path):
+    """`make test` without a browser: the reason once, at the end, not a line per test under ``-rs`` alone.
+    BPE_CHROMIUM naming no file is what the browser tests' own check (``missing()``) reads as no Chromium."""
+    import os
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "CI"}  # CI fails instead of skipping
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                           "tests/lab/teach/test_walkthrough_browser.py"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300, env={**env, "BPE_CHROMIUM": str(tmp_path / "no-chromium")})
+    *_, said, count = proc.stdout.splitlines()
+    skipped = int(re.match(r"(\d+) skipped in ", count).group(1))
+    assert skipped > 1 and said == (f"{skipped} browser tests skipped: no Chromium on PATH (Debian: apt-get install "
+                                    "chromium; or set BPE_CHROMIUM to its executable)"), proc.stdout[-2000:]

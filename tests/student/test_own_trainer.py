@@ -63,7 +63,7 @@ def train(candidate, path, vocab_size):
 
 
 def text_evidence(path):
-    text = path.read_text(encoding="utf-8")
+    text = path.read_bytes().decode("utf-8")  # its own line ends: text mode would read "\r\n" as "\n"
     return Evidence(lambda: count_text(text, EOT), lambda: text, EOT)
 
 

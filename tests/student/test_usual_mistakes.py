@@ -1,8 +1,8 @@
 """Each usual mistake, as a fixture candidate, gets a diagnosis that names its cause (bench and test_own_trainer).
 
 The candidates are in tests/fixtures/candidates/: pair counts not weighted by the pre-token counts,
-merges scanned from the right, and a pre-tokenizer that cuts the text at fixed offsets (mid-word),
-whose merges can still match the reference's at a small vocab.
+merges scanned from the right, a pre-tokenizer that cuts the text at fixed offsets (mid-word),
+whose merges can still match the reference's at a small vocab, and a file read in text mode.
 """
 
 import os
@@ -10,12 +10,13 @@ import re
 import subprocess
 import sys
 
+from bpe.cli import main
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import all_correct
 from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.training.pretokenize import count_text
-from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT
+from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT, TINYSTORIES_SAMPLE
 from test_own_trainer import failure, text_evidence, train
 
 CANDIDATES = FIXTURES / "candidates"
@@ -125,7 +126,45 @@ def test_own_trainer_run_names_an_unescaped_special_token_and_a_text_order_tie()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
                           "-k", "probe"], cwd=REPO_ROOT, env=dict(os.environ, BPE_CANDIDATE=entries),
                          capture_output=True, text=True, timeout=300)
-    assert run.returncode == 1 and "2 failed, 2 passed" in run.stdout, run.stdout[-2000:]
+    assert run.returncode == 1 and "2 failed, 4 passed" in run.stdout, run.stdout[-2000:]
     assert "likely cause: special tokens read as a regular expression, unescaped" in run.stdout
     assert ("merge 11: decoded_text chose (b'\\xc3', b'\\xb6'), the reference (b'\\xc3\\xa9', b'o'): likely cause: "
             "tie broken the wrong way" in run.stdout and "byte order and text order disagree here" in run.stdout)
+
+
+TEXT_MODE_CAUSE = ("likely cause: newline translation: the file was read in text mode, where \\r\\n and a lone \\r "
+                   "read as \\n; read that way, {mine} is the most frequent pair ({recount} times; true count "
+                   "{true}), and (b'\\r', b'\\n') occurs 0 times, not {theirs}; open it in binary or with newline=''")
+
+
+def test_the_bench_names_a_file_read_in_text_mode(tmp_path, capsys):
+    """``bpe bench --variant text_mode.py``: right on corpus-en, which holds no \\r, and caught on the newline
+    probe; on the TinyStories fixture with Windows line ends, caught on the data itself."""
+    text_mode = CANDIDATES / "text_mode.py"
+    assert main(["bench", "--variant", f"v2,{text_mode}", "--data", "corpus-en", "--vocab-size", "300",
+                 "--repeat", "1", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert ("  text_mode   DIFFERS on the newline probe at merge 3 of 43: text_mode chose (b'\\n', b'  ') (true "
+            "count 80), v2 chose (b'\\r', b'\\n') (true count 120)\n") in out
+    assert TEXT_MODE_CAUSE.format(mine="(b'\\n', b'  ')", recount=120, true=80, theirs=120) in out
+
+    crlf = tmp_path / "tinystories-crlf.txt"
+    crlf.write_bytes(TINYSTORIES_SAMPLE.read_bytes().replace(b"\n", b"\r\n"))
+    assert main(["bench", "--variant", f"v2,{text_mode}", "--data", str(crlf), "--vocab-size", "400",
+                 "--repeat", "1", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert ("  text_mode   DIFFERS at merge 108 of 143: text_mode chose (b'u', b't') (true count 6), v2 chose "
+            "(b'\\r', b'\\n') (true count 7)\n") in out
+    assert TEXT_MODE_CAUSE.format(mine="(b'u', b't')", recount=6, true=6, theirs=7) in out
+
+
+def test_own_trainer_run_names_a_file_read_in_text_mode():
+    """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py; only the newline probe
+    fails."""
+    env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "text_mode.py"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
+                          "-k", "probe"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "1 failed, 2 passed" in run.stdout, run.stdout[-2000:]
+    assert "test_probe[text_mode-newline-probe]" in run.stdout
+    assert ("merge 3: text_mode chose (b'\\n', b'  '), the reference (b'\\r', b'\\n'): "
+            + TEXT_MODE_CAUSE.format(mine="(b'\\n', b'  ')", recount=120, true=80, theirs=120)) in run.stdout

@@ -19,7 +19,7 @@ def test_parse_size_errors():
 
 def test_cli_limit_bad_size(capsys):
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--limit", "lots"]) == 2
-    assert "cannot read size 'lots'" in capsys.readouterr().err
+    assert "cannot read --limit 'lots'" in capsys.readouterr().err
 
 
 def test_absurd_limit_is_one_clear_error(capsys):
@@ -30,5 +30,5 @@ def test_absurd_limit_is_one_clear_error(capsys):
         train_bpe(DEFAULT_CORPUS, 300, [EOT], variant="v1", limit=huge)
     assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--limit", huge]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("bpe: error: size 1000") and err.count("\n") == 1
+    assert err.startswith("bpe: error: --limit 1000") and err.count("\n") == 1
     assert parse_size(str(10**18)) == 10**18

@@ -60,7 +60,7 @@ BAD_ARGUMENTS = [
     ({"vocab_size": "300"}, "vocab_size must be an integer"),
     ({"errors": "ignore"}, "errors must be 'strict' or 'replace'"),
     ({"workers": 0}, "workers must be at least 1"),
-    ({"limit": "fifty"}, "size"),
+    ({"limit": "fifty"}, "cannot read limit 'fifty'"),
     ({"input_path": CORPUS_EN.parent / "missing.txt"}, "input file not found"),
 ]
 

@@ -234,6 +234,25 @@ def test_the_earliest_failure_is_raised_however_the_threads_race():
         run_threads(work, range(6), threads=2)
 
 
+def test_a_thread_the_system_refuses_is_one_line_and_the_others_are_joined(monkeypatch):
+    """Under an address-space limit a thread's stack may not fit (Python: "can't start new thread"): one
+    clear error, and the thread already running finishes and is joined, none is left."""
+    real_start, stops = threading.Thread.start, []
+
+    def second_refused(self):
+        if self.name == "bpe-thread-1":
+            raise RuntimeError("can't start new thread")
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", second_refused)
+    with pytest.raises(BPEError) as raised:
+        run_threads(lambda thread, item: item, range(6), threads=2, stop=lambda: stops.append(1))
+    assert str(raised.value) == ("could not start a thread (can't start new thread; 1 of 2 running): no room for "
+                                 "its stack under the address-space limit (ulimit -v), or no thread left "
+                                 "(ulimit -u); raise the limit or use fewer workers (--workers 1)")
+    assert stops == [1] and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+
+
 @pytest.mark.parametrize("text", [b"word " * 100_000, b"a short document<|endoftext|>" * 10_000],
                          ids=["one long piece", "short documents"])
 def test_a_stop_ends_a_count_under_way(text):

@@ -5,7 +5,5 @@
 * ``calibrate``: the cost model's timed runs beside its estimates;
 * ``sample_memory``: a command's whole process tree's memory, sampled while it runs (the large runs);
 * ``pretokenize_ratio``: the fast pre-tokenizer against the plain one, per kind of text
-  (``text_kinds`` makes each kind);
-* ``builds``: the compiled modules built again into ``out/``: a debug build with bounds checks for the
-  tests (``make test-debug``), and v8's merge with a trick off for its ablation.
+  (``text_kinds`` makes each kind).
 """

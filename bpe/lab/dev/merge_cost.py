@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
-from bpe.lab.measure.publish import merges_digest
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.lab.fresh_process import child_result, lab_tempdir, run_json_child, write_result
 from bpe.lab.judge.candidates import CandidateFailed, load_algorithm
-from bpe.lab.measure.fresh_process import child_result, lab_tempdir, run_json_child, write_result
+from bpe.lab.judge.diagnose import merges_digest
 from bpe.lab.measure.plan import check_repeat, in_turns, plan
 from bpe.lab.measure.spread import summary
 from bpe.training.parallel import count_file_parallel

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="out/pretokenize-ratio.json", help="where to write the results")
     args = parser.parse_args(argv)
     try:
-        size = parse_size(args.size)
+        size = parse_size(args.size, "--size")
         check_repeat(args.repeat, args.json)
         wanted = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
         unknown = [kind for kind in wanted if kind not in KINDS]

@@ -6,5 +6,5 @@
 * ``diagnose``: where a trainer's merges part from the reference, and the likely cause, from the merges
   replayed on pre-token counts (``tie_orders``: which wrong order broke a tie);
 * ``probe``: the probes, generated corpora on which the usual special-token and tie-breaking mistakes
-  show.
+  show, and a file read in text mode.
 """

@@ -1,10 +1,11 @@
 """After the bench's runs: every run's merges against the reference merges of the same data, v1's merges
 made faster: every rung is tested to give exactly v1's merges, so the fastest rung's from this bench, or
-another rung's cached under ``data/reference-merges`` (a rung benched alone is not its own reference,
+another rung's cached in the data folder's ``reference-merges/`` (``data/`` in a checkout, the user's cache
+folder outside one: :func:`bpe.data.datasets.data_dir`; a rung benched alone is not its own reference,
 :func:`reference_merges`), stand for v1's.  A difference is explained from its first diverging merge
 (:mod:`bpe.lab.judge.diagnose`).  A trainer of your own is judged on its whole output: its vocab too
 (:func:`bpe.lab.judge.candidates.vocab_problems`), and its output on the probes (:mod:`bpe.lab.judge.probe`:
-special tokens, ties), where mistakes that the data at hand hides show.
+special tokens, ties, line ends), where mistakes that the data at hand hides show.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from bpe.data.datasets import data_dir, make_data_folder
+from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import Candidate
-from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges
+from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
 from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
-from bpe.lab.measure.publish import merges_digest, write_json_atomic
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 
 
@@ -28,9 +31,11 @@ def all_correct(report: dict) -> bool:
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
-                      out, failed: dict | None = None, vocab: dict | None = None) -> tuple[dict, dict]:
+                      out, failed: dict | None = None, vocab: dict | None = None, *,
+                      run_once: Callable[..., dict]) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data, a function's vocab
-    (``vocab``: its problems by name) and each own trainer on the probes; prints and returns the verdicts."""
+    (``vocab``: its problems by name) and each own trainer on the probes, run by ``run_once`` (the bench's
+    runner, :func:`bpe.lab.judge.probe.probe_verdict`); prints and returns the verdicts."""
     from bpe.training.parallel import count_file_parallel
     from bpe.training.pretokenize import decode_utf8
 
@@ -48,7 +53,7 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
                 for name, merges in merge_lists.items()}
     for candidate in candidates:  # your own trainers, right so far: on the probes too
         if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
-            probed = probes_verdict(candidate)
+            probed = probes_verdict(candidate, run_once)
             verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
                 **verdicts[candidate.label], "probe": "identical"}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
@@ -67,7 +72,8 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the merge where it parts, the
     verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
     if v["verdict"] == "identical":
-        probes = f", and on {' and '.join(probe.name for probe in PROBES)}" if v.get("probe") else ""
+        names = [probe.name for probe in PROBES]
+        probes = f", and on {', '.join(names[:-1])} and {names[-1]}" if v.get("probe") else ""
         return f"identical ({v['merges']:,} merges){probes}", ""
     where = f" on {v['corpus']}" if v.get("corpus") else ""
     if v["verdict"] == "failed":
@@ -87,7 +93,7 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
     else another rung's from this run (all agree).  A rung that ran alone would only be checked against
     itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
-    computed once and cached in ``data/`` (:func:`reference_cache`)."""
+    computed once and cached in the data folder (:func:`reference_cache`)."""
     ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
     if ran and len(merge_lists) > 1:
         chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
@@ -102,8 +108,8 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
           flush=True)
     _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(cache, encode_merges(merges))
+    make_data_folder(cache.parent)
+    write_text_atomic(cache, json.dumps(encode_merges(merges)))  # whole or not at all
     return rung, merges, f"computed now, cached in {cache}{alone}"
 
 
@@ -120,8 +126,6 @@ def reference_rung(besides: str | None = None) -> str:
 
 def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str) -> Path:
     """Where ``rung``'s merges on this file (as it is now), vocab, special tokens and end are cached."""
-    from bpe.data.datasets import data_dir
-
     stat = path.stat()
     key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
                                      special_tokens, end, rung]).encode()).hexdigest()[:16]

@@ -6,6 +6,10 @@ chose there and both pairs' *true* counts before it: the reference's earlier mer
 true pre-token counts (the replay at the end of this module).  Then a likely cause, the first of the usual
 mistakes that fits, in this order:
 
+* ``newlines``: recounted on the text as a file opened in text mode reads it (``\\r\\n`` and a lone ``\\r``
+  read as ``\\n``, :func:`translate_newlines`), its pair is the most frequent (or its own pre-token counts
+  are that text's).  First, because it changes the counts every later check starts from: on lines indented
+  with spaces, ``(\\n, '  ')`` sits beside the overlapping ``(' ', ' ')``, which would take the blame;
 * ``pretokenization``: the candidate's own pre-token counts differ (the first pre-token that does is
   shown), or its pair never occurs inside one GPT-2 pre-token (shown: the boundary it spans);
 * ``tie``: equal counts and the smaller pair chosen, with the wrong order that chose it
@@ -25,6 +29,7 @@ may part the merges only at a larger vocab); a function's vocab is checked on it
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +46,15 @@ def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
 
 def decode_merges(data: Sequence[Sequence[str]]) -> list[Pair]:
     return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in data]
+
+
+def merges_digest(merges: Sequence[Pair]) -> str:
+    """A short digest of the merges in order, stamped beside every result: two runs agree when their
+    digests do (each token is length-prefixed, so no two lists share a byte stream)."""
+    h = hashlib.sha256()
+    for a, b in merges:
+        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
+    return h.hexdigest()[:16]
 
 
 def first_divergence(merges: Sequence[Pair], reference: Sequence[Pair]) -> int | None:
@@ -110,6 +124,13 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
     """``(cause, one or two sentences)`` for a divergence where both sides chose a pair, from the same
     pre-token counts."""
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
+    translated = text_mode_counts(evidence)
+    if translated is not None:
+        recount = pair_counts_after(translated, before)
+        if best_pair(recount) == mine and (recount.get(mine, 0) > mine_n or recount.get(theirs, 0) < theirs_n):
+            return "newlines", newline_translation(
+                f"read that way, {show(mine)} is the most frequent pair ({recount[mine]:,} times; true count "
+                f"{mine_n:,}), and {show(theirs)} occurs {recount.get(theirs, 0):,} times, not {theirs_n:,}")
     if mine_n == theirs_n and mine < theirs:
         tied = [pair for pair, n in counts.items() if n == mine_n]  # in the order the words meet them
         return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name)
@@ -163,6 +184,10 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
 
 def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evidence, name: str) -> tuple[str, str]:
     """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the true ones."""
+    translated = text_mode_counts(evidence)
+    if translated is not None and dict(candidate_counts) == dict(translated):
+        return "newlines", newline_translation(f"{name}'s pre-token counts are the GPT-2 pattern's on the text read "
+                                               "that way")
     for how, mistaken in special_token_mistakes(evidence):
         if dict(candidate_counts) == dict(mistaken):
             if how == UNESCAPED:
@@ -203,6 +228,32 @@ def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
     spans = [repr(match.group()) for match in GPT2_REGEX.finditer(window)
              if match.end() > where - start and match.start() < where - start + len(joined)]
     return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"
+
+
+def translate_newlines(text: str) -> str:
+    """``text`` as a file opened in text mode reads it: Python's universal newlines turn ``\\r\\n`` and a
+    lone ``\\r`` into ``\\n`` (``open(path)``, or with an ``encoding`` but without ``newline=''``).
+
+    >>> translate_newlines("a\\r\\nb\\rc\\r\\r\\n")
+    'a\\nb\\nc\\n\\n'
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def text_mode_counts(evidence: Evidence) -> Counter | None:
+    """The pre-token counts of the text as text mode reads it; ``None`` when it holds no ``\\r``, the one
+    character text mode changes (then nothing is recounted)."""
+    from bpe.training.pretokenize import count_text
+
+    if "\r" not in evidence.text:
+        return None
+    return count_text(translate_newlines(evidence.text), evidence.special_tokens)
+
+
+def newline_translation(detail: str) -> str:
+    """The diagnosis of a file read in text mode, with ``detail`` (how its counts show it) and the fix."""
+    return (f"newline translation: the file was read in text mode, where \\r\\n and a lone \\r read as \\n; "
+            f"{detail}; open it in binary or with newline=''")
 
 
 #: How :func:`special_token_mistakes` names the split on the special tokens as an unescaped pattern.

@@ -17,6 +17,15 @@ bytes; the orders trainers use instead (:mod:`bpe.lab.judge.tie_orders`) agree w
 make one tie per wrong order, in falling counts, and each tie is broken by bytes under every order whose
 own tie comes later: so each wrong order parts from the reference at its own tie, where the diagnosis
 names it.
+
+**The newline probe** (:func:`newline_text`).  A file opened in text mode (``open(path)``, or with an
+``encoding`` but without ``newline=''``) reads ``\\r\\n`` and a lone ``\\r`` as ``\\n``, Python's universal
+newlines; the shipped corpora hold no ``\\r``, so a trainer that reads them so learns the reference's
+merges there.  Here every line ends in ``\\r\\n`` and the next is indented three spaces, which makes
+``\\r\\n  `` a pre-token and ``(\\r, \\n)`` the third merge; a progress meter's carriage return (``saving
+00%\\r   saving 05%``) makes ``(\\r, '  ')`` the 22nd, so reading either one as ``\\n`` shows.  Read in text
+mode, ``(\\n, '  ')`` is taken third, beside the overlapping ``(' ', ' ')``: the diagnosis recounts the
+text as text mode reads it before it looks for overlaps.
 """
 
 from __future__ import annotations
@@ -25,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
-from bpe.lab.measure.fresh_process import lab_tempdir
 
 _NAMES = ("Ann", "Bob", "Tom", "Sue", "Max", "Lily", "Ben", "Mia")
 
@@ -42,6 +51,12 @@ TIE_WORDS = (
 )
 
 
+def joined_documents(documents: int, document: Callable[[int, str, str], str]) -> str:
+    """``documents`` documents joined by the special token, the ``i``-th ``document(i, a, b)``, where ``a``
+    and ``b`` are two of the names, a pair that changes from one document to the next."""
+    return "<|endoftext|>".join(document(i, _NAMES[i % 8], _NAMES[(i * 3 + 2) % 8]) for i in range(documents))
+
+
 def special_token_text(documents: int = 120) -> str:
     """The special-token probe (11 KB): ``documents`` short documents joined by the special token, none
     with a newline at the join.
@@ -49,12 +64,8 @@ def special_token_text(documents: int = 120) -> str:
     >>> special_token_text(2)
     'Then Ann -> Tom: the score was 0<7 and x>y, so Tom <- Ann wrote <b>ok</b> at last<|endoftext|>Then Bob -> Lily: the score was 1<8 and x>y, so Lily <- Bob wrote <b>ok</b> at last'
     """
-    docs = []
-    for i in range(documents):
-        a, b = _NAMES[i % 8], _NAMES[(i * 3 + 2) % 8]
-        docs.append(f"Then {a} -> {b}: the score was {i % 7}<{i % 5 + 7} and x>y, so {b} <- {a} wrote <b>ok</b> "
-                    "at last")
-    return "<|endoftext|>".join(docs)
+    return joined_documents(documents, lambda i, a, b: f"Then {a} -> {b}: the score was {i % 7}<{i % 5 + 7} and "
+                                                       f"x>y, so {b} <- {a} wrote <b>ok</b> at last")
 
 
 def tie_text() -> str:
@@ -64,6 +75,17 @@ def tie_text() -> str:
     'cd\\ncd\\ncd\\n'
     """
     return "\n".join(word for word, n in TIE_WORDS for _ in range(n))
+
+
+def newline_text(documents: int = 40) -> str:
+    """The newline probe (3 KB): ``documents`` short letters with Windows line ends, each line after the
+    first indented three spaces, and a progress meter whose lone ``\\r`` goes back to the line's start.
+
+    >>> newline_text(1)
+    'To Tom,\\r\\n   Ann sent 0 maps\\r\\n   saving 00%\\r   saving 05%\\r\\n\\r\\nFrom Ann'
+    """
+    return joined_documents(documents, lambda i, a, b: f"To {b},\r\n   {a} sent {i % 9} maps\r\n   saving {i % 10}0%"
+                                                       f"\r   saving {i % 10}5%\r\n\r\nFrom {a}")
 
 
 @dataclass(frozen=True)
@@ -81,8 +103,9 @@ class Probe:
         return self.name.removeprefix("the ").replace(" ", "-")
 
     def write(self, folder: Path) -> Path:
+        """The probe's file: its text's own bytes (written in binary, so no line end is translated)."""
         path = Path(folder) / f"{self.slug}.txt"
-        path.write_text(self.text(), encoding="utf-8")
+        path.write_bytes(self.text().encode("utf-8"))
         return path
 
     def evidence(self) -> Evidence:
@@ -104,15 +127,17 @@ class Probe:
 SPECIAL_TOKEN_PROBE = Probe("the special-token probe", special_token_text, 310)
 #: 17 merges, every one its words allow; the last tie is at merge 15.
 TIE_PROBE = Probe("the tie probe", tie_text, 274)
-PROBES = (SPECIAL_TOKEN_PROBE, TIE_PROBE)
+#: 43 merges: past the lone carriage return's (the 22nd), short of the 73 its pairs allow.
+NEWLINE_PROBE = Probe("the newline probe", newline_text, 300)
+PROBES = (SPECIAL_TOKEN_PROBE, TIE_PROBE, NEWLINE_PROBE)
 
 
-def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
-    """One run of ``candidate`` on ``probe`` (a fresh process, as the bench's), its merges diagnosed against
-    the reference's and its vocab checked; the verdict names the probe (``corpus``)."""
+def probe_verdict(candidate: Candidate, probe: Probe, run_once: Callable[..., dict]) -> dict:
+    """One run of ``candidate`` on ``probe``, its merges diagnosed against the reference's and its vocab
+    checked; the verdict names the probe (``corpus``).  ``run_once`` runs it: the bench's runner
+    (:func:`bpe.lab.measure.timed_run.run_once`, a fresh process whose child checks the vocab too), handed
+    in so that judging imports no measuring."""
     import pickle
-
-    from bpe.lab.measure.timed_run import run_once  # the child checks the vocab too (its vocab_problems)
 
     with lab_tempdir("probe") as tmp:
         path = probe.write(Path(tmp))
@@ -130,10 +155,11 @@ def probe_verdict(candidate: Candidate, probe: Probe) -> dict:
     return verdict
 
 
-def probes_verdict(candidate: Candidate) -> dict:
-    """``candidate`` on each probe in turn: the first verdict that is not ``identical``, else the last one."""
+def probes_verdict(candidate: Candidate, run_once: Callable[..., dict]) -> dict:
+    """``candidate`` on each probe in turn (run by ``run_once``, as :func:`probe_verdict` says): the first
+    verdict that is not ``identical``, else the last one."""
     for probe in PROBES:
-        verdict = probe_verdict(candidate, probe)
+        verdict = probe_verdict(candidate, probe, run_once)
         if verdict["verdict"] != "identical":
             break
     return verdict

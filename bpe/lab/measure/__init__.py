@@ -2,8 +2,8 @@
 
 * ``plan``: the pipeline every measuring command describes: its settings checked once, its candidates run in turns;
   ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
-  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process; ``fresh_process``: a child
-  process started, waited for and ended with its group (a timed job's, scalene's); ``spread``: runs
+  kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process (started by
+  :mod:`bpe.lab.fresh_process`); ``spread``: runs
   summarized, and the one rule for comparing them;
   ``publish``: where a run writes, stamped with machine, commit and merges digest;
 * ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);

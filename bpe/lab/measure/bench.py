@@ -20,16 +20,18 @@ from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.interface import option
-from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.judge.candidates import Candidate, parse_variants
 from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
+from bpe.lab.measure import timed_run
+from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
-from bpe.lab.measure.publish import machine_info, write_json_atomic
+from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
+from bpe.training.registry import default_note
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,8 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     if merge_lists:
         result["verdicts"], result["reference"] = check_correctness(
             merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
-            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()})
+            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()},
+            run_once=timed_run.run_once)
     if peers:
         result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
         print(peers_table(result["peers"], result["variants"]), file=out)
@@ -182,21 +185,6 @@ def format_mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
-def default_note() -> str:
-    """Which rung the default is here, and, where it is not the first choice (v9 not built), why: the
-    first choice's reason alone (without a C compiler v8 is not built either, for the same reason).
-
-    >>> default_note().startswith("default variant: ")
-    True
-    """
-    from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant, unavailable
-
-    chosen = best_variant()
-    passed = DEFAULT_VARIANTS[:DEFAULT_VARIANTS.index(chosen)] if chosen in DEFAULT_VARIANTS else []
-    reasons = [reason for reason in (unavailable(VARIANTS.module(name)) for name in passed) if reason]
-    return f"default variant: {chosen}" + (f" ({reasons[0]})" if reasons else "")
-
-
 def header(report: dict) -> str:
     m, s = report["machine"], report["settings"]
     subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
@@ -205,7 +193,7 @@ def header(report: dict) -> str:
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
             f"{_WORKERS_FROM[s['workers_from']].format(s['workers'])}, repeat {s['repeat']}{busy_note}\n"
-            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, commit {m['git_commit']}")
+            f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, {made_by(m)}")
 
 
 #: What the header says of the workers, by where their count came from (``settings.workers_from``).

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.interface import option
+from bpe.lab.rungs import RUNGS, SERIAL_BYTES_PER_SECOND, CostModel, rung_row
 from bpe.training.chunking import MAX_CHUNK_BYTES, plan_chunk_count
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
-#: Every variant pre-tokenizes about this fast in one process; from v3 on the pool's workers share it.
-SERIAL_BYTES_PER_SECOND = 6e6
 #: A process before it holds any pre-token: Python and the trainer imported.
 BASE_MEMORY = 35e6
 #: Starting Python and importing the trainer, in every run.
@@ -60,49 +59,12 @@ MEAN_WORD_LENGTH = 8.0
 HEAPS_FALL = 0.1
 
 
-@dataclass(frozen=True)
-class CostModel:
-    """Seconds = per_merge x (merges x what one merge scans) + per_touch x T + per_l x L, after the
-    pre-tokenizing (the bytes at ``bytes_per_second`` a worker).
-
-    What one merge scans is the whole text ``L`` (recount), the live pairs (scan) or nothing that
-    grows (heap: per_merge is then seconds per merge); ``T`` is the length of the words the merges
-    rewrite (:func:`touched_length`).  Memory = base + bytes_per_l x L, and, for a rung that counts in
-    compiled tables (``table_bytes_per_word``: v9), the larger of its two phases (:func:`phased_memory`).
-    """
-
-    kind: str  # "recount", "scan" or "heap"
-    per_merge: float
-    per_touch: float
-    per_l: float  # seconds per unit of L (building the pair table)
-    bytes_per_l: float
-    bytes_per_second: float = SERIAL_BYTES_PER_SECOND  # pre-tokenizing, one worker
-    table_bytes_per_word: float = 0.0  # compiled counting: a table's bytes per distinct pre-token
-
-
-# Fitted on one-worker CPU times, all timed in one sitting (docs/estimate-calibration.json,
-# python -m bpe.lab.dev.calibrate): each rung's constants scaled together, beside one pre-tokenizing
-# rate, from a first fit on points timed on several days.  That fit set the ratios between a rung's loops,
-# which a day's speed does not move; the one sitting sets the scale, which it does.
-MODELS = {
-    "v1": CostModel("recount", 6.7e-7, 0.0, 0.0, 150),
-    "v2": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
-    "v3": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
-    "v4": CostModel("scan", 2.9e-7, 1.7e-6, 0.0, 150),
-    "v5": CostModel("heap", 4.7e-6, 1.4e-6, 2e-6, 170),
-    "v6": CostModel("heap", 0.0, 2.0e-7, 2.4e-6, 65),
-    "v7": CostModel("heap", 0.0, 2.2e-7, 2.4e-6, 65),
-    "v8": CostModel("heap", 2.6e-5, 1.8e-8, 1.3e-7, 36),  # the rewrites and the build in C
-    # v8's merge, its state built from arrays (1.6e-8 s a unit of L, where v8 reads a dict) with no dict
-    # beside it, and the counting compiled: fitted on its own runs of 100 MB, 1 GB and 11.9 GB of
-    # webtext-synth (docs/v9-web-*.json; docs/v9.md, "The cost model")
-    "v9": CostModel("heap", 2.6e-5, 1.8e-8, 1.6e-8, 24, bytes_per_second=100e6, table_bytes_per_word=64),
-}
+#: Each rung's cost model, from its row in the lab's table of rungs (bpe/lab/rungs.py).
+MODELS = {name: row.cost for name, row in RUNGS.items()}
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
 #: ``min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP`` times (fitted: 1.3x at 9,000 pairs, 2.7x from 50,000).
 CACHE_PAIRS = 50_000
 PAIRS_PER_STEP = 30_000
-DEFAULT_MODEL = MODELS["v6"]  # a rung not listed, such as your own Merger file: a heap
 
 
 def live_pairs(length: float, words: float, merges: int) -> float:
@@ -156,18 +118,13 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     from bpe.training.registry import VARIANTS
     from bpe.training.rung import parallel
 
-    model = MODELS.get(variant, DEFAULT_MODEL)
+    model = rung_row(variant).cost  # no row: one line saying so, never another rung's model
     given, workers = workers, workers or os.cpu_count() or 1
     serial = variant in VARIANTS and not parallel(VARIANTS[variant])  # pre-tokenizes in one worker
     pretokenize = shape.bytes / (model.bytes_per_second * (1 if serial or workers == 1 else 0.8 * workers))
     length = shape.distinct_length
     words = shape.distinct_words or length / MEAN_WORD_LENGTH
-    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
-    if model.kind == "scan":
-        pairs = live_pairs(length, words, merges)
-        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
-    merging = (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
-               + model.per_l * length)
+    merging = merge_seconds(model, shape, merges)
     memory = BASE_MEMORY + model.bytes_per_l * length
     if model.table_bytes_per_word:  # counted in compiled tables, then built: two phases, never at once
         memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth, shape.bytes)
@@ -176,6 +133,19 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
     if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
         memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
+
+
+def merge_seconds(model: CostModel, shape: CorpusShape, merges: int) -> float:
+    """The merge phase's seconds on a corpus of this shape: the pair table built, then ``merges`` merges
+    (what each one scans, and the words they rewrite)."""
+    length = shape.distinct_length
+    words = shape.distinct_words or length / MEAN_WORD_LENGTH
+    scanned = {"recount": length, "heap": 1.0}.get(model.kind, 0.0)
+    if model.kind == "scan":
+        pairs = live_pairs(length, words, merges)
+        scanned = pairs * (1 + min(pairs, CACHE_PAIRS) / PAIRS_PER_STEP)
+    return (model.per_merge * merges * scanned + model.per_touch * touched_length(length, merges, shape.word_length)
+            + model.per_l * length)
 
 
 def phased_memory(model: CostModel, length: float, words: float, workers: int, growth: float,

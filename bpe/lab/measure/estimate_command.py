@@ -88,7 +88,7 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
-    from bpe.lab.measure.fresh_process import lab_tempdir
+    from bpe.lab.fresh_process import lab_tempdir
 
     probes = {}
     with lab_tempdir("probe") as tmp:
@@ -126,7 +126,7 @@ def estimate_source(data: str | None, size: str | None) -> tuple[Path, int | Non
     from bpe.data.datasets import DATASETS, data_label, resolve_data
 
     dataset = DATASETS.get(str(data)) if data is not None else None
-    assumed = parse_size(size) if size else None
+    assumed = parse_size(size, "--size") if size else None
     stand_in = DATASETS[dataset.stand_in] if dataset is not None and dataset.stand_in else None
     if stand_in is not None and stand_in.generated and dataset.full_size and not dataset.path.exists():
         assumed = assumed or dataset.full_size
@@ -242,7 +242,7 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     from bpe.lab.judge.candidates import parse_variants
 
     out = out or sys.stdout
-    budget = parse_size(memory) if memory is not None else None
+    budget = parse_size(memory, "--memory") if memory is not None else None
     path, assumed, label = estimate_source(data, size)
     candidates = parse_variants(variants or "all")
     q = ask(path, vocab_size, special_tokens, workers, limit, assumed)

@@ -35,7 +35,7 @@ from itertools import chain
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.lab.measure.fresh_process import run_json_child, write_result
+from bpe.lab.fresh_process import run_json_child, write_result
 from bpe.lab.measure.plan import in_turns
 from bpe.lab.measure.spread import ratio_text, summary
 from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens

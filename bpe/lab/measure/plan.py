@@ -86,7 +86,7 @@ def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = ""
     import pickle
 
     from bpe.lab.judge.candidates import resolve
-    from bpe.lab.measure.fresh_process import lab_tempdir
+    from bpe.lab.fresh_process import lab_tempdir
     from bpe.lab.measure.timed_run import run_once, write_prefix
 
     candidates = {c.label: c for c in (resolve(spec) if isinstance(spec, str) else spec for spec in specs)}

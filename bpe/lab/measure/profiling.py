@@ -22,10 +22,10 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
-from bpe.lab.measure.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
+from bpe.lab.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
 from bpe.lab.measure.plan import plan
-from bpe.lab.measure.publish import RESULT_DIRS, git_commit, output_path
+from bpe.lab.measure.publish import RESULT_DIRS, git_commit, installed_version, made_by, output_path
 from bpe.training.registry import get_variant
 
 PROFILES_DIR = REPO_ROOT / "profiles"
@@ -111,7 +111,7 @@ SCALENE_FILES = "/tmp/scalene-*[0-9]"
 
 def run_scalene(settings: dict, alive=None, every: float = 10.0) -> dict:
     """Run one training under scalene; its profile, with ``settings`` under ``bpe_lab``.  ``alive`` as for
-    :func:`~bpe.lab.measure.fresh_process.wait_alive`, so a long profile says it is still going."""
+    :func:`~bpe.lab.fresh_process.wait_alive`, so a long profile says it is still going."""
     with lab_tempdir("profile") as tmp:
         target = Path(tmp) / "train_for_profile.py"
         target.write_text(_TARGET.replace("LEFTOVERS", LEFTOVERS))
@@ -191,7 +191,7 @@ def summarize(profile: dict, top: int = 10) -> str:
     if settings:
         out.append(f"`{settings['variant']}` on `{settings['data']}` (vocab {settings['vocab_size']:,}, "
                    f"special {settings['special_tokens']}); profiled {settings.get('date', '?')} "
-                   f"at commit {settings.get('commit', '?')}.")
+                   f"at {made_by({**settings, 'git_commit': settings.get('commit')})}.")
     out.append(f"Elapsed under scalene: {profile.get('elapsed_time_sec', 0):.2f} s (profiling slows the run; "
                f"use `make bench` for timings). Peak footprint: {profile.get('max_footprint_mb', 0):.1f} MB at "
                f"`{_relative(profile.get('max_footprint_fname', '?'))}:{profile.get('max_footprint_lineno', '?')}`.")
@@ -235,7 +235,8 @@ def run_profile(variant: str | None, data: str | None, vocab_size: int, special_
     stem = profile_stem(variant, data, vocab_size)
     settings = {"stem": stem, "variant": variant, "data": data_label(data), "path": str(path.resolve()),
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers,
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=RESULT_DIRS)}
+                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": git_commit(exclude=RESULT_DIRS),
+                "version": installed_version()}
     json_out = out_dir / f"{stem}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
 

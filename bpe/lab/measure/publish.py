@@ -1,9 +1,10 @@
 """Where a lab result goes, and what it is stamped with.
 
-Every result is stamped with the machine, the git commit and a digest of the merges
-(:func:`machine_info`, :func:`merges_digest`), so a figure can be traced to the code and machine that
-made it.  A result a page quotes is committed (``profiles/``, ``docs/``); the same command run to try
-something writes under ``out/`` (not in git), so trying never dirties the tree.  ``--publish`` asks
+Every result is stamped with the machine, the git commit (or, outside a checkout, the installed version)
+and a digest of the merges (:func:`machine_info`, :func:`bpe.lab.judge.diagnose.merges_digest`), so a figure can be traced to the
+code and machine that made it; :func:`made_by` names that code in a header.  A result a page quotes is
+committed (``profiles/``, ``docs/``); the same command run to try something writes under ``out/`` (not in
+git), so trying never dirties the tree.  ``--publish`` asks
 for the committed place, and is refused from a checkout with uncommitted code: the provenance line
 would name a commit that is not the code that made it.  An explicit ``--out``/``--out-dir`` wins
 (:func:`output_path`).  A JSON result is checked writable before the run and written whole.
@@ -11,15 +12,14 @@ would name a commit that is not the code that made it.  An explicit ``--out``/``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
 import subprocess
 from pathlib import Path
 
-from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
+from bpe.interface import IN_CHECKOUT, REPO_ROOT
 
 #: Folders of published results, not code: a change there does not make a run's code differ from its
 #: commit, so neither the provenance line nor the clean-tree check of ``--publish`` counts it (several
@@ -30,7 +30,31 @@ RESULT_DIRS = ("docs", "profiles")
 def machine_info() -> dict:
     return {"cpu_count": os.cpu_count(), "python": platform.python_version(),
             "platform": f"{platform.system()} {platform.machine()}",
-            "processor": platform.processor() or platform.machine(), "git_commit": git_commit(exclude=RESULT_DIRS)}
+            "processor": platform.processor() or platform.machine(), "git_commit": git_commit(exclude=RESULT_DIRS),
+            "version": installed_version()}
+
+
+def installed_version() -> str | None:
+    """bpe-lab's version as installed (``pyproject.toml``'s), or ``None`` where it runs uninstalled."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("bpe-lab")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def made_by(machine: dict) -> str:
+    """The code that made a result, as a header names it, from its ``machine`` stamp: its commit; outside
+    a git checkout (an installed copy) its version, and that no commit can be named.
+
+    >>> made_by({"git_commit": "abc1234"}), made_by({"git_commit": None, "version": "0.1.0"})
+    ('commit abc1234', 'bpe-lab 0.1.0 (installed, no git commit)')
+    """
+    if machine.get("git_commit"):
+        return f"commit {machine['git_commit']}"
+    version = f" {machine['version']}" if machine.get("version") else ""
+    return f"bpe-lab{version} (installed, no git commit)"
 
 
 def stamp() -> dict:
@@ -42,7 +66,10 @@ def stamp() -> dict:
 
 
 def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
-    """The short commit of the checkout, with ``-dirty`` when a tracked file outside ``exclude`` differs."""
+    """The short commit of the checkout, with ``-dirty`` when a tracked file outside ``exclude`` differs;
+    ``None`` outside a checkout (the folder above an installed copy may be another project's repository)."""
+    if not IN_CHECKOUT:
+        return None
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
                              timeout=5)
@@ -54,13 +81,6 @@ def git_commit(exclude: tuple[str, ...] = ()) -> str | None:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *pathspec], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=5).stdout.strip()
     return out.stdout.strip() + ("-dirty" if dirty else "")
-
-
-def merges_digest(merges) -> str:
-    h = hashlib.sha256()
-    for a, b in merges:
-        h.update(len(a).to_bytes(4, "big") + a + len(b).to_bytes(4, "big") + b)
-    return h.hexdigest()[:16]
 
 
 def output_path(given: str | os.PathLike | None, default: Path, published: Path, publish: bool,

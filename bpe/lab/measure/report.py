@@ -21,10 +21,10 @@ from bpe.lab.measure.bench import BenchSettings, bench_checked, comparison_rows,
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
-from bpe.lab.measure.estimate import corpus_shape
+from bpe.lab.measure.estimate import corpus_shape, format_duration
 from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
 from bpe.lab.measure.peers import peer_names
-from bpe.lab.measure.publish import stamp, write_json_atomic
+from bpe.lab.measure.publish import made_by, stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
 from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
@@ -112,16 +112,22 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     shape = corpus_shape(path, bench.special_tokens)
     probes = probe_candidates(candidates, path, bench.special_tokens, bench.workers, log=log)  # your own: on a prefix
 
-    def estimate(label: str, vocab: int) -> float:
+    def estimate(label: str, vocab: int, workers: int | None = None) -> float:
         return candidate_estimate(by_label[label], probes, shape, max(0, vocab - 256 - len(bench.special_tokens)),
-                                  bench.workers).seconds
+                                  workers or bench.workers).seconds
 
     tables_plan, notes = plan(estimate, [vocab_size, settings.reduced_vocab_size, settings.v1_vocab_size],
                               list(by_label), force=bench.force)
     if not tables_plan:
         raise BPEError("no candidate to report on: " + "; ".join(notes))
+    # the scaling plot's rungs: the two fastest of the first table that fit the budget at the main vocab
+    scaled = [n for n in tables_plan[0][1] if n in VARIANTS and estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
+    scaled = scaled if settings.scaling else []
+    seconds = planned_seconds(estimate, tables_plan, bench.repeat, scaled, vocab_size, scaling_workers(bench.workers))
     print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
-          f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}", file=log)
+          f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}; about "
+          f"{format_duration(seconds)} (estimated from the cost model{', the peers not counted' if peers else ''})",
+          file=log)
     # Each table a forced bench at one vocab, the peers beside the first.
     table = replace(bench, variants=[c.spec for c in candidates], limit=None, busy=0, json_out=None, force=True)
     tables = [bench_checked(table, pipeline.plan(path, vocab, bench.special_tokens, workers),
@@ -135,10 +141,8 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
                         for name, r in tables[0].get("peers", {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
-        rungs = [n for n in tables_plan[0][1] if n in VARIANTS]
-        fastest = [by_label[n].spec for n in rungs if estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
         result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),
-                                            path, fastest, log)
+                                            path, [by_label[n].spec for n in scaled], log)
         plots["report-scaling.png"] = plot_scaling
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "report-bench.json", result)
@@ -150,11 +154,42 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     return md
 
 
+#: The scaling runs time each rung on these shares of the data (:func:`measure_scaling`).
+SCALING_SHARES = (0.25, 0.5, 1.0)
+
+
+def scaling_workers(workers: int | None) -> list[int]:
+    """The worker counts the scaling runs time each rung with: 1, 2 and all (the CPU count or ``--workers``).
+
+    >>> scaling_workers(4), scaling_workers(1)
+    ([1, 2, 4], [1])
+    """
+    most = workers or os.cpu_count() or 1
+    return sorted({1, 2, most} & set(range(1, most + 1)))
+
+
+def planned_seconds(estimate, tables: list[tuple[int, list[str]]], repeat: int, scaled: list[str], vocab: int,
+                    worker_counts: list[int]) -> float:
+    """How long the report's runs take as the cost model has them (``estimate(candidate, vocab, workers)``,
+    seconds): each table's candidates ``repeat`` times, then each ``scaled`` rung once on each share of
+    the data (a share's run taken as that share of the whole's: its pre-tokenizing is, its merges about)
+    and once with each worker count.
+
+    >>> planned_seconds(lambda name, vocab, workers=None: vocab / 100, [(1000, ["a", "b"]), (300, ["c"])],
+    ...                 3, ["b"], 1000, [1, 2])
+    106.5
+    """
+    seconds = sum(repeat * estimate(name, table_vocab) for table_vocab, names in tables for name in names)
+    for name in scaled:
+        seconds += sum(SCALING_SHARES) * estimate(name, vocab)
+        seconds += sum(estimate(name, vocab, count) for count in worker_counts)
+    return seconds
+
+
 def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) -> dict:
     """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
     size = path.stat().st_size
-    max_workers = bench.workers or os.cpu_count() or 1
-    worker_counts = sorted({1, 2, max_workers} & set(range(1, max_workers + 1)))
+    worker_counts = scaling_workers(bench.workers)
     out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
 
     def median(variant: str, **changes) -> tuple[dict, dict]:
@@ -163,7 +198,7 @@ def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) 
 
     for variant in variants:
         out["sizes"][variant] = []
-        for fraction in (0.25, 0.5, 1.0):
+        for fraction in SCALING_SHARES:
             ran, med = median(variant, limit=None if fraction == 1.0 else max(1, int(size * fraction)))
             out["sizes"][variant].append([ran["corpus_bytes"], med["total"]])
             print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med['total']:.2f}s", file=log)
@@ -207,7 +242,7 @@ def render_markdown(result: dict) -> str:
     m = result["machine"]
     main = result["tables"][0]["settings"]
     out = ["# Benchmark report: every variant on the same data", "",
-           f"Generated by `make report` on {result['generated']}, commit {m['git_commit']}. "
+           f"Generated by `make report` on {result['generated']}, {made_by(m)}. "
            "Do not edit: re-run `make report` to update (data, figures and plots are regenerated together).", "",
            f"Machine: {m['cpu_count']} CPUs ({m['processor']}), {m['platform']}, Python {m['python']}. "
            "Absolute seconds are this machine's; compare the ratios, which were measured in one run.", "",

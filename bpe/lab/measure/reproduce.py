@@ -30,7 +30,7 @@ from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
 from bpe.io.outputs import write_files_atomic
 from bpe.lab.measure.plan import check_repeat, measure, plan
-from bpe.lab.measure.publish import stamp, write_json_atomic
+from bpe.lab.measure.publish import made_by, stamp, write_json_atomic
 from bpe.lab.measure.reproduce_steps import FULL, QUICK, SELECT_UPDATE, STEPS, RunSet, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
 from bpe.training.registry import VARIANTS, unavailable
@@ -205,7 +205,7 @@ def coursework_table(result: dict) -> str:
     if result["mode"] == "quick":
         lines += ["**A quick run (tiny inputs, one run per rung): these ratios are not measurements.**", ""]
     lines += [f"Made by `{result['command']}` on {machine['cpu_count']} CPUs, {machine['platform']}, Python "
-              f"{machine['python']}, commit {machine['git_commit']}. Ratios only: seconds do not travel between "
+              f"{machine['python']}, {made_by(machine)}. Ratios only: seconds do not travel between "
               "machines.", "",
               "| " + " | ".join(COURSEWORK_COLUMNS) + " |",
               "|---|---|---|---:|---:|---:|---:|---|---|"]

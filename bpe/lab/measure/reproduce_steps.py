@@ -5,7 +5,7 @@ differ, and the articles' ratios themselves (:data:`THEIRS`).
 
 The articles' published seconds live in one file, ``docs/articles-figures.json``, each group with the
 article, part and table it comes from; ``docs/articles.md`` quotes them through figure markers, and a
-ratio here names two key paths into it (as :func:`bpe.lab.dev.figures.lookup` reads them: a median of three
+ratio here names two key paths into it (as :func:`bpe.lab.keypath.lookup` reads them: a median of three
 runs is ``median(...*)``).  The articles' machines are not ours, so their seconds are never compared with
 ours, only ratios.
 """
@@ -18,6 +18,7 @@ from functools import cache
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
+from bpe.lab.keypath import lookup
 
 
 @dataclass(frozen=True)
@@ -331,8 +332,6 @@ def article_figures() -> dict:
 
 def their_ratio(name: str) -> dict:
     """``{"what", "source", "before", "after", "ratio"}`` of one ratio of :data:`THEIRS`."""
-    from bpe.lab.dev.figures import lookup
-
     theirs, figures = THEIRS[name], article_figures()
     before, after = lookup(figures, theirs.before), lookup(figures, theirs.after)
     return {"what": theirs.what, "source": theirs.source, "before": before, "after": after, "ratio": before / after}

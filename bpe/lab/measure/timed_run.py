@@ -1,7 +1,7 @@
 """One timed run of a candidate in a fresh Python process (its peak memory its own): the parent's
 :func:`run_once` and the child's :func:`child_main`.  A rung or a ``Merger`` goes through ``train_bpe``,
 every stage timed; a CS336 ``train_bpe`` function is timed as a whole and its return value checked.
-The bench, the estimates' probes, ``reproduce`` and the handout all time their runs here.
+The bench, the estimates' probes and ``reproduce`` all time their runs here.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from bpe.errors import BPEError
+from bpe.errors import ArgumentError, BPEError
+from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
 from bpe.lab.judge.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
                                      load_function, resolve, vocab_problems)
-from bpe.lab.judge.diagnose import encode_merges
-from bpe.lab.measure.fresh_process import child_result, progress_stream, run_json_child, write_result
-from bpe.lab.measure.publish import merges_digest
+from bpe.lab.judge.diagnose import encode_merges, merges_digest
 from bpe.training.progress import Progress
 
 _CHILD_CODE = "from bpe.lab.measure.timed_run import child_main; child_main()"
@@ -30,8 +29,8 @@ def child_main() -> None:
     settings = json.load(sys.stdin)
     try:
         result = _train_function(settings) if settings["kind"] == "function" else _train_merger(settings)
-    except BPEError as exc:
-        result = {"error": str(exc)}
+    except BPEError as exc:  # an argument refused comes back in both wordings (ArgumentError)
+        result = {"error": str(exc), **({"flagged": exc.flagged} if isinstance(exc, ArgumentError) else {})}
     except CandidateFailed as exc:
         result = {"failed": str(exc)}
     write_result(result)
@@ -186,7 +185,7 @@ def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_to
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")
         if "error" in result:
-            raise BPEError(result["error"])
+            raise ArgumentError(result["error"], result["flagged"]) if "flagged" in result else BPEError(result["error"])
     elif run.returncode != 0 or run.result is None:
         last = run.stderr.strip().splitlines()[-1:] or ["no message"]
         return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}

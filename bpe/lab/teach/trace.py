@@ -49,6 +49,7 @@ from types import SimpleNamespace
 
 from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
+from bpe.lab.rungs import resolve_hook, rung_row
 from bpe.training.merge_loop import Pair, Word
 from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.shards import joined_shards
@@ -158,19 +159,16 @@ def v8_state(merger) -> dict:
             "pair_to_words": {pair: ids for pair, ids in index.items() if ids}, "heap_size": merger.heap_entries}
 
 
-#: The rungs whose state is not kept as v2 keeps it, and how the trace reads it (in bytes).
-STATES = {"v6": v6_state, "v7": v7_state, "v8": v8_state, "v9": v8_state}  # v9 merges with v8's state
-
-
 def traced(name: str) -> type:
-    """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where :data:`STATES` has one.
+    """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where its row in the lab's
+    table of rungs (:data:`bpe.lab.rungs.RUNGS`) names one, for a rung whose state is not kept as v2 keeps it.
 
     >>> merger = traced("v6")({b"low": 5, b"lower": 2})
     >>> merger.merge((b"o", b"w")); merger.trace_state()["words"]
     [((b'l', b'ow'), 5), ((b'l', b'ow', b'e', b'r'), 2)]
     """
-    merger, state = VARIANTS[name].Merger, STATES.get(name)
-    return merger if state is None else type(merger.__name__, (merger,), {"trace_state": state})
+    merger, hook = VARIANTS[name].Merger, rung_row(name).trace_state
+    return merger if hook is None else type(merger.__name__, (merger,), {"trace_state": resolve_hook(hook)})
 
 
 def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:

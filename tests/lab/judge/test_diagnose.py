@@ -1,7 +1,7 @@
 """The diagnosis on its own (bpe/lab/judge/diagnose.py): small counts, chosen mistakes, each cause named.
 The fixture candidates that make each usual mistake through the bench: student/test_usual_mistakes.py."""
 
-from bpe.lab.judge.diagnose import Evidence, diagnose
+from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
@@ -78,3 +78,40 @@ def test_the_vocab_is_checked_beside_the_merges():
     assert "its vocab lacks the token of 1 merge(s) (first: (b'ab', b'c'))" in vocab_problems(no_merge, merges, [])
     assert merge_count_cause(10, 12, ["<|a|>", "<|b|>"])[0] == "special-tokens"
     assert merge_count_cause(11, 12, ["<|a|>", "<|b|>"]) == (None, "it stopped while pairs were left")
+
+
+def test_translated_newlines_are_what_text_mode_reads(tmp_path):
+    """Python's universal newlines, also where a \\r\\n straddles the reader's buffer."""
+    text = "a\r\nb\rc\r\r\nd\n\re\r" + "x" * 8190 + "\r\n" + "y\r"
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(text.encode())
+    with open(path, encoding="utf-8") as f:
+        assert translate_newlines(text) == f.read()
+
+
+INDENTED_CRLF = "a\r\n   b\r\n   c\r\n" * 3  # Windows line ends, lines indented three spaces
+
+
+def test_newline_translation_is_named_before_overlaps():
+    """Read with \\n line ends, (' ', ' ') is the first merge; on the true counts, a pair of equal tokens chosen
+    too early would blame overlapping occurrences."""
+    counts, translated = count_text(INDENTED_CRLF, []), count_text(translate_newlines(INDENTED_CRLF), [])
+    reference = run_merges(VARIANTS["v1"].Merger(counts), 5, NullTimer())
+    mine = run_merges(VARIANTS["v1"].Merger(translated), 5, NullTimer())
+    verdict = diagnose(mine, reference, evidence_for(counts, INDENTED_CRLF), "mine")
+    assert verdict["step"] == 1 and verdict["cause"] == "newlines", verdict
+    assert verdict["explanation"] == (
+        "newline translation: the file was read in text mode, where \\r\\n and a lone \\r read as \\n; read that "
+        "way, (b' ', b' ') is the most frequent pair (6 times; true count 6), and (b'\\r', b'\\n') occurs 0 times, "
+        "not 7; open it in binary or with newline=''")
+
+
+def test_an_own_pretokenizer_reading_in_text_mode_is_named():
+    counts, translated = count_text(INDENTED_CRLF, []), count_text(translate_newlines(INDENTED_CRLF), [])
+    reference = run_merges(VARIANTS["v1"].Merger(counts), 5, NullTimer())
+    verdict = diagnose(reference, reference, evidence_for(counts, INDENTED_CRLF), "mine", candidate_counts=translated)
+    assert verdict["cause"] == "newlines" and verdict["explanation"] == (
+        "its 5 merges are reference's, but its pre-token counts are not (a larger vocab or other text would part "
+        "the merges): newline translation: the file was read in text mode, where \\r\\n and a lone \\r read as "
+        "\\n; mine's pre-token counts are the GPT-2 pattern's on the text read that way; open it in binary or with "
+        "newline=''")

@@ -1,12 +1,16 @@
 """The probes (bpe/lab/judge/probe.py) tell apart each special-token mistake and each wrong tie order, where the
-shipped corpora let them pass, and name the cause; a correct trainer and every rung pass them."""
+shipped corpora let them pass, and a file read in text mode, and name the cause; a correct trainer and every rung
+pass them."""
+
+import re
 
 import pytest
 
 from bpe.lab.judge.candidates import load_function, parse_variants
-from bpe.lab.judge.diagnose import Evidence, diagnose
-from bpe.lab.judge.probe import (SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, probe_verdict, probes_verdict, special_token_text,
-                            tie_text)
+from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
+from bpe.lab.measure.timed_run import run_once
+from bpe.lab.judge.probe import (NEWLINE_PROBE, PROBES, SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, newline_text,
+                                 probe_verdict, probes_verdict, special_token_text, tie_text)
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.train import train_bpe
@@ -45,14 +49,13 @@ def test_the_shipped_corpora_let_an_unescaped_special_token_pass():
                                                     "special tokens twice"),
 ])
 def test_each_special_token_mistake_is_caught_and_named(name, merge, said):
-    verdict = probe_verdict(parse_variants(str(CANDIDATES / f"{name}.py"))[0], SPECIAL_TOKEN_PROBE)
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / f"{name}.py"))[0], SPECIAL_TOKEN_PROBE, run_once)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the special-token probe", verdict
     assert verdict["step"] == merge and verdict["cause"] == "special-tokens" and said in verdict["explanation"]
 
 
-def tie_probe_merges(variant, folder):
-    return train_bpe(TIE_PROBE.write(folder), TIE_PROBE.vocab_size, list(TIE_PROBE.special_tokens), variant=variant,
-                     workers=1)[1]
+def probe_merges(probe, variant, folder):
+    return train_bpe(probe.write(folder), probe.vocab_size, list(probe.special_tokens), variant=variant, workers=1)[1]
 
 
 def test_the_tie_probe_is_small_and_its_ties_are_the_reference_merges(tmp_path):
@@ -61,16 +64,17 @@ def test_the_tie_probe_is_small_and_its_ties_are_the_reference_merges(tmp_path):
     text = tie_text()
     assert len(text.encode()) < 2_000
     assert count_text(text, EOT) == {word.encode(): n for word, n in TIE_WORDS} | {b"\n": text.count("\n")}
-    assert tie_probe_merges("v1", tmp_path) == [
+    assert probe_merges(TIE_PROBE, "v1", tmp_path) == [
         (b"e", b"f"), (b"c", b"d"), (b"a", b"b"), (b"g", b"h"), (b"gh", b"i"), (b"g", b"z"), (b"j", b"k"),
         (b"m", b"n"), (b"jk", b"l"), (b"\xc3", b"\xa9"), (b"\xc3\xa9", b"o"), (b"\xc3", b"\xb6"),
         (b"\xc3", b"\xbc"), (b"u", b"v"), (b"\xc3", b"\xb3"), (b"\xc3", b"\xad"), (b"\xc3", b"\xa1")]
     assert TIE_PROBE.vocab_size - 257 == 17
 
 
+@pytest.mark.parametrize("probe", [TIE_PROBE, NEWLINE_PROBE], ids=lambda probe: probe.slug)
 @pytest.mark.parametrize("variant", [name for name in VARIANTS if name != "v1"])
-def test_every_rung_passes_the_tie_probe(variant, tmp_path):
-    assert tie_probe_merges(variant, tmp_path) == tie_probe_merges("v1", tmp_path)
+def test_every_rung_passes_the_tie_and_newline_probes(variant, probe, tmp_path):
+    assert probe_merges(probe, variant, tmp_path) == probe_merges(probe, "v1", tmp_path)
 
 
 def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
@@ -94,14 +98,47 @@ def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
 ])
 def test_each_wrong_tie_order_is_caught_and_named(spec, merge, said):
     """Each order parts at its own tie (the ties before it agree with bytes under it) and is named there."""
-    verdict = probe_verdict(parse_variants(str(CANDIDATES / spec))[0], TIE_PROBE)
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / spec))[0], TIE_PROBE, run_once)
     assert verdict["verdict"] == "differs" and verdict["corpus"] == "the tie probe", verdict
     assert verdict["step"] == merge and verdict["cause"] == "tie" and said in verdict["explanation"], verdict
 
 
+def test_the_newline_probe_ends_its_lines_with_crlf_and_holds_lone_carriage_returns(tmp_path):
+    """The reference merges (\\r, \\n) third, and a lone \\r's pair (\\r, '  ') 22nd: a trainer that reads either
+    as \\n parts from it within the probe's 43 merges."""
+    text = newline_text()
+    assert len(text.encode()) < 4_000 and text.count("\r\n") == 160 and len(re.findall("\r(?!\n)", text)) == 40
+    merges = probe_merges(NEWLINE_PROBE, "v1", tmp_path)
+    assert merges[2] == (b"\r", b"\n") and merges.index((b"\r", b"  ")) == 21
+    assert len(merges) == NEWLINE_PROBE.vocab_size - 257 == 43
+
+
+def test_a_trainer_reading_in_text_mode_learns_the_translated_texts_merges(tmp_path):
+    """What the diagnosis recounts: the text-mode fixture's merges are v1's on the text with \\r\\n and \\r read as
+    \\n, and the shipped corpora, which hold no \\r, let it pass."""
+    fn = load_function(f"{CANDIDATES / 'text_mode.py'}:train_bpe")
+    translated = tmp_path / "translated.txt"
+    translated.write_bytes(translate_newlines(newline_text()).encode())
+    mine = fn(str(NEWLINE_PROBE.write(tmp_path)), NEWLINE_PROBE.vocab_size, list(EOT))[1]
+    assert mine == train_bpe(translated, NEWLINE_PROBE.vocab_size, EOT, variant="v1")[1]
+    assert fn(str(CORPUS_EN), 500, list(EOT))[1] == cs336_merges()
+
+
+def test_reading_in_text_mode_is_caught_and_named():
+    verdict = probe_verdict(parse_variants(str(CANDIDATES / "text_mode.py"))[0], NEWLINE_PROBE, run_once)
+    assert verdict == {
+        "verdict": "differs", "step": 3, "merges": 43, "reference_merges": 43, "corpus": "the newline probe",
+        "candidate_pair": "(b'\\n', b'  ')", "reference_pair": "(b'\\r', b'\\n')", "candidate_count": 80,
+        "reference_count": 120, "cause": "newlines",
+        "explanation": ("newline translation: the file was read in text mode, where \\r\\n and a lone \\r read as "
+                        "\\n; read that way, (b'\\n', b'  ') is the most frequent pair (120 times; true count 80), "
+                        "and (b'\\r', b'\\n') occurs 0 times, not 120; open it in binary or with newline=''")}
+
+
 def test_a_correct_trainer_passes_the_probes():
     correct = parse_variants(str(CANDIDATES / "correct.py"))[0]
-    assert probe_verdict(correct, SPECIAL_TOKEN_PROBE) == {
+    assert probe_verdict(correct, SPECIAL_TOKEN_PROBE, run_once) == {
         "verdict": "identical", "merges": SPECIAL_VOCAB - 257, "corpus": "the special-token probe"}
-    assert probes_verdict(correct) == {"verdict": "identical", "merges": TIE_PROBE.vocab_size - 257,
-                                       "corpus": "the tie probe"}
+    assert PROBES[-1] == NEWLINE_PROBE
+    assert probes_verdict(correct, run_once) == {"verdict": "identical", "merges": NEWLINE_PROBE.vocab_size - 257,
+                                       "corpus": "the newline probe"}

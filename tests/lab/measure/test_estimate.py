@@ -128,9 +128,9 @@ def test_train_and_bench_check_the_estimate_of_odd_files_without_a_traceback(wri
         out, err = capsys.readouterr()
         assert "Traceback" not in out + err, (argv, err)
         if argv[-1] == "200":
-            assert code == 2 and err.count("\n") == 1 and "vocab_size 200 is too small" in err
+            assert code == 2 and err.count("\n") == 1 and "--vocab-size 200 is too small" in err
         elif name == "binary":
-            assert code == 2 and err.count("\n") == 1 and "invalid UTF-8" in err, err
+            assert code == 2 and err.count("\n") == 1 and "looks like a binary file, not text" in err, err
         else:
             assert code == 0, (argv, err)
 

@@ -134,7 +134,7 @@ def test_a_long_profile_says_it_is_alive(tmp_path):
     import subprocess
     import sys
 
-    from bpe.lab.measure.fresh_process import wait_alive
+    from bpe.lab.fresh_process import wait_alive
 
     beats = []
     # the child ends only once it has been told of the second beat (a file appears): two beats, whatever the load

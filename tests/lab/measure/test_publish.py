@@ -46,3 +46,22 @@ def test_a_json_output_is_checked_before_and_written_whole(tmp_path):
     out = check_json_path(tmp_path / "r.json")
     write_json_atomic(out, {"a": 1})
     assert out.read_text() == '{\n  "a": 1\n}\n' and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_outside_a_checkout_no_commit_is_named_and_the_version_is(monkeypatch):
+    """An installed copy has no commit of its own; the folder above it may be another project's repository
+    (a venv inside it), whose commit is not this code's.  The stamp then holds the version, and the headers
+    say so (tests/project/test_install.py checks the installed command for real)."""
+    from bpe.lab.measure.bench import header
+
+    assert publish.git_commit() is not None  # this checkout's
+    monkeypatch.setattr(publish, "IN_CHECKOUT", False)
+    assert publish.git_commit() is None
+    machine = publish.machine_info()
+    assert machine["git_commit"] is None and machine["version"] == "0.1.0"
+    assert publish.made_by(machine) == "bpe-lab 0.1.0 (installed, no git commit)"
+    settings = {"data": "corpus-en", "corpus_bytes": 1000, "vocab_size": 300, "num_merges": 43,
+                "special_tokens": [], "workers_from": "each run", "workers": None, "repeat": 1}
+    assert header({"machine": machine, "settings": settings}).endswith(
+        f"Python {machine['python']}, bpe-lab 0.1.0 (installed, no git commit)")
+    assert publish.made_by({"git_commit": "abc1234", "version": "0.1.0"}) == "commit abc1234"

@@ -87,7 +87,7 @@ def test_report_checks_its_settings_before_any_probe_or_run(monkeypatch, capsys)
     probed = []
     monkeypatch.setattr("bpe.lab.measure.report.probe_candidates", lambda *a, **k: probed.append(a) or {})
     for argv, message in ((["--repeat", "0"], "--repeat must be at least 1, got 0"),
-                          (["--vocab-size", "100"], "vocab_size 100 is too small")):
+                          (["--vocab-size", "100"], "--vocab-size 100 is too small")):
         assert main(["report", "--data", "corpus-en", *argv]) == 2
         captured = capsys.readouterr()
         assert message in captured.err and captured.out == ""  # not even the report's first line
@@ -103,10 +103,35 @@ def test_report_shows_own_trainers_beside_the_ladder(tmp_path):
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ") and " s | " in line]
     assert rows == [f"| {name}" for name in [*VARIANTS, "smaller_tie", "correct"]]  # the ladder runs beside them
     assert "| correct | A correct CS336 train_bpe" in text and " | - | - | - | - | " in text  # total only
-    assert "- **correct**: identical (43 merges), and on the special-token probe and the tie probe." in text
+    assert ("- **correct**: identical (43 merges), and on the special-token probe, the tie probe and the newline "
+            "probe.") in text
     assert "- **smaller_tie**: differs at merge " in text and "tie broken the wrong way" in text
     assert "- **raises**: failed: raises raised ValueError: pair counts went negative (raises.py line 5)." in text
     saved = json.loads((tmp_path / "report-bench.json").read_text())
     assert saved["tables"][0]["variants"]["smaller_tie"]["kind"] == "merger"
     for png in ("report-stages.png", "report-merges.png"):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_says_how_long_its_planned_runs_take_before_the_first(monkeypatch):
+    """The first line gives the cost model's time for the tables and scaling runs planned: here each run is
+    estimated at 12 s, so 3 repeats of v2 and v6 (72 s), then each on a quarter, half and all of the data and
+    with 1 worker (2 x 1.75 x 12 + 2 x 12 = 66 s): 138 s."""
+    import io
+
+    from bpe.lab.measure.estimate import Estimate
+
+    class Stop(Exception):
+        pass
+
+    monkeypatch.setattr("bpe.lab.measure.report.candidate_estimate",
+                        lambda candidate, *a: Estimate(candidate.label, 43, 12.0, 1e6))
+    monkeypatch.setattr("bpe.lab.measure.report.bench_checked", lambda *a: (_ for _ in ()).throw(Stop()))
+    log = io.StringIO()
+    try:
+        run_report(BenchSettings(["v2", "v6"], "tinystories-sample", 300, 3, EOT, 1), out_dir=None, log=log)
+    except Stop:
+        pass
+    assert log.getvalue().splitlines() == [
+        "bpe-lab report: tinystories-sample, tables at vocab 300 (2 candidates), repeat 3; about 2 min "
+        "(estimated from the cost model)"]

@@ -10,7 +10,7 @@ import pytest
 from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab.measure import publish
-from bpe.lab.dev.figures import lookup
+from bpe.lab.keypath import lookup
 from bpe.lab.measure.reproduce import (COURSEWORK_COLUMNS, block_costs, compare_steps, coursework_rows, coursework_table,
                                        write_coursework)
 from bpe.lab.measure.reproduce_steps import QUICK, STEPS, THEIRS, article_figures, their_ratio

@@ -167,6 +167,30 @@ def test_the_command_writes_the_page(corpus, tmp_path, capsys):
     assert written["special_tokens"] == [] and written["rungs"] == ["v4"]
 
 
+def test_the_default_page_is_the_class_page_and_says_how_long_first(tmp_path, capsys):
+    from bpe.lab.measure.estimate import format_duration
+    from bpe.lab.teach.walkthrough import CLASS_DATA, CLASS_VOCAB, planned_seconds
+
+    out = tmp_path / "page.html"
+    assert main(["walkthrough", "--variant", "v2", "--out", str(out)]) == 0
+    settings = WalkthroughSettings(CLASS_DATA, CLASS_VOCAB, SPECIAL, str(out), ["v2"])
+    corpus_en = REPO_ROOT / "tests" / "fixtures" / "corpus.en"
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == (f"walkthrough of {corpus_en} at vocab 400: v2; about "
+                          f"{format_duration(planned_seconds(settings, corpus_en))} (estimated from the cost model)")
+    assert printed[1].startswith("  v2: 143 of 143 merges counted in ")
+
+
+def test_the_announced_time_counts_each_merger_once_and_at_most_the_budget(corpus):
+    from bpe.lab.teach.walkthrough import planned_seconds
+
+    def planned(rungs, budget=60.0) -> float:
+        return planned_seconds(WalkthroughSettings(str(corpus), 10_000, SPECIAL, "p.html", rungs, budget=budget), corpus)
+
+    assert planned(["v2", "v3"]) == planned(["v2"]) > planned(["v6"])  # v3 runs v2's merger: counted once
+    assert planned(["v1"]) > 1.0 and planned(["v1"], budget=1.0) == pytest.approx(planned(["v1"], budget=0.5) + 0.5)
+
+
 def test_a_training_run_never_loads_the_counting():
     """What keeps normal runs as fast as before: a training run on every rung imports nothing of the lab,
     so no counting twin can reach it."""

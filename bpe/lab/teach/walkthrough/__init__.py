@@ -39,6 +39,9 @@ from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS
 
 DEFAULT_RUNGS = tuple(METRICS)
+#: The page made when no data is named: the class page, the CS336 test corpus at a vocab whose 143 merges
+#: a lecture goes through, in seconds (a corpus such as gutenberg-sample at 10,000 takes minutes).
+CLASS_DATA, CLASS_VOCAB = "corpus-en", 400
 #: Seconds each rung is counted for at most (the counting twins make a rung several times slower).
 DEFAULT_BUDGET = 60.0
 #: The committed bench result the summary shows when no --bench is given.
@@ -252,6 +255,23 @@ def render_page(data: dict) -> str:
     return TEMPLATE.read_text(encoding="utf-8").replace("/*WALKTHROUGH-DATA*/", text, 1)
 
 
+def planned_seconds(settings: WalkthroughSettings, path: Path) -> float:
+    """How long the page takes as the cost model has it (:mod:`bpe.lab.measure.estimate`): the plain counter
+    over the text, the recording (v5's merges, each with its record), then each rung's merges counted, for
+    at most the budget (a rung that runs another's merger is not counted again)."""
+    from bpe.lab.measure.estimate import (MODELS, SERIAL_BYTES_PER_SECOND, STARTUP_SECONDS, corpus_shape,
+                                          merge_seconds)
+    from bpe.training.train import check_vocab_size
+
+    shape = corpus_shape(path, settings.special_tokens)
+    merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
+    counted: dict = {}  # one rung per merger class, as page_data counts them
+    for rung in settings.variants:
+        counted.setdefault(VARIANTS[rung].Merger, rung)
+    return (STARTUP_SECONDS + shape.bytes / SERIAL_BYTES_PER_SECOND + merge_seconds(MODELS["v5"], shape, merges)
+            + sum(min(settings.budget, merge_seconds(MODELS[rung], shape, merges)) for rung in counted.values()))
+
+
 def run_walkthrough(settings: WalkthroughSettings, out=None) -> dict:
     """Count, record and write the page; returns its data."""
     from bpe.data.datasets import resolve_data
@@ -263,8 +283,11 @@ def run_walkthrough(settings: WalkthroughSettings, out=None) -> dict:
         raise BPEError(f"--out {settings.out}: the page is an HTML file; name it PAGE.html")
     if settings.budget <= 0:
         raise BPEError(f"--budget must be more than 0 seconds, got {settings.budget:g}")
+    from bpe.lab.measure.estimate import format_duration
+
     path = resolve_data(settings.data)
-    print(f"walkthrough of {path} at vocab {settings.vocab_size:,}: {', '.join(settings.variants)}", file=out)
+    print(f"walkthrough of {path} at vocab {settings.vocab_size:,}: {', '.join(settings.variants)}; about "
+          f"{format_duration(planned_seconds(settings, path))} (estimated from the cost model)", file=out)
     data = page_data(settings, count_file_serial(path, settings.special_tokens), out)
     write_text_atomic(settings.out, render_page(data))
     print(f"wrote {settings.out} ({len(data['merges']):,} merges); open it in a browser (no network needed)",

@@ -31,23 +31,14 @@ from collections.abc import Mapping
 from types import FunctionType, SimpleNamespace
 
 from bpe.errors import BPEError
+from bpe.lab.rungs import RUNGS, resolve_hook, rung_row
 from bpe.training.registry import VARIANTS
 
-#: The rungs whose work is counted, and what is counted for each (in the order shown).  A metric in
-#: :data:`PARTS` is a part of another (its stale share), so it is left out of a rung's total.
-METRICS: dict[str, tuple[str, ...]] = {
-    "v1": ("pairs recounted", "pairs scanned", "words rewritten"),
-    "v2": ("pairs scanned", "words visited", "pair counts written"),
-    "v3": ("pairs scanned", "words visited", "pair counts written"),
-    "v4": ("pairs scanned", "words visited", "pair counts written"),
-    "v5": ("heap pushes", "stale pops", "words visited", "pair counts written"),
-    "v6": ("heap pushes", "stale pops", "words visited", "stale visits", "pair counts written"),
-    "v8": ("stale pops", "words visited", "stale visits"),
-    "v9": ("stale pops", "words visited", "stale visits"),  # v8's merge: v9 changes the counting alone
-}
-for _compiled in ("v8", "v9"):
-    if _compiled not in VARIANTS:  # its compiled code was not built here: nothing to count
-        del METRICS[_compiled]
+#: The rungs whose work is counted, and what is counted for each (in the order shown), from their rows in
+#: the lab's table of rungs (bpe/lab/rungs.py); a compiled rung not built here is left out: nothing to count.
+#: A metric in :data:`PARTS` is a part of another (its stale share), so it is left out of a rung's total.
+METRICS: dict[str, tuple[str, ...]] = {name: row.counted for name, row in RUNGS.items()
+                                       if row.counted and name in VARIANTS}
 PARTS = {"stale visits"}
 
 #: What each metric counts, shown on the page beside it.
@@ -224,6 +215,11 @@ def _v8(tally: Tally, name: str = "v8") -> type:
     return Merger
 
 
+
+def _v9(tally: Tally) -> type:
+    """v9 merges with v8's code: counted as v8 is, under its own name."""
+    return _v8(tally, "v9")
+
 def not_counted(name: str) -> str:
     """Why ``name`` gets no counts: the one line for a rung or file the walkthrough does not count."""
     return (f"the walkthrough counts the work of {', '.join(METRICS)}, not {name!r} (v7 runs v6's merge code "
@@ -235,7 +231,6 @@ def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
     if rung not in METRICS:
         raise BPEError(not_counted(rung))
     tally = Tally()
-    own = {"v1": _v1, "v5": _v5, "v6": _v6, "v8": _v8,
-           "v9": lambda tally: _v8(tally, "v9")}.get(rung)  # the others: v2's structures, counted
-    cls = own(tally) if own else _indexed(rung, tally)
+    own = rung_row(rung).counter  # none: v2's structures, counted
+    cls = resolve_hook(own)(tally) if own else _indexed(rung, tally)
     return cls(pretoken_counts), tally

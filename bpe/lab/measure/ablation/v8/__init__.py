@@ -3,7 +3,7 @@
 v8's merge (``variants/_v8_merge.pyx``) is v6's algorithm on C arrays, and on top of it two tricks aimed
 at the cache misses that are left, each a switch in ``variants/_v8_tricks.h``, on in the rung.  Each row
 here is v8's merge compiled again with one switch off, under a module name of its own, into
-``out/v8-ablation/`` (:mod:`bpe.lab.dev.builds`: the same source, compiler and flags as the rung's build):
+``out/v8-ablation/`` (:mod:`bpe.lab.builds`: the same source, compiler and flags as the rung's build):
 a small candidate file per row (``no_prefetch``, ``no_deferred_probes``; its docstring says what the
 switch swaps) whose ``Merger`` is that build's state.  A switch is a constant the C compiler folds, so the
 rung itself pays nothing for being measurable.
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
-from bpe.lab.dev.builds import Build, build
+from bpe.lab.builds import Build, build
 
 #: Each row, and the switch of ``variants/_v8_tricks.h`` it turns off.
 TRICKS = {

@@ -1,7 +1,7 @@
 """The compiled modules built again, beside the rungs' own, into ``out/`` (the rungs' build is not touched):
 a debug build for the tests, and v8's merge with one trick off for its ablation.
 
-* The debug build (``python -m bpe.lab.dev.builds``, ``make test-debug``): v8's merge, v9's counter and the
+* The debug build (``python -m bpe.lab.builds``, ``make test-debug``): v8's merge, v9's counter and the
   encoder with Cython's ``boundscheck`` and ``initializedcheck`` on and C's ``assert`` kept (``-UNDEBUG``),
   optionally with AddressSanitizer (``--asan``).  ``BPE_COMPILED_FROM`` names its folder to the tests
   (``tests/conftest.py`` calls :func:`use_compiled_from`), so the compiled rungs' tests run against it.
@@ -121,7 +121,7 @@ def build(builds: Sequence[Build], where: Path, log=None) -> list[Path]:
               f"about {15 * len(todo) // min(2, os.cpu_count() or 1)} s)", file=log or sys.stderr, flush=True)
         spec = json.dumps({"where": str(where), "builds": [asdict(one) for one in todo]})
         # In a child: the compiler writes to its stdout and stderr, kept here and shown only on a failure.
-        done = subprocess.run([sys.executable, "-c", "import sys; from bpe.lab.dev.builds import _build_here; "
+        done = subprocess.run([sys.executable, "-c", "import sys; from bpe.lab.builds import _build_here; "
                                "_build_here(sys.stdin.read())"], input=spec, capture_output=True, text=True)
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
@@ -219,7 +219,7 @@ def use_compiled_from(folder: str | Path) -> None:
         raise BPEError(f"{', '.join(already)} imported before the build in {folder} could stand in for it")
     missing = [name for name in COMPILED if not any(folder.glob(f"{name}.*.so")) and not any(folder.glob(f"{name}.*.pyd"))]
     if missing:
-        raise BPEError(f"no {', '.join(missing)} in {folder}: build it first (python -m bpe.lab.dev.builds)")
+        raise BPEError(f"no {', '.join(missing)} in {folder}: build it first (python -m bpe.lab.builds)")
     bpe.variants.__path__.insert(0, str(folder))
     for name in COMPILED:
         module = importlib.import_module(f"bpe.variants.{name}")
@@ -238,7 +238,7 @@ def debug_environment(where: Path, asan: bool) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bpe.lab.dev.builds", description=(
+    parser = argparse.ArgumentParser(prog="python -m bpe.lab.builds", description=(
         "Build v8's merge, v9's counter and the encoder with Cython's bounds checks and C asserts on, into "
         "out/debug-build/ (the rungs' own build is not touched), then run pytest with the arguments given "
         "against that build; without arguments, print the variables that make a process use it."))

@@ -1,4 +1,4 @@
-"""The compiled modules built again (bpe/lab/dev/builds.py): the debug build's checks are really asked for, a
+"""The compiled modules built again (bpe/lab/builds.py): the debug build's checks are really asked for, a
 build is made again exactly when what made it changes, and the tests' switch to a debug build refuses, in one
 line, a folder that cannot stand in for the rungs' own.  (`make test-debug` builds and runs it end to end.)"""
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from bpe import BPEError
-from bpe.lab.dev import builds
+from bpe.lab import builds
 
 
 @pytest.mark.parametrize("name", builds.COMPILED)
@@ -44,7 +44,7 @@ def test_a_module_lies_under_its_package_folders(tmp_path):
 
 
 def _use(folder, first=""):
-    code = f"{first}from bpe.lab.dev.builds import use_compiled_from; use_compiled_from({str(folder)!r})"
+    code = f"{first}from bpe.lab.builds import use_compiled_from; use_compiled_from({str(folder)!r})"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 
@@ -53,7 +53,7 @@ def test_a_folder_without_the_modules_is_refused_in_one_line(tmp_path):
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1] == (
         f"bpe.errors.BPEError: no _v8_merge, _v9_count, _v9_encode in {tmp_path}: build it first "
-        "(python -m bpe.lab.dev.builds)")
+        "(python -m bpe.lab.builds)")
 
 
 def test_a_module_imported_before_the_switch_is_refused(tmp_path):
