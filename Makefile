@@ -174,11 +174,11 @@ reproduce: $(VENV)/.installed
 # docs/v6-ablation.json, then `make figures`. Gutenberg-like text at vocab 10,000 (GUTENBERG: the data set
 # or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
 # RUNG=v8: v8 without each of its tricks (docs/v8.md, "What each trick buys"), each row v8's merge built again
-# into out/v8-ablation/ with one trick off (about a minute, once), into docs/v8-ablation.json.
+# into out/v8-ablation/ with one trick off (about 30 s, once), into docs/v8-ablation.json.
 GUTENBERG ?= gutenberg-books
 RUNG      ?= v6
 ABLATION_SAYS_v6 := v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)
-ABLATION_SAYS_v8 := v8 without each of its tricks (about 8 min on an idle 2-core machine, with the builds; slow)
+ABLATION_SAYS_v8 := v8 without each of its tricks (about 3 min on 2 cores, its builds included; slow)
 ablation: $(VENV)/.installed
 	@echo "$(or $(ABLATION_SAYS_$(RUNG)),RUNG is v6 or v8, not $(RUNG))"
 	$(PY) -m bpe ablation $(if $(filter-out v6,$(RUNG)),--rung $(RUNG)) --data $(GUTENBERG) --vocab-size 10000 \
