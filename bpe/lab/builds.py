@@ -198,7 +198,8 @@ def asan_runtime() -> str:
     """AddressSanitizer's runtime, which must be loaded first (``LD_PRELOAD``) in a Python not built with it."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     try:
-        found = subprocess.run([compiler, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+        found = subprocess.run([compiler, "-print-file-name=libasan.so"], capture_output=True,
+                               text=True).stdout.strip()
     except OSError:
         found = ""
     if not found or not Path(found).is_file():
@@ -217,7 +218,7 @@ def use_compiled_from(folder: str | Path) -> None:
     already = [name for name in COMPILED if f"bpe.variants.{name}" in sys.modules]
     if already:
         raise BPEError(f"{', '.join(already)} imported before the build in {folder} could stand in for it")
-    missing = [name for name in COMPILED if not any(folder.glob(f"{name}.*.so")) and not any(folder.glob(f"{name}.*.pyd"))]
+    missing = [name for name in COMPILED if not any(folder.glob(f"{name}.*.so"))]
     if missing:
         raise BPEError(f"no {', '.join(missing)} in {folder}: build it first (python -m bpe.lab.builds)")
     bpe.variants.__path__.insert(0, str(folder))
@@ -257,9 +258,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not pytest_args:
         print("\n".join(f"{name}={value}" for name, value in env.items()))
         return 0
-    print(f"running pytest {' '.join(pytest_args)} against the debug build in {where}", file=sys.stderr, flush=True)
-    return subprocess.run([sys.executable, "-u", "-m", "pytest", *pytest_args], env={**os.environ, **env}).returncode
+    print(f"running pytest {' '.join(pytest_args)} against the debug build in {where}", file=sys.stderr,
+          flush=True)
+    return subprocess.run([sys.executable, "-u", "-m", "pytest", *pytest_args],
+                          env={**os.environ, **env}).returncode
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C: the build's or pytest's child has stopped too (one process group)
+        print("builds: interrupted", file=sys.stderr)
+        sys.exit(130)

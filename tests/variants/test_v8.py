@@ -119,7 +119,8 @@ def test_a_pair_missing_from_the_table_is_an_internal_error(counts, unfiled):
 
 
 def many_words():
-    """20,000 words that hold (a, b): more than the 16,384 a merge's loop visits between two checks for a signal."""
+    """20,000 words that hold (a, b): more than the 16,384 a merge's loop visits between two checks for a
+    signal."""
     return {b"ab%05d" % i: 1 for i in range(20_000)}
 
 

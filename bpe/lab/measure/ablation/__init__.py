@@ -157,7 +157,8 @@ def ablation_table(regime: dict, ideas: dict[str, str], base: str = BASE, figure
     lines = [f"\n{regime['label']}: {regime['corpus_bytes']:,} bytes, vocab {regime['vocab_size']:,} "
              f"({regime['num_merges']:,} merges); seconds, median (min-max) over the runs; 'vs {base}': the "
              f"row's {figure.replace('_', ' ')} time against {base}'s ('~': the two rows' runs overlap)",
-             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs ' + base:>16}  identical merges"]
+             f"{'row':<{width}}{'pretokenize':>22}{'merge phase':>22}{'total':>22}{'vs ' + base:>16}"
+             "  identical merges"]
     for row, entry in regime["rows"].items():
         against = entry[f"vs_{base}"][figure]
         ratio = ratio_text(1 / against["ratio"]) + ("~" if against["clear"] is False else " ")
