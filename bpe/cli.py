@@ -42,6 +42,11 @@ def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: 
                                                           "with uncommitted changes; docs/ and profiles/ do not count)")
 
 
+def _add_text_column(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--text-column", default="text", metavar="NAME",
+                   help="where --data's JSON lines or Parquet files hold the text (default: text)")
+
+
 def _add_errors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
@@ -101,7 +106,7 @@ def cmd_train(args) -> int:
 
     run_train(TrainSettings(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            _show_progress(args)))
+                            _show_progress(args), args.text_column, args.cluster, args.min_count))
     return 0
 
 
@@ -411,6 +416,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
                        help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
+    _add_text_column(train)
+    train.add_argument("--cluster", default=None, metavar="ADDRESS",
+                       help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
+                            "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
+    train.add_argument("--min-count", type=int, default=None, metavar="N",
+                       help="drop pre-tokens counted fewer than N times before merging (off by default: it "
+                            "changes the merges; it bounds the merge's memory on huge corpora)")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")

@@ -29,3 +29,22 @@ def missing_dependency_message(missing: list[str]) -> str:
             f"this one: pip install -e .")
 
 
+
+
+def optional_module(name: str, needed_for: str, extra: str, package: str | None = None):
+    """The optional module ``name`` imported, or a :class:`~bpe.errors.BPEError` in one line: what needs it
+    and the pip command that installs it (``bpe-lab[extra]``, or the package alone).
+
+    >>> optional_module("json", "reading JSON", "corpora").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        from bpe.errors import BPEError
+
+        package = package or name.split(".")[0]
+        raise BPEError(f"{needed_for} needs {package}, which this Python lacks: pip install 'bpe-lab[{extra}]' "
+                       f"(or: pip install '{package}')") from None

@@ -40,13 +40,13 @@ Walkthrough: docs/v9.md.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import accumulate
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain, islice
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import workers_for
+from bpe.training.cores import choose_workers, workers_for
 from bpe.training.gpt2_classes import class_tables
 from bpe.training.pool import record_workers
 from bpe.training.pretokenize import check_input_file, decode_utf8
@@ -108,6 +108,10 @@ class CompiledCounts(Mapping):
         if self._distinct is None:  # a second close() keeps what the first one knew
             self._distinct = len(self._counts)
         self._keys, self._ends, self._counts, self._dict = b"", int64s([]), int64s([]), None
+
+    def as_dict(self) -> dict[bytes, int]:
+        """The counts as a dict, built once: for a caller that sends them on (a cluster's counting task)."""
+        return self._as_dict()
 
     def _as_dict(self) -> dict[bytes, int]:
         if self._distinct is not None:
@@ -179,6 +183,45 @@ def count_pretokens(
         record_workers(threads)
         run_threads(count_span, spans, threads=threads, stop=counter.stop,
                     on_result=None if on_bytes is None else lambda i, n: on_bytes(n))
+        return _arrays(counter, threads)
+    finally:
+        counter.release()
+
+
+#: How many texts of a stream each thread is given at a time (:func:`count_texts`): enough that a slow one
+#: leaves the others busy, few enough that memory holds a window of batches, never the corpus.
+TEXTS_PER_THREAD = 4
+
+
+def count_texts(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
+                on_text: Callable[[int], None] | None = None) -> CompiledCounts:
+    """A stream of texts (a corpus's batches of documents, ``bpe/training/corpus.py``) counted by the same
+    scanner into the same tables as a file's chunks, on ``workers`` threads (default: the free cores).
+
+    Each text is encoded to UTF-8 by the thread that counts it (the corpus reader has checked it can
+    be), then counted with the GIL released.  The stream is taken a window at a time, ``TEXTS_PER_THREAD``
+    texts a thread, so memory holds a window of texts and the tables, not the corpus.  ``on_text(i)`` is
+    called as text ``i`` (from 0) is counted.
+    """
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    texts = iter(texts)
+    first = list(islice(texts, 2))  # a stream of one text is counted on this thread alone
+    threads = 1 if len(first) < 2 else choose_workers(workers)
+    counter = Counter(threads, list(special_tokens), *class_tables())
+
+    def count_text(thread: int, item: tuple[int, str]) -> int:
+        index, text = item
+        if counter.count(thread, text.encode("utf-8")) >= 0:  # a str encodes to valid UTF-8
+            raise BPEError(_DISAGREE.format(source="a batch of documents"))
+        return index
+
+    try:
+        record_workers(threads)
+        items = enumerate(chain(first, texts))
+        while window := list(islice(items, threads * TEXTS_PER_THREAD)):
+            run_threads(count_text, window, threads=threads, stop=counter.stop,
+                        on_result=None if on_text is None else lambda i, index: on_text(index))
         return _arrays(counter, threads)
     finally:
         counter.release()

@@ -1,0 +1,241 @@
+"""Counting on a Dask cluster: a corpus's files counted on the cluster's workers, the counts summed there by
+part, and only the sums brought to this process, which merges.
+
+Past one machine the counting is a map-reduce and only the merge needs one process.  Dask runs it: it is
+Python's own engine, the scientific stack's, and its ``LocalCluster`` runs the real scheduler and worker
+processes on one machine, so the tests and the one-machine bench run the engine a cluster runs.  The
+work, in three steps:
+
+1. **map**: one task per file (a large plain-text file is cut into byte ranges where no pre-token spans
+   the cut, v3's rule, so a file alone still spreads over the workers).  The task reads its file on the
+   worker (the files must be readable there: a shared file system, or fsspec URLs such as ``s3://`` and
+   ``hf://``), counts it with the rung's own counter of texts on one thread, as the local path counts a
+   corpus (:func:`bpe.training.corpus.count_documents`), and splits its counts into ``P`` parts by a hash
+   of the pre-token (:func:`bpe.training.parallel.split_into_parts`), ``P`` being the cluster's threads.
+2. **reduce**: one task per part sums part ``p`` of every map task; a pre-token is in one part only,
+   whichever file it came from.
+3. **gather**: this process takes the ``P`` sums, disjoint, and joins them with ``dict.update``.
+
+What travels: a file's name to a worker; each file's distinct pre-tokens from its worker to their parts'
+reducers; the corpus's distinct pre-tokens, once, to this process.  Never the text, never a file's counts
+to this process.
+
+Failures.  A worker lost mid-count is the engine's to retry: the scheduler runs the lost worker's tasks
+again elsewhere (up to ``distributed.scheduler.allowed-failures`` times), and the counts stay exact
+because a task is a pure function of its file, summed only once it has ended.  Past that, or when a file
+is bad, the run ends with one line naming the file.  Ctrl-C (or SIGTERM) cancels every task this run
+gave the cluster before it leaves.
+
+Without Dask installed, the one line says what to install: ``pip install 'bpe-lab[cluster]'``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bpe.dependencies import optional_module
+from bpe.errors import BPEError
+from bpe.training.corpus import (Corpus, Source, batches, counting_tokens, separator_of, source_pieces,
+                                 text_spans)
+from bpe.training.parallel import split_into_parts
+from bpe.training.pretokenize import PretokenCounts, add_counts
+
+#: A plain text file is cut into ranges of at most this many bytes: no task holds more of one file.
+MAX_RANGE_BYTES = 256 * 1024 * 1024
+#: ...and of at least this many: a smaller range is not worth a task.
+MIN_RANGE_BYTES = 4 * 1024 * 1024
+#: About this many map tasks per worker thread, so that a slow file leaves no worker idle at the end.
+TASKS_PER_THREAD = 4
+
+#: TEST-ONLY: a directory.  Each counting task, as it starts, writes a file there named for its process
+#: (``started-PID-N``), then waits while a file named ``hold`` is there: so a test kills a worker, or
+#: interrupts a run, while a task is counting, waiting for the file rather than for time to pass.
+TASKS_STARTED_ENV = "BPE_TEST_CLUSTER_TASKS"
+
+
+def distributed():
+    """``dask.distributed``, or the one line saying how to install it."""
+    return optional_module("distributed", "counting on a cluster (--cluster)", "cluster", "dask[distributed]")
+
+
+def check_cluster(cluster, corpus: Corpus, limit: int | None) -> None:
+    """Phase 1 for a cluster run: Dask installed, a client or an address, files the workers can read."""
+    distributed()
+    if not isinstance(cluster, str) and not callable(getattr(cluster, "submit", None)):
+        raise BPEError(f"cluster must be a dask.distributed Client or a scheduler's address, got {cluster!r}")
+    if isinstance(cluster, str) and not cluster.strip():
+        raise BPEError("--cluster needs a scheduler's address (tcp://host:8786) or local")
+    if corpus.documents is not None:
+        raise BPEError("a cluster counts files its workers can read (paths, globs, s3:// or hf:// URLs); documents "
+                       "in memory are counted in this process: leave out the cluster")
+    if limit is not None:
+        raise BPEError("--limit is not taken with --cluster: the cluster counts whole files; give the files to count")
+
+
+def connect(cluster):
+    """``(client, started)``: the client given, or one connected to the address (``local``: a LocalCluster of
+    this machine's cores, one thread per worker), and what this run started and must close."""
+    dist = distributed()
+    if not isinstance(cluster, str):
+        return cluster, []
+    try:
+        if cluster.strip() == "local":
+            local = dist.LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None)
+            client = dist.Client(local)
+            return client, [client, local]
+        client = dist.Client(cluster, timeout="10s")
+        return client, [client]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise BPEError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
+
+
+def count_on_cluster(cluster, rung, corpus: Corpus, special_tokens: Sequence[str], *, errors: str = "strict",
+                     on_bytes: Callable[[int], None] | None = None):
+    """The pre-token counts of ``corpus``'s files, counted on ``cluster`` (a Client, or an address), as
+    ``(counts, text bytes counted)``; ``on_bytes(n)`` as each file (or range) is counted, in bytes read."""
+    from bpe.training.rung import texts_counter
+
+    dist = distributed()
+    client, started = connect(cluster)
+    futures: list = []
+    try:
+        parts = max(1, sum(client.nthreads().values()))
+        counter = texts_counter(rung)
+        tasks = _tasks(corpus, counting_tokens(special_tokens), parts, errors)
+        run = uuid.uuid4().hex[:12]  # the tasks' keys: this run's own, and each names its task for a message
+        maps = [client.submit(count_task, counter, source, span, list(special_tokens), corpus.text_column, errors,
+                              parts, pure=False, key=f"bpe-count-{i}-{run}")
+                for i, (source, span) in enumerate(tasks)]
+        futures += maps
+        stats = [client.submit(_stats_of, m, pure=False) for m in maps]
+        pieces = [[client.submit(_part_of, m, p, pure=False) for m in maps] for p in range(parts)]
+        futures += stats + [f for part in pieces for f in part]
+        sums = [client.submit(sum_parts, *part, pure=False) for part in pieces]
+        futures += sums
+        used = 0
+        for done in dist.as_completed(stats):
+            text_bytes, read = _result(done, tasks, stats)
+            used += text_bytes
+            if on_bytes is not None and read:
+                on_bytes(read)
+        total = PretokenCounts()
+        for done in sums:
+            dict.update(total, _result(done, tasks, stats))  # disjoint parts: a C-level join
+        return total, used
+    finally:
+        if futures:
+            client.cancel(futures)  # also on Ctrl-C: nothing of this run is left running on the cluster
+        for opened in started:
+            opened.close()
+
+
+def _tasks(corpus: Corpus, special_tokens: Sequence[str], parts: int, errors: str) -> list[tuple[Source, tuple | None]]:
+    """``(source, span)`` per map task: a file, or a byte range of a large plain text file."""
+    texts = [s for s in corpus.sources if s.kind == "text"]
+    per_file = max(1, -(-TASKS_PER_THREAD * parts // max(1, len(corpus.sources))))
+    tasks = []
+    for source in corpus.sources:
+        ranges = min(max(per_file, -(-source.size // MAX_RANGE_BYTES)), max(1, source.size // MIN_RANGE_BYTES))
+        if source in texts and ranges > 1:
+            tasks += [(source, span) for span in text_spans(source, special_tokens, ranges, errors=errors)]
+        else:
+            tasks.append((source, None))
+    return tasks
+
+
+def _result(future, tasks, stats):
+    """A future's result; a task that failed for good is one line naming its file."""
+    dist = distributed()
+    try:
+        return future.result()
+    except BPEError:
+        raise
+    except dist.CancelledError:
+        raise BPEError("the cluster cancelled the count (was the scheduler restarted?)") from None
+    except Exception as exc:  # noqa: BLE001 - said in one line, with the file where a task names one
+        if type(exc).__name__ == "KilledWorker":
+            raise BPEError(f"cluster workers died counting {_task_named(exc, tasks)} as often as the scheduler "
+                           "allows (distributed.scheduler.allowed-failures): out of memory, or killed; see the "
+                           "workers' logs") from None
+        if isinstance(exc, ImportError):
+            raise BPEError(f"a cluster worker cannot import what counting needs ({exc}): install bpe-lab, at this "
+                           "version, where the workers run") from None
+        if isinstance(exc, OSError):
+            raise BPEError(f"lost the Dask cluster while counting: {exc}") from None
+        raise
+
+
+def _task_named(exc, tasks) -> str:
+    """The file of the task a ``KilledWorker`` names (its key holds the task's number), else "a file"."""
+    text = str(exc)
+    for i, (source, span) in enumerate(tasks):
+        if f"bpe-count-{i}-" in text:
+            return source.location + ("" if span is None else f" (bytes {span[0]:,} to {span[1]:,})")
+    return "a file"
+
+
+# --- what the workers run --------------------------------------------------------------------------
+
+
+def count_task(counter, source: Source, span, special_tokens: list[str], text_column: str, errors: str,
+               parts: int) -> dict:
+    """One map task: the file (or its span) read here, counted by ``counter`` on this thread, split into
+    ``parts`` dicts by pre-token; with the bytes of text counted and of the file read."""
+    _test_hook()
+    tokens = counting_tokens(special_tokens)
+    pieces = source_pieces(source, tokens, text_column=text_column, errors=errors, span=span)
+    found = {"text_bytes": 0, "read": 0}
+
+    def texts():
+        for batch in batches(pieces, separator_of(special_tokens), errors=errors):
+            found["text_bytes"] += batch.text_bytes
+            found["read"] += batch.read
+            yield batch.text
+
+    counts = counter(texts(), tokens, workers=1)
+    as_dict = counts if isinstance(counts, dict) else counts.as_dict()
+    found["parts"] = split_into_parts(as_dict, parts)
+    counts.close()
+    return found
+
+
+def _stats_of(found: dict) -> tuple[int, int]:
+    return found["text_bytes"], found["read"]
+
+
+def _part_of(found: dict, part: int) -> dict:
+    return found["parts"][part]
+
+
+def sum_parts(*parts: dict) -> dict:
+    """One reduce task: part ``p`` of every map task, summed (into the largest, the cost is the others')."""
+    if not parts:
+        return {}
+    largest = max(range(len(parts)), key=lambda i: len(parts[i]))
+    total = dict(parts[largest])
+    for i, part in enumerate(parts):
+        if i != largest:
+            add_counts(total, dict(part))
+    return total
+
+
+def _test_hook() -> None:
+    """:data:`TASKS_STARTED_ENV`'s file written, and its ``hold`` waited out (tests only)."""
+    folder = os.environ.get(TASKS_STARTED_ENV)
+    if not folder:
+        return
+    import itertools
+    import time
+
+    folder = Path(folder)
+    for n in itertools.count():
+        mark = folder / f"started-{os.getpid()}-{n}"
+        if not mark.exists():
+            mark.write_text(str(os.getpid()))
+            break
+    while (folder / "hold").exists():
+        time.sleep(0.01)
