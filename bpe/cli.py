@@ -128,7 +128,8 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
                          special_tokens=_special_tokens(args), workers=args.workers, peers=args.peers,
                          force=args.force, progress=_show_progress(args), limit=getattr(args, "limit", None),
-                         busy=busy, load=load, json_out=getattr(args, "json", None))
+                         busy=busy, load=load, json_out=getattr(args, "json", None),
+                         text_column=getattr(args, "text_column", "text"))
 
 
 def cmd_bench(args) -> int:
@@ -204,7 +205,7 @@ def cmd_encode(args) -> int:
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder)
+                       chunk_bytes=parse_size(args.chunk_size), encoder=args.encoder, text_column=args.text_column)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
@@ -304,7 +305,10 @@ def _add_figures_parser(sub) -> None:
 def _add_encode_parser(sub) -> None:
     encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
-    encode.add_argument("--data", required=True, help="data set name or file path")
+    encode.add_argument("--data", required=True, help="data set name or file path (or a directory, glob or URL of "
+                                                      "text, JSON lines or Parquet: its documents, each followed by "
+                                                      "the first special token)")
+    _add_text_column(encode)
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
     _add_workers(encode, "encoding threads (compiled encoder) or")
     _add_errors(encode)
@@ -432,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "Exit status 1 if a run fails or its merges differ from the reference")
     _add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
+    _add_text_column(bench)
     _add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
                        help="measure with N other processes each spinning on a core (a machine that is not idle); "

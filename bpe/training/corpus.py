@@ -42,6 +42,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -493,11 +494,12 @@ def counting_tokens(special_tokens: Sequence[str]) -> list[str]:
 
 
 def batches(pieces: Iterable[tuple[str, tuple, int]], separator: str, *, errors: str = "strict",
-            batch_chars: int = BATCH_CHARS) -> Iterator[Batch]:
+            batch_chars: int | None = None) -> Iterator[Batch]:
     """The pieces joined into batches of about ``batch_chars`` characters, each piece followed by
     ``separator``.  A batch is checked to encode to UTF-8 (a string from JSON or an iterator may hold a
     lone surrogate, which no UTF-8 holds): the first such piece is named in one line, or, with
     ``errors="replace"``, its surrogates become U+FFFD, as Python's decoder replaces a bad byte."""
+    batch_chars = BATCH_CHARS if batch_chars is None else batch_chars
     separator_bytes = len(separator.encode("utf-8"))
     texts: list[str] = []
     places: list[tuple] = []
@@ -571,10 +573,30 @@ def count_documents(rung, corpus: Corpus, special_tokens: Sequence[str], *, work
 
 
 def documents_text(corpus: Corpus, special_tokens: Sequence[str], *, errors: str = "strict",
-                   batch_chars: int = BATCH_CHARS) -> Iterator[str]:
+                   batch_chars: int | None = None) -> Iterator[str]:
     """The corpus as one text in order, a batch at a time, each document followed by the separator: what
     ``bpe encode`` encodes (so the ids hold the separator's id between documents)."""
     pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors)
     for batch in batches(pieces, separator_of(special_tokens), errors=errors, batch_chars=batch_chars):
         yield batch.text
 
+
+
+@contextmanager
+def text_file_of(corpus: Corpus, special_tokens: Sequence[str], folder: str | PathLike, *,
+                 errors: str = "strict") -> Iterator[Path]:
+    """The corpus written once as one text file in ``folder``, each document followed by the separator, and
+    removed when the block ends (also on Ctrl-C): for the commands that work on a file's byte ranges,
+    ``bpe bench`` (every candidate's runs read the same file) and ``bpe encode`` (the ids hold the
+    separator's id between documents).  Its counts are the corpus's, so are its merges."""
+    import tempfile
+
+    descriptor, name = tempfile.mkstemp(prefix=".bpe-corpus-", suffix=".txt", dir=folder)
+    path = Path(name)
+    try:
+        with os.fdopen(descriptor, "wb") as f:
+            for text in documents_text(corpus, special_tokens, errors=errors):
+                f.write(text.encode("utf-8"))
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
