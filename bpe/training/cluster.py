@@ -31,24 +31,25 @@ Without Dask installed, the one line says what to install: ``pip install 'bpe-la
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
+import pickle
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bpe.dependencies import optional_module
 from bpe.errors import BPEError
-from bpe.training.corpus import (Corpus, Source, batches, counting_tokens, separator_of, source_pieces,
+from bpe.training.corpus import (Corpus, batches, counting_tokens, counts_bytes, separator_of, source_pieces,
                                  text_spans)
 from bpe.training.parallel import split_into_parts
 from bpe.training.pretokenize import PretokenCounts, add_counts
 
-#: A plain text file is cut into ranges of at most this many bytes: no task holds more of one file.
-MAX_RANGE_BYTES = 256 * 1024 * 1024
-#: ...and of at least this many: a smaller range is not worth a task.
-MIN_RANGE_BYTES = 4 * 1024 * 1024
+#: A map task counts at least this many bytes (a range of a file, or files grouped): less is not worth a task.
+MIN_TASK_BYTES = 4 * 1024 * 1024
 #: About this many map tasks per worker thread, so that a slow file leaves no worker idle at the end.
-TASKS_PER_THREAD = 4
+TASKS_PER_THREAD = 2
 
 #: TEST-ONLY: a directory.  Each counting task, as it starts, writes a file there named for its process
 #: (``started-PID-N``), then waits while a file named ``hold`` is there: so a test kills a worker, or
@@ -97,35 +98,30 @@ def count_on_cluster(cluster, rung, corpus: Corpus, special_tokens: Sequence[str
                      on_bytes: Callable[[int], None] | None = None):
     """The pre-token counts of ``corpus``'s files, counted on ``cluster`` (a Client, or an address), as
     ``(counts, text bytes counted)``; ``on_bytes(n)`` as each file (or range) is counted, in bytes read."""
-    from bpe.training.rung import texts_counter
-
     dist = distributed()
     client, started = connect(cluster)
     futures: list = []
     try:
         parts = max(1, sum(client.nthreads().values()))
-        counter = texts_counter(rung)
+        count_parts, sum_parts, joined_parts = parts_of(rung)
         tasks = _tasks(corpus, counting_tokens(special_tokens), parts, errors)
         run = uuid.uuid4().hex[:12]  # the tasks' keys: this run's own, and each names its task for a message
-        maps = [client.submit(count_task, counter, source, span, list(special_tokens), corpus.text_column, errors,
-                              parts, pure=False, key=f"bpe-count-{i}-{run}")
-                for i, (source, span) in enumerate(tasks)]
+        maps = [client.submit(count_task, count_parts, task, list(special_tokens), corpus.text_column, errors, parts,
+                              counts_bytes(rung), pure=False, key=f"bpe-count-{i}-{run}")
+                for i, task in enumerate(tasks)]
         futures += maps
         stats = [client.submit(_stats_of, m, pure=False) for m in maps]
         pieces = [[client.submit(_part_of, m, p, pure=False) for m in maps] for p in range(parts)]
         futures += stats + [f for part in pieces for f in part]
-        sums = [client.submit(sum_parts, *part, pure=False) for part in pieces]
+        sums = [client.submit(sum_parts, *part, pure=False, key=f"bpe-sum-{p}-{run}") for p, part in enumerate(pieces)]
         futures += sums
         used = 0
         for done in dist.as_completed(stats):
-            text_bytes, read = _result(done, tasks, stats)
+            text_bytes, read = _result(done, tasks)
             used += text_bytes
             if on_bytes is not None and read:
                 on_bytes(read)
-        total = PretokenCounts()
-        for done in sums:
-            dict.update(total, _result(done, tasks, stats))  # disjoint parts: a C-level join
-        return total, used
+        return joined_parts([_result(done, tasks) for done in sums]), used
     finally:
         if futures:
             client.cancel(futures)  # also on Ctrl-C: nothing of this run is left running on the cluster
@@ -133,21 +129,31 @@ def count_on_cluster(cluster, rung, corpus: Corpus, special_tokens: Sequence[str
             opened.close()
 
 
-def _tasks(corpus: Corpus, special_tokens: Sequence[str], parts: int, errors: str) -> list[tuple[Source, tuple | None]]:
-    """``(source, span)`` per map task: a file, or a byte range of a large plain text file."""
-    texts = [s for s in corpus.sources if s.kind == "text"]
-    per_file = max(1, -(-TASKS_PER_THREAD * parts // max(1, len(corpus.sources))))
-    tasks = []
+def _tasks(corpus: Corpus, special_tokens: Sequence[str], parts: int, errors: str) -> list[list[tuple]]:
+    """What each map task counts: a list of ``(source, span)``, a file (``span`` None) or a byte range of a
+    large plain text file.  About :data:`TASKS_PER_THREAD` tasks a thread: a large file is cut into ranges,
+    small files are grouped, in order, until a task holds its share of the bytes, for each distinct
+    pre-token of a task is sent on and summed once, however many files it came from."""
+    share = max(MIN_TASK_BYTES, -(-sum(source.size for source in corpus.sources) // (TASKS_PER_THREAD * parts)))
+    tasks: list[list[tuple]] = []
+    group: list[tuple] = []
+    held = 0
     for source in corpus.sources:
-        ranges = min(max(per_file, -(-source.size // MAX_RANGE_BYTES)), max(1, source.size // MIN_RANGE_BYTES))
-        if source in texts and ranges > 1:
-            tasks += [(source, span) for span in text_spans(source, special_tokens, ranges, errors=errors)]
-        else:
-            tasks.append((source, None))
+        ranges = min(-(-source.size // share), max(1, source.size // MIN_TASK_BYTES))
+        if source.kind == "text" and ranges > 1:
+            tasks += [[(source, span)] for span in text_spans(source, special_tokens, ranges, errors=errors)]
+            continue
+        group.append((source, None))
+        held += source.size
+        if held >= share:
+            tasks.append(group)
+            group, held = [], 0
+    if group:
+        tasks.append(group)
     return tasks
 
 
-def _result(future, tasks, stats):
+def _result(future, tasks):
     """A future's result; a task that failed for good is one line naming its file."""
     dist = distributed()
     try:
@@ -172,22 +178,36 @@ def _result(future, tasks, stats):
 def _task_named(exc, tasks) -> str:
     """The file of the task a ``KilledWorker`` names (its key holds the task's number), else "a file"."""
     text = str(exc)
-    for i, (source, span) in enumerate(tasks):
+    for i, task in enumerate(tasks):
         if f"bpe-count-{i}-" in text:
-            return source.location + ("" if span is None else f" (bytes {span[0]:,} to {span[1]:,})")
+            return " and ".join(source.location + ("" if span is None else f" (bytes {span[0]:,} to {span[1]:,})")
+                                for source, span in task)
     return "a file"
+
+
+def parts_of(rung) -> tuple[Callable, Callable, Callable]:
+    """How the rung's counts go in parts: ``(count_parts, sum_parts, joined_parts)``.  A rung that keeps its
+    counts its own way sends them so (v9: its arrays, :func:`bpe.variants.v9_counting_compiled.count_parts`);
+    every other rung counts with its counter of texts and sends dicts, each part pickled as one object."""
+    from bpe.training.rung import texts_counter
+
+    own = [getattr(rung, name, None) for name in ("count_parts", "sum_parts", "joined_parts")]
+    if all(own):
+        return tuple(own)
+    return functools.partial(count_dict_parts, texts_counter(rung)), sum_dict_parts, joined_dict_parts
 
 
 # --- what the workers run --------------------------------------------------------------------------
 
 
-def count_task(counter, source: Source, span, special_tokens: list[str], text_column: str, errors: str,
-               parts: int) -> dict:
-    """One map task: the file (or its span) read here, counted by ``counter`` on this thread, split into
-    ``parts`` dicts by pre-token; with the bytes of text counted and of the file read."""
+def count_task(count_parts: Callable, task: list[tuple], special_tokens: list[str], text_column: str,
+               errors: str, parts: int, raw: bool = False) -> dict:
+    """One map task: its files (or a file's span) read here and counted on this thread into ``parts`` parts
+    by ``count_parts``; with the bytes of text counted and of the files read."""
     _test_hook()
     tokens = counting_tokens(special_tokens)
-    pieces = source_pieces(source, tokens, text_column=text_column, errors=errors, span=span)
+    pieces = itertools.chain.from_iterable(source_pieces(source, tokens, text_column=text_column, errors=errors,
+                                                         span=span, raw=raw) for source, span in task)
     found = {"text_bytes": 0, "read": 0}
 
     def texts():
@@ -196,10 +216,7 @@ def count_task(counter, source: Source, span, special_tokens: list[str], text_co
             found["read"] += batch.read
             yield batch.text
 
-    counts = counter(texts(), tokens, workers=1)
-    as_dict = counts if isinstance(counts, dict) else counts.as_dict()
-    found["parts"] = split_into_parts(as_dict, parts)
-    counts.close()
+    found["parts"] = count_parts(texts(), tokens, parts)
     return found
 
 
@@ -207,19 +224,35 @@ def _stats_of(found: dict) -> tuple[int, int]:
     return found["text_bytes"], found["read"]
 
 
-def _part_of(found: dict, part: int) -> dict:
+def _part_of(found: dict, part: int):
     return found["parts"][part]
 
 
-def sum_parts(*parts: dict) -> dict:
-    """One reduce task: part ``p`` of every map task, summed (into the largest, the cost is the others')."""
-    if not parts:
-        return {}
-    largest = max(range(len(parts)), key=lambda i: len(parts[i]))
-    total = dict(parts[largest])
-    for i, part in enumerate(parts):
-        if i != largest:
-            add_counts(total, dict(part))
+def count_dict_parts(counter: Callable, texts, special_tokens: Sequence[str], parts: int) -> list[bytes]:
+    """The texts counted by the rung's counter of texts (``workers=1``: this thread), split into ``parts``
+    dicts by pre-token (:func:`bpe.training.parallel.split_into_parts`), each pickled as one object: Dask
+    would otherwise serialize a dict's keys one by one, a hundred times the counting's cost on web text."""
+    counts = counter(texts, special_tokens, workers=1)
+    split = split_into_parts(counts if isinstance(counts, dict) else dict(counts.items()), parts)
+    counts.close()
+    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in split]
+
+
+def sum_dict_parts(*parts: bytes) -> bytes:
+    """One reduce task: part ``p`` of every map task, summed into the largest (the cost is the others'),
+    pickled again for the way to the training process."""
+    counts = sorted((pickle.loads(part) for part in parts), key=len, reverse=True)
+    total = counts[0] if counts else {}
+    for more in counts[1:]:
+        add_counts(total, more)
+    return pickle.dumps(total, pickle.HIGHEST_PROTOCOL)
+
+
+def joined_dict_parts(parts: Sequence[bytes]) -> PretokenCounts:
+    """The summed parts, disjoint, joined in the training process with ``dict.update`` (C, no addition)."""
+    total = PretokenCounts()
+    for part in parts:
+        dict.update(total, pickle.loads(part))
     return total
 
 
@@ -228,7 +261,6 @@ def _test_hook() -> None:
     folder = os.environ.get(TASKS_STARTED_ENV)
     if not folder:
         return
-    import itertools
     import time
 
     folder = Path(folder)

@@ -140,21 +140,24 @@ class Corpus:
                 optional_module("zstandard", f"reading zstd-compressed {source.location}", "corpora")
         return self
 
-    def pieces(self, special_tokens: Sequence[str], *, errors: str = "strict",
-               limit: int | None = None) -> Iterator[tuple[str, tuple, int]]:
+    def pieces(self, special_tokens: Sequence[str], *, errors: str = "strict", limit: int | None = None,
+               raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
         """``(text, where, read)`` for each piece in order: a text counted on its own, where it came from
         (for a message), and the bytes of the source read for it (the progress).  ``limit``: stop once the
-        pieces hold that many bytes of text, at a document's end (a plain file: at its first safe cut)."""
+        pieces hold that many bytes of text, at a document's end (a plain file: at its first safe cut).
+        ``raw``: a plain file's chunks as their UTF-8 bytes, checked but not decoded (for a counter of bytes)."""
         if self.documents is not None:
             readers = [_documents_of(self.documents, self.text_column)]
         else:
-            readers = (_pieces_of(source, special_tokens, self.text_column, errors) for source in self.sources)
+            readers = (_pieces_of(source, special_tokens, self.text_column, errors, raw=raw)
+                       for source in self.sources)
         used = 0
         for reader in readers:
             for text, where, read in reader:
                 yield text, where, read
                 if limit is not None:
-                    used += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                    used += len(text) if isinstance(text, bytes) or text.isascii() else \
+                        len(text.encode("utf-8", "surrogatepass"))
                     if used >= limit:
                         return
 
@@ -290,20 +293,21 @@ def _decompressed(raw, source: Source):
 
 
 def _pieces_of(source: Source, special_tokens: Sequence[str], text_column: str, errors: str,
-               span: tuple[int, int] | None = None) -> Iterator[tuple[str, tuple, int]]:
+               span: tuple[int, int] | None = None, raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
     """The pieces of one source; ``span``: only bytes ``start:stop`` of a plain text file (two safe cuts)."""
     if source.kind == "parquet":
         return _parquet_pieces(source, text_column)
     if source.kind == "jsonl":
         return _jsonl_pieces(source, text_column, errors)
-    return _text_pieces(source, special_tokens, errors, span or (0, source.size))
+    return _text_pieces(source, special_tokens, errors, span or (0, source.size), raw)
 
 
 def source_pieces(source: Source, special_tokens: Sequence[str], *, text_column: str = TEXT_COLUMN,
-                  errors: str = "strict", span: tuple[int, int] | None = None) -> Iterator[tuple[str, tuple, int]]:
+                  errors: str = "strict", span: tuple[int, int] | None = None,
+                  raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
     """:meth:`Corpus.pieces` of one source, or of a span of a plain text file cut safely (what a cluster's
     task counts: :mod:`bpe.training.cluster`)."""
-    return _pieces_of(source, special_tokens, text_column, errors, span)
+    return _pieces_of(source, special_tokens, text_column, errors, span, raw)
 
 
 def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *, errors: str = "strict") -> list[tuple[int, int]]:
@@ -313,10 +317,11 @@ def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *, err
     return [(start, stop) for start, stop in zip(bounds[:-1], bounds[1:]) if stop > start]
 
 
-def _text_pieces(source: Source, special_tokens: Sequence[str], errors: str,
-                 span: tuple[int, int]) -> Iterator[tuple[str, tuple, int]]:
+def _text_pieces(source: Source, special_tokens: Sequence[str], errors: str, span: tuple[int, int],
+                 raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
     """A plain text file (or a span of it) in safely cut chunks (:func:`bpe.training.chunking.chunks_of`),
-    each decoded."""
+    each decoded; or, ``raw``, as bytes, decoded only to be checked where it is not ASCII (with
+    ``errors="replace"``, the bytes of what Python's decoder makes of it)."""
     first, end = span
     with _opened(source) as f:
         for start, stop in chunks_of(f, end, special_tokens, errors=errors, start=first):
@@ -325,8 +330,12 @@ def _text_pieces(source: Source, special_tokens: Sequence[str], errors: str,
             if len(data) != stop - start:
                 raise BPEError(f"{source.location} changed while it was read: {len(data):,} bytes at offset "
                                f"{start:,}, {stop - start:,} expected")
+            where = (source.location, "byte offset", start)
+            if raw and data.isascii():  # ASCII is UTF-8: nothing to check
+                yield data, where, stop - start
+                continue
             text = decode_utf8(data, offset=start, errors=errors, source=source.location)
-            yield text, (source.location, "byte offset", start), stop - start
+            yield (text if not raw else data if errors == "strict" else text.encode("utf-8")), where, stop - start
 
 
 def _jsonl_pieces(source: Source, field: str, errors: str) -> Iterator[tuple[str, tuple, int]]:
@@ -474,10 +483,11 @@ def _place(where: tuple) -> str:
 
 @dataclass(frozen=True)
 class Batch:
-    """Documents joined, each followed by the separator: ``text``; the bytes of the documents' UTF-8
-    (separators left out, the corpus figures); the bytes of the sources read for them (the progress)."""
+    """Documents joined, each followed by the separator: ``text`` (or a plain file's chunk, alone, as bytes
+    where they were asked for: ``raw``); the bytes of the documents' UTF-8 (separators left out, the corpus
+    figures); the bytes of the sources read for them (the progress)."""
 
-    text: str
+    text: str | bytes
     text_bytes: int
     read: int
 
@@ -505,6 +515,12 @@ def batches(pieces: Iterable[tuple[str, tuple, int]], separator: str, *, errors:
     places: list[tuple] = []
     chars = read = 0
     for text, where, piece_read in pieces:
+        if isinstance(text, bytes):  # a plain file's chunk, checked: counted on its own, a batch of its own
+            if texts or read:
+                yield _batch(texts, places, separator, separator_bytes, read, errors)
+                texts, places, chars, read = [], [], 0, 0
+            yield Batch(text, len(text), piece_read)
+            continue
         read += piece_read
         if not text:
             continue
@@ -555,8 +571,8 @@ def count_documents(rung, corpus: Corpus, special_tokens: Sequence[str], *, work
     read_for: dict[int, int] = {}  # the batches given to the counter and not yet counted: their bytes read
     used = [0]
 
-    def texts() -> Iterator[str]:
-        pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors, limit=limit)
+    def texts() -> Iterator[str | bytes]:
+        pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors, limit=limit, raw=counts_bytes(rung))
         for index, batch in enumerate(batches(pieces, separator_of(special_tokens), errors=errors)):
             # documents in memory: no file is read, the progress is their bytes
             read_for[index] = batch.text_bytes if corpus.documents is not None else batch.read
@@ -570,6 +586,12 @@ def count_documents(rung, corpus: Corpus, special_tokens: Sequence[str], *, work
 
     counts = texts_counter(rung)(texts(), counting_tokens(special_tokens), workers=workers, on_text=on_text)
     return counts, used[0]
+
+
+def counts_bytes(rung) -> bool:
+    """Whether the rung's counter of texts takes a plain file's chunks as bytes (``COUNTS_BYTES``: v9, whose
+    scanner reads UTF-8; a chunk then skips being decoded into a ``str`` and encoded back)."""
+    return bool(getattr(rung, "COUNTS_BYTES", False))
 
 
 def documents_text(corpus: Corpus, special_tokens: Sequence[str], *, errors: str = "strict",

@@ -26,7 +26,10 @@ them: ``"processes"`` (the process pool of :mod:`bpe.training.pool`, the default
 (threads of the calling process, each counting in compiled code without the GIL: v9); and
 ``count_texts(texts, special_tokens, *, workers=None, on_text=None)``, the rung's counter of a stream of
 texts (a corpus's batches of documents, :mod:`bpe.training.corpus`), which a rung whose counter is its
-own defines (v9); the others get the stream counter of their file counter (:func:`texts_counter`).
+own defines (v9, which also takes a plain file's chunks as their UTF-8 bytes: ``COUNTS_BYTES = True``); the
+others get the stream counter of their file counter (:func:`texts_counter`).  A rung may also say how its
+counts go to a cluster in parts (``count_parts``, ``sum_parts``, ``joined_parts``: v9's arrays;
+:func:`bpe.training.cluster.parts_of`).
 
 Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
 count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the

@@ -79,7 +79,7 @@ def books(tmp_path_factory) -> Path:
 
 
 def test_the_cluster_gives_the_local_merges_on_every_form(client, regime, monkeypatch):
-    monkeypatch.setattr(cluster_module, "MIN_RANGE_BYTES", 50_000)  # the text file is cut into byte ranges too
+    monkeypatch.setattr(cluster_module, "MIN_TASK_BYTES", 50_000)  # the text file is cut into byte ranges too
     expected = train_bpe(regime / "corpus.txt", 400, [EOT], variant="v9")
     for given in ("corpus.txt", "docs.jsonl.gz", "docs.parquet", "shards"):
         assert train_bpe(regime / given, 400, [EOT], variant="v9", cluster=client) == expected, given
