@@ -6,12 +6,14 @@ Python's own engine, the scientific stack's, and its ``LocalCluster`` runs the r
 processes on one machine, so the tests and the one-machine bench run the engine a cluster runs.  The
 work, in three steps:
 
-1. **map**: one task per file (a large plain-text file is cut into byte ranges where no pre-token spans
-   the cut, v3's rule, so a file alone still spreads over the workers).  The task reads its file on the
-   worker (the files must be readable there: a shared file system, or fsspec URLs such as ``s3://`` and
-   ``hf://``), counts it with the rung's own counter of texts on one thread, as the local path counts a
-   corpus (:func:`bpe.training.corpus.count_documents`), and splits its counts into ``P`` parts by a hash
-   of the pre-token (:func:`bpe.training.parallel.split_into_parts`), ``P`` being the cluster's threads.
+1. **map**: about :data:`TASKS_PER_THREAD` tasks a worker thread, each a share of the bytes: small files
+   grouped, a large plain-text file cut into byte ranges where no pre-token spans the cut (v3's rule).  A
+   task reads its files on the worker (they must be readable there: a shared file system, or fsspec URLs
+   such as ``s3://`` and ``hf://``), counts them with the rung's own counter of texts on one thread, as
+   the local path counts a corpus (:func:`bpe.training.corpus.count_documents`), and splits its counts
+   into ``P`` parts by a hash of the pre-token, ``P`` being the cluster's threads: as dicts, each part
+   pickled whole (:func:`bpe.training.parallel.split_into_parts`), or as the rung keeps them (v9: its
+   arrays, by its tables' own hash, :func:`parts_of`).
 2. **reduce**: one task per part sums part ``p`` of every map task; a pre-token is in one part only,
    whichever file it came from.
 3. **gather**: this process takes the ``P`` sums, disjoint, and joins them with ``dict.update``.

@@ -149,13 +149,16 @@ def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
 
 def projections(result: dict) -> dict:
     """What a cluster of N machines does with each corpus of :data:`CORPORA`, by Heaps' law from the
-    measured figures: the bytes each worker thread reads, the distinct pre-tokens, what the counts' parts
-    and the sums carry, and what the merging machine holds (the merge state, the counts beside it while
-    it is built); ``min_count_2``: the merge state with ``--min-count 2`` (the share counted once at 100
-    MB dropped: a floor, as that share grows with the corpus)."""
+    measured figures: the bytes each worker thread reads and how long it counts them (at the rate a thread
+    counted here, the file's median run), the distinct pre-tokens, what the counts' parts and the sums carry,
+    and what the merging machine holds (the merge state, and the counts beside it while it is built);
+    ``min_count_2_bytes``: that with ``--min-count 2``, the share counted once at the measured size dropped
+    (a larger corpus's share is its own)."""
     paper = result["on_paper"]
     heaps, per_count = paper["heaps_exponent"], paper["counts_bytes_per_distinct"]
     per_merge = paper["merge_bytes_per_distinct"] or 0.0
+    per_thread = result["settings"]["bytes"] / (result["seconds"]["file"]["median"] * result["settings"]["local_workers"])
+    paper["bytes_per_second_per_thread"] = per_thread
 
     def distinct(size: float) -> float:
         return paper["distinct"] * (size / paper["bytes"]) ** heaps
@@ -168,7 +171,7 @@ def projections(result: dict) -> dict:
             threads = machines * CORES_PER_MACHINE
             tasks = 4 * threads  # bpe/training/cluster.py: TASKS_PER_THREAD tasks a thread
             rows[str(machines)] = {
-                "threads": threads, "bytes_per_thread": size / threads,
+                "threads": threads, "bytes_per_thread": size / threads, "count_seconds": size / threads / per_thread,
                 "parts_bytes": tasks * distinct(size / tasks) * per_count,
                 "sums_bytes": whole * per_count,
             }
