@@ -11,10 +11,12 @@ same counts:
   the cluster started once beforehand (its start is timed apart).
 
 Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
-the distinct pre-tokens of a quarter of the shards and of all of them (Heaps' exponent between the two), the
-counts' bytes per distinct pre-token (what travels), the merge state's bytes per distinct pre-token (what the
-merging machine holds: v9's ``Merger``), and the share of distinct pre-tokens counted once (what
-``--min-count 2`` drops); and, from those, what a cluster of N machines does with OpenWebText and with 1 TB.
+the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
+pre-token (what travels), the merge state's bytes per distinct pre-token once built (v9's ``Merger``), and
+the share of distinct pre-tokens counted once (what ``--min-count 2`` drops); with the committed run of v9
+on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there and the merge
+state per distinct pre-token at its peak; and, from those, what a cluster of N machines does with
+OpenWebText and with 1 TB.
 ``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).
 """
 
@@ -38,6 +40,9 @@ CORPORA = {"OpenWebText (11.9 GB)": 11_900_000_000, "1 TB": 10**12}
 MACHINES = (1, 4, 16, 64)
 CORES_PER_MACHINE = 16
 PUBLISHED = Path("docs/cluster-bench.json")
+#: The committed run of v9 on 11.9 GB of webtext-synth (docs/v9.md): the same generator's distinct pre-tokens
+#: and merge state at OpenWebText's size, the far end of the Heaps' law the projections use.
+AT_SCALE = Path("docs/v9-web-11.9GB.json")
 
 
 def cut_into_shards(path: Path, folder: Path, shards: int) -> list[Path]:
@@ -140,11 +145,31 @@ def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
     memory = merger.memory_bytes() if hasattr(merger, "memory_bytes") else None
     getattr(merger, "close", lambda: None)()
     once = sum(1 for n in as_dict.values() if n == 1)
-    return {"quarter_bytes": quarter_bytes, "quarter_distinct": quarter_distinct,
-            "bytes": all_bytes, "distinct": len(as_dict), "heaps_exponent": heaps,
-            "counts_bytes_per_distinct": (key_bytes + 16 * len(as_dict)) / len(as_dict),
-            "merge_bytes_per_distinct": None if memory is None else memory / len(as_dict),
-            "counted_once_share": once / len(as_dict)}
+    figures = {"quarter_bytes": quarter_bytes, "quarter_distinct": quarter_distinct,
+               "bytes": all_bytes, "distinct": len(as_dict), "heaps_exponent_here": heaps, "heaps_exponent": heaps,
+               "counts_bytes_per_distinct": (key_bytes + 16 * len(as_dict)) / len(as_dict),
+               "merge_bytes_per_distinct_built": None if memory is None else memory / len(as_dict),
+               "counted_once_share": once / len(as_dict)}
+    figures["merge_bytes_per_distinct"] = figures["merge_bytes_per_distinct_built"]
+    return figures | at_scale(all_bytes, len(as_dict))
+
+
+def at_scale(size: int, distinct: int) -> dict:
+    """Heaps' law between this bench's text and the committed 11.9 GB run (:data:`AT_SCALE`) of the same
+    generator, and that run's merge state per distinct pre-token at its end (the merges' peak); nothing
+    where the file is not in the checkout."""
+    import json
+
+    from bpe.data.datasets import REPO_ROOT
+
+    path = REPO_ROOT / AT_SCALE
+    if not path.is_file():
+        return {}
+    run = json.loads(path.read_text(encoding="utf-8"))
+    big_bytes, big_distinct = run["corpus"]["bytes_used"], run["corpus"]["distinct_pretokens"]
+    return {"scale_result": str(AT_SCALE), "scale_bytes": big_bytes, "scale_distinct": big_distinct,
+            "heaps_exponent": math.log(big_distinct / distinct) / math.log(big_bytes / size),
+            "merge_bytes_per_distinct": run["merger"]["merge_memory_bytes"] / big_distinct}
 
 
 def projections(result: dict) -> dict:
