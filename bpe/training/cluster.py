@@ -38,7 +38,8 @@ import itertools
 import os
 import pickle
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from bpe.dependencies import optional_module
@@ -78,20 +79,62 @@ def check_cluster(cluster, corpus: Corpus, limit: int | None) -> None:
         raise BPEError("--limit is not taken with --cluster: the cluster counts whole files; give the files to count")
 
 
-def connect(cluster):
-    """``(client, started)``: the client given, or one connected to the address (``local``: a LocalCluster of
-    this machine's cores, one thread per worker), and what this run started and must close."""
+#: What a local cluster's own process runs: a LocalCluster, its address on stdout, then a wait for stdin to
+#: close (the training process closes it when done, or dies and the system closes it).
+_LOCAL_CLUSTER = """
+import sys
+from distributed import LocalCluster
+with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, dashboard_address=None) as c:
+    print(c.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextmanager
+def local_cluster(workers: int | None = None, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A Dask ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each, for the block;
+    its scheduler's address.  It runs in a process of its own, in a session of its own: the caller's
+    process is left as it was found (a LocalCluster started in it leaves multiprocessing's resource
+    tracker behind as its child), and a Ctrl-C at the terminal reaches the training process alone, which
+    closes the cluster on its way out.  ``env``: more environment for the cluster's processes."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    distributed()
+    workers = workers or os.cpu_count() or 1
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen([sys.executable, "-c", _LOCAL_CLUSTER, str(workers)], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
+                                   env={**os.environ, **(env or {})})
+        try:
+            address = process.stdout.readline().strip()
+            if not address:
+                process.wait()
+                log.seek(0)
+                said = log.read().decode(errors="replace").strip().splitlines()
+                raise BPEError(f"a local Dask cluster did not start (exit status {process.returncode}): "
+                               f"{said[-1] if said else 'nothing said'}")
+            yield address
+        finally:
+            process.stdin.close()  # the cluster closes and its process ends
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def connect(cluster, stack: ExitStack):
+    """The client given, or one connected to the address (``local``: :func:`local_cluster`, started here),
+    what this run starts entered into ``stack`` to be closed with it."""
     dist = distributed()
     if not isinstance(cluster, str):
-        return cluster, []
+        return cluster
+    address = stack.enter_context(local_cluster()) if cluster.strip() == "local" else cluster
     try:
-        if cluster.strip() == "local":
-            local = dist.LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                      dashboard_address=None)
-            client = dist.Client(local)
-            return client, [client, local]
-        client = dist.Client(cluster, timeout="10s")
-        return client, [client]
+        return stack.enter_context(dist.Client(address, timeout="10s"))
     except (OSError, TimeoutError, ValueError) as exc:
         raise BPEError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
 
@@ -101,9 +144,10 @@ def count_on_cluster(cluster, rung, corpus: Corpus, special_tokens: Sequence[str
     """The pre-token counts of ``corpus``'s files, counted on ``cluster`` (a Client, or an address), as
     ``(counts, text bytes counted)``; ``on_bytes(n)`` as each file (or range) is counted, in bytes read."""
     dist = distributed()
-    client, started = connect(cluster)
+    stack = ExitStack()
     futures: list = []
     try:
+        client = connect(cluster, stack)
         parts = max(1, sum(client.nthreads().values()))
         count_parts, sum_parts, joined_parts = parts_of(rung)
         tasks = _tasks(corpus, counting_tokens(special_tokens), parts, errors)
@@ -125,10 +169,9 @@ def count_on_cluster(cluster, rung, corpus: Corpus, special_tokens: Sequence[str
                 on_bytes(read)
         return joined_parts([_result(done, tasks) for done in sums]), used
     finally:
-        if futures:
-            client.cancel(futures)  # also on Ctrl-C: nothing of this run is left running on the cluster
-        for opened in started:
-            opened.close()
+        with stack:  # the client and the local cluster this run started, closed once the futures are
+            if futures:
+                client.cancel(futures)  # also on Ctrl-C: nothing of this run is left running on the cluster
 
 
 def _tasks(corpus: Corpus, special_tokens: Sequence[str], parts: int, errors: str) -> list[list[tuple]]:

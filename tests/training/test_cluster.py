@@ -22,7 +22,7 @@ import pytest
 import bpe.training.cluster as cluster_module
 from bpe import train_bpe
 from bpe.errors import BPEError
-from conftest import DEFAULT_CORPUS, REPO_ROOT, alive, child_env, read_stderr_until, wait_for
+from conftest import DEFAULT_CORPUS, REPO_ROOT, alive, child_env, live_processes, read_stderr_until, wait_for
 
 distributed = pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
@@ -39,11 +39,12 @@ def hook(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(hook):
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       env={cluster_module.TASKS_STARTED_ENV: str(hook)})
-    with distributed.Client(cluster) as connected:
+    """A ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``, in a process of its own
+    (:func:`bpe.training.cluster.local_cluster`: this process keeps no child of it), and a client."""
+    with cluster_module.local_cluster(2, env={cluster_module.TASKS_STARTED_ENV: str(hook)}) as address, \
+            distributed.Client(address) as connected:
+        connected.wait_for_workers(2)
         yield connected
-    cluster.close()
 
 
 def written(folder: Path, kind: str) -> Path:
@@ -161,6 +162,14 @@ def test_a_cluster_takes_files_and_says_so_in_one_line(client, books):
         train_bpe(books / "shards", 300, [EOT], cluster=client, limit="10KB")
     with pytest.raises(BPEError, match="^cluster must be a dask.distributed Client or a scheduler's address, got 3$"):
         train_bpe(books / "shards", 300, [EOT], cluster=3)
+
+
+def test_a_local_cluster_leaves_no_process_behind(books):
+    """``--cluster local`` starts a LocalCluster for the run, in a process of its own, and ends it."""
+    before = set(live_processes(parent=os.getpid()))
+    expected = train_bpe(books / "shards", 300, [EOT], variant="v9")
+    assert train_bpe(books / "shards", 300, [EOT], variant="v9", cluster="local") == expected
+    assert set(live_processes(parent=os.getpid())) == before
 
 
 def test_without_dask_cluster_says_what_to_install(tmp_path):

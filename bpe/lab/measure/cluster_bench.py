@@ -8,7 +8,8 @@ same counts:
 * **file**: the rung's ``count_pretokens`` on the one text file the shards were cut from (v9: its threads);
 * **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.training.corpus.count_documents`);
 * **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.training.cluster.count_on_cluster`),
-  the cluster started once beforehand (its start is timed apart).
+  the cluster started once beforehand, in a process of its own as ``--cluster local`` starts it
+  (:func:`bpe.training.cluster.local_cluster`; its start is timed apart).
 
 Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
 the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
@@ -67,7 +68,7 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
     from bpe.lab.measure.fresh_process import lab_tempdir
     from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
     from bpe.lab.measure.spread import compare, summary
-    from bpe.training.cluster import count_on_cluster, distributed
+    from bpe.training.cluster import count_on_cluster, distributed, local_cluster
     from bpe.training.corpus import count_documents, open_corpus
     from bpe.training.registry import best_variant, get_variant
 
@@ -88,10 +89,9 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
     with lab_tempdir("cluster-bench") as folder:
         corpus = open_corpus(cut_into_shards(path, Path(folder), shards))
         started = time.perf_counter()
-        cluster = dist.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = dist.Client(cluster)
-        result["cluster_start_seconds"] = time.perf_counter() - started
-        try:
+        with local_cluster(2) as address, dist.Client(address) as client:
+            client.wait_for_workers(2)
+            result["cluster_start_seconds"] = time.perf_counter() - started
             runs = {
                 "file": lambda: rung.count_pretokens(path, tokens, workers=2),
                 "shards_local": lambda: count_documents(rung, corpus, tokens, workers=2)[0],
@@ -116,9 +116,6 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
                     count().close()
                     seconds[label].append(time.perf_counter() - began)
                     print(f"  run {i + 1}/{repeat} {label}: {seconds[label][-1]:.2f} s", file=log, flush=True)
-        finally:
-            client.close()
-            cluster.close()
     result["seconds"] = {label: summary(values) | {"runs": values} for label, values in seconds.items()}
     result["cluster_over_file"] = compare(seconds["shards_cluster"], seconds["file"])
     result["cluster_over_shards_local"] = compare(seconds["shards_cluster"], seconds["shards_local"])
