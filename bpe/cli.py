@@ -43,7 +43,7 @@ def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: 
 
 
 def _add_text_column(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--text-column", default="text", metavar="NAME",
+    p.add_argument("--text-column", default="text", metavar="COL",
                    help="where --data's JSON lines or Parquet files hold the text (default: text)")
 
 
