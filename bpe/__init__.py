@@ -22,10 +22,11 @@ _LAZY = {
     "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.training.timer", "StageTimer": "bpe.training.timer",
     "Observer": "bpe.training.observer",
     "Tokenizer": "bpe.io.tokenizer", "train_bpe": "bpe.training.train",
+    "train_bpe_from_iterator": "bpe.training.train",
 }
 
 __all__ = ["BPEError", "NullTimer", "Observer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant",
-           "load_tokenizer", "train_bpe"]
+           "load_tokenizer", "train_bpe", "train_bpe_from_iterator"]
 
 
 def __getattr__(name: str):

@@ -42,6 +42,11 @@ def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: 
                                                           "with uncommitted changes; docs/ and profiles/ do not count)")
 
 
+def _add_text_column(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--text-column", default="text", metavar="COL",
+                   help="where --data's JSON lines or Parquet files hold the text (default: text)")
+
+
 def _add_errors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
@@ -110,7 +115,7 @@ def cmd_train(args) -> int:
 
     run_train(TrainSettings(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            _show_progress(args)))
+                            _show_progress(args), args.text_column, args.cluster, args.min_count))
     return 0
 
 
@@ -132,7 +137,8 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
                          special_tokens=_special_tokens(args), workers=args.workers, peers=args.peers,
                          force=args.force, progress=_show_progress(args), limit=getattr(args, "limit", None),
-                         busy=busy, load=load, json_out=getattr(args, "json", None))
+                         busy=busy, load=load, json_out=getattr(args, "json", None),
+                         text_column=getattr(args, "text_column", "text"))
 
 
 def cmd_bench(args) -> int:
@@ -211,7 +217,8 @@ def cmd_encode(args) -> int:
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder)
+                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
+                       text_column=args.text_column)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers
 
@@ -292,7 +299,10 @@ def _add_figures_parser(sub) -> None:
 def _add_encode_parser(sub) -> None:
     encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
-    encode.add_argument("--data", required=True, help="data set name or file path")
+    encode.add_argument("--data", required=True, help="data set name or file path (or a directory, glob or URL of "
+                                                      "text, JSON lines or Parquet: its documents, each followed by "
+                                                      "the first special token)")
+    _add_text_column(encode)
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
     _add_workers(encode, "encoding threads (compiled encoder) or")
     _add_errors(encode)
@@ -409,6 +419,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
                        help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
+    _add_text_column(train)
+    train.add_argument("--cluster", default=None, metavar="ADDRESS",
+                       help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
+                            "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
+    train.add_argument("--min-count", type=int, default=None, metavar="N",
+                       help="drop pre-tokens counted fewer than N times before merging (off by default: it "
+                            "changes the merges; it bounds the merge's memory on huge corpora)")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")
@@ -418,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "Exit status 1 if a run fails or its merges differ from the reference")
     _add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
+    _add_text_column(bench)
     _add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
                        help="measure with N other processes each spinning on a core (a machine that is not idle); "

@@ -165,3 +165,22 @@ def _fails_for_memory_in_a_copy(names: list[str]) -> str | None:
         if name not in outcomes:  # the copy ended while importing it
             return name if "memory" in said or "alloc" in said else None
     return None
+
+
+def optional_module(name: str, needed_for: str, extra: str, package: str | None = None):
+    """The optional module ``name`` imported, or a :class:`~bpe.errors.BPEError` in one line: what needs it
+    and the pip command that installs it (``bpe-lab[extra]``, or the package alone).
+
+    >>> optional_module("json", "reading JSON", "corpora").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        from bpe.errors import BPEError
+
+        package = package or name.split(".")[0]
+        raise BPEError(f"{needed_for} needs {package}, which this Python lacks: pip install 'bpe-lab[{extra}]' "
+                       f"(or: pip install '{package}')") from None

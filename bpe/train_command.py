@@ -32,16 +32,26 @@ class TrainSettings:
     formats: tuple[str, ...] = ()
     force: bool = False
     progress: bool = False
+    text_column: str = "text"  # the JSON field or Parquet column of a corpus's text
+    cluster: str | None = None  # a Dask scheduler's address (or local): the counting goes there
+    min_count: int | None = None  # pre-tokens counted fewer times are dropped (changes the merges)
 
 
 def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
     from bpe.data.datasets import resolve_data
     from bpe.training.registry import best_variant, get_variant
-    from bpe.training.train import check_workers
+    from bpe.training.corpus import open_corpus
+    from bpe.training.train import check_min_count, check_workers
 
     check_workers(settings.workers)
+    check_min_count(settings.min_count)
     path = resolve_data(settings.data)
+    open_corpus(path, text_column=settings.text_column)  # a glob that matches nothing fails now
+    if settings.cluster is not None:
+        from bpe.training.cluster import distributed
+
+        distributed()  # without Dask: the one line saying what to install
     variant = settings.variant or best_variant()
     get_variant(variant)
     if settings.formats and settings.out_dir is None:
@@ -58,6 +68,7 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
 def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]:
     from bpe.data.datasets import data_label
     from bpe.lab.measure.estimate import check_affordable, estimate_file
+    from bpe.training.corpus import open_corpus
     from bpe.training.sizes import parse_size
     from bpe.training.observer import Observer
     from bpe.training.registry import DEFAULT_VARIANTS, default_note
@@ -65,19 +76,30 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     from bpe.training.train import train_bpe
 
     s, data = settings, data_label(settings.data)
-    estimate = estimate_file(path, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
-    size = path.stat().st_size
+    corpus = open_corpus(path, text_column=s.text_column)
+    size = corpus.size
     subset = (f"the first ~{min(parse_size(s.limit), size):,} of {size:,} bytes, --limit {s.limit}"
               if s.limit is not None else f"{size:,} bytes")
+    if corpus.plain_file is not None:  # the cost model reads a text file's sample
+        estimate = estimate_file(path, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
+        said = f"estimate {estimate[0].describe()}"
+    else:
+        estimate, said = [], f"{len(corpus.sources):,} file(s), counted as they are read (no estimate)"
     print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}; "
-          f"estimate {estimate[0].describe()}", file=out)
+          f"{said}", file=out)
     if s.variant is None and variant != DEFAULT_VARIANTS[0]:  # the default is not the fastest here: say why
         print(default_note(), file=out)
     check_affordable(estimate, f"training {variant} on {data} at vocab {s.vocab_size:,}", s.force)
+    if s.min_count is not None:
+        print(f"--min-count {s.min_count:,}: pre-tokens counted fewer times are dropped before the merges, which "
+              "then differ from training on every pre-token", file=out)
+    if s.cluster is not None:  # the line a user (and a test) sees before the cluster counts
+        print(f"counting on the Dask cluster at {s.cluster}", file=sys.stderr, flush=True)
     observer = Observer(timer=StageTimer(), progress=s.progress)
     started = time.perf_counter()
     vocab, merges = train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
-                              errors=s.errors, limit=s.limit, observer=observer)
+                              errors=s.errors, limit=s.limit, observer=observer, text_column=s.text_column,
+                              cluster=s.cluster, min_count=s.min_count)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out
@@ -143,7 +165,8 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
     s = settings
     info = {
         "settings": {"variant": variant, "data": data_label(s.data), "path": str(path), "vocab_size": s.vocab_size,
-                     "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors},
+                     "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors,
+                     "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count},
         "corpus": asdict(observer.corpus),
         "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
         "result": {"merges": len(merges), "vocab_size": len(vocab)},

@@ -352,7 +352,10 @@ cdef class Counter:
     cdef uint8_t starts[256]
     cdef int one_start, num_special
 
-    def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2):
+    def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2, int spread=1):
+        """``spread``: for one table that will hold one part, a range of hashes (``add_counts`` of a part: a
+        cluster's sum), an odd multiplier, so that its keys' homes cover every slot (``home_of``); with
+        several tables it must be 1, as ``merge_part`` reads each part's range of slots."""
         cdef int i, code
         self.tables = NULL
         self.parts = NULL
@@ -361,6 +364,8 @@ cdef class Counter:
         self.num_tables = 0
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
+        if spread < 1 or (threads > 1 and spread != 1):
+            raise ValueError(f"spread must be 1 with several tables, and at least 1, got {spread}")
         if len(stage1) != 2 * (0x110000 >> 8) or len(stage2) % 256 != 0:
             raise ValueError("the class tables have the wrong size")
         self.stage1, self.stage2 = stage1, stage2
@@ -398,7 +403,7 @@ cdef class Counter:
             raise MemoryError()
         self.num_tables = threads
         for i in range(threads):
-            if table_init(&self.tables[i], 1 << 12, True, 1) != DONE:
+            if table_init(&self.tables[i], 1 << 12, True, <uint32_t>spread) != DONE:
                 raise MemoryError()
         self.stop_flag = 0
 
@@ -459,6 +464,53 @@ cdef class Counter:
                     break
                 i = end + found_length
         return self._outcome(result, bad)
+
+    def add_counts(self, int thread, const uint8_t[::1] keys, const int64_t[::1] ends, const int64_t[::1] counts):
+        """Add counts already made into table ``thread``: pre-token ``k`` is ``keys[ends[k - 1]:ends[k]]``
+        (from 0 for the first), counted ``counts[k]`` times: arrays as ``write_part`` writes them, sent
+        from another process (a cluster's part, summed by ``bpe/training/cluster.py``).  Each key is
+        copied, so the arrays may go.  Raises ``ValueError`` for arrays that do not hold what they say (an
+        end before its start or past the keys, an empty or too long key, a count below 1), checked before
+        anything is added, ``MemoryError``, or ``KeyboardInterrupt`` after ``stop()``."""
+        cdef Py_ssize_t k, n = ends.shape[0], bad = -1
+        cdef int64_t start = 0, end, size = keys.shape[0]
+        cdef int result = DONE
+        cdef Table *t
+        if thread < 0 or thread >= self.num_tables:
+            raise IndexError(f"no table {thread}: {self.num_tables} threads")
+        if counts.shape[0] != n:
+            raise ValueError(f"{n} ends but {counts.shape[0]} counts")
+        if n == 0:
+            return
+        t = &self.tables[thread]
+        with nogil:
+            for k in range(n):  # every entry checked before any is added: a bad array changes nothing
+                end = ends[k]
+                if end <= start or end > size or end - start > MAX_TOKEN or counts[k] < 1:
+                    bad = k
+                    break
+                start = end
+        if bad >= 0:
+            raise ValueError(f"entry {bad} of the counts' arrays is not a pre-token (its end, its count)")
+        start = 0
+        with nogil:
+            # An empty table is grown to hold the arrays' keys at once (all distinct): no key moved n times.
+            while t.used == 0 and <size_t>n * 3 > (t.mask + 1) * 2 and result == DONE:
+                result = table_grow(t)
+            for k in range(n):
+                if result != DONE:
+                    break
+                if (k & 0xFFFF) == 0 and V9_LOAD(&self.stop_flag):
+                    result = STOPPED
+                    break
+                end = ends[k]
+                result = table_add(t, &keys[start], <size_t>(end - start),
+                                   hash_bytes(&keys[start], <size_t>(end - start)), counts[k])
+                if result != DONE:
+                    break
+                t.total += counts[k]
+                start = end
+        self._outcome(result, -1)
 
     def first_invalid(self, const uint8_t[::1] data):
         """The offset of the first byte of ``data`` that is not UTF-8, or -1 (what Python's strict

@@ -40,14 +40,15 @@ Walkthrough: docs/v9.md.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import accumulate
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain, islice, repeat
+from operator import add
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.interface import not_built
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import workers_for
+from bpe.training.cores import choose_workers, workers_for
 from bpe.training.gpt2_classes import class_tables
 from bpe.training.pool import record_workers
 from bpe.training.pretokenize import check_input_file, decode_utf8
@@ -57,6 +58,8 @@ from . import v8_compiled
 
 #: Where it counts with more than one worker (bpe/training/rung.py): threads of this process, no pool.
 COUNTS_IN = "threads"
+#: Its counter of texts takes a plain file's chunks as UTF-8 bytes too (bpe/training/corpus.py): no decoding.
+COUNTS_BYTES = True
 
 IDEA = "counting compiled: the GPT-2 pattern as a scanner, counts in C tables one per thread, arrays into v8's merge"
 
@@ -187,6 +190,105 @@ def count_pretokens(
         counter.release()
 
 
+#: How many texts of a stream each thread is given at a time (:func:`count_texts`): enough that a slow one
+#: leaves the others busy, few enough that memory holds a window of batches, never the corpus.
+TEXTS_PER_THREAD = 4
+
+
+def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, workers: int | None = None,
+                on_text: Callable[[int], None] | None = None) -> CompiledCounts:
+    """A stream of texts (a corpus's batches of documents, ``bpe/training/corpus.py``) counted by the same
+    scanner into the same tables as a file's chunks, on ``workers`` threads (default: the free cores).
+
+    Each text is encoded to UTF-8 by the thread that counts it (the corpus reader has checked it can
+    be; a plain file's chunk comes as its bytes, checked), then counted with the GIL released.  The stream is taken a window at a time, ``TEXTS_PER_THREAD``
+    texts a thread, so memory holds a window of texts and the tables, not the corpus.  ``on_text(i)`` is
+    called as text ``i`` (from 0) is counted.
+    """
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    texts = iter(texts)
+    first = list(islice(texts, 2))  # a stream of one text is counted on this thread alone
+    threads = 1 if len(first) < 2 else choose_workers(workers)
+    counter = Counter(threads, list(special_tokens), *class_tables())
+
+    def count_text(thread: int, item: tuple[int, str | bytes]) -> int:
+        index, text = item
+        if counter.count(thread, _utf8(text)) >= 0:  # checked by the reader: valid UTF-8
+            raise BPEError(_DISAGREE.format(source="a batch of documents"))
+        return index
+
+    try:
+        record_workers(threads)
+        items = enumerate(chain(first, texts))
+        while window := list(islice(items, threads * TEXTS_PER_THREAD)):
+            run_threads(count_text, window, threads=threads, stop=counter.stop,
+                        on_result=None if on_text is None else lambda i, index: on_text(index))
+        return _arrays(counter, threads)
+    finally:
+        counter.release()
+
+
+# --- A cluster's parts (bpe/training/cluster.py): the counts split by the tables' own hash, as arrays ---------
+# A cluster's counting task sends its counts on in parts, one to each part's summing task.  As dicts, every
+# distinct pre-token would become a Python object three times (the task's dict, the sum's, this process's);
+# as the arrays ``write_part`` writes, they are copied in C and pickled as three blocks of bytes.
+
+
+def count_parts(texts: Iterable[str | bytes], special_tokens: Sequence[str], parts: int) -> list[tuple[bytes, bytes, bytes]]:
+    """The texts counted on this thread, split into ``parts`` parts by the tables' hash (``merge_part``), each
+    as its arrays in bytes: every pre-token's bytes end to end, where each ends, its count (int64)."""
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    counter = Counter(parts, list(special_tokens), *class_tables())
+    try:
+        for text in texts:
+            if counter.count(0, _utf8(text)) >= 0:  # checked by the reader: valid UTF-8
+                raise BPEError(_DISAGREE.format(source="a batch of documents"))
+        return [_part_arrays(counter, part) for part in range(parts)]
+    finally:
+        counter.release()
+
+
+def sum_parts(*parts: tuple[bytes, bytes, bytes]) -> tuple[bytes, bytes, bytes]:
+    """One part of every counting task, summed in one table, as the same arrays.  The part's keys hold one
+    range of hashes: the table spreads them over all its slots (``spread``: Fibonacci hashing's odd
+    multiplier, which scatters any range of hashes), else they would crowd into that range's share of the
+    slots and probe past one another for ever longer."""
+    if UNAVAILABLE is not None:
+        raise BPEError(UNAVAILABLE)
+    counter = Counter(1, [], *class_tables(), spread=0x61C88647)
+    try:
+        for keys, ends, counts in parts:
+            counter.add_counts(0, keys, memoryview(ends).cast("q"), memoryview(counts).cast("q"))
+        return _part_arrays(counter, 0)
+    finally:
+        counter.release()
+
+
+def joined_parts(parts: Sequence[tuple[bytes, bytes, bytes]]) -> CompiledCounts:
+    """The summed parts, disjoint, as the counts v9's merge reads: their arrays end to end, each part's
+    ends moved on by the keys before it (in C: ``map`` of ``add``), no table."""
+    keys = b"".join(part[0] for part in parts)
+    ends, counts, at = array("q"), array("q"), 0
+    for part_keys, part_ends, part_counts in parts:
+        ends.extend(map(add, memoryview(part_ends).cast("q"), repeat(at)))
+        counts.frombytes(part_counts)
+        at += len(part_keys)
+    return CompiledCounts(keys, _int64_view(ends), _int64_view(counts), sum(counts))
+
+
+def _utf8(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8")
+
+
+def _part_arrays(counter, part: int) -> tuple[bytes, bytes, bytes]:
+    distinct, size = counter.merge_part(part)
+    keys, ends, counts = bytearray(size), int64s(distinct), int64s(distinct)
+    counter.write_part(part, keys, ends, counts, 0, 0)
+    return bytes(keys), ends.tobytes(), counts.tobytes()
+
+
 def count_bytes(data: bytes, special_tokens: Sequence[str] = ()) -> CompiledCounts:
     """The pre-token counts of one UTF-8 text in memory, on this thread: the scanner without the file.
 
@@ -225,7 +327,11 @@ def int64s(values: int | list[int]) -> memoryview:
     OpenBLAS's threads, which spin on the cores the counting threads need)."""
     if isinstance(values, int):
         return memoryview(bytearray(8 * values)).cast("q")
-    return memoryview(array("q", values)).cast("B").cast("q")
+    return _int64_view(array("q", values))
+
+
+def _int64_view(values: array) -> memoryview:
+    return memoryview(values).cast("B").cast("q")
 
 
 class Merger(v8_compiled.Merger):

@@ -11,7 +11,8 @@ on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`) and 
 100 MB.  A generated data set that is missing is generated when first named (it is deterministic and
 needs no network; 100 MB take about 40 s).
 
-Anything that is not a name is taken as a path to a text file.
+Anything that is not a name is taken as a path: a text file, or any corpus the training reads
+(:mod:`bpe.training.corpus`: a directory, a glob, JSON lines, Parquet, an ``s3://`` or ``hf://`` URL).
 """
 
 from __future__ import annotations
@@ -234,10 +235,12 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = Non
     return path
 
 
-def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
+def resolve_data(name_or_path: str | os.PathLike | None) -> Path | str:
     """The file a data name or path stands for, or a :class:`BPEError` saying how to get it.
 
-    A generated data set (``webtext-synth``, ``webtext-synth-20MB``) is generated if missing.
+    A generated data set (``webtext-synth``, ``webtext-synth-20MB``) is generated if missing.  A path that
+    is there (a file, a directory) is returned as a :class:`Path`; a glob or an fsspec URL as it was given,
+    for the corpus reader (:mod:`bpe.training.corpus`), which lists what it stands for.
     """
     if name_or_path is None:
         name_or_path = DEFAULT_DATASET
@@ -257,8 +260,11 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path:
         return dataset.path
     path = Path(key)
     if not path.exists():
+        if "://" in key or any(c in key for c in "*?["):  # a URL or a glob: bpe/training/corpus.py reads it
+            return key
         raise BPEError(
-            f"no data set or file named {key!r}; data sets: {', '.join(DATASETS)} (or give a file path)"
+            f"no data set or file named {key!r}; data sets: {', '.join(DATASETS)} (or give a file path, a "
+            "directory, a glob or a URL)"
         )
     return path
 
@@ -282,7 +288,10 @@ def data_label(name_or_path: str | os.PathLike | None) -> str:
     if name_or_path is None:
         return DEFAULT_DATASET
     key = str(name_or_path)
-    return key if key in DATASETS or generated_request(key) is not None else Path(key).stem
+    if key in DATASETS or generated_request(key) is not None:
+        return key
+    # a glob or a URL: the folder it reads from (``shards/*.parquet`` -> ``shards``)
+    return Path(re.split(r"[*?\[]", key)[0]).name if re.search(r"[*?\[]", key) else Path(key).stem
 
 
 def default_vocab_size(name_or_path: str | os.PathLike | None) -> int:

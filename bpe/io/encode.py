@@ -32,6 +32,8 @@ mark the documents).
 
 from __future__ import annotations
 
+import dataclasses
+
 import io
 import os
 import sys
@@ -314,22 +316,42 @@ def numpy_dtype(typecode: str):
 def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None, out: str | os.PathLike, *,
                 workers: int | None = None, errors: str = "strict", chunk_bytes: int = CHUNK_BYTES,
                 on_bytes: Callable[[int], None] | None = None,
-                on_size: Callable[[int], None] | None = None, encoder: str | None = None) -> EncodeStats:
+                on_size: Callable[[int], None] | None = None, encoder: str | None = None,
+                text_column: str = "text") -> EncodeStats:
     """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``.
 
     The path is checked here, once; ``on_size(bytes)`` then hears the file's size (a progress bar's
     total), and ``on_bytes(n)`` each chunk of ``n`` bytes encoded.  ``encoder``: ``"compiled"`` (threads),
     ``"python"`` (the process pool), or None: compiled where it is built.  ``workers`` threads or processes.
+
+    Any other corpus (a directory, a glob, JSON lines, Parquet: :mod:`bpe.training.corpus`, the text in
+    ``text_column``) is first written as one text file beside ``out``, each document followed by the
+    tokenizer's first special token, and that file is encoded (then removed).
     """
     from bpe.data.datasets import resolve_data
+    from bpe.training.corpus import open_corpus, text_file_of
+
+    tokenizer = load_tokenizer_dir(tokenizer_dir)
+    compiled = choose_encoder(tokenizer, encoder)
+    corpus = open_corpus(resolve_data(data), text_column=text_column)
+    out = check_output_file(out)
+    if corpus.plain_file is not None:
+        return _encode_path(tokenizer_dir, tokenizer, compiled, corpus.plain_file, out, workers, errors, chunk_bytes,
+                            on_bytes, on_size)
+    with text_file_of(corpus, tokenizer.special_tokens, out.parent, errors=errors) as path:
+        stats = _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
+                             on_size)
+    return dataclasses.replace(stats, path=corpus.label)  # the corpus, not the file that has gone
+
+
+def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
+                 on_size) -> EncodeStats:
+    """:func:`encode_file` on one text file."""
     from bpe.training.chunking import iter_chunks
     from bpe.training.pool import WorkerPool, default_workers
     from bpe.training.pretokenize import check_input_file
 
-    tokenizer = load_tokenizer_dir(tokenizer_dir)
-    compiled = choose_encoder(tokenizer, encoder)
-    path = check_input_file(resolve_data(data))
-    out = check_output_file(out)
+    path = check_input_file(path)
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
@@ -365,7 +387,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
 
 
 def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
-               progress: bool | None = None, encoder: str | None = None) -> EncodeStats:
+               progress: bool | None = None, encoder: str | None = None, text_column: str = "text") -> EncodeStats:
     """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
     from tqdm import tqdm
 
@@ -378,7 +400,8 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
 
     try:
         stats = encode_file(tokenizer_dir, data, out, workers=workers, errors=errors, chunk_bytes=chunk_bytes,
-                            on_bytes=lambda n: bars[0].update(n), on_size=on_size, encoder=encoder)
+                            on_bytes=lambda n: bars[0].update(n), on_size=on_size, encoder=encoder,
+                            text_column=text_column)
     finally:
         for bar in bars:
             bar.close()

@@ -8,6 +8,9 @@
   counter and the serial file counter (v1, v2; v3-v5 run the same counter in the pool);
   ``pretokenize_fast``: the fast pre-tokenizer with the same counts (v6, v7, encoding);
   ``gpt2_classes``: the pattern's three character classes as tables, read off ``regex`` (v9's scanner);
+* ``corpus``: a corpus as it comes (files of text, JSON lines or Parquet, a directory, a glob, a URL, an
+  iterator, a dataset) read as a stream of documents and counted by the rung's counter of texts;
+  ``cluster``: the same counting on a Dask cluster's workers, summed there by part;
 * ``chunking``: where a file may be cut so that the chunks' counts sum to the whole's;
 * ``parallel``: the chunks counted in the process pool and the counts reduced in parallel (v3 on;
   the plain counter for v3-v5, the fast one for v6 and v7); ``threads``: compiled work on threads of

@@ -147,17 +147,24 @@ def find_chunk_boundaries(
     >>> os.unlink(tmp.name)
     """
     size = os.path.getsize(path) if end is None else end
-    boundaries = [0]
     with open(path, "rb") as f:
-        finder = CutFinder(f, size, special_tokens, errors)
-        for i in range(1, num_chunks):
-            offset = size * i // num_chunks
-            if offset <= boundaries[-1]:  # the previous cut is already past it: each byte scanned once
-                continue
-            cut = finder.first_cut(offset)
-            if cut is None:
-                break
-            boundaries.append(cut)
+        return boundaries_of(f, size, special_tokens, num_chunks, errors=errors)
+
+
+def boundaries_of(f, size: int, special_tokens: Sequence[str], num_chunks: int, *,
+                  errors: str = "strict") -> list[int]:
+    """:func:`find_chunk_boundaries` on a file already open (binary, seekable): its first ``size`` bytes (a
+    cluster cuts a corpus's large text file so, through fsspec or locally: :mod:`bpe.training.cluster`)."""
+    boundaries = [0]
+    finder = CutFinder(f, size, special_tokens, errors)
+    for i in range(1, num_chunks):
+        offset = size * i // num_chunks
+        if offset <= boundaries[-1]:  # the previous cut is already past it: each byte scanned once
+            continue
+        cut = finder.first_cut(offset)
+        if cut is None:
+            break
+        boundaries.append(cut)
     boundaries.append(size)
     return boundaries
 
@@ -168,16 +175,23 @@ def iter_chunks(
 ) -> Iterator[tuple[int, int]]:
     """Byte ranges ``(start, stop)`` of about ``chunk_bytes`` (default :data:`STREAM_CHUNK_BYTES`) each, cut
     safely, covering the file (or its first ``end`` bytes) in order: for consumers that stream the file."""
-    chunk_bytes = STREAM_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     size = os.path.getsize(path) if end is None else end
-    start = 0
     with open(path, "rb") as f:
-        finder = CutFinder(f, size, special_tokens, errors)
-        while start < size:
-            cut = finder.first_cut(start + chunk_bytes) if start + chunk_bytes < size else None
-            stop = size if cut is None else cut
-            yield start, stop
-            start = stop
+        yield from chunks_of(f, size, special_tokens, chunk_bytes=chunk_bytes, errors=errors)
+
+
+def chunks_of(f, size: int, special_tokens: Sequence[str], *, chunk_bytes: int | None = None,
+              errors: str = "strict", start: int = 0) -> Iterator[tuple[int, int]]:
+    """:func:`iter_chunks` on a file already open (binary, seekable): its bytes ``start:size`` (``start``: 0 or
+    a safe cut).  A corpus's text files come here opened by the corpus reader, a local file or an fsspec
+    URL alike (:mod:`bpe.training.corpus`)."""
+    chunk_bytes = STREAM_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+    finder = CutFinder(f, size, special_tokens, errors)
+    while start < size:
+        cut = finder.first_cut(start + chunk_bytes) if start + chunk_bytes < size else None
+        stop = size if cut is None else cut
+        yield start, stop
+        start = stop
 
 
 def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str], *, errors: str = "strict") -> int:

@@ -34,18 +34,18 @@ import os
 import pickle
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, repeat
 from operator import eq, mod
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import workers_for
+from bpe.training.cores import choose_workers, workers_for
 from bpe.training.pool import WorkerPool, worker_state
 from bpe.training.pretokenize import (PretokenCounts, add_counts, check_input_file, count_file_serial, count_text,
-                                     decode_utf8)
-from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
+                                     count_texts, decode_utf8)
+from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast, count_texts_fast
 
 #: A text counter: ``(text, special_tokens) -> Counter[bytes]``, a module-level function (it is sent to
 #: the workers by reference).
@@ -76,31 +76,45 @@ def count_chunk(path: str, start: int, end: int, special_tokens: Sequence[str], 
 # --- what the workers run ------------------------------------------------------------------------
 
 
-def _count_chunk_into_state(run: tuple, counter: TextCounter, path: str, start: int, end: int, special_tokens,
-                            errors) -> int:
-    counts = count_chunk(path, start, end, special_tokens, errors, counter)
+def _add_to_running(run: tuple, counts: Counter[bytes]) -> None:
     state = worker_state()
     running = state.get(_RUNNING_KEY)
     if running is None or running[0] != run:  # this worker's first chunk of this file
         state[_RUNNING_KEY] = (run, counts)
     else:
         add_counts(running[1], counts)
+
+
+def _count_chunk_into_state(run: tuple, counter: TextCounter, path: str, start: int, end: int, special_tokens,
+                            errors) -> int:
+    _add_to_running(run, count_chunk(path, start, end, special_tokens, errors, counter))
     return end - start
 
 
-def _split_running(run: tuple, parts: int) -> list[bytes]:
-    running = worker_state().pop(_RUNNING_KEY, None)
-    counts = running[1] if running is not None and running[0] == run else {}
+def _count_text_into_state(run: tuple, counter: TextCounter, text: str, special_tokens) -> None:
+    _add_to_running(run, counter(text, special_tokens))
+
+
+def split_into_parts(counts: dict[bytes, int], parts: int) -> list[dict[bytes, int]]:
+    """``counts`` as ``parts`` disjoint dicts, pre-token ``t`` in part :func:`partition` ``(t, parts)``.  The
+    pool's workers split their running counts so; so do a cluster's counting tasks
+    (:mod:`bpe.training.cluster`)."""
     tokens, values = list(counts), list(counts.values())
-    del counts, running
     # partition() of every token, computed by C-level map() rather than a Python loop per token
     owners = list(map(mod, map(zlib.crc32, tokens), repeat(parts)))
     split = []
     for p in range(parts):
         mine = list(map(eq, owners, repeat(p)))
-        # pickled here so the parent only passes bytes along, never unpickles the words
-        split.append(pickle.dumps(dict(zip(compress(tokens, mine), compress(values, mine))), pickle.HIGHEST_PROTOCOL))
+        split.append(dict(zip(compress(tokens, mine), compress(values, mine))))
     return split
+
+
+def _split_running(run: tuple, parts: int) -> list[bytes]:
+    running = worker_state().pop(_RUNNING_KEY, None)
+    counts = running[1] if running is not None and running[0] == run else {}
+    del running
+    # pickled here so the parent only passes bytes along, never unpickles the words
+    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in split_into_parts(counts, parts)]
 
 
 def _reduce_parts(pickled_parts: list[bytes]) -> int:
@@ -180,6 +194,48 @@ def count_file_parallel_fast(
     """
     return _count_file(count_text_fast, count_file_serial_fast, path, special_tokens, workers=workers,
                        errors=errors, end=end, on_bytes=on_bytes)
+
+
+def count_texts_parallel(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
+                         on_text: Callable[[int], None] | None = None) -> PretokenCounts:
+    """A stream of texts (a corpus's batches of documents, :mod:`bpe.training.corpus`) counted in the pool
+    with the plain counter (v3-v5): each idle worker takes the next text, and the counts are reduced
+    by part as a file's are.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.  A stream of
+    one text, or one worker, is counted in this process (:func:`~bpe.training.pretokenize.count_texts`).
+    """
+    return _count_texts(count_text, count_texts, texts, special_tokens, workers=workers, on_text=on_text)
+
+
+def count_texts_parallel_fast(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
+                              on_text: Callable[[int], None] | None = None) -> PretokenCounts:
+    """:func:`count_texts_parallel` with the fast pre-tokenizer (v6-v8): the same counts."""
+    return _count_texts(count_text_fast, count_texts_fast, texts, special_tokens, workers=workers, on_text=on_text)
+
+
+def _count_texts(counter: TextCounter, count_serially: Callable[..., PretokenCounts], texts: Iterable[str],
+                 special_tokens: Sequence[str], *, workers: int | None,
+                 on_text: Callable[[int], None] | None) -> PretokenCounts:
+    """The texts in the pool (``counter`` in each worker), taken from ``texts`` only as a worker is free: the
+    stream is never held whole, only a text per worker; or in this process when one would do."""
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise BPEError(f"workers must be at least 1, got {workers}")
+    texts = iter(texts)
+    first = list(itertools.islice(texts, 2))  # a stream of one text is not worth a pool
+    workers = 1 if len(first) < 2 else choose_workers(workers)
+    if workers == 1:
+        return count_serially(itertools.chain(first, texts), special_tokens, on_text=on_text)
+    run = (os.getpid(), next(_runs))
+    tasks = ((run, counter, text, list(special_tokens)) for text in itertools.chain(first, texts))
+    with WorkerPool(workers, source="the corpus") as pool:
+        for index, _ in pool.imap_unordered(_count_text_into_state, tasks):
+            if on_text is not None:
+                on_text(index)
+        parts = pool.broadcast(_split_running, run, pool.size)
+        pool.run_all(_reduce_parts, [([parts[w][p] for w in range(pool.size)],) for p in range(pool.size)])
+        total = PretokenCounts()
+        for part in pool.broadcast(_take_part):
+            dict.update(total, part)  # disjoint parts: a C-level join
+    return total
 
 
 def _count_file(counter: TextCounter, count_serially: Callable[..., PretokenCounts], path: str | Path,

@@ -21,7 +21,7 @@ Which rung counts with what:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import add, itemgetter
 from pathlib import Path
 
@@ -200,7 +200,19 @@ def count_file_serial(
     bytes; ``on_bytes(n)`` is called after each chunk of ``n`` bytes (see :func:`read_texts`).
     ``workers`` is accepted and ignored, so every variant's pre-tokenizer has the same signature.
     """
+    return count_texts(read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes), special_tokens)
+
+
+def count_texts(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
+                on_text: Callable[[int], None] | None = None) -> PretokenCounts:
+    """Count a stream of texts in this process, one after another, into one ``Counter`` of ``str`` encoded
+    once at the end: the file's chunks (:func:`count_file_serial`) or a corpus's batches of documents
+    (:mod:`bpe.training.corpus`), each counted on its own.  ``on_text(i)`` is called once text ``i``
+    (from 0) is counted; ``workers`` is accepted and ignored, as the file counters do.
+    """
     counts: Counter[str] = Counter()
-    for text in read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes):
+    for i, text in enumerate(texts):
         count_into(counts, text, special_tokens)
+        if on_text is not None:
+            on_text(i)
     return encoded(counts, PretokenCounts)

@@ -29,7 +29,7 @@ import codecs
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, zip_longest
 from pathlib import Path
 
@@ -302,8 +302,18 @@ def count_file_serial_fast(
     """:func:`bpe.training.pretokenize.count_file_serial` with the fast counter: the file counted in this
     process, one safely cut chunk at a time, into one count for all its chunks.  ``workers`` is ignored.
     """
+    return count_texts_fast(read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes),
+                            special_tokens)
+
+
+def count_texts_fast(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
+                     on_text: Callable[[int], None] | None = None) -> PretokenCounts:
+    """:func:`bpe.training.pretokenize.count_texts` with the fast counter: a stream of texts (a file's
+    chunks, a corpus's batches) counted in this process into one count.  ``workers`` is ignored."""
     total = PretokenCounts()
     island_total: Counter[str] = Counter()
-    for text in read_texts(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes):
+    for i, text in enumerate(texts):
         _count_into(total, island_total, text, special_tokens)
+        if on_text is not None:
+            on_text(i)
     return _joined(total, island_total)

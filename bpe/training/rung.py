@@ -21,9 +21,15 @@ A rung module defines
   one).  Besides its two methods it may define ``close()`` and ``summary()``, each optional (see
   :class:`Merger`).
 
-One is optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
+Two are optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
 them: ``"processes"`` (the process pool of :mod:`bpe.training.pool`, the default) or ``"threads"``
-(threads of the calling process, each counting in compiled code without the GIL: v9).
+(threads of the calling process, each counting in compiled code without the GIL: v9); and
+``count_texts(texts, special_tokens, *, workers=None, on_text=None)``, the rung's counter of a stream of
+texts (a corpus's batches of documents, :mod:`bpe.training.corpus`), which a rung whose counter is its
+own defines (v9, which also takes a plain file's chunks as their UTF-8 bytes: ``COUNTS_BYTES = True``); the
+others get the stream counter of their file counter (:func:`texts_counter`).  A rung may also say how its
+counts go to a cluster in parts (``count_parts``, ``sum_parts``, ``joined_parts``: v9's arrays;
+:func:`bpe.training.cluster.parts_of`).
 
 Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
 count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the
@@ -140,3 +146,19 @@ def pooled(module) -> bool:
     one process.
     """
     return parallel(module) and getattr(module, "COUNTS_IN", "processes") == "processes"
+
+
+def texts_counter(module):
+    """The rung's counter of a stream of texts (:mod:`bpe.training.corpus`): its own ``count_texts``, or the one
+    that counts as its ``count_pretokens`` does: the plain counter in this process (v1, v2) or in the pool
+    (v3-v5), else the fast one in the pool (v6-v8, and a candidate with a counter of its own: the same
+    counts, tested).  Each takes ``(texts, special_tokens, *, workers=None, on_text=None)``."""
+    from bpe.training.parallel import count_file_parallel, count_texts_parallel, count_texts_parallel_fast
+    from bpe.training.pretokenize import count_texts
+
+    own = getattr(module, "count_texts", None)
+    if own is not None:
+        return own
+    if not parallel(module):
+        return count_texts
+    return count_texts_parallel if module.count_pretokens is count_file_parallel else count_texts_parallel_fast

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 
+from bpe.defaults import SPECIAL_TOKENS
 from bpe.training.sizes import parse_size
 from bpe.errors import ArgumentError, BPEError
 from bpe.training.merge_loop import Pair, run_merges
@@ -141,13 +142,19 @@ class Arguments:
     workers: int | None
     errors: str
     limit: int | None  # bytes
+    # Any other corpus than one local text file (bpe/training/corpus.py: files of JSON lines or Parquet,
+    # several files, documents in memory); ``path`` is then None and ``file_bytes`` its files' size.
+    corpus: object = None
+    cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
+    min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
 
 
-def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit) -> Arguments:
+def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
+                    text_column: str = "text", cluster=None, min_count: int | None = None) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
-    (apart from the file's size)."""
-    if not isinstance(input_path, (str, PathLike)):
-        raise BPEError(f"input_path must be a file path, got {input_path!r}")
+    (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
+    from bpe.training.corpus import open_corpus
+
     special_tokens = check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
@@ -155,9 +162,26 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     check_workers(workers)
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit, "limit") if limit is not None else None
+    check_min_count(min_count)
     # The one check of the path: every layer below trusts it, and the end it is given.
-    file_bytes = check_input_file(input_path).stat().st_size
-    return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit)
+    corpus = open_corpus(input_path, text_column=text_column)
+    if cluster is not None:
+        from bpe.training.cluster import check_cluster
+
+        check_cluster(cluster, corpus, limit)
+    path = corpus.plain_file
+    if path is not None and cluster is None:  # one local text file: counted as it always was
+        file_bytes = check_input_file(path).stat().st_size
+        return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
+                         min_count=min_count)
+    return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
+                     cluster, min_count)
+
+
+def check_min_count(min_count) -> None:
+    if min_count is not None and (isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1):
+        why = f"must be a count of at least 1, got {min_count!r}"
+        raise ArgumentError(f"min_count {why}", f"--min-count {why} (or omit it to keep every pre-token)")
 
 
 def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
@@ -170,6 +194,8 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
     """
     timer, progress = observer.timer, observer.progress
     path, special_tokens, errors = arguments.path, arguments.special_tokens, arguments.errors
+    if arguments.corpus is not None:
+        return count_documents_of(arguments, observer)
     timer.start()
     try:
         with timer.stage("pretokenize"):
@@ -190,6 +216,49 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
                                   bytes_used=arguments.file_bytes if end is None else end, limit=arguments.limit,
                                   pretokens=pretoken_counts.total(), distinct_pretokens=len(pretoken_counts)))
     return pretoken_counts
+
+
+def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCounts:
+    """Phase 2 for any other corpus (:mod:`bpe.training.corpus`): its documents read as a stream and counted
+    by the rung's counter of texts, here or on a cluster (:mod:`bpe.training.cluster`); then the observer
+    hears as :func:`count_corpus` tells it."""
+    from bpe.training.corpus import count_documents
+
+    timer, progress, corpus = observer.timer, observer.progress, arguments.corpus
+    timer.start()
+    try:
+        with timer.stage("pretokenize"):
+            progress.start_bytes(corpus.size)
+            with pools_started() as pools:
+                if arguments.cluster is not None:
+                    from bpe.training.cluster import count_on_cluster
+
+                    pretoken_counts, used = count_on_cluster(
+                        arguments.cluster, arguments.rung, corpus, arguments.special_tokens, errors=arguments.errors,
+                        on_bytes=progress.on_bytes)
+                else:
+                    pretoken_counts, used = count_documents(
+                        arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
+                        errors=arguments.errors, limit=arguments.limit, on_bytes=progress.on_bytes)
+    finally:
+        progress.close()
+    with closed_on_error(pretoken_counts):
+        observer.on_workers(max(pools, default=1))
+        observer.on_corpus(Corpus(file_bytes=corpus.size if corpus.size is not None else used, bytes_used=used,
+                                  limit=arguments.limit, pretokens=pretoken_counts.total(),
+                                  distinct_pretokens=len(pretoken_counts)))
+    return pretoken_counts
+
+
+def at_least(pretoken_counts: PretokenCounts, min_count: int) -> PretokenCounts:
+    """The counts without the pre-tokens counted fewer than ``min_count`` times (``--min-count``, as
+    SentencePiece and HF ``tokenizers`` trim rare words): what the merges then start from.  The merges
+    change (a dropped pre-token's pairs no longer count), so it is off unless asked for; it bounds the
+    merge state's memory, which grows with the distinct pre-tokens (docs/scaling-out.md)."""
+    with closed_on_error(pretoken_counts):
+        kept = PretokenCounts({token: count for token, count in pretoken_counts.items() if count >= min_count})
+    pretoken_counts.close()
+    return kept
 
 
 @contextmanager
@@ -233,6 +302,9 @@ def train_bpe(
     errors: str = "strict",
     limit: int | str | None = None,
     observer: Observer | None = None,
+    text_column: str = "text",
+    cluster=None,
+    min_count: int | None = None,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -246,13 +318,61 @@ def train_bpe(
     extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every
     variant sees exactly the same bytes.  ``observer`` (:class:`bpe.training.observer.Observer`) hears
     what the run reports beyond the result: stage times, progress, the corpus figures, the merger's summary.
+
+    ``input_path`` may also be a corpus as it comes (:mod:`bpe.training.corpus`): a directory, a glob, a
+    list of paths, an fsspec URL (``s3://``, ``hf://``), files of JSON lines (``.jsonl``, ``.json.gz``,
+    ``.jsonl.zst``: the text in field ``text_column``) or Parquet (the text in column ``text_column``), or a
+    Hugging Face ``datasets`` object; each document then ends with the first special token, so none
+    merges across, and the merges equal those of one file of the documents so separated.  ``cluster`` (a
+    ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
+    (:mod:`bpe.training.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
+    merges: it changes the merges, so it is off by default.
     """
     # 1. Check the arguments, all of them, before a byte is read.
-    arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit)
+    arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
+                                text_column=text_column, cluster=cluster, min_count=min_count)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)
+    if arguments.min_count is not None:
+        pretoken_counts = at_least(pretoken_counts, arguments.min_count)
     # 3. Merge.
     merges = make_merges(arguments, pretoken_counts, observer)
     # 4. The vocab and the merges.
     return build_vocab(arguments.special_tokens, merges), merges
+
+
+def train_bpe_from_iterator(
+    iterator,
+    vocab_size: int,
+    special_tokens: Sequence[str] = SPECIAL_TOKENS,
+    *,
+    length: int | None = None,
+    variant=None,
+    workers: int | None = None,
+    errors: str = "strict",
+    limit: int | str | None = None,
+    observer: Observer | None = None,
+    text_column: str = "text",
+    min_count: int | None = None,
+) -> tuple[Vocab, list[Pair]]:
+    """Train on documents in memory, as HF ``tokenizers``' and rustbpe's ``train_from_iterator`` do: an
+    iterator of strings, or of lists of strings (HF's batches), or a Hugging Face ``datasets`` object (its
+    ``text_column``).  Each document ends with the first special token (``<|endoftext|>`` by default), so
+    the merges equal those of a file of the documents joined by it; the iterator is read once, as a
+    stream, and counted as it is read.  ``length`` is accepted for HF's signature (the number of items,
+    which HF shows as progress) and not needed here.  The other arguments are :func:`train_bpe`'s.
+    """
+    from bpe.training.corpus import Corpus, is_dataset
+
+    if isinstance(iterator, (str, bytes, PathLike)):
+        raise BPEError("train_bpe_from_iterator takes documents (an iterator of strings), not a path or one "
+                       "string: give a file to train_bpe, or a list of documents here")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
+        raise BPEError(f"length must be a number of items, got {length!r}")
+    if not is_dataset(iterator) and not hasattr(iterator, "__iter__"):
+        raise BPEError(f"train_bpe_from_iterator takes an iterator of strings, got {type(iterator).__name__}")
+    corpus = Corpus(documents=iterator, text_column=text_column,
+                    label="the dataset" if is_dataset(iterator) else "the iterator")
+    return train_bpe(corpus, vocab_size, special_tokens, variant=variant, workers=workers, errors=errors,
+                     limit=limit, observer=observer, text_column=text_column, min_count=min_count)

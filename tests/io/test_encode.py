@@ -302,7 +302,7 @@ def test_cli_writes_the_comparison_as_json(trained_dir, tmp_path, capsys):
     (["--tokenizer", "{tmp}/nowhere"], "tokenizer directory not found: .*nowhere"),
     (["--tokenizer", "{tmp}"], r"no saved tokenizer in .*: vocab\.json is missing"),
     (["--data", "no-such-data"], "no data set or file named 'no-such-data'"),
-    (["--data", "{tmp}"], "input path is a directory"),
+    (["--data", "{tmp}"], "no file of text, JSON lines or Parquet in the directory"),  # a folder is a corpus
     (["--out", "{tmp}/missing/ids.npy"], "directory .*missing does not exist"),
     (["--out", "{tmp}"], "is a directory; give a file name"),
     (["--workers", "0"], "workers must be at least 1"),

@@ -254,8 +254,9 @@ def test_errors_name_the_problem(write_corpus, tmp_path):
     path = write_corpus("hello")
     with pytest.raises(BPEError, match="input file not found"):
         train_bpe(tmp_path / "missing.txt", 300, [])
-    with pytest.raises(BPEError, match="is a directory"):
-        train_bpe(tmp_path, 300, [])
+    (tmp_path / "empty").mkdir()  # a directory is a corpus (bpe/training/corpus.py): this one has no file to read
+    with pytest.raises(BPEError, match="no file of text, JSON lines or Parquet in the directory"):
+        train_bpe(tmp_path / "empty", 300, [])
     with pytest.raises(BPEError, match="unknown variant 'v99'; valid variants: v1, v2"):
         train_bpe(path, 300, [], variant="v99")
     with pytest.raises(BPEError, match="must not be empty"):

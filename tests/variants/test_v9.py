@@ -278,3 +278,34 @@ def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
     with pytest.raises(KeyboardInterrupt):
         v9.count_pretokens(path, [EOT], workers=2, on_bytes=on_bytes)
     assert sent and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+
+
+def test_a_clusters_parts_sum_to_the_counts_of_the_whole():
+    """count_parts, sum_parts and joined_parts (bpe/training/cluster.py's map, reduce and join for v9): the
+    parts of several texts, summed part by part and joined, are the counts of all the texts."""
+    texts = [CORPUS_EN.read_text(encoding="utf-8")[i::3] for i in range(3)]
+    expected = count_text("<|endoftext|>".join(texts), ["<|endoftext|>"])
+    for parts in (1, 2, 5):
+        counted = [v9.count_parts([text, text.encode("utf-8")], ["<|endoftext|>"], parts) for text in texts]
+        joined = v9.joined_parts([v9.sum_parts(*(c[p] for c in counted)) for p in range(parts)])
+        assert dict(joined) == {token: 2 * n for token, n in expected.items()}, parts
+        assert joined.total() == 2 * sum(expected.values())
+
+
+def test_add_counts_refuses_arrays_that_are_not_counts():
+    counter = v9.Counter(1, [], *gpt2_classes.class_tables())
+    try:
+        counter.add_counts(0, b"lowlower", v9.int64s([3, 8]), v9.int64s([2, 1]))
+        for keys, ends, counts, entry in [(b"low", [4], [1], 0), (b"low", [3, 3], [1, 1], 1), (b"low", [3], [0], 0),
+                                          (b"low", [2, 1], [1, 1], 1)]:
+            with pytest.raises(ValueError, match=f"^entry {entry} of the counts' arrays is not a pre-token"):
+                counter.add_counts(0, keys, v9.int64s(ends), v9.int64s(counts))
+        with pytest.raises(ValueError, match="^1 ends but 2 counts$"):
+            counter.add_counts(0, b"low", v9.int64s([3]), v9.int64s([1, 1]))
+        with pytest.raises(IndexError):
+            counter.add_counts(1, b"low", v9.int64s([3]), v9.int64s([1]))
+        assert counter.totals() == ([2], 3)
+    finally:
+        counter.release()
+    with pytest.raises(ValueError, match="spread must be 1 with several tables"):
+        v9.Counter(2, [], *gpt2_classes.class_tables(), spread=3)

@@ -12,7 +12,8 @@
   ``ablation`` (a package): v6 without each of its techniques in turn, and (``ablation.v8``) v8 without
   each of its tricks;
 * ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
-  ``profiling``: scalene summaries in ``out/profiles/``;
+  ``profiling``: scalene summaries in ``out/profiles/``; ``cluster_bench``: shards counted on a Dask
+  ``LocalCluster`` against the local path (docs/scaling-out.md);
 * ``estimate``: a run's time and memory before it starts (the cost model, and what it takes of the data,
   measured on a sample and extrapolated); ``estimate_command``: ``bpe estimate`` (ranges, a data set not
   downloaded, ``--memory``), and every candidate's estimate (your own trainer timed on a prefix).

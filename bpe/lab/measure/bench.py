@@ -27,6 +27,7 @@ from bpe.lab.measure import timed_run
 from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
+from bpe.lab.measure.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
@@ -54,22 +55,38 @@ class BenchSettings:
     busy: int = 0
     load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
     json_out: str | None = None
+    text_column: str = "text"  # where a corpus's JSON lines or Parquet files hold the text
 
 
 def run_bench(settings: BenchSettings, out=None) -> dict:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
     (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
+    from bpe.training.corpus import open_corpus, text_file_of
+
+    s = settings
+    corpus = open_corpus(resolve_data(s.data), text_column=s.text_column)
+    if corpus.plain_file is not None:
+        return _run_bench(s, corpus.plain_file, out or sys.stdout)
+    # Any other corpus (files of JSON lines or Parquet, several files): written once as one text file, its
+    # documents each followed by the separator, which every run reads (the same merges as the corpus's).
+    with lab_tempdir("bench-corpus") as folder, text_file_of(corpus, s.special_tokens, folder) as path:
+        print(f"{corpus.describe()}: written as one text file of {path.stat().st_size:,} bytes, each document "
+              "followed by the separator, for the runs to read", file=out or sys.stdout)
+        return _run_bench(s, path, out or sys.stdout)
+
+
+def _run_bench(s: BenchSettings, path, out) -> dict:
+    """:func:`run_bench` on one text file."""
     from bpe.data.datasets import default_vocab_size
 
     # 1. Check everything the runs will trust, before the first of them.
-    s = settings
-    path, vocab_size = resolve_data(s.data), s.vocab_size or default_vocab_size(s.data)
+    vocab_size = s.vocab_size or default_vocab_size(s.data)
     check_repeat(s.repeat, s.json_out)
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
     peers = peer_names(s.peers) if s.peers else []  # an unknown peer name fails now too
     p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
-    return bench_checked(s, p, candidates, workers_from, peers, out or sys.stdout)
+    return bench_checked(s, p, candidates, workers_from, peers, out)
 
 
 def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], workers_from: str, peers: list[str],
