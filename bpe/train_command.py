@@ -78,7 +78,7 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     s, data = settings, data_label(settings.data)
     corpus = open_corpus(path, text_column=s.text_column)
     size = corpus.size
-    subset = (f"the first ~{min(parse_size(s.limit), size):,} of {size:,} bytes, --limit {s.limit}"
+    subset = (f"the first ~{min(parse_size(s.limit, '--limit'), size):,} of {size:,} bytes, --limit {s.limit}"
               if s.limit is not None else f"{size:,} bytes")
     if corpus.plain_file is not None:  # the cost model reads a text file's sample
         estimate = estimate_file(path, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)

@@ -172,7 +172,7 @@ def test_a_binary_file_is_called_binary_and_bad_text_is_told_the_flag(tmp_path):
     from bpe.errors import BPEError
     from conftest import CORPUS_EN
 
-    packed = tmp_path / "corpus.en.gz"
+    packed = tmp_path / "corpus.en.bin"  # gzip's bytes under a name that says nothing (a .gz is read as a corpus)
     packed.write_bytes(gzip.compress(CORPUS_EN.read_bytes(), mtime=0))
     image = tmp_path / "pixel.png"
     image.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")

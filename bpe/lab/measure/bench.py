@@ -27,7 +27,7 @@ from bpe.lab.measure import timed_run
 from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
-from bpe.lab.measure.fresh_process import lab_tempdir
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic

@@ -65,7 +65,7 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
                       out: str | None = None, publish: bool = False, log=None) -> dict:
     """The bench; its result, written to ``out`` (or, with ``publish``, the committed file)."""
     from bpe.data.datasets import data_label, resolve_data, shown_path
-    from bpe.lab.measure.fresh_process import lab_tempdir
+    from bpe.lab.fresh_process import lab_tempdir
     from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
     from bpe.lab.measure.spread import compare, summary
     from bpe.training.cluster import count_on_cluster, distributed, local_cluster
