@@ -81,7 +81,7 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     subset = (f"the first ~{min(parse_size(s.limit, '--limit'), size):,} of {size:,} bytes, --limit {s.limit}"
               if s.limit is not None else f"{size:,} bytes")
     if corpus.plain_file is not None:  # the cost model reads a text file's sample
-        estimate = estimate_file(path, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
+        estimate = estimate_file(corpus.plain_file, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
         said = f"estimate {estimate[0].describe()}"
     else:
         estimate, said = [], f"{len(corpus.sources):,} file(s), counted as they are read (no estimate)"

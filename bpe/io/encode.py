@@ -246,16 +246,21 @@ class NpyWriter:
 
     def __init__(self, out: Path, dtype):
         self.out, self.dtype = out, np.dtype(dtype)
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        self.tmp = self.temporary(out)
         self.count = 0
         self._file = None
         try:
             with self._naming_out():
                 self._file = open(self.tmp, "wb")
                 self._file.write(b"\0" * NPY_HEADER_BYTES)
-        except BPEError:
+        except BaseException:  # a full disk, or a stop signal that lands once the file is there
             self.abort()
             raise
+
+    @staticmethod
+    def temporary(out: Path) -> Path:
+        """The temporary sibling of ``out`` that this process writes before the rename."""
+        return out.with_name(f".{out.name}.{os.getpid()}.tmp")
 
     def write(self, packed: bytes) -> None:
         with self._naming_out():
@@ -362,8 +367,9 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
     # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
     spans = iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors)
-    writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
+    writer = None
     try:
+        writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
         if compiled is not None:
             encode_on_threads(compiled, tokenizer, path, spans, writer, workers, errors, on_bytes)
         else:
@@ -379,7 +385,11 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
                         on_bytes(end - start)
         writer.commit()
     except BaseException:
-        writer.abort()
+        if writer is not None:
+            writer.abort()
+        # A stop signal between the file's creation and ``writer`` being bound leaves no object to abort:
+        # the file is removed by its name.
+        NpyWriter.temporary(out).unlink(missing_ok=True)
         raise
     return EncodeStats(str(path), str(out), size, writer.count, time.perf_counter() - started,
                        cpu_seconds() - cpu_started, workers, writer.dtype.name,

@@ -172,8 +172,8 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     path = corpus.plain_file
     if path is not None and cluster is None:  # one local text file: counted as it always was
         file_bytes = check_input_file(path).stat().st_size
-        return Arguments(input_path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
-                         min_count=min_count)
+        return Arguments(path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
+                         min_count=min_count)  # the file itself, where a directory or a glob named just it
     return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
                      cluster, min_count)
 

@@ -212,7 +212,7 @@ def test_encode_on_threads(tmp_path, signum):
     tok = tmp_path / "tok"
     assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "300", "--limit", "100KB", "--workers", "1",
                  "--quiet", "--out", str(tok)]) == 0
-    big = write_letter_runs(tmp_path / "big.txt", runs=24, run_bytes=512 * 1024)  # long words: slow chunks
+    big = write_letter_runs(tmp_path / "big.txt", runs=64, run_bytes=512 * 1024)  # long words: seconds of chunks
     out = tmp_path / "ids.npy"
 
     def writing(proc) -> bool:
