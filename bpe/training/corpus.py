@@ -407,7 +407,9 @@ def _parquet_pieces(source: Source, column: str) -> Iterator[tuple[str, tuple, i
             raise BPEError(f"{source.location}: no column {column!r} (its columns: {names}); name the text's "
                            "column with --text-column")
         kind = schema.field(column).type
-        if not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind)
+        # A column of type null is what an empty shard's writer often leaves: no rows, or only nulls (refused
+        # at the first row below).
+        if not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind) or pyarrow.types.is_null(kind)
                 or getattr(pyarrow.types, "is_string_view", lambda _: False)(kind)):
             raise BPEError(f"{source.location}: column {column!r} holds {kind}, not strings")
         row, told, groups = 0, 0, table.num_row_groups

@@ -287,16 +287,17 @@ def test_train_bench_and_encode_take_a_corpus_on_the_command_line(tmp_path, tiny
     documents = tiny.split(EOT)
     for i in range(2):
         pq.write_table(pa.table({"body": documents[i::2]}), shards / f"part-{i}.parquet")
+    pq.write_table(pa.table({"body": []}), shards / "part-2.parquet")  # an empty shard: its column's type is null
     # the shards hold the documents in another order: the same counts, so the same merges
     assert main(["train", "--data", str(shards / "*.parquet"), "--text-column", "body", "--vocab-size", "300",
                  "--variant", "v6", "--out", str(tmp_path / "tok"), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "bpe-lab train: v6 on shards (" in out and "2 file(s), counted as they are read" in out
+    assert "bpe-lab train: v6 on shards (" in out and "3 file(s), counted as they are read" in out
     assert (tmp_path / "tok" / "merges.txt").read_text() == _merges_file(tmp_path, tmp_path / "corpus.txt")
     assert main(["bench", "--data", str(shards), "--text-column", "body", "--vocab-size", "300", "--variant", "v2",
                  "--repeat", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "2 files (" in out and "written as one text file of" in out and "identical" in out
+    assert "3 files (" in out and "written as one text file of" in out and "identical" in out
     assert main(["encode", "--tokenizer", str(tmp_path / "tok"), "--data", str(shards / "part-0.parquet"),
                  "--text-column", "body", "--out", str(tmp_path / "ids.npy")]) == 0
     assert f"encoded {shards / 'part-0.parquet'}:" in capsys.readouterr().out
