@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -66,13 +67,17 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
         # Started with the stop signals held: a Ctrl-C that came while start() waits for a thread would
         # leave a thread begun but not yet joinable; it interrupts once every thread is up.  (The threads
         # inherit the blocked mask, so the kernel hands those signals to this thread alone.)
+        # The mask does not hold Python's own handler, which runs in this thread whichever thread the kernel
+        # chose (a caller's timer thread, say): so each thread is listed before its start(), and the
+        # clean-up below joins whichever of them did start.
         with stop_signals_held():
             for worker in workers:
+                started.append(worker)
                 try:
                     worker.start()
                 except RuntimeError as exc:  # the system refused it: no room for its stack, or no thread left
+                    started.pop()
                     raise BPEError(_no_thread(len(started), len(workers), exc)) from None
-                started.append(worker)
         running = len(workers)
         while running:
             i = ended.get()
@@ -83,13 +88,25 @@ def run_threads(work: Callable[[int, Item], Result], items: Sequence[Item], *, t
     except BaseException:  # Ctrl-C (or SIGTERM made one) in this thread: the threads stop, then it goes on
         stop()
         for worker in started:
-            worker.join()
+            _join_if_started(worker)
         raise
     for worker in workers:
         worker.join()
     if failures:
         raise failures[min(failures)]
     return results
+
+
+def _join_if_started(worker: threading.Thread) -> None:
+    """Join ``worker`` if it was started, also where an interrupt cut its ``start()`` short: a thread the
+    system launched is listed by ``threading.enumerate()`` until it ends, and ``join()`` refuses it only
+    until it has told ``start()`` that it runs.  One never launched is not listed: nothing to join."""
+    while worker in threading.enumerate():
+        try:
+            worker.join()
+            return
+        except RuntimeError:  # launched, not yet running: it is a moment away
+            time.sleep(0.001)
 
 
 def _no_thread(started: int, wanted: int, exc: BaseException) -> str:

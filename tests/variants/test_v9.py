@@ -253,6 +253,31 @@ def test_a_thread_the_system_refuses_is_one_line_and_the_others_are_joined(monke
     assert stops == [1] and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
 
 
+@pytest.mark.parametrize("where", ["after start", "before start"])
+def test_an_interrupt_as_a_thread_starts_leaves_no_thread(monkeypatch, where):
+    """Python's handler runs in this thread whichever thread the kernel chose (the stop signals held here do
+    not hold it), so a Ctrl-C can land as ``start()`` returns or before it: every thread that started is
+    stopped and joined, and one never started is not waited for."""
+    real_start, stops = threading.Thread.start, []
+    release = threading.Event()
+
+    def interrupted(self):
+        if self.name == "bpe-thread-1":
+            if where == "after start":
+                real_start(self)
+            raise KeyboardInterrupt
+        real_start(self)
+
+    def work(thread, item):
+        release.wait()  # the threads run until the stop
+        return item
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_threads(work, range(6), threads=2, stop=lambda: (stops.append(1), release.set()))
+    assert stops == [1] and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+
+
 @pytest.mark.parametrize("text", [b"word " * 100_000, b"a short document<|endoftext|>" * 10_000],
                          ids=["one long piece", "short documents"])
 def test_a_stop_ends_a_count_under_way(text):
