@@ -80,11 +80,13 @@ def check_cluster(cluster, corpus: Corpus, limit: int | None) -> None:
 
 
 #: What a local cluster's own process runs: a LocalCluster, its address on stdout, then a wait for stdin to
-#: close (the training process closes it when done, or dies and the system closes it).
+#: close (the training process closes it when done, or dies and the system closes it).  Its workers keep
+#: their lock files in the folder given, not in Dask's default (``$TMPDIR/dask-scratch-space``, left behind).
 _LOCAL_CLUSTER = """
 import sys
 from distributed import LocalCluster
-with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, dashboard_address=None) as c:
+with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, dashboard_address=None,
+                  local_directory=sys.argv[2]) as c:
     print(c.scheduler_address, flush=True)
     sys.stdin.read()
 """
@@ -96,7 +98,8 @@ def local_cluster(workers: int | None = None, env: dict[str, str] | None = None)
     its scheduler's address.  It runs in a process of its own, in a session of its own: the caller's
     process is left as it was found (a LocalCluster started in it leaves multiprocessing's resource
     tracker behind as its child), and a Ctrl-C at the terminal reaches the training process alone, which
-    closes the cluster on its way out.  ``env``: more environment for the cluster's processes."""
+    closes the cluster on its way out.  Its scratch folder is a temporary one, removed after it.
+    ``env``: more environment for the cluster's processes."""
     import signal
     import subprocess
     import sys
@@ -104,10 +107,11 @@ def local_cluster(workers: int | None = None, env: dict[str, str] | None = None)
 
     distributed()
     workers = workers or os.cpu_count() or 1
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen([sys.executable, "-c", _LOCAL_CLUSTER, str(workers)], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
-                                   env={**os.environ, **(env or {})})
+    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="bpe-dask-") as scratch:
+        process = subprocess.Popen([sys.executable, "-c", _LOCAL_CLUSTER, str(workers), scratch],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                   start_new_session=True,
+                                   env={**os.environ, "DASK_TEMPORARY_DIRECTORY": scratch, **(env or {})})
         try:
             address = process.stdout.readline().strip()
             if not address:

@@ -164,12 +164,18 @@ def test_a_cluster_takes_files_and_says_so_in_one_line(client, books):
         train_bpe(books / "shards", 300, [EOT], cluster=3)
 
 
-def test_a_local_cluster_leaves_no_process_behind(books):
-    """``--cluster local`` starts a LocalCluster for the run, in a process of its own, and ends it."""
+def test_a_local_cluster_leaves_no_process_or_file_behind(books, tmp_path, monkeypatch):
+    """``--cluster local`` starts a LocalCluster for the run, in a process of its own, and ends it; its
+    workers' scratch folder (Dask's default: ``$TMPDIR/dask-scratch-space``) goes with it."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
     before = set(live_processes(parent=os.getpid()))
     expected = train_bpe(books / "shards", 300, [EOT], variant="v9")
     assert train_bpe(books / "shards", 300, [EOT], variant="v9", cluster="local") == expected
     assert set(live_processes(parent=os.getpid())) == before
+    assert sorted(p.name for p in temp.iterdir()) == []
 
 
 def test_without_dask_cluster_says_what_to_install(tmp_path):
