@@ -69,7 +69,7 @@ help:
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
 	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS; RUNG=v8: v8 without each trick, docs/v8-ablation.json)"
 	@echo "  make walkthrough  the class page: one HTML page stepping through corpus-en's merges at vocab 400, each rung's work counted, in seconds (FULL=1: DATA's at its vocab, minutes; DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
-	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m bpe figures checks them)"
+	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m tools.figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
 	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
@@ -111,7 +111,7 @@ test-all: $(VENV)/.installed $(VENV)/.browser test-debug
 	@echo "running every test, the slow ones too (several times as long as make test; one dot per test)"
 	$(PY) -u -m pytest -q
 
-# The compiled rungs' tests against a debug build of them (bpe/lab/builds.py, docs/reliability.md): Cython's
+# The compiled rungs' tests against a debug build of them (tools/builds.py, docs/reliability.md): Cython's
 # bounds checks and C asserts on, and AddressSanitizer watching the C arrays (ASAN=0: without it), built into
 # out/debug-build/; the rungs' own build in .venv is not touched. About 3 min on 2 cores, so make test-all
 # runs it and make test does not.
@@ -119,7 +119,7 @@ ASAN ?= 1
 DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/io/test_encode.py
 test-debug: $(VENV)/.installed
 	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
-	$(PY) -m bpe.lab.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
+	$(PY) -m tools.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
 
 # The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
 # peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
@@ -168,7 +168,7 @@ report: $(VENV)/.installed
 # and plot with PUBLISH=1 (from a clean tree), after which `make figures` rewrites the figures the pages quote from it.
 reproduce: $(VENV)/.installed
 	@echo "measuring each step of the articles (about 5 min on an idle 2-core machine; slow)"
-	$(PY) -m bpe reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
+	$(PY) -m tools.reproduce $(if $(PUBLISH),--publish) $(if $(QUICK),--quick) $(if $(WORKERS),--workers $(WORKERS))
 
 # v6 without each of its techniques, beside v5 and v6 (docs/v6.md, "What each technique buys"): rewrites
 # docs/v6-ablation.json, then `make figures`. Gutenberg-like text at vocab 10,000 (GUTENBERG: the data set
@@ -181,7 +181,7 @@ ABLATION_SAYS_v6 := v6 without each of its techniques (about 10 min on an idle 2
 ABLATION_SAYS_v8 := v8 without each of its tricks (about 3 min on 2 cores, its builds included; slow)
 ablation: $(VENV)/.installed
 	@echo "$(or $(ABLATION_SAYS_$(RUNG)),RUNG is v6 or v8, not $(RUNG))"
-	$(PY) -m bpe ablation $(if $(filter-out v6,$(RUNG)),--rung $(RUNG)) --data $(GUTENBERG) --vocab-size 10000 \
+	$(PY) -m tools.ablation $(if $(filter-out v6,$(RUNG)),--rung $(RUNG)) --data $(GUTENBERG) --vocab-size 10000 \
 		--data webtext-synth-20MB --vocab-size 32000 --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) \
 		--json $(or $(JSON),docs/$(RUNG)-ablation.json)
 
@@ -199,7 +199,7 @@ walkthrough: $(VENV)/.installed
 	@$(WALKTHROUGH_CMD)
 
 figures: $(VENV)/.installed
-	$(PY) -m bpe figures --update
+	$(PY) -m tools.figures --update
 
 # The equivalence property tests with FUZZ_SCALE times as many generated corpora as CI runs.
 fuzz: $(VENV)/.installed

@@ -12,110 +12,20 @@ import argparse
 import sys
 
 from bpe import defaults
+from bpe.arguments import (add_errors, add_json, add_output, add_text_column, add_training_args, add_workers,
+                           check_workers, describe, show_progress, special_tokens, vocab_size)
+from bpe.console import console, exit_with, failure, tell
+from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
-
-
-def _int_or_auto(value: str) -> int | str:
-    if value == "auto" or value.strip().lstrip("-").isdigit():
-        return value if value == "auto" else int(value)
-    raise argparse.ArgumentTypeError(f"a number of processes or auto, got {value!r}")
-
-
-def _add_workers(p: argparse.ArgumentParser, what: str = "pre-tokenization", *, bench: bool = False) -> None:
-    if not bench:
-        p.add_argument("--workers", type=int, default=None, help=f"{what} processes (default: CPU count)")
-        return
-    p.add_argument("--workers", type=_int_or_auto, default=None, metavar="N|auto",
-                   help=f"{what} processes of every run (default: the CPU count for several variants; for one, "
-                        "or with auto, each run chooses from the cores free as it starts)")
-
-
-def _add_json(p: argparse.ArgumentParser, what: str = "every figure") -> None:
-    p.add_argument("--json", default=None, metavar="OUT", help=f"write {what} as JSON to OUT")
-
-
-def _add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: str) -> None:
-    """``--out``/``--out-dir`` and ``--publish`` (:func:`bpe.lab.measure.publish.output_path`)."""
-    p.add_argument(flag, default=None, metavar="DIR" if flag == "--out-dir" else "FILE.json",
-                   help=f"where the result goes (default {default}; {committed} with --publish)")
-    p.add_argument("--publish", action="store_true", help=f"write the committed {committed} (refused from a tree "
-                                                          "with uncommitted changes; docs/ and profiles/ do not count)")
-
-
-def _add_text_column(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--text-column", default="text", metavar="COL",
-                   help="where --data's JSON lines or Parquet files hold the text (default: text)")
-
-
-def _add_errors(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                   help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
-
-
-def _add_training_args(p: argparse.ArgumentParser, *, guarded: bool = True, shows_progress: bool = True,
-                       bench: bool = False) -> None:
-    p.add_argument("--data", default=None, help=f"data set name or file path (default: {defaults.DATASET})")
-    p.add_argument("--vocab-size", default=None, metavar="N",
-                   help=f"default: the data set's ({defaults.VOCAB_SIZE:,} for TinyStories and the Gutenberg corpora, "
-                        f"{defaults.WEB_VOCAB_SIZE:,} for OpenWebText; {defaults.VOCAB_SIZE:,} for a file path); "
-                        "10k and 32,000 are read too")
-    p.add_argument("--special", action="append", default=None, metavar="TOKEN",
-                   help=f"special token (repeatable; default {defaults.SPECIAL_TOKEN}); for none use --no-special")
-    p.add_argument("--no-special", action="store_true", help="train without special tokens")
-    _add_workers(p, bench=bench)
-    p.add_argument("--limit", default=None, metavar="SIZE",
-                   help="train on the first SIZE bytes (e.g. 50MB), extended to the next document boundary")
-    if not shows_progress:
-        return
-    shown = p.add_mutually_exclusive_group()
-    shown.add_argument("--quiet", action="store_true", help="no progress display (default: shown on a terminal)")
-    shown.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
-    if guarded:
-        p.add_argument("--force", action="store_true",
-                       help="run even when the cost estimate says it would take very long")
-
-
-def _special_tokens(args) -> list[str]:
-    if args.no_special:
-        if args.special:
-            raise BPEError(f"--no-special and --special {args.special[0]!r} contradict each other; give one")
-        return []
-    if args.special is not None and "" in args.special:
-        raise BPEError("--special '': special tokens must not be empty (for none, give --no-special)")
-    return args.special if args.special is not None else list(defaults.SPECIAL_TOKENS)
-
-
-def _vocab_size(args) -> int:  # resolved once, so every header shows the real value
-    from bpe.data.datasets import default_vocab_size
-    from bpe.training.sizes import parse_count
-
-    if args.vocab_size is None:
-        args.vocab_size = default_vocab_size(args.data)
-    args.vocab_size = parse_count(args.vocab_size, "--vocab-size")
-    return args.vocab_size
-
-
-def _check_workers(args) -> None:
-    """``--workers`` checked as training checks it, for every command that takes it: some run with ``workers or
-    the CPU count``, where a 0 would pass unsaid."""
-    if isinstance(getattr(args, "workers", None), int):
-        from bpe.training.train import check_workers
-
-        check_workers(args.workers)
-
-
-def _show_progress(args) -> bool:
-    from bpe.training.progress import wants_progress
-
-    return getattr(args, "progress", False) or wants_progress(args.quiet)
+from bpe.interface import typed, typed_options
 
 
 def cmd_train(args) -> int:
     from bpe.train_command import TrainSettings, run_train
 
-    run_train(TrainSettings(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers,
+    run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            _show_progress(args), args.text_column, args.cluster, args.min_count))
+                            show_progress(args), args.text_column, args.cluster, args.min_count))
     return 0
 
 
@@ -123,7 +33,7 @@ def cmd_data(args) -> int:
     from bpe.data.download import get_dataset, print_datasets
 
     if args.data_command == "get":
-        get_dataset(args.name, args.size, progress=_show_progress(args))
+        get_dataset(args.name, args.size, progress=show_progress(args))
     else:
         print_datasets()
     return 0
@@ -134,9 +44,9 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
     from bpe.lab.measure.busy import parse_busy
 
     busy, load = parse_busy(getattr(args, "busy", 0))
-    return BenchSettings(variants=args.variant, data=args.data, vocab_size=_vocab_size(args), repeat=args.repeat,
-                         special_tokens=_special_tokens(args), workers=args.workers, peers=args.peers,
-                         force=args.force, progress=_show_progress(args), limit=getattr(args, "limit", None),
+    return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size(args), repeat=args.repeat,
+                         special_tokens=special_tokens(args), workers=args.workers, peers=args.peers,
+                         force=args.force, progress=show_progress(args), limit=getattr(args, "limit", None),
                          busy=busy, load=load, json_out=getattr(args, "json", None),
                          text_column=getattr(args, "text_column", "text"))
 
@@ -151,7 +61,7 @@ def cmd_bench(args) -> int:
 def cmd_trace(args) -> int:
     from bpe.lab.teach.trace import run_trace
 
-    run_trace(args.variant, args.text, args.words, args.merges, args.top, _special_tokens(args),
+    run_trace(args.variant, args.text, args.words, args.merges, args.top, special_tokens(args),
               pretokenize=args.pretokenize, encode=args.encode)
     return 0
 
@@ -162,7 +72,7 @@ def cmd_walkthrough(args) -> int:
 
     if args.data is None:  # the class page
         args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB
-    run_walkthrough(WalkthroughSettings(args.data, _vocab_size(args), _special_tokens(args), args.out,
+    run_walkthrough(WalkthroughSettings(args.data, vocab_size(args), special_tokens(args), args.out,
                                         parse_rungs(args.variant), args.bench, args.text, args.budget))
     return 0
 
@@ -189,24 +99,16 @@ def cmd_profile(args) -> int:
     elif args.summarize is not None:
         print(summarize_file(args.summarize, args.top), end="")
     else:
-        run_profile(args.variant, args.data, _vocab_size(args), _special_tokens(args), args.workers, args.out_dir,
-                    args.top, publish=args.publish, force=args.force, progress=_show_progress(args))
+        run_profile(args.variant, args.data, vocab_size(args), special_tokens(args), args.workers, args.out_dir,
+                    args.top, publish=args.publish, force=args.force, progress=show_progress(args))
     return 0
 
 
 def cmd_estimate(args) -> int:
     from bpe.lab.measure.estimate_command import run_estimate
 
-    run_estimate(args.data, args.variant, _vocab_size(args), _special_tokens(args), args.workers, args.limit,
+    run_estimate(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers, args.limit,
                  args.size, args.json, args.memory)
-    return 0
-
-
-def cmd_merge_cost(args) -> int:
-    from bpe.lab.dev.merge_cost import run_merge_cost
-
-    run_merge_cost(args.candidates, args.data, _vocab_size(args), _special_tokens(args), args.repeat, args.workers,
-                   count_instructions=args.instructions, limit=args.limit, progress=_show_progress(args))
     return 0
 
 
@@ -236,76 +138,16 @@ def cmd_encode(args) -> int:
     return 0
 
 
-def cmd_figures(args) -> int:
-    from bpe.lab.dev.figures import run_figures
-
-    return run_figures(args.pages, args.update)
-
-
-def cmd_reproduce(args) -> int:
-    from bpe.lab.measure.publish import output_path
-    from bpe.lab.measure.reproduce import DEFAULT_OUT, PUBLISHED_OUT, run_reproduce
-
-    if args.publish and (args.quick or args.repeat):
-        raise BPEError("--publish writes the committed result: it takes the full plan, without --quick or --repeat")
-    out = output_path(args.out, DEFAULT_OUT, PUBLISHED_OUT, args.publish, "python -m bpe reproduce --publish")
-    run_reproduce(out, quick=args.quick, repeat=args.repeat, workers=args.workers)
-    return 0
-
-
-def _add_reproduce_parser(sub) -> None:
-    rep = sub.add_parser("reproduce", help="measure each optimization step of the article series on the ladder "
-                                           "(TinyStories-like and web-like text; docs/articles.md)")
-    rep.add_argument("--quick", action="store_true", help="the same plan on tiny inputs, in seconds (ratios mean nothing)")
-    rep.add_argument("--repeat", type=int, default=None, help="runs per rung, interleaved (default 3; 1 with --quick)")
-    _add_workers(rep)
-    _add_output(rep, "--out", "out/articles-bench.json", "docs/articles-bench.json")
-    rep.set_defaults(func=cmd_reproduce)
-
-
-def cmd_ablation(args) -> int:
-    from bpe.lab.measure.ablation import run_ablation
-
-    run_ablation(args.data, args.vocab_size, args.repeat, args.workers, args.limit, args.json, rung=args.rung)
-    return 0
-
-
-def _add_ablation_parser(sub) -> None:
-    ab = sub.add_parser("ablation", help="v6 (or v8) without each of its techniques in turn, beside the rung "
-                                         "(docs/v6.md, docs/v8.md; bpe/lab/measure/ablation/)")
-    ab.add_argument("--rung", choices=("v6", "v8"), default="v6",
-                    help="v6: v6 without each technique, beside v5 and v6, compared on the total; v8: v8 without "
-                         "each trick, each built once into out/v8-ablation/, compared on the merge phase "
-                         "(default v6)")
-    ab.add_argument("--data", action="append", default=None,
-                    help="data set name or file path; repeat for several regimes, each with its --vocab-size "
-                         "(default: gutenberg-books at 10,000 and webtext-synth-20MB at 32,000)")
-    ab.add_argument("--vocab-size", action="append", default=None, metavar="N",
-                    help="one per --data, or one for all (default: each data set's own)")
-    ab.add_argument("--repeat", type=int, default=3, help="runs per row, the rows taking turns (default 3)")
-    _add_workers(ab)
-    ab.add_argument("--limit", default=None, metavar="SIZE", help="train on the first SIZE bytes of each data set")
-    _add_json(ab)
-    ab.set_defaults(func=cmd_ablation)
-
-
-def _add_figures_parser(sub) -> None:
-    fig = sub.add_parser("figures", help="check the figures the pages quote against the committed result files")
-    fig.add_argument("pages", nargs="*", help="pages to check (default: README.md, docs/, profiles/README.md)")
-    fig.add_argument("--update", action="store_true", help="rewrite every quoted figure from its result file")
-    fig.set_defaults(func=cmd_figures)
-
-
 def _add_encode_parser(sub) -> None:
     encode = sub.add_parser("encode", help="encode a text file into a .npy of token ids (uint16 when the vocab fits)")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help="a tokenizer saved by train --out DIR")
     encode.add_argument("--data", required=True, help="data set name or file path (or a directory, glob or URL of "
                                                       "text, JSON lines or Parquet: its documents, each followed by "
                                                       "the first special token)")
-    _add_text_column(encode)
+    add_text_column(encode)
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
-    _add_workers(encode, "encoding threads (compiled encoder) or")
-    _add_errors(encode)
+    add_workers(encode, "encoding threads (compiled encoder) or")
+    add_errors(encode)
     encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
                         help="text per task (default 1MiB); memory grows with it, not with the file")
     encode.add_argument("--encoder", choices=["compiled", "python"], default=None,
@@ -317,22 +159,10 @@ def _add_encode_parser(sub) -> None:
     encode.set_defaults(func=cmd_encode)
 
 
-def _add_merge_cost_parser(sub) -> None:
-    cost = sub.add_parser("merge-cost", help="compare merge algorithms alone (build + merges) on the same "
-                                             "pre-token counts, for tuning")
-    cost.add_argument("candidates", nargs="+", metavar="CANDIDATE",
-                      help="a variant name (v6) or the path of a file that defines Merger")
-    _add_training_args(cost, guarded=False)
-    cost.add_argument("--repeat", type=int, default=5, help="runs per candidate, taking turns (default 5)")
-    cost.add_argument("--instructions", action="store_true",
-                      help="also count each candidate's instructions once under valgrind (deterministic)")
-    cost.set_defaults(func=cmd_merge_cost)
-
-
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write out/report/report.md with plots "
                                            "(--publish: docs/)")
-    _add_training_args(report)
+    add_training_args(report)
     report.add_argument("--reduced-vocab-size", type=int, default=2_000,
                         help="second table's vocab, for variants too slow at the main vocab (default 2000)")
     report.add_argument("--v1-vocab-size", type=int, default=300,
@@ -341,7 +171,7 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/measure/peers.py, with v6)")
-    _add_output(report, "--out-dir", "out/report/", "report in docs/")
+    add_output(report, "--out-dir", "out/report/", "report in docs/")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
@@ -352,8 +182,8 @@ def _add_profile_parser(sub) -> None:
     profile = sub.add_parser("profile", help="profile one variant's training under scalene; write "
                                              "out/profiles/<variant>-<data>-<vocab>.{json,md} (--publish: profiles/)")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
-    _add_training_args(profile)
-    _add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")
+    add_training_args(profile)
+    add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")
@@ -364,7 +194,8 @@ def _add_profile_parser(sub) -> None:
 
 def _add_trace_parser(sub) -> None:
     trace = sub.add_parser("trace", help="print each merge of a small example, one at a time (teaching)")
-    trace.add_argument("--variant", default=None, help="v1..vN, or your own file defining Merger (default: the fastest)")
+    trace.add_argument("--variant", default=None,
+                       help="v1..vN, or your own file defining Merger (default: the fastest)")
     shown = trace.add_mutually_exclusive_group()
     shown.add_argument("--pretokenize", action="store_true",
                        help="trace how --text is cut: special tokens, then each pre-token and the rule that matched")
@@ -384,8 +215,8 @@ def _add_trace_parser(sub) -> None:
 
 
 def _add_walkthrough_parser(sub) -> None:
-    page = sub.add_parser("walkthrough", help="write one self-contained HTML page that goes through the merges one by one "
-                                              "and counts each rung's work (teaching, on a projector)")
+    page = sub.add_parser("walkthrough", help="write one self-contained HTML page that goes through the merges one "
+                                              "by one and counts each rung's work (teaching, on a projector)")
     page.add_argument("--data", default=None, help="data set name or file path (default: corpus-en, the CS336 "
                                                    "test corpus, at vocab 400: the class page, in seconds; "
                                                    f"{defaults.DATASET} takes minutes)")
@@ -397,10 +228,12 @@ def _add_walkthrough_parser(sub) -> None:
     page.add_argument("--variant", action="append", default=None, metavar="V",
                       help="rungs whose work is counted: a comma list of v1..v6, or all (default: v1-v6)")
     page.add_argument("--bench", default=None, metavar="JSON",
-                      help="a bench or report JSON whose stage times the summary shows (default docs/report-bench.json)")
+                      help="a bench or report JSON whose stage times the summary shows "
+                           "(default docs/report-bench.json)")
     page.add_argument("--text", default=None, help="the text the pre-tokenization view cuts (default: a sample)")
     page.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
-                      help="count each rung for at most this long; a slower one is counted for the merges it made (default 60)")
+                      help="count each rung for at most this long; a slower one is counted for the merges it made "
+                           "(default 60)")
     page.add_argument("--out", required=True, metavar="PAGE.html", help="the page to write")
     page.set_defaults(func=cmd_walkthrough)
 
@@ -413,13 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train a tokenizer on a data set or text file and print its stage times "
                                          "(--out DIR saves it)")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
-    _add_training_args(train)
-    _add_errors(train)
+    add_training_args(train)
+    add_errors(train)
     train.add_argument("--out", default=None, metavar="DIR",
                        help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
                        help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
-    _add_text_column(train)
+    add_text_column(train)
     train.add_argument("--cluster", default=None, metavar="ADDRESS",
                        help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
                             "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
@@ -433,10 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
                             "module:function), or a comma list of these; repeatable (default: the fastest). "
                             "Exit status 1 if a run fails or its merges differ from the reference")
-    _add_training_args(bench, bench=True)
+    add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
-    _add_text_column(bench)
-    _add_json(bench)
+    add_text_column(bench)
+    add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
                        help="measure with N other processes each spinning on a core (a machine that is not idle); "
                             "N:bursty: each spins and sleeps in turns of a few milliseconds, as a browser does")
@@ -447,24 +280,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_parser(sub)
     _add_walkthrough_parser(sub)
     _add_report_parser(sub)
-    _add_merge_cost_parser(sub)
     _add_profile_parser(sub)
 
     estimate = sub.add_parser("estimate", help="estimate each variant's time and memory on some data, "
                                                "without training")
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
-    _add_training_args(estimate, guarded=False, shows_progress=False)
+    add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB); a data set "
                                "not downloaded (owt, tinystories) is estimated at its size from its stand-in")
     estimate.add_argument("--memory", default=None, metavar="SIZE",
                           help="say which variants fit in SIZE of memory (e.g. 64GB), and with how many workers")
-    _add_json(estimate, "the estimates")
+    add_json(estimate, "the estimates")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
-    _add_figures_parser(sub)
-    _add_ablation_parser(sub)
-    _add_reproduce_parser(sub)
 
     data = sub.add_parser("data", help="list the data sets, download one")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -478,26 +307,14 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("--quiet", action="store_true", help="no progress bar")
     data.set_defaults(func=cmd_data)
     for subparsers in (sub, data_sub):
-        _describe(subparsers)
+        describe(subparsers)
     return parser
-
-
-def _describe(subparsers) -> None:
-    """Each subcommand's own ``--help`` opens with the line the list of commands gives it (argparse shows a
-    subcommand's ``help`` in that list only)."""
-    for listed in subparsers._choices_actions:
-        command = subparsers.choices[listed.dest]
-        command.description = command.description or listed.help
 
 
 _debugging = [False]  # whether the last main() was given --debug (run() then lets its traceback out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bpe.console import console, failure, tell
-    from bpe.dependencies import dependency_problem
-    from bpe.interface import typed, typed_options
-
     problem = dependency_problem()
     if problem:  # before anything imports them: one line, not an import traceback
         print(f"bpe: error: {problem}", file=sys.stderr)
@@ -509,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     options = typed_options(argv[argv.index(args.command) + 1:], vars(args))
     with console(), typed(args.command, options):
         try:
-            _check_workers(args)
+            check_workers(args)
             return args.func(args)
         except (BPEError, KeyboardInterrupt, MemoryError, OSError) as exc:
             if args.debug:
@@ -521,32 +338,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``bpe`` command and ``python -m bpe``: :func:`main` on this process's arguments, then exit with its
-    status.
-
-    main leaves the stop signals as it found them: here, Python's defaults.  The run has ended and said so
-    by then, and this process only exits: a signal in that last moment (the third Ctrl-C of an impatient
-    user) must not add a traceback, nor one during the exit change the status.  Nothing is started from
-    here on, so no child inherits the ignored signals.
-    """
-    import signal
-
-    from bpe.errors import STOP_SIGNALS
-
-    status = None
-    while True:  # until the stop signals are ignored: one may still land between any two lines here
-        try:
-            if status is None:
-                status = main()
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, signal.SIG_IGN)
-            break
-        except KeyboardInterrupt as exc:
-            if status is None:  # came after main's own handling ended (or --debug let it out)
-                if _debugging[0]:
-                    raise
-                status = 128 + getattr(exc, "signum", signal.SIGINT)
-            # else: the run had ended with its status, which stands; the dispositions are set again
-    sys.exit(status)
+    status (:func:`bpe.console.exit_with`: no traceback from a signal in that last moment)."""
+    exit_with(main, lambda: _debugging[0])
 
 
 if __name__ == "__main__":

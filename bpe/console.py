@@ -8,7 +8,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import NoReturn
 
 from bpe.errors import STOP_SIGNALS, InterruptOnce, Terminated
 
@@ -115,3 +117,29 @@ def failure(exc: BaseException) -> tuple[str, int]:
     # OSError: the environment failed us mid-run (disk full, file vanished): still one line
     where = f": {exc.filename}" if exc.filename else ""
     return f"bpe: error: {exc.strerror or exc}{where}", 2
+
+
+def exit_with(main: Callable[[], int], debugging: Callable[[], bool]) -> NoReturn:
+    """``main()``, then exit with its status.
+
+    main leaves the stop signals as it found them: here, Python's defaults.  The run has ended and said so
+    by then, and this process only exits: a signal in that last moment (the third Ctrl-C of an impatient
+    user) must not add a traceback, nor one during the exit change the status.  Nothing is started from
+    here on, so no child inherits the ignored signals.  ``debugging()``: whether main was given ``--debug``
+    (an interrupt that came after its own handling then shows its traceback).
+    """
+    status = None
+    while True:  # until the stop signals are ignored: one may still land between any two lines here
+        try:
+            if status is None:
+                status = main()
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt as exc:
+            if status is None:  # came after main's own handling ended (or --debug let it out)
+                if debugging():
+                    raise
+                status = 128 + getattr(exc, "signum", signal.SIGINT)
+            # else: the run had ended with its status, which stands; the dispositions are set again
+    sys.exit(status)

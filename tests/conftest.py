@@ -20,10 +20,10 @@ import pytest
 
 from bpe.io.byte_unicode import decode_token
 
-# `make test-debug`: a debug build of the compiled modules (bpe/lab/builds.py) stands in for the rungs'
+# `make test-debug`: a debug build of the compiled modules (tools/builds.py) stands in for the rungs'
 # own in this process, put first on bpe.variants' path before any test imports them.
 if os.environ.get("BPE_COMPILED_FROM"):
-    from bpe.lab.builds import use_compiled_from
+    from tools.builds import use_compiled_from
 
     use_compiled_from(os.environ["BPE_COMPILED_FROM"])
 
@@ -340,7 +340,7 @@ def interrupt(argv, *, times: int, env: dict[str, str] | None = None, ready=work
 
 #: The source folders of the installed packages: ``variants/`` installs as ``bpe.variants``
 #: (pyproject.toml's package-dir).
-SOURCE_FOLDERS = {"bpe": REPO_ROOT / "bpe", "bpe.variants": REPO_ROOT / "variants"}
+SOURCE_FOLDERS = {"bpe": REPO_ROOT / "bpe", "bpe.variants": REPO_ROOT / "variants", "tools": REPO_ROOT / "tools"}
 
 
 def project_modules() -> dict[str, Path]:

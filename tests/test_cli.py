@@ -134,9 +134,6 @@ WORKERS_FIX = "(or omit it for the default: the CPU count, or the cores free as 
 
 @pytest.mark.parametrize("argv, line", [
     (["train", "--data", "corpus-en", "--workers", "0"], f"--workers must be at least 1, got 0 {WORKERS_FIX}"),
-    # reproduce (and report) took a 0 as no count at all, and ran
-    (["reproduce", "--quick", "--workers", "-1", "--out", "{tmp}/r.json"],
-     f"--workers must be at least 1, got -1 {WORKERS_FIX}"),
     (["train", "--data", "corpus-en", "--vocab-size", "100"],
      "--vocab-size 100 is too small: it must be at least 257 (256 byte tokens + 1 special token(s))"),
     (["train", "--data", "corpus-en", "--limit", "0"], "--limit must be at least 1 byte, got '0'"),

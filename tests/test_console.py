@@ -35,9 +35,9 @@ EOT = "<|endoftext|>"
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 
 #: The smallest command line of every subcommand (a new subcommand must be added here).
-ARGV = {"train": [], "bench": [], "trace": [], "report": [], "merge-cost": ["v6"], "profile": [], "estimate": [],
-        "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "figures": [], "ablation": [],
-        "reproduce": [], "data": ["list"], "walkthrough": ["--out", "o.html"]}
+ARGV = {"train": [], "bench": [], "trace": [], "report": [], "profile": [], "estimate": [],
+        "encode": ["--tokenizer", "t", "--data", "d", "--out", "o.npy"], "data": ["list"],
+        "walkthrough": ["--out", "o.html"]}
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 /* v8's two tricks on top of v6's algorithm (variants/_v8_merge.pyx), each a switch that is on unless the
    build turns it off with -DV8_<TRICK>=0.  The rung is built with both on.  The ablation
-   (bpe/lab/measure/ablation/v8/) builds v8's merge again, once per trick with that one off, into out/,
+   (tools/ablation/v8/) builds v8's merge again, once per trick with that one off, into out/,
    and times the builds side by side.  Each switch is a constant the C compiler sees, so the code it
    guards is kept or dropped when v8 is compiled: the rung's own build tests no switch while it runs. */
 #ifndef BPE_V8_TRICKS_H

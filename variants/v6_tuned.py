@@ -6,7 +6,7 @@ each choice was kept only because it measured faster.
 
 The techniques, one section each, in the order the file shows them (the last two inside ``Merger``).
 Each one that can be turned off is a name a subclass or a candidate file can swap, and
-``bpe/lab/measure/ablation/`` runs v6 without each in turn (docs/v6.md, "What each technique buys"):
+``tools/ablation/`` runs v6 without each in turn (docs/v6.md, "What each technique buys"):
 
 * **The fast pre-tokenizer** (``count_pretokens``, ``bpe/training/pretokenize_fast.py``): v3's pool
   counts with an ASCII twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words
@@ -33,7 +33,7 @@ O(log H) per heap push/pop; the lazy index lists at most one entry per pair gain
 are bounded by the visits that made them.
 
 Measured: v6 against v5 and the Rust trainers, how each choice was measured, kept or dropped
-(``python -m bpe merge-cost``), and what each technique buys (``python -m bpe ablation``):
+(``python -m tools.merge_cost``), and what each technique buys (``python -m tools.ablation``):
 docs/v6.md.
 
 Walkthrough: docs/v6.md.

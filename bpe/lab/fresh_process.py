@@ -53,7 +53,7 @@ PROGRESS_FD_ENV = "BPE_LAB_PROGRESS_FD"
 def run_json_child(code: str, settings: dict, prefix: Sequence[str] = (), progress: bool = False,
                    **extra_env: str) -> ChildRun:
     """``python -c code`` with ``settings`` as JSON on stdin (:func:`start_child`); ``prefix`` runs it under
-    another program (``bpe merge-cost --instructions``: valgrind).  The child's stderr is captured for its
+    another program (``python -m tools.merge_cost --instructions``: valgrind).  The child's stderr is captured for its
     errors, so with ``progress`` it gets this process's stderr under another number (:func:`progress_stream`)."""
     progress_fd = None
     try:

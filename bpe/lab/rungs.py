@@ -2,7 +2,7 @@
 
 A row holds the rung's cost model (the constants ``bpe estimate`` and the bench's refusal of a long run
 use), how ``bpe trace`` reads its state where it does not keep v2's structures, how the walkthrough
-counts its work, and its role in the article series (what ``bpe reproduce`` measures it as).  The hooks
+counts its work, and its role in the article series (what ``python -m tools.reproduce`` measures it as).  The hooks
 are named as ``module:function`` and imported when used: the tools that use them import this table,
 so a row holding them directly would be a cycle.  A rung with no row is an error that says so
 (:func:`rung_row`), never another rung's model.  A trainer of your own has no row: it is estimated
@@ -50,7 +50,7 @@ class Rung:
     trace`` (``None``: v2's structures, read as they are); ``counted``: what the walkthrough counts of
     its work, in the order shown (empty: not counted); ``counter``: ``module:function`` building its
     counting ``Merger`` from a tally (``None`` with metrics: v2's structures, counted); ``role``: the
-    step of the article series it stands for in ``bpe reproduce``."""
+    step of the article series it stands for in ``python -m tools.reproduce``."""
 
     cost: CostModel
     trace_state: str | None
@@ -65,7 +65,7 @@ _V2_COUNTS = ("pairs scanned", "words visited", "pair counts written")
 _V8_COUNTS = ("stale pops", "words visited", "stale visits")
 
 # The cost models are fitted on one-worker CPU times, all timed in one sitting
-# (docs/estimate-calibration.json, python -m bpe.lab.dev.calibrate): each rung's constants scaled together,
+# (docs/estimate-calibration.json, python -m tools.calibrate): each rung's constants scaled together,
 # beside one pre-tokenizing rate, from a first fit on points timed on several days.  That fit set the ratios
 # between a rung's loops, which a day's speed does not move; the one sitting sets the scale, which it does.
 RUNGS: dict[str, Rung] = {

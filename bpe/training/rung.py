@@ -17,7 +17,7 @@ A rung module defines
   processes, and their ``close()`` stops them);
 * ``Merger``: the merge algorithm (:class:`Merger` below, driven by
   :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
-  a plain mapping of pre-token bytes to counts (``bpe trace``, ``bpe merge-cost`` and the tests pass
+  a plain mapping of pre-token bytes to counts (``bpe trace``, ``python -m tools.merge_cost`` and the tests pass
   one).  Besides its two methods it may define ``close()`` and ``summary()``, each optional (see
   :class:`Merger`).
 

@@ -9,7 +9,7 @@ import shlex
 import pytest
 
 from bpe.cli import main
-from bpe.lab.dev import figures
+from tools import figures
 from bpe.training.registry import VARIANTS, unavailable
 from conftest import REPO_ROOT
 
@@ -76,7 +76,7 @@ def test_lab_page_example_output_is_current(capsys):
 
 def test_every_quoted_figure_matches_its_result_file():
     problems = figures.check(figures.pages())
-    assert problems == [], "stale figures (python -m bpe figures --update):\n" + "\n".join(problems)
+    assert problems == [], "stale figures (python -m tools.figures --update):\n" + "\n".join(problems)
 
 
 def test_the_pages_quote_figures():
@@ -93,7 +93,7 @@ def test_the_pages_quote_figures():
 ])
 def test_committed_estimates_are_the_models_current_output(args, committed, tmp_path, monkeypatch, capsys):
     # The index quotes these files; the model is deterministic, so a changed model must re-make them
-    # (the command is on docs/index.md), and then `python -m bpe figures --update` the page.
+    # (the command is on docs/index.md), and then `python -m tools.figures --update` the page.
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     out = tmp_path / "estimates.json"
     assert main(["estimate", *args, "--json", str(out)]) == 0

@@ -108,7 +108,7 @@ def own_test_files(module: str) -> list[str]:
         return [f"variants/test_{rung.group(1)}.py"] if rung else []
     if name == "__main__" or (name == "__init__" and (len(parts) <= 3 or lists_only(REPO_ROOT / module))):
         return []  # `python -m bpe` (test_cli.py) and the packages' lists of their modules
-    folders = parts[1:-1]
+    folders = parts[:-1] if parts[0] == "tools" else parts[1:-1]  # tests/tools/ for tools/, tests/X for bpe/X
     own = [] if name == "__init__" else ["/".join([*folders, f"test_{name}.py"])]
     return own + (["/".join([*folders[:-1], f"test_{folders[-1]}.py"])] if folders else [])
 

@@ -24,7 +24,7 @@ from bpe.cli import main
 from bpe.io import compiled as compiled_module
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
-from bpe.lab.dev import text_kinds
+from tools import text_kinds
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
@@ -604,7 +604,7 @@ def test_cli_names_the_encoder(trained_dir, tmp_path, capsys):
 @needs_compiled
 @pytest.mark.parametrize("kind", sorted(text_kinds.SOURCES))
 def test_every_kind_of_text_gives_tiktokens_ids_on_threads(gpt2_dir, gpt2_tiktoken, tmp_path, kind):
-    """The lab's kinds of text (bpe.lab.dev.text_kinds: web text, other scripts, mixed, emoji, combining marks,
+    """The lab's kinds of text (tools.text_kinds: web text, other scripts, mixed, emoji, combining marks,
     digits, whitespace), ~40 KB each, cut in 2 KB chunks over 2 threads: tiktoken's ids, and the Python path's."""
     documents, text = text_kinds.SOURCES[kind](), ""
     while len(text) < 40_000:

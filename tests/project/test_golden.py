@@ -20,7 +20,8 @@ from conftest import REPO_ROOT
 GOLDEN = REPO_ROOT / "tests" / "project" / "golden"
 UPDATE = os.environ.get("BPE_UPDATE_GOLDEN") == "1"
 
-# Each run: (golden file's name, the arguments after ``bpe``); ``OUT`` is a fresh folder.
+# Each run: (golden file's name, the arguments after ``bpe``, or after ``python`` for a tool: ``-m tools.NAME``);
+# ``OUT`` is a fresh folder.
 RUNS = [
     ("estimate", ["estimate", "--data", "corpus-en", "--variant", "v1,v4,v6", "--workers", "1"]),
     ("estimate-limit", ["estimate", "--data", "corpus-en", "--variant", "v6", "--limit", "50KB", "--workers", "1"]),
@@ -28,7 +29,7 @@ RUNS = [
                "--out", "OUT"]),
     ("bench", ["bench", "--data", "corpus-en", "--variant", "v1,v6", "--vocab-size", "300", "--repeat", "2",
                "--workers", "1"]),
-    ("merge-cost", ["merge-cost", "v4", "v6", "--data", "corpus-en", "--vocab-size", "300", "--repeat", "2",
+    ("merge-cost", ["-m", "tools.merge_cost", "v4", "v6", "--data", "corpus-en", "--vocab-size", "300", "--repeat", "2",
                     "--workers", "1"]),
     ("trace", ["trace", "--variant", "v1", "--merges", "3"]),
     ("train-vocab-too-small", ["train", "--data", "corpus-en", "--vocab-size", "100"]),
@@ -141,9 +142,11 @@ def test_every_help_is_as_recorded(helps):
 def test_run_output_is_as_recorded(name, argv, tmp_path):
     out_dir = str(tmp_path / "out")
     argv = [out_dir if arg == "OUT" else arg for arg in argv]
-    proc = subprocess.run([sys.executable, "-m", "bpe", *argv], cwd=REPO_ROOT, env=_env(), capture_output=True,
-                          text=True, timeout=120)
-    shown = f"$ bpe {' '.join(argv)}\n[stdout]\n{proc.stdout}[stderr]\n{proc.stderr}[exit {proc.returncode}]"
+    tool = argv[0] == "-m"
+    proc = subprocess.run([sys.executable, *([] if tool else ["-m", "bpe"]), *argv], cwd=REPO_ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    shown = (f"$ {'python' if tool else 'bpe'} {' '.join(argv)}\n[stdout]\n{proc.stdout}[stderr]\n{proc.stderr}"
+             f"[exit {proc.returncode}]")
     check_golden(name, mask(shown, out_dir))
 
 

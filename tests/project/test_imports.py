@@ -72,10 +72,10 @@ def test_no_import_cycles():
 
 
 #: The lab's folders import one way: a folder may import the ones listed for it, and nothing in the lab's
-#: own shared modules (``bpe/lab/*.py``) imports a folder.  ``teach`` and ``dev`` may use every other.
-LAB_MAY_NOT_IMPORT = {"bpe.lab.judge": ("bpe.lab.measure", "bpe.lab.teach", "bpe.lab.dev"),
-                      "bpe.lab.measure": ("bpe.lab.teach", "bpe.lab.dev")}
-LAB_FOLDERS = ("bpe.lab.judge", "bpe.lab.measure", "bpe.lab.teach", "bpe.lab.dev")
+#: own shared modules (``bpe/lab/*.py``) imports a folder.  ``teach`` may use both others.
+LAB_MAY_NOT_IMPORT = {"bpe.lab.judge": ("bpe.lab.measure", "bpe.lab.teach"),
+                      "bpe.lab.measure": ("bpe.lab.teach",)}
+LAB_FOLDERS = ("bpe.lab.judge", "bpe.lab.measure", "bpe.lab.teach")
 
 
 def lab_imports_against_the_rule() -> list[str]:
@@ -92,6 +92,13 @@ def lab_imports_against_the_rule() -> list[str]:
 
 
 def test_the_lab_folders_import_one_way():
-    """``judge`` imports no ``measure`` (a bench hands the judge its runner), ``measure`` no ``dev``, and
+    """``judge`` imports no ``measure`` (a bench hands the judge its runner), ``measure`` no ``teach``, and
     the lab's shared modules no folder: read from the source, so a lazy import counts as much as one at the top."""
     assert lab_imports_against_the_rule() == []
+
+
+def test_nothing_installed_imports_the_tools():
+    """``tools/`` (the page-makers) is not installed: ``bpe`` and the rungs never import it, lazily or not."""
+    wrong = [f"{module} imports {target}" for module, path in sorted(MODULES.items())
+             if not module.startswith("tools") for target in sorted(imports_of(path)) if target.startswith("tools")]
+    assert wrong == []

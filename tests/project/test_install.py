@@ -91,10 +91,11 @@ def install(wheel: Path, venv: Path) -> tuple[Path, str]:
 def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {"/".join(module.split(".")) + ("/__init__.py" if path.name == "__init__.py" else ".py")
-                for module, path in project_modules().items()}
+                for module, path in project_modules().items() if not module.startswith("tools")}
     assert expected - names == set(), "modules missing from the wheel (pyproject.toml's [tool.setuptools] packages)"
     assert set(SHIPPED_DATA) <= names
     assert not any(name.startswith("variants/") for name in names), "variants installs as bpe.variants"
+    assert not any(name.startswith("tools/") for name in names), "tools/ (the page-makers) is not installed"
     assert {name for name in names if name.endswith(".py")} == expected, "the wheel holds only the source tree"
     for module, unbuilt in (("_v8_merge", V8_UNBUILT), ("_v9_count", V9_UNBUILT)):
         compiled = [name for name in names if name.startswith(f"bpe/variants/{module}") and name.endswith((".so", ".pyd"))]
@@ -108,6 +109,8 @@ def test_every_source_folder_is_a_listed_package():
 
     listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     for package, folder in SOURCE_FOLDERS.items():
+        if package == "tools":  # run from a checkout, never installed (the wheel test checks it is left out)
+            continue
         for init in folder.rglob("__init__.py"):
             name = ".".join([*package.split("."), *init.parent.relative_to(folder).parts])
             assert name in listed, f"{name} is not in pyproject.toml's [tool.setuptools] packages"

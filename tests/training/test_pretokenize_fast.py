@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpe.training.pretokenize_fast as pretokenize_fast
-from bpe.lab.dev import text_kinds
+from tools import text_kinds
 from bpe.training.parallel import count_file_parallel_fast
 from bpe.training.pretokenize import GPT2_REGEX, count_file_serial, count_text
 from bpe.training.pretokenize_fast import (
@@ -180,7 +180,7 @@ def test_scripts_and_mixtures():
 
 @pytest.mark.parametrize("kind", sorted(set(text_kinds.SOURCES) - {"ascii"}))  # ascii: webtext, all ASCII
 def test_every_kind_of_text(kind):
-    # The lab's kinds (bpe.lab.dev.text_kinds): web text, other scripts, mixed, emoji, combining, digits, whitespace.
+    # The lab's kinds (tools.text_kinds): web text, other scripts, mixed, emoji, combining, digits, whitespace.
     assert_exact("".join(itertools.islice(text_kinds.SOURCES[kind](), 4))[:30_000])
 
 

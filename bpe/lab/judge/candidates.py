@@ -10,7 +10,7 @@
 
 What an entry names is read here without running it (:func:`resolve`: a file's syntax tree says what it
 defines).  Its code runs only in the child that times it (:mod:`bpe.lab.measure.timed_run`) or a tool
-that runs it (``bpe trace``, ``bpe merge-cost``), through the second half of this module: a file is
+that runs it (``bpe trace``, ``python -m tools.merge_cost``), through the second half of this module: a file is
 imported as ``import mine`` would (:func:`load_file_module`), whatever the code raises becomes one line
 (:func:`call_candidate`), and what it returns is checked for shape (:func:`check_trained`) and its vocab
 against its merges (:func:`vocab_problems`).

@@ -7,13 +7,8 @@
   summarized, and the one rule for comparing them;
   ``publish``: where a run writes, stamped with machine, commit and merges digest;
 * ``report``: every rung on the same data, in ``out/report/report.md`` (``report_plots``: its plots);
-  ``reproduce``: each step of the articles on the ladder, the coursework table and the merge-cost plot
-  (``reproduce_steps``: the steps, their data, why the ratios differ, the articles' own ratios);
-  ``ablation`` (a package): v6 without each of its techniques in turn, and (``ablation.v8``) v8 without
-  each of its tricks;
 * ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
-  ``profiling``: scalene summaries in ``out/profiles/``; ``cluster_bench``: shards counted on a Dask
-  ``LocalCluster`` against the local path (docs/scaling-out.md);
+  ``profiling``: scalene summaries in ``out/profiles/``;
 * ``estimate``: a run's time and memory before it starts (the cost model, and what it takes of the data,
   measured on a sample and extrapolated); ``estimate_command``: ``bpe estimate`` (ranges, a data set not
   downloaded, ``--memory``), and every candidate's estimate (your own trainer timed on a prefix).

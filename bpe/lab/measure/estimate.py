@@ -5,7 +5,7 @@ instead); ``bpe estimate`` prints its table (:mod:`bpe.lab.measure.estimate_comm
 
 The model counts what each variant's loops do (v1 recounts, v2-v4 scan the live pairs, v5-v8 pop a heap:
 :class:`CostModel`; docs/index.md says it in prose), one constant per loop fitted on one-worker CPU times
-(:mod:`bpe.lab.dev.calibrate`; a test checks every point within 2x): it tells a minute from an hour.  v7's
+(:mod:`tools.calibrate`; a test checks every point within 2x): it tells a minute from an hour.  v7's
 sharded merges (two processes polling each other) are not credited: their CPU time is no measure of their wall
 time, so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams the
 file in chunks, so memory grows with ``L``, the distinct pre-tokens' total length, not with the file.  ``L``

@@ -241,7 +241,7 @@ def assert_estimated(variant: str, corpus_bytes: int, special_tokens, merges: in
 
 def test_the_range_holds_the_measured_gigabyte(tmp_path, monkeypatch):
     # 1 GB of webtext-synth trained by v6 and v8 with 2 workers (docs/v8-web-1GB.json, a bench result)
-    from bpe.lab.dev.figures import REPO_ROOT
+    from tools.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     assert_bench_estimated(REPO_ROOT / "docs" / "v8-web-1GB.json", ("v6", "v8"))
@@ -261,7 +261,7 @@ def assert_bench_estimated(path, variants) -> None:
 def test_the_range_holds_the_openwebtext_sized_run(tmp_path, monkeypatch):
     # 11.9 GB of webtext-synth, OpenWebText's size, trained by v8 with 2 workers (docs/v8-web-11.9GB.json,
     # the train.json of `bpe train --out`): its distinct pre-tokens are in the estimate's range too
-    from bpe.lab.dev.figures import REPO_ROOT
+    from tools.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     measured = json.loads((REPO_ROOT / "docs" / "v8-web-11.9GB.json").read_text())
@@ -275,7 +275,7 @@ def test_the_range_holds_v9s_measured_runs(tmp_path, monkeypatch):
     # v9 (and v8 beside it) on 1 GB of webtext-synth, and v9 alone on 11.9 GB with its process tree sampled
     # (docs/v9-web-1GB.json, a bench; docs/v9-web-11.9GB.json, the train.json of `bpe train --out` with the
     # samples): v9's model, its counting and its memory by phase, holds them, and the distinct pre-tokens too
-    from bpe.lab.dev.figures import REPO_ROOT
+    from tools.figures import REPO_ROOT
 
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     assert_bench_estimated(REPO_ROOT / "docs" / "v9-web-1GB.json", ("v8", "v9"))

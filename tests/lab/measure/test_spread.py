@@ -2,7 +2,7 @@
 the same in the bench's table, the report's markdown and reproduce's steps."""
 
 from bpe.lab.measure.report import table_rows
-from bpe.lab.measure.reproduce import step_table
+from tools.reproduce import step_table
 from bpe.lab.measure.spread import (WITHIN_SPREAD, compare, median_run, range_text, ratio_range_text, ratio_text,
                              summarize_runs, summary)
 from bpe.lab.measure.bench import comparison_table

@@ -6,7 +6,7 @@ twins: a dict whose writes add to a tally, an index whose ``pop`` adds the words
 push that adds one.  The algorithm that runs is the rung's, line for line; the rung's files are not
 touched, so a normal training run never meets a counter (nothing here is imported by training).
 
-Two kinds of swap, as ``bpe/lab/measure/ablation/`` swaps v6's techniques:
+Two kinds of swap, as ``tools/ablation/`` swaps v6's techniques:
 
 * an **attribute** the rung keeps on ``self`` (``pair_counts``, ``pair_to_words``, ``words``) is
   replaced after the rung's own build by a counting subclass of the same type holding the same items;

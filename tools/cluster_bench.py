@@ -1,0 +1,228 @@
+"""The cluster bench (``python -m tools.cluster_bench``, docs/scaling-out.md): counting a corpus cut
+into shards through a 2-worker Dask ``LocalCluster`` against the local path, on one machine, in one process.
+
+What it times, in turns (``a b c a b c ...``, so a drift of the machine falls on all three alike), after one
+untimed round that warms the workers (their imports, v9's class tables) and checks that the three give the
+same counts:
+
+* **file**: the rung's ``count_pretokens`` on the one text file the shards were cut from (v9: its threads);
+* **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.training.corpus.count_documents`);
+* **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.training.cluster.count_on_cluster`),
+  the cluster started once beforehand, in a process of its own as ``--cluster local`` starts it
+  (:func:`bpe.training.cluster.local_cluster`; its start is timed apart).
+
+Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
+the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
+pre-token (what travels), the merge state's bytes per distinct pre-token once built (v9's ``Merger``), and
+the share of distinct pre-tokens counted once (what ``--min-count 2`` drops); with the committed run of v9
+on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there and the merge
+state per distinct pre-token at its peak; and, from those, what a cluster of N machines does with
+OpenWebText and with 1 TB.
+``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from bpe.defaults import SPECIAL_TOKEN
+from bpe.errors import BPEError
+
+#: What the bench counts when given nothing: 100 MB of web-like text, cut into 16 shards.
+DATA = "webtext-synth"
+SHARDS = 16
+#: The corpora the on-paper section sizes: CS336's OpenWebText sample and a terabyte.
+CORPORA = {"OpenWebText (11.9 GB)": 11_900_000_000, "1 TB": 10**12}
+#: The clusters it sizes them for: machines of 16 cores, one worker thread a core.
+MACHINES = (1, 4, 16, 64)
+CORES_PER_MACHINE = 16
+PUBLISHED = Path("docs/cluster-bench.json")
+#: The committed run of v9 on 11.9 GB of webtext-synth (docs/v9.md): the same generator's distinct pre-tokens
+#: and merge state at OpenWebText's size, the far end of the Heaps' law the projections use.
+AT_SCALE = Path("docs/v9-web-11.9GB.json")
+
+
+def cut_into_shards(path: Path, folder: Path, shards: int) -> list[Path]:
+    """``path``'s documents in ``shards`` text files of about equal size, cut where a separator starts (the
+    separator itself left out: each file ends a document, as the corpus reader reads a file)."""
+    data, separator = path.read_bytes(), SPECIAL_TOKEN.encode()
+    written, start = [], 0
+    for i in range(shards):
+        stop = len(data) if i == shards - 1 else data.find(separator, max(start, len(data) * (i + 1) // shards))
+        stop = len(data) if stop < 0 else stop
+        shard = folder / f"part-{i:02d}.txt"
+        shard.write_bytes(data[start:stop])
+        written.append(shard)
+        start = min(len(data), stop + len(separator))
+    return written
+
+
+def run_cluster_bench(data: str | None = None, variant: str | None = None, repeat: int = 5, shards: int = SHARDS,
+                      out: str | None = None, publish: bool = False, log=None) -> dict:
+    """The bench; its result, written to ``out`` (or, with ``publish``, the committed file)."""
+    from bpe.data.datasets import data_label, resolve_data, shown_path
+    from bpe.lab.fresh_process import lab_tempdir
+    from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
+    from bpe.lab.measure.spread import compare, summary
+    from bpe.training.cluster import count_on_cluster, distributed, local_cluster
+    from bpe.training.corpus import count_documents, open_corpus
+    from bpe.training.registry import best_variant, get_variant
+
+    log = log or sys.stdout
+    target = output_path(out, Path("out/cluster-bench.json"), PUBLISHED, publish,
+                         "python -m tools.cluster_bench --publish")
+    if repeat < 1:
+        raise BPEError(f"--repeat must be at least 1, got {repeat}")
+    dist = distributed()
+    path = Path(resolve_data(data or DATA))
+    name = variant or best_variant()
+    rung = get_variant(name)
+    result = {**stamp(), "settings": {"data": data_label(data or DATA), "path": shown_path(path),
+                                      "bytes": path.stat().st_size, "shards": shards, "variant": name,
+                                      "repeat": repeat, "workers": 2, "threads_per_worker": 1,
+                                      "local_workers": 2}}
+    tokens = [SPECIAL_TOKEN]
+    with lab_tempdir("cluster-bench") as folder:
+        corpus = open_corpus(cut_into_shards(path, Path(folder), shards))
+        started = time.perf_counter()
+        with local_cluster(2) as address, dist.Client(address) as client:
+            client.wait_for_workers(2)
+            result["cluster_start_seconds"] = time.perf_counter() - started
+            runs = {
+                "file": lambda: rung.count_pretokens(path, tokens, workers=2),
+                "shards_local": lambda: count_documents(rung, corpus, tokens, workers=2)[0],
+                "shards_cluster": lambda: count_on_cluster(client, rung, corpus, tokens)[0],
+            }
+            print(f"[cluster-bench] {name} on {path} ({path.stat().st_size:,} bytes, {shards} shards): "
+                  f"file, shards local, shards on a 2-worker LocalCluster, interleaved, {repeat} repeat(s)",
+                  file=log, flush=True)
+            checked = {label: count() for label, count in runs.items()}  # the untimed round: warm, and checked
+            same = {label: dict(counts.items()) for label, counts in checked.items()}
+            if not same["file"] == same["shards_local"] == same["shards_cluster"]:
+                raise BPEError("the cluster's counts differ from the local path's: a bug, please report it")
+            result["distinct_pretokens"], result["pretokens"] = len(checked["file"]), checked["file"].total()
+            result["on_paper"] = paper_figures(rung, checked["file"], same["file"], corpus, tokens)
+            del same
+            for counts in checked.values():
+                counts.close()
+            seconds: dict[str, list[float]] = {label: [] for label in runs}
+            for i in range(repeat):
+                for label, count in runs.items():
+                    began = time.perf_counter()
+                    count().close()
+                    seconds[label].append(time.perf_counter() - began)
+                    print(f"  run {i + 1}/{repeat} {label}: {seconds[label][-1]:.2f} s", file=log, flush=True)
+    result["seconds"] = {label: summary(values) | {"runs": values} for label, values in seconds.items()}
+    result["cluster_over_file"] = compare(seconds["shards_cluster"], seconds["file"])
+    result["cluster_over_shards_local"] = compare(seconds["shards_cluster"], seconds["shards_local"])
+    result["on_paper"]["clusters"] = projections(result)
+    for label, key in (("the file", "cluster_over_file"), ("the shards, locally", "cluster_over_shards_local")):
+        figure = result[key]
+        print(f"cluster / {label}: {figure['ratio']:.2f}x the time (runs {figure['low']:.2f}-{figure['high']:.2f}x)",
+              file=log)
+    write_json_atomic(target, result, log=log)
+    return result
+
+
+def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
+    """The measured figures the projections start from."""
+    from bpe.training.corpus import Corpus, count_documents
+
+    quarter = Corpus(corpus.sources[: max(1, len(corpus.sources) // 4)])
+    quarter_counts, _ = count_documents(rung, quarter, tokens, workers=2)
+    quarter_bytes, all_bytes, quarter_distinct = quarter.size, corpus.size, len(quarter_counts)
+    heaps = math.log(len(as_dict) / quarter_distinct) / math.log(all_bytes / quarter_bytes)
+    quarter_counts.close()
+    key_bytes = sum(map(len, as_dict))
+    merger = rung.Merger(as_dict)
+    memory = merger.memory_bytes() if hasattr(merger, "memory_bytes") else None
+    getattr(merger, "close", lambda: None)()
+    once = sum(1 for n in as_dict.values() if n == 1)
+    figures = {"quarter_bytes": quarter_bytes, "quarter_distinct": quarter_distinct,
+               "bytes": all_bytes, "distinct": len(as_dict), "heaps_exponent_here": heaps, "heaps_exponent": heaps,
+               "counts_bytes_per_distinct": (key_bytes + 16 * len(as_dict)) / len(as_dict),
+               "merge_bytes_per_distinct_built": None if memory is None else memory / len(as_dict),
+               "counted_once_share": once / len(as_dict)}
+    figures["merge_bytes_per_distinct"] = figures["merge_bytes_per_distinct_built"]
+    return figures | at_scale(all_bytes, len(as_dict))
+
+
+def at_scale(size: int, distinct: int) -> dict:
+    """Heaps' law between this bench's text and the committed 11.9 GB run (:data:`AT_SCALE`) of the same
+    generator, and that run's merge state per distinct pre-token at its end (the merges' peak); nothing
+    where the file is not in the checkout."""
+    import json
+
+    from bpe.data.datasets import REPO_ROOT
+
+    path = REPO_ROOT / AT_SCALE
+    if not path.is_file():
+        return {}
+    run = json.loads(path.read_text(encoding="utf-8"))
+    big_bytes, big_distinct = run["corpus"]["bytes_used"], run["corpus"]["distinct_pretokens"]
+    return {"scale_result": str(AT_SCALE), "scale_bytes": big_bytes, "scale_distinct": big_distinct,
+            "heaps_exponent": math.log(big_distinct / distinct) / math.log(big_bytes / size),
+            "merge_bytes_per_distinct": run["merger"]["merge_memory_bytes"] / big_distinct}
+
+
+def projections(result: dict) -> dict:
+    """What a cluster of N machines does with each corpus of :data:`CORPORA`, by Heaps' law from the
+    measured figures: the bytes each worker thread reads and how long it counts them (at the rate a thread
+    counted here, the file's median run), the distinct pre-tokens, what the counts' parts and the sums carry,
+    and what the merging machine holds (the merge state, and the counts beside it while it is built);
+    ``min_count_2_bytes``: that with ``--min-count 2``, the share counted once at the measured size dropped
+    (a larger corpus's share is its own)."""
+    paper = result["on_paper"]
+    heaps, per_count = paper["heaps_exponent"], paper["counts_bytes_per_distinct"]
+    per_merge = paper["merge_bytes_per_distinct"] or 0.0
+    per_thread = result["settings"]["bytes"] / (result["seconds"]["file"]["median"] * result["settings"]["local_workers"])
+    paper["bytes_per_second_per_thread"] = per_thread
+
+    def distinct(size: float) -> float:
+        return paper["distinct"] * (size / paper["bytes"]) ** heaps
+
+    clusters = {}
+    for name, size in CORPORA.items():
+        rows = {}
+        whole = distinct(size)
+        for machines in MACHINES:
+            threads = machines * CORES_PER_MACHINE
+            tasks = 4 * threads  # bpe/training/cluster.py: TASKS_PER_THREAD tasks a thread
+            rows[str(machines)] = {
+                "threads": threads, "bytes_per_thread": size / threads, "count_seconds": size / threads / per_thread,
+                "parts_bytes": tasks * distinct(size / tasks) * per_count,
+                "sums_bytes": whole * per_count,
+            }
+        clusters[name] = {"bytes": size, "distinct": whole, "merging_machine_bytes": whole * (per_merge + per_count),
+                          "min_count_2_bytes": whole * (1 - paper["counted_once_share"]) * (per_merge + per_count),
+                          "machines": rows}
+    clusters["100 M distinct"] = {"distinct": 1e8, "merging_machine_bytes": 1e8 * (per_merge + per_count),
+                                  "bytes": paper["bytes"] * (1e8 / paper["distinct"]) ** (1 / heaps)}
+    return clusters
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.cluster_bench",
+                                     description="counting shards on a 2-worker Dask LocalCluster against the "
+                                                 "local path (docs/scaling-out.md)")
+    parser.add_argument("--data", default=None, help=f"a text file or data set name (default: {DATA}, 100 MB)")
+    parser.add_argument("--variant", default=None, help="the rung that counts (default: the fastest)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds, the three taking turns (default 5)")
+    parser.add_argument("--shards", type=int, default=SHARDS, help=f"shards the text is cut into (default {SHARDS})")
+    parser.add_argument("--out", default=None, help="where the JSON goes (default out/cluster-bench.json)")
+    parser.add_argument("--publish", action="store_true", help=f"write the committed {PUBLISHED} (clean tree)")
+    args = parser.parse_args(argv)
+    try:
+        run_cluster_bench(args.data, args.variant, args.repeat, args.shards, args.out, args.publish)
+    except BPEError as exc:
+        print(f"cluster-bench: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
