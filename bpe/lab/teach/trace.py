@@ -6,23 +6,11 @@ before and after (from the inverted index ``pair_to_words`` when there is one), 
 fine-grained update (v4+), that word's own change (``pair -n``/``+n``, then ``(xC)`` for its count);
 the pair-count diff (recounted for v1, which keeps no counts); and the stale heap pops skipped (v5+).
 
-A rung owes the trace nothing: :func:`merger_state` reads what a merger has by attribute:
-
-==================  ======================================================================
-``pair_counts``     ``{(bytes, bytes): count}`` kept between merges (v2+); else ``count_pairs()``
-``words``           a list of words (tuples of ``bytes``), with ``word_counts`` beside it, or a
-                    list of ``(word, count)`` tuples (v1)
-``pair_to_words``   ``{pair: word ids}``, the inverted index (v2+)
-``stale_pops``      an ``int`` that grows by one per stale heap entry popped (v5+)
-``heap``            a list of heap entries, live and stale (v5+); only its length is shown
-==================  ======================================================================
-
-and ``merge_word_with_changes(word, pair) -> (new_word, {pair: change})`` (v4+) on the modules of the
-merger's class and its bases, called again on each affected word (it is pure).  A merger whose internals
-differ offers ``trace_state() -> dict`` with any of those keys (and ``heap_size``) in those forms, which
-take precedence over the attributes.  v6, v7 and v8 (words of token ids, v7's spread over processes, v8's
-in C arrays) get it from a subclass of their ``Merger`` made here for the trace alone (:func:`traced`), so
-the rung itself carries nothing for the trace; a file of your own may define it.
+A rung owes the trace nothing: :class:`~bpe.lab.teach.recorder.Recorder` makes the merges and reads the
+merger's state by attribute or through its ``trace_state()`` (the table there), in snapshots, so the counts
+and their diff are the merger's own; a word's fine-grained change comes from the ``merge_word_with_changes(word,
+pair) -> (new_word, {pair: change})`` of the module of the merger's class or a base (v4+; it is pure).  v6, v7
+and v8 get ``trace_state()`` from a subclass of their ``Merger`` made here for the trace alone (:func:`traced`).
 
 ``--variant mine.py`` traces a student's own ``Merger`` (:func:`with_merger`, as ``bench --variant``
 takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
@@ -50,60 +38,14 @@ from types import SimpleNamespace
 from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
 from bpe.lab.rungs import resolve_hook, rung_row
-from bpe.training.merge_loop import Pair, Word
+from bpe.lab.teach.recorder import Recorder, ranked
+from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.shards import joined_shards
 from bpe.lab.teach.text_trace import (DEFAULT_TEXT, encoding_lines, parse_words, pretokenize_lines,
                                       pretokens_from_args, show_word)
 
 show_pair = show_word  # a pair shown as the two tokens it joins
-
-
-def merger_state(merger) -> dict:
-    """The merger's state in one form, whatever the variant keeps: ``trace_state()``'s keys first, then the
-    attributes of the table above.  ``words`` is ``(word, count)`` for each word; ``pair_counts`` holds the
-    live pairs (count > 0), and ``kept`` says whether the variant keeps them or they were recounted (by its
-    ``count_pairs()``, else from its words)."""
-    hook = getattr(merger, "trace_state", None)
-    state = dict(hook()) if callable(hook) else {}
-    for name in ("pair_counts", "pair_to_words", "stale_pops", "heap"):
-        if name not in state:
-            state[name] = getattr(merger, name, None)
-    if "heap_size" not in state:
-        state["heap_size"] = None if state["heap"] is None else len(state["heap"])
-    words = state["words"] = _words(merger, state.get("words"))
-    counts, state["kept"] = state["pair_counts"], True
-    if counts is None:
-        count_pairs, state["kept"] = getattr(merger, "count_pairs", None), False
-        counts = count_pairs() if count_pairs is not None else _recount(words)
-    state["pair_counts"] = {pair: count for pair, count in counts.items() if count > 0}
-    return state
-
-
-def _words(merger, listed) -> list[tuple[Word, int]]:
-    """``(word, count)`` from ``trace_state()["words"]``, else ``words`` with ``word_counts``, a list of
-    ``(word, count)`` or a dict ``{word: count}``."""
-    if listed is not None:
-        return [(tuple(w), c) for w, c in listed]
-    words, counts = getattr(merger, "words", None), getattr(merger, "word_counts", None)
-    try:
-        if counts is not None:
-            return list(zip(words, counts))
-        if isinstance(words, Mapping):
-            return [(tuple(w), c) for w, c in words.items()]
-        return [(tuple(w), c) for w, c in words]
-    except (TypeError, ValueError):
-        raise BPEError(f"cannot trace {type(merger).__module__}: its Merger's words are not a list of "
-                       f"words with word_counts, of (word, count) pairs, or a dict word -> count; define "
-                       f"trace_state() (bpe/lab/teach/trace.py)") from None
-
-
-def _recount(words: list[tuple[Word, int]]) -> dict[Pair, int]:
-    counts: dict[Pair, int] = {}
-    for word, count in words:
-        for pair in zip(word, word[1:]):
-            counts[pair] = counts.get(pair, 0) + count
-    return counts
 
 
 def _word_changes_function(merger):
@@ -171,11 +113,6 @@ def traced(name: str) -> type:
     return merger if hook is None else type(merger.__name__, (merger,), {"trace_state": resolve_hook(hook)})
 
 
-def _ranked(counts: Mapping[Pair, int]) -> list[tuple[Pair, int]]:
-    """Pairs in selection order: higher count first, then the larger byte pair."""
-    return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
-
-
 def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5) -> list[str]:
     """The trace as a list of lines (see the module docstring for what each merge shows) of a rung, or of a
     Python file of your own defining ``Merger`` (as ``bench --variant path.py`` takes it)."""
@@ -209,69 +146,51 @@ def trace_merger(merger, title: str, num_merges: int, top: int = 5, max_words: i
         raise BPEError(f"--merges must be at least 1, got {num_merges}")
     if top < 1:
         raise BPEError(f"--top must be at least 1, got {top}")
-    words = merger_state(merger)["words"]
+    recorder, word_changes = Recorder(merger), _word_changes_function(merger)
+    words = recorder.state["words"]
     lines = [f"trace of {title}",
              f"{len(words)} words: " + ", ".join(f"{encode_token(b''.join(w))}:{c}" for w, c in words[:max_words])
              + (", ..." if len(words) > max_words else ""),
              "(tokens as in GPT-2 merges.txt: Ġ is a space, Ċ a newline)"]
-    word_changes = _word_changes_function(merger)
-    merges: list[Pair] = []
     for number in range(1, num_merges + 1):
-        state = merger_state(merger)
-        before, words_before = state["pair_counts"], state["words"]
-        pair = merger.select_best_pair()
+        merge = recorder.step()
+        (state, selected, _), pair = merge.states, merge.pair
+        ranked_pairs = ranked(state["pair_counts"])
         lines.append(f"merge {number}")
-        ranked = _ranked(before)
-        shown = ", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
-        lines.append(f"  pair counts (top {min(top, len(ranked))} of {len(ranked)}): {shown or '(none)'}")
+        shown = ", ".join(f"{show_pair(p)} {c}" for p, c in ranked_pairs[:top])
+        lines.append(f"  pair counts (top {min(top, len(ranked_pairs))} of {len(ranked_pairs)}): {shown or '(none)'}")
         if pair is None:
             lines.append("  no pair left: training stops early")
             break
-        best = before.get(pair)
-        lines.append(f"  chosen: {show_pair(pair)} (count {best})")
-        if pair != ranked[0][0]:  # a bug in a variant under development: say so instead of explaining it
+        lines.append(f"  chosen: {show_pair(pair)} (count {merge.count})")
+        if pair != ranked_pairs[0][0]:  # a bug in a variant under development: say so instead of explaining it
             lines.append(f"  WRONG: the rule (highest count, then the larger byte pair) picks "
-                         f"{show_pair(ranked[0][0])} (count {ranked[0][1]})")
-        else:
-            tied = [p for p, c in ranked if c == best]
-            if len(tied) > 1:
-                lines.append(f"  tie at {best} between: {', '.join(show_pair(p) for p in tied)}; "
-                             f"the larger byte pair wins: {pair!r} > {tied[1]!r}")
-        selected = merger_state(merger)
+                         f"{show_pair(ranked_pairs[0][0])} (count {ranked_pairs[0][1]})")
+        elif len(merge.tied) > 1:
+            lines.append(f"  tie at {merge.count} between: {', '.join(show_pair(p) for p in merge.tied)}; "
+                         f"the larger byte pair wins: {pair!r} > {merge.tied[1]!r}")
         if state["stale_pops"] is not None and selected["stale_pops"] is not None:
-            heap_size = selected["heap_size"]
-            size = f" (heap now {heap_size} entries for {len(before)} live pairs)" if heap_size is not None else ""
+            heap, live = selected["heap_size"], len(ranked_pairs)
+            size = f" (heap now {heap} entries for {live} live pairs)" if heap is not None else ""
             lines.append(f"  stale heap pops skipped: {selected['stale_pops'] - state['stale_pops']}{size}")
-        if state["pair_to_words"] is not None:
-            affected_ids = sorted(state["pair_to_words"].get(pair, ()))
-            source = f"from pair_to_words[{show_pair(pair)}]"
-        else:
-            affected_ids = [i for i, (w, _) in enumerate(words_before) if pair in zip(w, w[1:])]
-            source = "found by scanning every word: no index"
-        merger.merge(pair)
-        merges.append(pair)
-        merged = merger_state(merger)
-        lines.append(f"  affected words ({len(affected_ids)} of {len(words_before)}, {source}):")
-        for word_id in affected_ids[:max_words]:
-            old, count = words_before[word_id]
-            lines.append(f"    {show_word(old)} x{count} -> {show_word(merged['words'][word_id][0])}")
+        source = (f"from pair_to_words[{show_pair(pair)}]" if state["pair_to_words"] is not None
+                  else "found by scanning every word: no index")
+        lines.append(f"  affected words ({len(merge.words)} of {len(state['words'])}, {source}):")
+        for _, old, new, count in merge.words[:max_words]:
+            lines.append(f"    {show_word(old)} x{count} -> {show_word(new)}")
             if word_changes is not None:
                 _, changes = word_changes(old, pair)
                 shown = ", ".join(f"{show_pair(p)} {c:+d}" for p, c in changes.items())
                 lines.append(f"      fine-grained diff: {shown} (x{count})")
-        if len(affected_ids) > max_words:
-            lines.append(f"    ... {len(affected_ids) - max_words} more")
-        after = merged["pair_counts"]
-        diff = {p: after.get(p, 0) - before.get(p, 0) for p in before.keys() | after.keys()}
-        diff = {p: d for p, d in diff.items() if d}
+        if len(merge.words) > max_words:
+            lines.append(f"    ... {len(merge.words) - max_words} more")
         how = "kept by the variant" if state["kept"] else "recounted: this variant keeps no pair counts"
-        changes = ", ".join(f"{show_pair(p)} {before.get(p, 0)}->{after.get(p, 0)}" for p, d in
-                            sorted(diff.items(), key=lambda item: (-abs(item[1]), item[0])))
+        changes = ", ".join(f"{show_pair(p)} {old}->{new}" for p, old, new in merge.changed)
         lines.append(f"  pair-count diff ({how}): {changes or '(none)'}")
-    ranked = _ranked(merger_state(merger)["pair_counts"])
-    lines.append(f"after {len(merges)} merge(s): " + (", ".join(f"{show_pair(p)} {c}" for p, c in ranked[:top])
-                                                       or "no pairs left"))
-    lines.append("merges: " + ", ".join(show_pair(p) for p in merges))
+    ranked_pairs = ranked(recorder.state["pair_counts"])
+    lines.append(f"after {len(recorder.merges)} merge(s): "
+                 + (", ".join(f"{show_pair(p)} {c}" for p, c in ranked_pairs[:top]) or "no pairs left"))
+    lines.append("merges: " + ", ".join(show_pair(p) for p in recorder.merges))
     return lines
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +32,9 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import byte_to_unicode, encode_token
+from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import DEFAULT_TEXT, LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
-from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS
 
 DEFAULT_RUNGS = tuple(METRICS)
@@ -88,39 +87,18 @@ def shown(tokens) -> list[str]:
     return [encode_token(t) for t in tokens]
 
 
-class Recorder(VARIANTS["v5"].Merger):
-    """v5's merger (exact index, heap selection), which also keeps each merge's net change per pair through
-    v4's one hook on every change of a pair count, and the pairs by count, so a tie is a lookup, not a scan."""
-
-    def __init__(self, pretoken_counts: Mapping[bytes, int]):
-        super().__init__(pretoken_counts)
-        self.by_count: defaultdict[int, set[Pair]] = defaultdict(set)
-        for pair, count in self.pair_counts.items():
-            self.by_count[count].add(pair)
-        self.changes: dict[Pair, int] = {}
-
-    def _change_pair_count(self, pair: Pair, change: int) -> int:
-        old = self.pair_counts.get(pair, 0)
-        new = super()._change_pair_count(pair, change)
-        self.changes[pair] = self.changes.get(pair, 0) + change
-        if old:
-            self.by_count[old].discard(pair)
-        if new:
-            self.by_count[new].add(pair)
-        return new
-
-
-def _start(merger: Recorder) -> dict:
-    order = sorted(range(len(merger.words)), key=lambda i: -merger.word_counts[i])
-    top = sorted(merger.pair_counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[:START_SHOWN]
-    return {"n_words": len(merger.words), "n_pretokens": sum(merger.word_counts), "n_pairs": len(merger.pair_counts),
-            "words": [[shown(merger.words[i]), merger.word_counts[i]] for i in order[:START_SHOWN]],
-            "pairs": [[*shown(pair), count] for pair, count in top]}
+def _start(state: dict) -> dict:
+    words, counts = state["words"], state["pair_counts"]
+    order = sorted(range(len(words)), key=lambda i: -words[i][1])
+    return {"n_words": len(words), "n_pretokens": sum(count for _, count in words), "n_pairs": len(counts),
+            "words": [[shown(words[i][0]), words[i][1]] for i in order[:START_SHOWN]],
+            "pairs": [[*shown(pair), count] for pair, count in ranked(counts)[:START_SHOWN]]}
 
 
 def record_merges(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tuple[list, list[dict], dict]:
     """``(merges, records, start)``: the merges, one record per merge (the pair's count, the tie, the words
-    holding it, the counts it changed), and the words before any merge.
+    holding it, the counts it changed: :class:`~bpe.lab.teach.recorder.Recorder`'s, on v5's merger, read in
+    place), and the words before any merge.
 
     >>> counts = {b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6, b"es": 2, b"st": 2}
     >>> merges, records, start = record_merges(counts, 2)
@@ -129,32 +107,22 @@ def record_merges(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tupl
     >>> records[0]["changed"][:2]
     [['s', 't', 11, 0], ['e', 's', 11, 2]]
     """
-    merger = Recorder(pretoken_counts)
-    start = _start(merger)
-    merges, records = [], []
+    recorder = Recorder(VARIANTS["v5"].Merger(pretoken_counts), live=True)
+    start, records = _start(recorder.state), []
     for _ in range(num_merges):
-        pair = merger.select_best_pair()
-        if pair is None:
+        merge = recorder.step()
+        if merge.pair is None:
             break
-        count = merger.pair_counts[pair]
-        tied = sorted(merger.by_count[count], reverse=True)
-        holders = sorted(merger.pair_to_words[pair], key=lambda i: (-merger.word_counts[i], i))
-        before = {i: merger.words[i] for i in holders[:WORDS_SHOWN]}
-        merger.changes = {}
-        merger.merge(pair)
-        changed = [(p, c) for p, c in merger.changes.items() if c]
-        changed.sort(key=lambda item: (-abs(item[1]), item[0]))
-        after = merger.pair_counts
-        merges.append(pair)
+        tied, held = merge.tied, sorted(merge.words, key=lambda word: (-word[3], word[0]))
         records.append({
-            "count": count,
+            "count": merge.count,
             "tie": {"pairs": [shown(p) for p in tied[:TIES_SHOWN]], "n": len(tied)} if len(tied) > 1 else None,
-            "words": [[shown(old), shown(merger.words[i]), merger.word_counts[i]] for i, old in before.items()],
-            "n_words": len(holders),
-            "changed": [[*shown(p), after.get(p, 0) - c, after.get(p, 0)] for p, c in changed[:CHANGES_SHOWN]],
-            "n_changed": len(changed),
+            "words": [[shown(old), shown(new), count] for _, old, new, count in held[:WORDS_SHOWN]],
+            "n_words": len(merge.words),
+            "changed": [[*shown(p), old, new] for p, old, new in merge.changed[:CHANGES_SHOWN]],
+            "n_changed": len(merge.changed),
         })
-    return merges, records, start
+    return recorder.merges, records, start
 
 
 def count_work(rung: str, pretoken_counts, merges: list, budget: float, clock=time.monotonic) -> dict:
