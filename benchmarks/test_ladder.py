@@ -16,8 +16,8 @@ import pytest
 
 from benchmarks.regimes import PEERS, REGIMES
 from bpe.defaults import SPECIAL_TOKENS
-from bpe.lab.measure import peers
 from bpe.lab.judge.diagnose import merges_digest
+from bpe.lab.measure import peers
 from bpe.lab.measure.spread import median_run
 from bpe.training.observer import Observer
 from bpe.training.timer import StageTimer, peak_rss_bytes, reset_peak_rss

@@ -12,8 +12,19 @@ import argparse
 import sys
 
 from bpe import defaults
-from bpe.arguments import (add_errors, add_json, add_output, add_text_column, add_training_args, add_workers,
-                           check_workers, describe, show_progress, special_tokens, vocab_size)
+from bpe.arguments import (
+    add_errors,
+    add_json,
+    add_output,
+    add_text_column,
+    add_training_args,
+    add_workers,
+    check_workers,
+    describe,
+    show_progress,
+    special_tokens,
+    vocab_size,
+)
 from bpe.console import console, exit_with, failure, tell
 from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
@@ -52,8 +63,8 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.measure.bench import run_bench
     from bpe.lab.judge.correctness import all_correct
+    from bpe.lab.measure.bench import run_bench
 
     return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
@@ -67,8 +78,7 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach.walkthrough import (CLASS_DATA, CLASS_VOCAB, WalkthroughSettings, parse_rungs,
-                                           run_walkthrough)
+    from bpe.lab.teach.walkthrough import CLASS_DATA, CLASS_VOCAB, WalkthroughSettings, parse_rungs, run_walkthrough
 
     if args.data is None:  # the class page
         args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB

@@ -40,8 +40,8 @@ class TrainSettings:
 def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
     from bpe.data.datasets import resolve_data
-    from bpe.training.registry import best_variant, get_variant
     from bpe.training.corpus import open_corpus
+    from bpe.training.registry import best_variant, get_variant
     from bpe.training.train import check_min_count, check_workers
 
     check_workers(settings.workers)
@@ -69,9 +69,9 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     from bpe.data.datasets import data_label
     from bpe.lab.measure.estimate import check_affordable, estimate_file
     from bpe.training.corpus import open_corpus
-    from bpe.training.sizes import parse_size
     from bpe.training.observer import Observer
     from bpe.training.registry import DEFAULT_VARIANTS, default_note
+    from bpe.training.sizes import parse_size
     from bpe.training.timer import StageTimer
     from bpe.training.train import train_bpe
 

@@ -6,7 +6,6 @@ import json
 
 from bpe.cs336 import get_tokenizer, run_train_bpe
 from bpe.io.byte_unicode import unicode_to_byte
-
 from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, cs336_merges, cs336_vocab
 
 EOT = "<|endoftext|>"

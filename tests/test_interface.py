@@ -76,7 +76,8 @@ def test_a_checkout_is_told_make_venv_and_a_pip_install_the_pip_command(tmp_path
     """How bpe-lab was installed words the fix of a compiled rung not built: ``make venv`` in the checkout's
     own .venv, pip elsewhere (tests/project/test_install.py checks an installed copy's detection and command
     for real)."""
-    from bpe.interface import REPO_ROOT as ROOT, is_checkout, rebuild_command
+    from bpe.interface import REPO_ROOT as ROOT
+    from bpe.interface import is_checkout, rebuild_command
 
     assert ROOT == REPO_ROOT and is_checkout(REPO_ROOT)
     # a site-packages inside another project (a venv in its folder): a pyproject.toml above is not a checkout

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-from tools.keypath import lookup, split_keypath
 from tools.command import tool_main
+from tools.keypath import lookup
 
 #: The pages whose figures are checked, relative to the repo root (globs).
 PAGES = ("README.md", "docs/*.md", "docs/web/*.md", "profiles/README.md")

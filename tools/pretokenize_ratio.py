@@ -26,10 +26,10 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, shown_path
 from bpe.errors import BPEError
-from tools.text_kinds import KINDS, SEPARATOR, make_sample, sources
 from bpe.lab.measure.plan import check_repeat
 from bpe.lab.measure.spread import range_text, ratio_text, summary
 from bpe.training.sizes import parse_size
+from tools.text_kinds import KINDS, SEPARATOR, make_sample, sources
 
 #: Where a Wikipedia text is looked for when --wikipedia is not given (the project's shared data).
 WIKIPEDIA_CANDIDATES = (REPO_ROOT.parent / "shared" / "data" / "wikitext2.txt",)

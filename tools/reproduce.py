@@ -33,11 +33,11 @@ from bpe.errors import BPEError
 from bpe.io.outputs import write_files_atomic
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import made_by, output_path, stamp, write_json_atomic
-from tools.reproduce_steps import FULL, QUICK, SELECT_UPDATE, STEPS, RunSet, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
 from bpe.training.registry import VARIANTS, unavailable
 from bpe.training.sizes import format_size
 from tools.command import tool_main
+from tools.reproduce_steps import FULL, QUICK, SELECT_UPDATE, STEPS, RunSet, article_figures, their_ratio
 
 #: Where a run writes by default (not in git), and the committed result ``--publish`` rewrites.
 DEFAULT_OUT = REPO_ROOT / "out" / "articles-bench.json"

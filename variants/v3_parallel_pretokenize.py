@@ -31,6 +31,7 @@ Walkthrough: docs/v3.md.
 """
 
 from bpe.training.parallel import count_file_parallel
+
 from .v2_inverted_index import Merger  # the merge algorithm does not change
 
 __all__ = ["IDEA", "Merger", "count_pretokens"]

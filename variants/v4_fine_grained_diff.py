@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from bpe.training.merge_loop import Pair, Word
 from bpe.training.parallel import count_file_parallel
+
 from .v2_inverted_index import Merger as V2Merger
 
 IDEA = "fine-grained diff: only pairs touching merged positions change"

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 
 from bpe.training.merge_loop import Pair
 from bpe.training.parallel import count_file_parallel
+
 from .v4_fine_grained_diff import Merger as V4Merger
 
 IDEA = "max-heap of (count, pair) with lazy deletion replaces the max() scan"

@@ -41,8 +41,8 @@ from bpe.training.pretokenize import add_counts
 from bpe.training.shard_policy import StallWatch, merge_processes, parent_share, shard_count
 from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered
 
-from .v6_tuned import FlooredHeap, Merger as V6Merger
-from .v6_tuned import count_pairs, index_gained, subtract_lost
+from .v6_tuned import FlooredHeap, count_pairs, index_gained, subtract_lost
+from .v6_tuned import Merger as V6Merger
 
 IDEA = ("the merge phase across processes: words sharded, pair counts and heap in the parent "
         "(v6 itself below two shards' worth of words, without a core to spare, or once round trips stall)")

@@ -33,15 +33,14 @@ mark the documents).
 from __future__ import annotations
 
 import dataclasses
-
 import io
 import os
 import sys
 import time
 from array import array
 from collections import deque
-from contextlib import contextmanager, nullcontext
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path

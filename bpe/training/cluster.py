@@ -44,8 +44,7 @@ from pathlib import Path
 
 from bpe.dependencies import optional_module
 from bpe.errors import BPEError
-from bpe.training.corpus import (Corpus, batches, counting_tokens, counts_bytes, separator_of, source_pieces,
-                                 text_spans)
+from bpe.training.corpus import Corpus, batches, counting_tokens, counts_bytes, separator_of, source_pieces, text_spans
 from bpe.training.parallel import split_into_parts
 from bpe.training.pretokenize import PretokenCounts, add_counts
 

@@ -15,6 +15,11 @@ is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the contract names this module's types: a run-time import would be a cycle
+    from bpe.training.rung import Merger
+
 Pair = tuple[bytes, bytes]
 Word = tuple[bytes, ...]
 
@@ -46,7 +51,7 @@ def merge_word(word: Word, pair: Pair) -> Word:
     return tuple(out)
 
 
-def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:
+def run_merges(merger: Merger, num_merges: int, timer, progress=None) -> list[Pair]:
     """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
     ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.

@@ -43,8 +43,15 @@ from bpe.errors import BPEError
 from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
 from bpe.training.cores import choose_workers, workers_for
 from bpe.training.pool import WorkerPool, worker_state
-from bpe.training.pretokenize import (PretokenCounts, add_counts, check_input_file, count_file_serial, count_text,
-                                     count_texts, decode_utf8)
+from bpe.training.pretokenize import (
+    PretokenCounts,
+    add_counts,
+    check_input_file,
+    count_file_serial,
+    count_text,
+    count_texts,
+    decode_utf8,
+)
 from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast, count_texts_fast
 
 #: A text counter: ``(text, special_tokens) -> Counter[bytes]``, a module-level function (it is sent to

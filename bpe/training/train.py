@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from os import PathLike
 
 from bpe.defaults import SPECIAL_TOKENS
-from bpe.training.sizes import parse_size
 from bpe.errors import ArgumentError, BPEError
-from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.chunking import find_limit_end
-from bpe.training.pretokenize import PretokenCounts, check_input_file
+from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.observer import Corpus, Observer
 from bpe.training.pool import pools_started
+from bpe.training.pretokenize import PretokenCounts, check_input_file
 from bpe.training.registry import get_variant
+from bpe.training.sizes import parse_size
 
 Vocab = dict[int, bytes]
 

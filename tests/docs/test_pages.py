@@ -9,9 +9,9 @@ import shlex
 import pytest
 
 from bpe.cli import main
-from tools import figures
 from bpe.training.registry import VARIANTS, unavailable
 from conftest import REPO_ROOT
+from tools import figures
 
 DOCS = REPO_ROOT / "docs"
 BLOCK = re.compile(r"```text\n\$ python -m bpe (trace [^\n]*)\n(.*?)\n```", re.S)

@@ -5,8 +5,8 @@ folder the command's code writes to (its default, or with PUBLISH=1 its committe
 import re
 
 from bpe.lab.measure import profiling, report
-from tools import reproduce
 from conftest import REPO_ROOT
+from tools import reproduce
 
 PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "profiles" / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")),
          *sorted((REPO_ROOT / "exercises").glob("*.md"))]

@@ -20,10 +20,19 @@ import tempfile
 
 import pytest
 
-from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.fresh_process import LEFTOVERS, remove_orphaned_folders
-from conftest import (DEFAULT_CORPUS, REPO_ROOT, alive, child_env, descendants, scalene_files, scalene_runs_the_training,
-                      timed_child_has_workers, wait_for)
+from bpe.lab.measure.bench import BenchSettings, run_bench
+from conftest import (
+    DEFAULT_CORPUS,
+    REPO_ROOT,
+    alive,
+    child_env,
+    descendants,
+    scalene_files,
+    scalene_runs_the_training,
+    timed_child_has_workers,
+    wait_for,
+)
 
 
 def kill_9_in_phase(argv: list[str], in_phase, scratch) -> tuple[subprocess.Popen, list[int]]:

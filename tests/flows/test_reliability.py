@@ -25,8 +25,17 @@ from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
 from bpe.training.parallel import count_file_parallel
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
-from conftest import (CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, interrupt, live_processes, wait_for,
-                      without_bars, workers_running)
+from conftest import (
+    CORPUS_EN,
+    HANG_GUARD_SECONDS,
+    REPO_ROOT,
+    child_env,
+    interrupt,
+    live_processes,
+    wait_for,
+    without_bars,
+    workers_running,
+)
 
 ALL_VARIANTS = list(VARIANTS)
 EOT = "<|endoftext|>"

@@ -22,9 +22,22 @@ import pytest
 
 from bpe.cli import main
 from bpe.training.registry import VARIANTS
-from conftest import (DEFAULT_CORPUS, HANG_GUARD_SECONDS, REPO_ROOT, alive, child_env, descendants, live_processes,
-                      scalene_files, scalene_runs_the_training, threads_running, timed_child_has_workers, wait_for,
-                      workers_running, write_letter_runs)
+from conftest import (
+    DEFAULT_CORPUS,
+    HANG_GUARD_SECONDS,
+    REPO_ROOT,
+    alive,
+    child_env,
+    descendants,
+    live_processes,
+    scalene_files,
+    scalene_runs_the_training,
+    threads_running,
+    timed_child_has_workers,
+    wait_for,
+    workers_running,
+    write_letter_runs,
+)
 
 pytestmark = pytest.mark.usefixtures("sighup_not_ignored")
 

@@ -36,8 +36,7 @@ from bpe.training import pool as pool_module
 from bpe.training import shard_policy, shards
 from bpe.training.observer import Observer
 from bpe.training.progress import Progress
-from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, live_processes, pooled_variants, \
-    cs336_merges
+from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, cs336_merges, live_processes, pooled_variants
 
 EOT = "<|endoftext|>"
 SIGNALS = [signal.SIGKILL, signal.SIGTERM]

@@ -9,7 +9,6 @@ import functools
 import json
 import os
 import shutil
-import signal
 import sys
 import threading
 
@@ -24,11 +23,21 @@ from bpe.cli import main
 from bpe.io import compiled as compiled_module
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
-from tools import text_kinds
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
-from conftest import (DEFAULT_CORPUS, FIXTURES, a_worker_stalled, child_env, interrupt, live_processes,
-                      sigint_on_first_bytes, threads_running, workers_running, write_letter_runs)
+from conftest import (
+    DEFAULT_CORPUS,
+    FIXTURES,
+    a_worker_stalled,
+    child_env,
+    interrupt,
+    live_processes,
+    sigint_on_first_bytes,
+    threads_running,
+    workers_running,
+    write_letter_runs,
+)
+from tools import text_kinds
 
 EOT = "<|endoftext|>"
 #: Needs the compiled encoder (variants/_v9_encode.pyx), which an install without a C compiler lacks.

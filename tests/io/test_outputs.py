@@ -22,8 +22,17 @@ from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
 from bpe.io.outputs import OutputLock, save_tokenizer, token_report
 from bpe.training.pretokenize import GPT2_PATTERN
-from conftest import (CORPUS_EN, DEFAULT_CORPUS, FIXTURES, HANG_GUARD_SECONDS, REPO_ROOT, read_stderr_until,
-                      cs336_merges, cs336_vocab, without_bars)
+from conftest import (
+    CORPUS_EN,
+    DEFAULT_CORPUS,
+    FIXTURES,
+    HANG_GUARD_SECONDS,
+    REPO_ROOT,
+    cs336_merges,
+    cs336_vocab,
+    read_stderr_until,
+    without_bars,
+)
 
 EOT = "<|endoftext|>"
 

@@ -10,14 +10,15 @@ import re
 import subprocess
 import sys
 
+from test_own_trainer import failure, text_evidence, train
+
 from bpe.cli import main
-from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import all_correct
 from bpe.lab.judge.diagnose import Evidence, diagnose
+from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.training.pretokenize import count_text
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT, TINYSTORIES_SAMPLE
-from test_own_trainer import failure, text_evidence, train
 
 CANDIDATES = FIXTURES / "candidates"
 EOT = ["<|endoftext|>"]

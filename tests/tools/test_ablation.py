@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import VARIANTS, BPEError, train_bpe
-from tools.ablation import main
 import tools.ablation as ablation
-from tools.ablation import v8 as v8_rows
+from bpe import VARIANTS, BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v8_compiled
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, cs336_merges
+from tools.ablation import main
+from tools.ablation import v8 as v8_rows
 
 #: The rows that are files here (v5 and v6 are rungs, tested on their own).
 WITHOUT = [row for row in ablation.ROWS if row not in ("v5", "v6")]

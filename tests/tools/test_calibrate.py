@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from tools.calibrate import DEFAULT_OUT, POINTS, estimate_point
 from bpe.lab.measure.estimate import CorpusShape, estimate_run, live_pairs
+from tools.calibrate import DEFAULT_OUT, POINTS, estimate_point
 
 CALIBRATION = json.loads(DEFAULT_OUT.read_text())["points"]
 

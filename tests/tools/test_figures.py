@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from tools.figures import main
 from bpe.errors import BPEError
 from tools import figures
+from tools.figures import main
 
 
 def _page(tmp_path, shown: str, spec: str = 'r.json runs.v1 / runs.v2 "{:.1f}x"'):

@@ -7,9 +7,8 @@ import shutil
 import pytest
 
 from bpe import BPEError
-from tools.merge_cost import main
-from tools.merge_cost import load_merger, run_merge_cost
 from conftest import CORPUS_EN, FIXTURES, REPO_ROOT
+from tools.merge_cost import load_merger, main, run_merge_cost
 
 SPECIAL = ["<|endoftext|>"]
 CANDIDATES = FIXTURES / "candidates"

@@ -5,8 +5,8 @@ import json
 import pytest
 
 import tools.pretokenize_ratio as ratio
-from tools import text_kinds
 from bpe.training.pretokenize import count_file_serial, count_text
+from tools import text_kinds
 
 SMALL_KINDS = "books,accented,cyrillic,rtl,cjk,mixed,emoji,combining,digits,whitespace"
 

@@ -9,14 +9,21 @@ import pytest
 
 from bpe.errors import BPEError
 from bpe.lab.measure import publish
-from tools.keypath import lookup
-from tools.reproduce import (COURSEWORK_COLUMNS, block_costs, compare_steps, coursework_rows, coursework_table,
-                             main, write_coursework)
-from tools.reproduce_steps import QUICK, STEPS, THEIRS, article_figures, their_ratio
 from bpe.lab.measure.spread import compare, ratio_text
 from bpe.training.registry import VARIANTS
 from bpe.training.sizes import format_size
 from conftest import REPO_ROOT
+from tools.keypath import lookup
+from tools.reproduce import (
+    COURSEWORK_COLUMNS,
+    block_costs,
+    compare_steps,
+    coursework_rows,
+    coursework_table,
+    main,
+    write_coursework,
+)
+from tools.reproduce_steps import QUICK, STEPS, THEIRS, article_figures, their_ratio
 
 
 def test_quick_mode_measures_every_step_on_both_regimes(tmp_path, monkeypatch, capsys):

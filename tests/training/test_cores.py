@@ -9,7 +9,7 @@ import pytest
 
 import bpe.training.parallel as parallel
 from bpe.training import cores
-from bpe.training.cores import _read_proc_stat, measure_busy_cores, choose_workers
+from bpe.training.cores import _read_proc_stat, choose_workers, measure_busy_cores
 from bpe.training.pretokenize import count_file_serial
 from conftest import DEFAULT_CORPUS
 

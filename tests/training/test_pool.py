@@ -16,10 +16,16 @@ import textwrap
 import pytest
 
 from bpe import BPEError
-from bpe.training.pool import (CHANNEL_KEY, KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV, WorkerPool,
-                               worker_state)
-from conftest import (HANG_GUARD_SECONDS, a_worker_stalled, child_env, interrupt, live_processes,
-                      workers_running)
+from bpe.training.pool import (
+    CHANNEL_KEY,
+    KILL_MID_ANSWER_ENV,
+    KILL_ON_TASK_ENV,
+    STALL_MID_ANSWER_ENV,
+    WorkerPool,
+    worker_state,
+)
+from conftest import HANG_GUARD_SECONDS, a_worker_stalled, child_env, interrupt, live_processes, workers_running
+
 
 def add_to_state(x):
     state = worker_state()

@@ -10,7 +10,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpe.training.pretokenize_fast as pretokenize_fast
-from tools import text_kinds
 from bpe.training.parallel import count_file_parallel_fast
 from bpe.training.pretokenize import GPT2_REGEX, count_file_serial, count_text
 from bpe.training.pretokenize_fast import (
@@ -24,6 +23,7 @@ from bpe.training.pretokenize_fast import (
     split_pretokens,
 )
 from conftest import CORPUS_EN, DEFAULT_CORPUS, TINYSTORIES_SAMPLE
+from tools import text_kinds
 
 SPECIAL = ["<|endoftext|>"]
 ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)

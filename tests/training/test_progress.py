@@ -10,7 +10,6 @@ import pytest
 from bpe import train_bpe
 from bpe.training.observer import Observer
 from bpe.training.progress import Progress, wants_progress
-
 from conftest import CORPUS_EN
 
 

@@ -12,12 +12,20 @@ from hypothesis import strategies as st
 
 from bpe import BPEError, train_bpe
 from bpe.training.merge_loop import run_merges
-from bpe.training.timer import NullTimer
 from bpe.training.pretokenize import count_file_serial
-from conftest import (CORPUS_EN, DEFAULT_CORPUS, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, cs336_merges,
-                      v1_merges_and_words)
+from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v6_tuned
 from bpe.variants.v6_tuned import inverted_key
+from conftest import (
+    CORPUS_EN,
+    DEFAULT_CORPUS,
+    OVERLAPS,
+    REPEATS,
+    TIES,
+    TINYSTORIES_SAMPLE,
+    cs336_merges,
+    v1_merges_and_words,
+)
 
 
 def merges_of(module, pretoken_counts, num_merges):

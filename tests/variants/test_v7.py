@@ -18,18 +18,27 @@ from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.lab.teach.trace import v6_state, v7_state
-from bpe.training.merge_loop import run_merges
 from bpe.training import shard_policy, shards
+from bpe.training.merge_loop import run_merges
 from bpe.training.observer import Observer
 from bpe.training.pool import KILL_ON_TASK_ENV
 from bpe.training.pretokenize import count_file_serial
+from bpe.training.shard_policy import GatherWhenStalled, StallWatch
 from bpe.training.timer import NullTimer
-from conftest import (CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges, interrupt, live_processes,
-                      v1_merges_and_words, without_bars)
 from bpe.variants import v7_sharded
 from bpe.variants.v6_tuned import count_pairs, pairs_of
-from bpe.training.shard_policy import GatherWhenStalled, StallWatch
 from bpe.variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
+from conftest import (
+    CORPUS_EN,
+    OVERLAPS,
+    REPEATS,
+    TIES,
+    cs336_merges,
+    interrupt,
+    live_processes,
+    v1_merges_and_words,
+    without_bars,
+)
 
 
 @pytest.fixture

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from bpe.errors import BPEError
 from bpe.training import gpt2_classes, registry
-from bpe.training.pretokenize import GPT2_PATTERN, count_file_serial, count_text
+from bpe.training.pretokenize import count_file_serial, count_text
 from bpe.training.threads import run_threads
 from bpe.training.train import train_bpe
-from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled as v9
+from bpe.variants import v1_naive, v8_compiled
+from bpe.variants import v9_counting_compiled as v9
 from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges, sigint_on_first_bytes
 
 built = pytest.mark.skipif(v9.UNAVAILABLE is not None, reason=str(v9.UNAVAILABLE))

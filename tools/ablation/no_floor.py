@@ -7,9 +7,11 @@ though most never come near the top.  Everything else is v6's.
 
 from __future__ import annotations
 
-from bpe.variants.v6_tuned import FlooredHeap
+from bpe.variants.v6_tuned import (
+    FlooredHeap,
+    count_pretokens,  # noqa: F401  (v6's)
+)
 from bpe.variants.v6_tuned import Merger as V6Merger
-from bpe.variants.v6_tuned import count_pretokens  # noqa: F401  (v6's)
 
 IDEA = "v6 with every pair in its heap (no floor, no buckets)"
 

@@ -35,15 +35,20 @@ import sys
 from collections.abc import Mapping
 from types import SimpleNamespace
 
-from bpe.io.byte_unicode import encode_token
 from bpe.errors import BPEError
+from bpe.io.byte_unicode import encode_token
 from bpe.lab.rungs import resolve_hook, rung_row
 from bpe.lab.teach.recorder import Recorder, ranked
+from bpe.lab.teach.text_trace import (
+    DEFAULT_TEXT,
+    encoding_lines,
+    pretokenize_lines,
+    pretokens_from_args,
+    show_word,
+)
 from bpe.training.merge_loop import Pair
 from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.shards import joined_shards
-from bpe.lab.teach.text_trace import (DEFAULT_TEXT, encoding_lines, parse_words, pretokenize_lines,
-                                      pretokens_from_args, show_word)
 
 show_pair = show_word  # a pair shown as the two tokens it joins
 

@@ -14,9 +14,9 @@ import pytest
 
 from bpe.cli import main
 from bpe.errors import BPEError
+from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.timed_run import RunningLine
-from bpe.lab.judge.candidates import parse_variants
 from conftest import FIXTURES, wait_for
 
 CANDIDATES = FIXTURES / "candidates"

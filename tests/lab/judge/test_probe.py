@@ -8,9 +8,19 @@ import pytest
 
 from bpe.lab.judge.candidates import load_function, parse_variants
 from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
+from bpe.lab.judge.probe import (
+    NEWLINE_PROBE,
+    PROBES,
+    SPECIAL_TOKEN_PROBE,
+    TIE_PROBE,
+    TIE_WORDS,
+    newline_text,
+    probe_verdict,
+    probes_verdict,
+    special_token_text,
+    tie_text,
+)
 from bpe.lab.measure.timed_run import run_once
-from bpe.lab.judge.probe import (NEWLINE_PROBE, PROBES, SPECIAL_TOKEN_PROBE, TIE_PROBE, TIE_WORDS, newline_text,
-                                 probe_verdict, probes_verdict, special_token_text, tie_text)
 from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.train import train_bpe

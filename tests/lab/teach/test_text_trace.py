@@ -7,8 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, train_bpe
-from bpe.lab.teach.text_trace import (RULES, applied_merges, encoding_lines, labelled_pattern,
-                                      pretokenize_lines, pretokenize_pieces)
+from bpe.lab.teach.text_trace import (
+    RULES,
+    applied_merges,
+    encoding_lines,
+    labelled_pattern,
+    pretokenize_lines,
+    pretokenize_pieces,
+)
 from bpe.training.pretokenize import GPT2_PATTERN, GPT2_REGEX, count_text
 from conftest import REPO_ROOT
 

@@ -8,8 +8,15 @@ import pytest
 from bpe import BPEError, train_bpe
 from bpe.cli import main
 from bpe.io.byte_unicode import decode_token, encode_token
-from bpe.lab.teach.walkthrough import (WalkthroughSettings, count_work, load_bench, page_data, parse_rungs, render_page,
-                                      run_walkthrough)
+from bpe.lab.teach.walkthrough import (
+    WalkthroughSettings,
+    count_work,
+    load_bench,
+    page_data,
+    parse_rungs,
+    render_page,
+    run_walkthrough,
+)
 from bpe.lab.teach.walkthrough.counting import METRICS, counted_merger
 from bpe.training.pretokenize import count_file_serial
 from bpe.training.registry import VARIANTS

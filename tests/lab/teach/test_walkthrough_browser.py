@@ -119,7 +119,7 @@ def test_the_merge_in_the_address_opens_there(page, made):
     page.goto(made[1].resolve().as_uri() + "#step=17")
     assert merge_shown(page) == 17
     pair = made[2]["merges"][16]
-    assert f"Merge 17: the most frequent pair" in page.inner_text("#merge")
+    assert "Merge 17: the most frequent pair" in page.inner_text("#merge")
     assert page.locator("#merge .pair .tok").all_inner_texts() == [*pair, "".join(pair)]
     page.evaluate("location.hash = '#step=5'")
     page.wait_for_function("document.getElementById('step').dataset.step === '5'")

@@ -10,8 +10,8 @@ is v8's.
 
 from __future__ import annotations
 
-from tools.ablation.v8 import merger_without
 from bpe.variants.v8_compiled import count_pretokens  # noqa: F401  (v8's)
+from tools.ablation.v8 import merger_without
 
 IDEA = "v8 with a probe and a lowered count per word's lost pair, none deferred to the merge's end"
 

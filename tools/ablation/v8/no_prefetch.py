@@ -8,8 +8,8 @@ waits for the one before.  Everything else is v8's.
 
 from __future__ import annotations
 
-from tools.ablation.v8 import merger_without
 from bpe.variants.v8_compiled import count_pretokens  # noqa: F401  (v8's)
+from tools.ablation.v8 import merger_without
 
 IDEA = "v8 without prefetching (each record, bucket and slot read when reached)"
 
