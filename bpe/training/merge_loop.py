@@ -15,11 +15,6 @@ is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the contract names this module's types: a run-time import would be a cycle
-    from bpe.training.rung import Merger
-
 Pair = tuple[bytes, bytes]
 Word = tuple[bytes, ...]
 
@@ -51,7 +46,8 @@ def merge_word(word: Word, pair: Pair) -> Word:
     return tuple(out)
 
 
-def run_merges(merger: Merger, num_merges: int, timer, progress=None) -> list[Pair]:
+# (the contract is named by its path: bpe.training.rung imports this module, so an import here is a cycle)
+def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:  # noqa: F821
     """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
     ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.
