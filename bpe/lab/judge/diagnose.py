@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import regex
+
+from bpe.lab.judge.replay import best_pair, non_overlapping_count, pair_counts_after, pair_counts_merging_from_right
 from bpe.lab.judge.tie_orders import tie_explanation
-from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
+from bpe.training.merge_loop import Pair
+from bpe.training.pretokenize import GPT2_REGEX, count_text, split_on_special_tokens
 
 
 def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:
@@ -191,7 +195,8 @@ def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evide
     for how, mistaken in special_token_mistakes(evidence):
         if dict(candidate_counts) == dict(mistaken):
             if how == UNESCAPED:
-                return "special-tokens", (f"{name}'s pre-tokenizer splits on the {unescaped_text(evidence.special_tokens)}; "
+                return "special-tokens", (f"{name}'s pre-tokenizer splits on the "
+                                          f"{unescaped_text(evidence.special_tokens)}; "
                                           "escape each special token (regex.escape) before joining them")
             return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
                                       f"its pre-token counts are the GPT-2 pattern's on the text with the special "
@@ -215,8 +220,6 @@ def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, 
 
 def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
     """Where ``pair``'s bytes occur in the text although no GPT-2 pre-token holds them: a boundary it spans."""
-    from bpe.training.pretokenize import GPT2_REGEX
-
     joined = (pair[0] + pair[1]).decode("utf-8", errors="replace")
     where = evidence.text.find(joined)
     base = (f"a pre-tokenization difference: {show(pair)} never occurs inside one GPT-2 pre-token, so {name} "
@@ -243,8 +246,6 @@ def translate_newlines(text: str) -> str:
 def text_mode_counts(evidence: Evidence) -> Counter | None:
     """The pre-token counts of the text as text mode reads it; ``None`` when it holds no ``\\r``, the one
     character text mode changes (then nothing is recounted)."""
-    from bpe.training.pretokenize import count_text
-
     if "\r" not in evidence.text:
         return None
     return count_text(translate_newlines(evidence.text), evidence.special_tokens)
@@ -265,10 +266,6 @@ def special_token_mistakes(evidence: Evidence) -> list[tuple[str, Counter]]:
     the text, cut out and the pieces joined (counts across them), and split on as an unescaped regular
     expression (``<|endoftext|>`` reads as ``<`` or ``endoftext`` or ``>``: it splits at every ``<`` and
     ``>`` of the text and keeps the bars as text).  None without special tokens."""
-    import regex
-
-    from bpe.training.pretokenize import count_text, split_on_special_tokens
-
     if not evidence.special_tokens:
         return []
     text, specials = evidence.text, evidence.special_tokens
@@ -304,82 +301,3 @@ def merge_count_cause(made: int, expected: int, special_tokens: Sequence[str]) -
                                   "twice against vocab_size (256 bytes + each special token once + the merges)")
     return None, ("it stopped while pairs were left" if made < expected else
                   "it merged past the vocab size (or past the last pair)")
-
-
-# --- Merges replayed on pre-token counts: the true pair counts after any number of merges, and the counts
-# the usual miscounting trainers see (merging from the right, a pair counted where it overlaps itself).
-# Replaying merges by rank (earliest learned first) gives each word exactly the segmentation training had
-# reached.
-
-
-def segment(token: bytes, ranks: Mapping[Pair, int]) -> Word:
-    """``token`` split as training had split it after the merges in ``ranks`` (pair -> its 0-based rank).
-
-    >>> segment(b"aaab", {(b"a", b"a"): 0, (b"aa", b"a"): 1})
-    (b'aaa', b'b')
-    """
-    word = split_into_bytes(token)
-    while len(word) > 1:
-        pair = min(zip(word, word[1:]), key=lambda p: ranks.get(p, len(ranks)))
-        if pair not in ranks:
-            break
-        word = merge_word(word, pair)
-    return word
-
-
-def words_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Iterator[tuple[bytes, Word, int]]:
-    """Each pre-token, its word after ``merges`` and its count, in the order a trainer's words meet them."""
-    ranks = {pair: i for i, pair in enumerate(merges)}
-    for token, n in pretoken_counts.items():
-        yield token, segment(token, ranks), n
-
-
-def pair_counts_after(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair]) -> Counter[Pair]:
-    """The pair counts training sees after ``merges``: every adjacent pair, overlaps included."""
-    counts: Counter[Pair] = Counter()
-    for _, word, n in words_after(pretoken_counts, merges):
-        for pair in zip(word, word[1:]):
-            counts[pair] += n
-    return counts
-
-
-def merge_word_from_right(word: Word, pair: Pair) -> Word:
-    """``word`` with ``pair`` merged scanning from the right (wrong: CS336 merges from the left).  Only a
-    pair of equal tokens can overlap itself; any other pair merges alike from either end.
-
-    >>> merge_word_from_right((b"a", b"a", b"a"), (b"a", b"a"))
-    (b'a', b'aa')
-    """
-    return merge_word(word[::-1], pair)[::-1] if pair[0] == pair[1] else merge_word(word, pair)
-
-
-def pair_counts_merging_from_right(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair],
-                                   counts: Counter[Pair]) -> tuple[Counter[Pair], Pair] | None:
-    """``counts`` (the true ones after ``merges``) as a trainer that merges from the right would have them,
-    and the first pair ``(x, x)`` met in a word; ``None`` when no merge so far could differ.  Only a word
-    with some merged ``x`` three times in a row can differ, so only those are replayed.
-    """
-    doubles = [pair[0] for pair in merges if pair[0] == pair[1]]
-    tripled = {token: n for token, n in pretoken_counts.items() if any(x * 3 in token for x in doubles)}
-    if not tripled:
-        return None
-    adjusted = Counter(counts)
-    for token, left, n in words_after(tripled, merges):
-        right = split_into_bytes(token)
-        for pair in merges:
-            right = merge_word_from_right(right, pair)
-        for pair in zip(left, left[1:]):
-            adjusted[pair] -= n
-        for pair in zip(right, right[1:]):
-            adjusted[pair] += n
-    first = next(x for x in doubles if x * 3 in next(iter(tripled)))
-    return +adjusted, (first, first)
-
-
-def best_pair(counts: Mapping[Pair, int]) -> Pair | None:
-    return max(counts, key=lambda pair: (counts[pair], pair)) if counts else None
-
-
-def non_overlapping_count(pretoken_counts: Mapping[bytes, int], merges: Sequence[Pair], pair: Pair) -> int:
-    """Occurrences of ``pair`` after ``merges`` counted as a merge would take them (``aaa``: once)."""
-    return sum(n * (len(word) - len(merge_word(word, pair))) for _, word, n in words_after(pretoken_counts, merges))
