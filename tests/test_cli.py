@@ -38,7 +38,7 @@ def test_an_empty_file_says_training_stopped_early(tmp_path, capsys):
     assert "longest tokens" not in out  # no blank list of learned tokens
     assert "nothing saved: give --out DIR" in out
     report = run_bench(BenchSettings("v2", str(empty), 500, 1, EOT, 1))
-    assert "stopped early, 0 of 243 merges" in report["variants"]["v2"]["notes"][0]
+    assert "stopped early, 0 of 243 merges" in report.variants["v2"].notes[0]
     printed = capsys.readouterr().out
     checkpoint_line = "elapsed at merge"  # the progress line: none is printed before the first merge
     assert checkpoint_line not in printed

@@ -61,7 +61,7 @@ def next_lab_run(scratch, monkeypatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setenv("TMPDIR", str(scratch))
     report = run_bench(BenchSettings(["v2"], "corpus-en", 260, 1, ["<|endoftext|>"], 1))
-    assert report["variants"]["v2"]["median"]["merges"] == 260 - 257
+    assert report.variants["v2"].median.merges == 260 - 257
 
 
 def test_a_killed_bench_takes_its_timed_child_along_and_the_next_run_removes_its_folders(tmp_path, monkeypatch):

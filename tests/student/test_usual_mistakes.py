@@ -28,13 +28,13 @@ def test_bench_names_each_cause(capsys):
     entries = ",".join(str(CANDIDATES / f"{name}.py") for name in ("unweighted_pairs", "fixed_offset_chunks"))
     report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
     out = capsys.readouterr().out
-    unweighted = report["verdicts"]["unweighted_pairs"]
+    unweighted = report.verdicts["unweighted_pairs"]
     assert unweighted["step"] == 1 and unweighted["cause"] == "word-counts", unweighted
     assert "after a merge" not in unweighted["explanation"] and "drifted" not in unweighted["explanation"]
     assert "not weighted by the pre-token counts" in out
 
     # Its merges at vocab 300 are the reference's; its pre-token counts are not, and that is named first.
-    chunks = report["verdicts"]["fixed_offset_chunks"]
+    chunks = report.verdicts["fixed_offset_chunks"]
     assert chunks["merges"] == 43 and chunks["step"] is None
     assert chunks["verdict"] == "differs" and chunks["cause"] == "pretokenization", chunks
     sys.path.insert(0, str(CANDIDATES))
@@ -104,15 +104,15 @@ def test_the_bench_judges_the_whole_output(capsys):
                         f"{CANDIDATES / 'wrong_ties.py'}:decoded_text"])
     report = run_bench(BenchSettings(["v2", entries], "corpus-en", 300, 1, EOT, 1))
     out = capsys.readouterr().out
-    missing = report["verdicts"]["vocab_without_specials"]
+    missing = report.verdicts["vocab_without_specials"]
     assert missing["cause"] == "special-tokens" and "corpus" not in missing  # on the data itself
     assert missing["vocab"][0] == "its vocab lacks the special token '<|endoftext|>'"
     assert "vocab_without_specials  DIFFERS at merge 44 of 43" in out and "merged past the vocab size" not in out
-    unescaped = report["verdicts"]["unescaped_special"]  # right on corpus-en: the probe finds it
+    unescaped = report.verdicts["unescaped_special"]  # right on corpus-en: the probe finds it
     assert unescaped["corpus"] == "the special-token probe" and unescaped["cause"] == "special-tokens"
     assert re.search(r"unescaped_special +DIFFERS on the special-token probe at merge 6 of 53", out)
     assert "likely cause: special tokens read as a regular expression, unescaped" in out
-    decoded = report["verdicts"]["decoded_text"]  # right on corpus-en and on the special-token probe
+    decoded = report.verdicts["decoded_text"]  # right on corpus-en and on the special-token probe
     assert decoded["corpus"] == "the tie probe" and decoded["cause"] == "tie", decoded
     assert re.search(r"decoded_text +DIFFERS on the tie probe at merge 11 of 17: decoded_text chose "
                      r"\(b'\\xc3', b'\\xb6'\) \(true count 30\)", out)

@@ -24,9 +24,9 @@ from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 
 
-def all_correct(report: dict) -> bool:
-    """No run failed and every verdict is ``identical``."""
-    return not report["failed"] and all(v["verdict"] == "identical" for v in report.get("verdicts", {}).values())
+def all_correct(report) -> bool:
+    """No run of a bench (:class:`~bpe.lab.measure.result.BenchResult`) failed and every verdict is ``identical``."""
+    return not report.failed and all(v["verdict"] == "identical" for v in (report.verdicts or {}).values())
 
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],

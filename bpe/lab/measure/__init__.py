@@ -1,7 +1,8 @@
 """The measuring pipeline and the commands built on it: each candidate timed, compared and written down.
 
 * ``plan``: the pipeline every measuring command describes: its settings checked once, its candidates run in turns;
-  ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``busy``: cores
+  ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``result``: its result,
+  typed, and the JSON it writes; ``table``: the one table writer (terminal and Markdown); ``busy``: cores
   kept busy meanwhile (``--busy``); ``timed_run``: one run in a fresh process (started by
   :mod:`bpe.lab.fresh_process`); ``spread``: runs
   summarized, and the one rule for comparing them;

@@ -7,14 +7,16 @@ split on special tokens, GPT-2 regex, count), **pair count** (the candidate's st
 **update** (summed over the merges), **merge phase** (the last three), **peak RSS** (the training process, and
 the largest pool worker), and the **workers** each run counted in (v7: and its merge shards).  Ratios mean
 something only within one bench, outside the run-to-run spread (:mod:`bpe.lab.measure.spread`).  ``--busy N``
-runs it all beside N processes keeping cores busy (:mod:`bpe.lab.measure.busy`).  The printed tables' rows
-(:func:`comparison_rows`) are the report's too.
+runs it all beside N processes keeping cores busy (:mod:`bpe.lab.measure.busy`).  The result is a
+:class:`~bpe.lab.measure.result.BenchResult`; the comparison's columns (:func:`comparison_columns`) are the
+report's table too.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bpe.data.datasets import data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
@@ -31,7 +33,9 @@ from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
+from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
+from bpe.lab.measure.table import Column, terminal_lines
 from bpe.training.registry import default_note
 
 
@@ -58,9 +62,9 @@ class BenchSettings:
     text_column: str = "text"  # where a corpus's JSON lines or Parquet files hold the text
 
 
-def run_bench(settings: BenchSettings, out=None) -> dict:
-    """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result
-    (what ``--json`` writes).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
+def run_bench(settings: BenchSettings, out=None) -> BenchResult:
+    """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result (``--json``
+    writes its ``to_json()``).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
     from bpe.training.corpus import open_corpus, text_file_of
 
     s = settings
@@ -75,7 +79,7 @@ def run_bench(settings: BenchSettings, out=None) -> dict:
         return _run_bench(s, path, out or sys.stdout)
 
 
-def _run_bench(s: BenchSettings, path, out) -> dict:
+def _run_bench(s: BenchSettings, path, out) -> BenchResult:
     """:func:`run_bench` on one text file."""
     from bpe.data.datasets import default_vocab_size
 
@@ -90,7 +94,7 @@ def _run_bench(s: BenchSettings, path, out) -> dict:
 
 
 def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], workers_from: str, peers: list[str],
-                  out) -> dict:
+                  out) -> BenchResult:
     """Steps 2 to 4 of :func:`run_bench`, on what step 1 checked: the runs' :class:`Plan`, the candidates, where
     the workers' count comes from (:func:`run_workers`) and the peers; the rest of ``s`` is taken as it is."""
     from bpe.training.train import stopped_early
@@ -105,16 +109,12 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     if slow and refuse:
         raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data} "
                                      f"at vocab {p.vocab_size:,} x {s.repeat} repeat(s)", s.budget))
-    result = {
-        "machine": machine_info(),
-        "settings": {"data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes,
-                     "file_bytes": p.file_bytes, "limit": p.limit, "vocab_size": p.vocab_size,
-                     "num_merges": p.merges, "special_tokens": p.special_tokens,
-                     "workers": p.workers, "workers_given": p.workers is not None, "workers_from": workers_from,
-                     "repeat": s.repeat, "busy": s.busy, "load": s.load},
-        "variants": {}, "skipped": {}, "failed": {},
-        "estimates": {name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()},
-    }
+    result = BenchResult(machine_info(), {
+        "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes, "file_bytes": p.file_bytes,
+        "limit": p.limit, "vocab_size": p.vocab_size, "num_merges": p.merges, "special_tokens": p.special_tokens,
+        "workers": p.workers, "workers_given": p.workers is not None, "workers_from": workers_from,
+        "repeat": s.repeat, "busy": s.busy, "load": s.load},
+        estimates={name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()})
     print(header(result), file=out)
     if s.variants is None:  # the default: say when it is not the first choice, and why
         print(default_note(), file=out)
@@ -125,13 +125,13 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     runnable = [c for c in candidates if s.force or estimates[c.label] not in slow]
     for candidate in (c for c in candidates if c not in runnable):
         name = candidate.label
-        result["skipped"][name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
-                                   f"{format_duration(s.budget)} budget; run it alone with "
-                                   f"{option('--variant', candidate.spec)} {option('--force')}")
-        print(result["skipped"][name], file=out)
+        result.skipped[name] = (f"{name} skipped: estimated {estimates[name].describe()} per run, past the "
+                                f"{format_duration(s.budget)} budget; run it alone with "
+                                f"{option('--variant', candidate.spec)} {option('--force')}")
+        print(result.skipped[name], file=out)
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
     with spin_on_cores(s.busy, s.load):
-        all_runs = measure("bench", p, runnable, s.repeat, out, failed=result["failed"], for_check=True,
+        all_runs = measure("bench", p, runnable, s.repeat, out, failed=result.failed, for_check=True,
                            progress=s.progress)
     for candidate in runnable:
         name, runs = candidate.label, all_runs.get(candidate.label)
@@ -143,29 +143,29 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
         notes = runs[0].get("notes", [])
         if stopped := stopped_early(runs[0]["merges"], p.merges, p.corpus_bytes):
             notes = [*notes, stopped.replace("stopped early:", "stopped early,", 1)]  # the header had the asked count
-        result["variants"][name] = {"kind": candidate.kind, "spec": candidate.spec, "idea": candidate.idea,
-                                    "runs": runs, "median": median_run(runs), "notes": notes}
-        print(candidate_table(name, result["variants"][name]), file=out)
+        result.variants[name] = CandidateResult(candidate.kind, candidate.spec, candidate.idea, [
+            Run.from_json(r) for r in runs], Run.from_json(median_run(runs)), notes)
+        print(candidate_table(name, result.variants[name]), file=out)
 
     # 4. Compare, check every run's merges, time the peers, write the JSON.
-    if len(result["variants"]) > 1:
+    if len(result.variants) > 1:
         print(comparison_table(result), file=out)
-    rungs = {n: v for n, v in result["variants"].items() if v["kind"] == "variant"}
-    digests = {v["median"]["merges_sha256"] for v in rungs.values()}
-    result["merges_identical"] = len(digests) <= 1  # the rungs agree (your own trainers: see the verdicts)
+    rungs = {n: v for n, v in result.variants.items() if v.kind == "variant"}
+    digests = {v.median.merges_sha256 for v in rungs.values()}
+    result.merges_identical = len(digests) <= 1  # the rungs agree (your own trainers: see the verdicts)
     if len(digests) > 1:
         print("WARNING: the rungs produced different merges: "
-              + ", ".join(f"{n}={v['median']['merges_sha256']}" for n, v in rungs.items()), file=out)
+              + ", ".join(f"{n}={v.median.merges_sha256}" for n, v in rungs.items()), file=out)
     if merge_lists:
-        result["verdicts"], result["reference"] = check_correctness(
+        result.verdicts, result.reference = check_correctness(
             merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
-            result["failed"], {name: v["runs"][0].get("vocab_problems") for name, v in result["variants"].items()},
+            result.failed, {name: v.runs[0].facts.get("vocab_problems") for name, v in result.variants.items()},
             run_once=timed_run.run_once)
     if peers:
-        result["peers"] = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
-        print(peers_table(result["peers"], result["variants"]), file=out)
+        result.peers = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
+        print(peers_table(result.peers, result.variants), file=out)
     if s.json_out:
-        write_json_atomic(s.json_out, result, log=out)
+        write_json_atomic(s.json_out, result.to_json(), log=out)
     return result
 
 
@@ -198,12 +198,8 @@ def _asked_all(spec: str | list[str] | None) -> bool:
 # --- The printed tables: the header, one table per candidate, their comparison ---
 
 
-def format_mb(n: float) -> str:
-    return f"{n / 1e6:,.1f} MB"
-
-
-def header(report: dict) -> str:
-    m, s = report["machine"], report["settings"]
+def header(result: BenchResult) -> str:
+    m, s = result.machine, result.settings
     subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
     how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
@@ -219,92 +215,92 @@ _WORKERS_FROM = {"--workers": "workers {} (every run, as asked)",
                  "each run": "workers: each run's own choice (the cores free as it starts; used: each table's workers)"}
 
 
-_COLUMNS = ("pretokenize", "pair count", "select", "update", "merge phase", "total", "peak RSS", "worker RSS",
-            "workers")
-
-
-def _seconds(value: float | None, width: int) -> str:
-    """``1.234s`` right-aligned, or ``-`` for a figure a run does not have (a function candidate's stages)."""
-    return f"{value:>{width - 1}.3f}s" if value is not None else f"{'-':>{width}}"
-
-
-def workers_used(run: dict) -> str:
-    """The processes a run counted in, and v7's merge shards: ``2``, ``2, 1 shard``; ``-`` where not known
-    (a counter of your own), empty for the median row (no run of its own).
+def workers_used(facts: dict) -> str:
+    """The processes a run counted in, and v7's merge shards, from its :attr:`Run.facts`: ``2``, ``2, 1 shard``;
+    ``-`` where not known (a counter of your own), empty for the median row (no run of its own).
 
     >>> workers_used({"workers": 2}), workers_used({"workers": 2, "shards": 2}), workers_used({"workers": None})
     ('2', '2, 2 shards', '-')
     """
-    if "workers" not in run:
+    if "workers" not in facts:
         return ""
-    if run["workers"] is None:
+    if facts["workers"] is None:
         return "-"
-    shards = run.get("shards")
-    return str(run["workers"]) + ("" if shards is None else f", {shards} shard{'s' if shards != 1 else ''}")
+    shards = facts.get("shards")
+    return str(facts["workers"]) + ("" if shards is None else f", {shards} shard{'s' if shards != 1 else ''}")
 
 
-def _row(label: str, r: dict) -> str:
-    st = r["stages"] or {}
-    cells = [st.get("pretokenize"), st.get("pair_count"), st.get("select"), st.get("update"), r["merge_phase"],
-             r["total"]]
-    return (f"{label:<8}" + "".join(_seconds(c, 13) for c in cells)
-            + f"{format_mb(r['peak_rss']['self']):>13}{format_mb(r['peak_rss']['children']):>13}"
-            + f"{workers_used(r):>13}").rstrip()  # the median row has no workers of its own
+#: One candidate's table, a row ``(label, Run)`` per run and the median's.
+RUN_COLUMNS = [Column("run", lambda row: row[0], align="<", width=8),
+               *(Column(header, lambda row, name=name: row[1].figure(name), "{:.3f}s", width=13) for header, name in (
+                   ("pretokenize", "pretokenize"), ("pair count", "pair_count"), ("select", "select"),
+                   ("update", "update"), ("merge phase", "merge_phase"), ("total", "total"))),
+               Column("peak RSS", lambda row: row[1].peak_rss["self"] / 1e6, "{:,.1f} MB", width=13),
+               Column("worker RSS", lambda row: row[1].peak_rss["children"] / 1e6, "{:,.1f} MB", width=13),
+               Column("workers", lambda row: workers_used(row[1].facts), width=13)]
 
 
-def candidate_table(name: str, entry: dict) -> str:
+def candidate_table(name: str, entry: CandidateResult) -> str:
     """One candidate's table: every repeat, the median, the checkpoints, the merges' digest, and any notes."""
-    runs, med = entry["runs"], entry["median"]
-    lines = [f"\n{name}: {entry['idea']}",
-             f"{'run':<8}" + "".join(f"{c:>13}" for c in _COLUMNS)]
-    lines += [_row(str(i + 1), r) for i, r in enumerate(runs)]
-    if len(runs) > 1:
-        lines.append(_row("median", med))
-    if med["stages"] is None:
+    runs, med = entry.runs, entry.median
+    rows = [(str(i + 1), r) for i, r in enumerate(runs)] + ([("median", med)] if len(runs) > 1 else [])
+    lines = [f"\n{name}: {entry.idea}", *terminal_lines(RUN_COLUMNS, rows)]
+    if med.stages is None:
         lines.append("(a train_bpe function is timed as a whole: no stages, no checkpoints)")
     else:
-        step = max(1, len(med["checkpoints"]) // 10)  # about ten of the checkpoints; --json has them all
-        shown = [point for point in med["checkpoints"][step - 1::step] if point[0] > 0]
-        if med["checkpoints"] and med["checkpoints"][-1][0] > 0 and shown[-1:] != med["checkpoints"][-1:]:
-            shown.append(med["checkpoints"][-1])
+        step = max(1, len(med.checkpoints) // 10)  # about ten of the checkpoints; --json has them all
+        shown = [point for point in med.checkpoints[step - 1::step] if point[0] > 0]
+        if med.checkpoints and med.checkpoints[-1][0] > 0 and shown[-1:] != med.checkpoints[-1:]:
+            shown.append(med.checkpoints[-1])
         points = [f"{m:,}: {t:.2f}s" for m, t in shown]
         if points:
             lines.append("elapsed at merge   " + ", ".join(points))
-    lines.append(f"merges: {med['merges']:,} (sha256 {med['merges_sha256']})")
-    lines += [f"note: {name} {note}" for note in entry.get("notes", [])]
+    lines.append(f"merges: {med.merges:,} (sha256 {med.merges_sha256})")
+    lines += [f"note: {name} {note}" for note in entry.notes]
     return "\n".join(lines)
 
 
-def totals(entry: dict) -> list[float]:
-    return [r["total"] for r in entry["runs"]]
+class Compared(NamedTuple):
+    """A candidate's row of the comparison: the range of its totals, its speed-up on the previous and the first."""
+    name: str
+    entry: CandidateResult
+    spread: str
+    vs_prev: str
+    vs_first: str
 
 
-def comparison_rows(report: dict) -> list[tuple[str, dict, str, str, str]]:
-    """``(candidate, medians, total's min-max, speed-up vs the previous candidate, vs the first)`` in run
-    order; a speed-up whose runs overlap the other's is ``within spread`` (:func:`bpe.lab.measure.spread.compare`)."""
-    entries = report["variants"]
-    first = next(iter(entries.values()))
+def comparison_rows(result: BenchResult) -> list[Compared]:
+    """The candidates in run order; a speed-up whose runs overlap the other's is ``within spread``
+    (:func:`bpe.lab.measure.spread.compare`)."""
+    first = next(iter(result.variants.values()))
     rows, prev = [], None
-    for name, entry in entries.items():
-        vs_prev = compare(totals(prev), totals(entry))["verdict"] if prev else "-"
-        vs_first = compare(totals(first), totals(entry))["verdict"] if entry is not first else "-"
-        rows.append((name, entry["median"], range_text(totals(entry)), vs_prev, vs_first))
+    for name, entry in result.variants.items():
+        vs_prev = compare(prev.totals(), entry.totals())["verdict"] if prev else "-"
+        vs_first = compare(first.totals(), entry.totals())["verdict"] if entry is not first else "-"
+        rows.append(Compared(name, entry, range_text(entry.totals()), vs_prev, vs_first))
         prev = entry
     return rows
 
 
-def comparison_table(report: dict) -> str:
-    first_name = next(iter(report["variants"]))
-    width = max(10, *(len(name) + 1 for name in report["variants"]))
-    last = max(15, len(first_name) + 4)  # the "vs <first>" column fits its name
-    lines = ["\ncomparison (medians, the total's min-max over the runs; ratios of median times, "
-             "'2.00x faster' or '33x slower' than the other; "
-             f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
-             f"{'candidate':<{width}}{'pretokenize':>13}{'merge phase':>13}{'select':>12}{'update':>12}{'total':>10}"
-             f"{'min-max':>14}{'peak RSS':>12}{'vs prev':>15}{'vs ' + first_name:>{last}}"]
-    for name, med, spread, vs_prev, vs_first in comparison_rows(report):
-        st = med["stages"] or {}
-        lines.append(f"{name:<{width}}{_seconds(st.get('pretokenize'), 13)}{_seconds(med['merge_phase'], 13)}"
-                     f"{_seconds(st.get('select'), 12)}{_seconds(st.get('update'), 12)}{_seconds(med['total'], 10)}"
-                     f"{spread:>14}{format_mb(med['peak_rss']['self']):>12}{vs_prev:>15}{vs_first:>{last}}")
-    return "\n".join(lines)
+def comparison_columns(result: BenchResult) -> list[Column]:
+    """The comparison's columns, of the medians: the bench's table, and the report's in Markdown (with each idea)."""
+    def median(name: str):
+        return lambda row: row.entry.median.figure(name)
+
+    return [Column("variant", lambda row: row.name, align="<"),
+            Column("idea", lambda row: row.entry.idea, align="<", terminal=False),
+            Column("total", median("total"), "{:.3f} s"),
+            Column("total min-max", lambda row: f"{row.spread} s" if row.spread else None),
+            *(Column(header, median(name), "{:.3f} s") for header, name in (
+                ("pre-tokenize", "pretokenize"), ("merge phase", "merge_phase"), ("select", "select"),
+                ("update", "update"))),
+            Column("peak memory", lambda row: row.entry.median.peak_rss["self"] / 1e6, "{:,.1f} MB"),
+            Column("vs previous", lambda row: row.vs_prev),
+            Column(f"vs {next(iter(result.variants))}", lambda row: row.vs_first)]
+
+
+def comparison_table(result: BenchResult) -> str:
+    return "\n".join(["\ncomparison (medians, the total's min-max over the runs; ratios of median times, "
+                      "'2.00x faster' or '33x slower' than the other; "
+                      f"'{WITHIN_SPREAD}': the two candidates' runs overlap)",
+                      *terminal_lines(comparison_columns(result), comparison_rows(result))])

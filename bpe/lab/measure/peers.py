@@ -37,7 +37,9 @@ from pathlib import Path
 from bpe.errors import BPEError
 from bpe.lab.fresh_process import run_json_child, write_result
 from bpe.lab.measure.plan import in_turns
+from bpe.lab.measure.result import CandidateResult, PeerResult
 from bpe.lab.measure.spread import ratio_text, summary
+from bpe.lab.measure.table import Column, terminal_lines
 from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens
 from bpe.training.timer import peak_rss_bytes
 
@@ -125,34 +127,44 @@ def peer_names(peers: bool | str) -> list[str]:
 
 
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
-              names: list[str] | None = None) -> dict:
+              names: list[str] | None = None) -> dict[str, PeerResult]:
     """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
-    one missing or failed: its line (``{"missing": ...}``, ``{"error": ...}``)."""
-    results = {name: {} for name in names or PEERS}
+    one missing or failed: why (:attr:`PeerResult.missing`, :attr:`PeerResult.error`)."""
+    names = names or list(PEERS)
+    results: dict[str, PeerResult] = {}
 
     def run_one(name: str, _: int) -> dict | None:
-        run = results[name] = run_peer(name, path, vocab_size, special_tokens, workers)  # a run: replaced below
-        return run if "total" in run else None
+        run = run_peer(name, path, vocab_size, special_tokens, workers)
+        if "total" not in run:  # missing or failed: why
+            results[name] = PeerResult(**run)
+            return None
+        return run
 
-    for name, runs in in_turns(list(results), repeat, run_one).items():
-        results[name] = {"total": summary([r["total"] for r in runs])["median"], "merges": runs[0]["merges"],
-                         "peak_rss": summary([r["peak_rss"] for r in runs])["median"], "runs": runs}
-    return results
+    for name, runs in in_turns(names, repeat, run_one).items():
+        results[name] = PeerResult(summary([r["total"] for r in runs])["median"], runs[0]["merges"],
+                                   summary([r["peak_rss"] for r in runs])["median"], runs)
+    return {name: results[name] for name in names}
 
 
-def peers_table(peers: dict, variants: dict) -> str:
-    """One line per peer: its median time, merges, peak RSS, and each variant's time as a multiple of it."""
-    lines = ["\npeers (median total; 'vN 2.00x faster': our variant against the peer)"]
-    width = max(12, *(len(name) + 2 for name in peers)) if peers else 12
-    for name, result in peers.items():
-        if "missing" in result or "error" in result:
-            lines.append(f"{name:<{width}}{result.get('missing') or result.get('error')}")
-            continue
-        ratios = "  ".join(f"{v} {ratio_text(result['total'] / info['median']['total'])}"
-                           for v, info in variants.items())
-        lines.append(f"{name:<{width}}{result['total']:>8.3f}s{result['merges']:>8,} merges"
-                     f"{'peak RSS ' + format(result['peak_rss'] / 1e6, ',.1f') + ' MB':>20}   {ratios}")
-    return "\n".join(lines)
+def peer_columns(variants: dict[str, CandidateResult]) -> list[Column]:
+    """The peers' table, the bench's and the report's: a row ``(name, PeerResult)`` each, its median time (or why
+    it has none), merges and peak RSS, and under each variant that variant's median time against the peer's."""
+    def ratio(v: CandidateResult):
+        return lambda row: None if row[1].total is None else ratio_text(row[1].total / v.median.total)
+
+    return [Column("peer", lambda row: row[0], align="<", width=12),
+            Column("total", lambda row: row[1].missing or row[1].error or row[1].total, "{:.3f} s"),
+            Column("merges", lambda row: row[1].merges, "{:,}"),
+            Column("peak RSS", lambda row: row[1].peak_rss and row[1].peak_rss / 1e6, "{:,.1f} MB"),
+            *(Column(name, ratio(v)) for name, v in variants.items())]
+
+
+def peers_table(peers: dict[str, PeerResult], variants: dict[str, CandidateResult]) -> str:
+    """The peers that ran (:func:`peer_columns`), then a line for each that did not, saying why."""
+    ran = [(name, peer) for name, peer in peers.items() if peer.total is not None]
+    return "\n".join(["\npeers (median total; under each variant, its time against the peer's: '2.00x faster', "
+                      "the variant is faster)", *(terminal_lines(peer_columns(variants), ran) if ran else []),
+                      *(f"{name}: {peer.missing or peer.error}" for name, peer in peers.items() if peer.total is None)])
 
 
 def tiktoken_encoding(tokenizer):

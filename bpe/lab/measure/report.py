@@ -17,16 +17,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bpe.interface import command
-from bpe.lab.measure.bench import BenchSettings, bench_checked, comparison_rows, format_mb, run_bench, run_workers
+from bpe.lab.measure.bench import (BenchSettings, bench_checked, comparison_columns, comparison_rows, run_bench,
+                                   run_workers)
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
 from bpe.lab.measure.estimate import corpus_shape, format_duration
 from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
-from bpe.lab.measure.peers import peer_names
+from bpe.lab.measure.peers import peer_columns, peer_names
 from bpe.lab.measure.publish import made_by, stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
-from bpe.lab.measure.spread import WITHIN_SPREAD, ratio_text
+from bpe.lab.measure.result import BenchResult, Run
+from bpe.lab.measure.spread import WITHIN_SPREAD
+from bpe.lab.measure.table import markdown_lines
 from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
 from bpe.errors import BPEError
 from bpe.io.outputs import write_text_atomic
@@ -133,19 +136,19 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     tables = [bench_checked(table, pipeline.plan(path, vocab, bench.special_tokens, workers),
                             [by_label[n] for n in names], workers_from, peers if i == 0 else [], log)
               for i, (vocab, names) in enumerate(tables_plan)]
-    if any(not t["merges_identical"] for t in tables):
+    if any(not t.merges_identical for t in tables):
         raise BPEError("the rungs produced different merges; the report would compare different results "
                        "(see the bench output above)")
+    # The report's result: report-bench.json's keys, its tables typed (written by their to_json).
     result = {**stamp(), "data": data_label(bench.data), "tables": tables, "notes": notes,
-              "peers": {name: r["total"] if "total" in r else (r.get("missing") or r.get("error"))  # no time: why
-                        for name, r in tables[0].get("peers", {}).items()}}
+              "peers": {name: r.missing or r.error or r.total for name, r in (tables[0].peers or {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
         result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),
                                             path, [by_label[n].spec for n in scaled], log)
         plots["report-scaling.png"] = plot_scaling
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out_dir / "report-bench.json", result)
+    write_json_atomic(out_dir / "report-bench.json", {**result, "tables": [t.to_json() for t in tables]})
     for name, plot in plots.items():
         plot(result, out_dir / name)
     md = out_dir / "report.md"
@@ -192,55 +195,42 @@ def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) 
     worker_counts = scaling_workers(bench.workers)
     out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
 
-    def median(variant: str, **changes) -> tuple[dict, dict]:
+    def median(variant: str, **changes) -> tuple[dict, Run]:
         run = run_bench(replace(bench, variants=variant, progress=False, **changes), out=io.StringIO())
-        return run["settings"], run["variants"][variant]["median"]
+        return run.settings, run.variants[variant].median
 
     for variant in variants:
         out["sizes"][variant] = []
         for fraction in SCALING_SHARES:
             ran, med = median(variant, limit=None if fraction == 1.0 else max(1, int(size * fraction)))
-            out["sizes"][variant].append([ran["corpus_bytes"], med["total"]])
-            print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med['total']:.2f}s", file=log)
+            out["sizes"][variant].append([ran["corpus_bytes"], med.total])
+            print(f"scaling: {variant} on {format_size(ran['corpus_bytes'])}: {med.total:.2f}s", file=log)
         out["workers"][variant] = []
         for count in worker_counts:
             _, med = median(variant, workers=count)
-            out["workers"][variant].append([count, med["total"], med["stages"]["pretokenize"]])
-            print(f"scaling: {variant} with {count} worker(s): {med['total']:.2f}s", file=log)
+            out["workers"][variant].append([count, med.total, med.stages["pretokenize"]])
+            print(f"scaling: {variant} with {count} worker(s): {med.total:.2f}s", file=log)
     return out
 
 
-def table_rows(bench: dict) -> list[str]:
-    first_name = next(iter(bench["variants"]))
-    rows = ["| variant | idea | total | total min-max | pre-tokenize | merge phase | select | update | peak memory | "
-            f"vs previous | vs {first_name} |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, med, spread, vs_prev, vs_first in comparison_rows(bench):
-        st = med["stages"] or {}
-        cells = ["-" if v is None else f"{v:.3f} s"
-                 for v in (st.get("pretokenize"), med["merge_phase"], st.get("select"), st.get("update"))]
-        rows.append(f"| {name} | {bench['variants'][name]['idea']} | {med['total']:.3f} s | {spread or '-'} s | "
-                    f"{' | '.join(cells)} | {format_mb(med['peak_rss']['self'])} | {vs_prev} | {vs_first} |")
-    return rows
-
-
-def correctness_lines(bench: dict) -> list[str]:
+def correctness_lines(bench: BenchResult) -> list[str]:
     """Below a table with your own trainer in it: each candidate's verdict, and any that failed."""
-    verdicts = {n: v for n, v in bench.get("verdicts", {}).items() if bench["variants"][n]["kind"] != "variant"}
-    if not verdicts and not bench.get("failed"):
+    verdicts = {n: v for n, v in (bench.verdicts or {}).items() if bench.variants[n].kind != "variant"}
+    if not verdicts and not bench.failed:
         return []
-    reference = bench.get("reference", {}).get("name", "the reference")
+    reference = (bench.reference or {}).get("name", "the reference")
     out = [f"Your own trainer(s), checked against {reference}'s merges of the same data:", ""]
     for name, verdict in verdicts.items():
         what, why = verdict_parts(name, verdict, reference)
         out.append(f"- **{name}**: {what.replace('DIFFERS', 'differs', 1)}{'; ' + why if why else ''}.")
-    out += [f"- **{name}**: failed: {line}." for name, line in bench.get("failed", {}).items()]
+    out += [f"- **{name}**: failed: {line}." for name, line in bench.failed.items()]
     return out + [""]
 
 
 def render_markdown(result: dict) -> str:
+    """``report.md``, from the report's result (:func:`run_report`: its tables typed)."""
     m = result["machine"]
-    main = result["tables"][0]["settings"]
+    main = result["tables"][0].settings
     out = ["# Benchmark report: every variant on the same data", "",
            f"Generated by `make report` on {result['generated']}, {made_by(m)}. "
            "Do not edit: re-run `make report` to update (data, figures and plots are regenerated together).", "",
@@ -250,21 +240,13 @@ def render_markdown(result: dict) -> str:
            f"pre-tokenization workers {main['workers']}, {main['repeat']} repeat(s) per variant, each in a "
            "fresh process; every figure is the median of the repeats.", ""]
     for i, bench in enumerate(result["tables"]):
-        s = bench["settings"]
-        out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", ""]
-        out += table_rows(bench)
-        out.append("")
-        out += correctness_lines(bench)
-        if i == 0 and result["peers"]:
-            out += ["Peers on the same data and vocab, in the same run:", "", "| peer | total | vs fastest variant |",
-                    "|---|---:|---:|"]
-            fastest = min(v["median"]["total"] for v in bench["variants"].values())
-            for name, value in result["peers"].items():
-                if isinstance(value, (int, float)):
-                    out.append(f"| {name} | {value:.3f} s | {ratio_text(fastest / value)} |")
-                else:
-                    out.append(f"| {name} | {value} | - |")
-            out.append("")
+        s = bench.settings
+        out += [f"## Vocab {s['vocab_size']:,} ({s['num_merges']:,} merges)", "",
+                *markdown_lines(comparison_columns(bench), comparison_rows(bench)), "", *correctness_lines(bench)]
+        if i == 0 and bench.peers:
+            out += ["Peers on the same data and vocab, in the same run; under each variant, its median time against "
+                    "the peer's (\"2.00x faster\": the variant is faster):", "",
+                    *markdown_lines(peer_columns(bench.variants), list(bench.peers.items())), ""]
     for note in result["notes"]:
         out += [f"Note: {note}", ""]
     out += ["Columns: **pre-tokenize** reads the file, splits on special tokens, runs the GPT-2 regex and "

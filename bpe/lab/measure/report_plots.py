@@ -1,4 +1,5 @@
-"""The plots of ``bpe report`` (:mod:`bpe.lab.measure.report`), drawn from its result: the time of each stage per
+"""The plots of ``bpe report`` (:mod:`bpe.lab.measure.report`), drawn from its result (its tables typed,
+:class:`~bpe.lab.measure.result.BenchResult`): the time of each stage per
 candidate, the cost of each 100 merges as the merges go on, and time against corpus size and workers, with one
 colour per rung, peer or own trainer in every plot.  ``reproduce`` draws its merge-cost plot with the same
 matplotlib set-up (:func:`pyplot`, :func:`save_figure`).
@@ -65,14 +66,14 @@ def plot_stages(result: dict, out: Path) -> None:
     tables = result["tables"]
     fig, axes = plt.subplots(1, len(tables), figsize=(5.5 * len(tables) + 1, 4.5), squeeze=False)
     for i, (ax, bench) in enumerate(zip(axes[0], tables)):
-        names = list(bench["variants"])
+        names = list(bench.variants)
         bottoms = [0.0] * len(names)
         for stage, stage_colour in STAGE_COLOURS.items():  # a train_bpe function has no stages: total only, below
-            heights = [(bench["variants"][n]["median"]["stages"] or {}).get(stage, 0.0) for n in names]
+            heights = [(bench.variants[n].median.stages or {}).get(stage, 0.0) for n in names]
             ax.bar(names, heights, bottom=bottoms, color=stage_colour, label=stage.replace("_", " "))
             bottoms = [b + h for b, h in zip(bottoms, heights)]
-        other = [max(0.0, bench["variants"][n]["median"]["total"] - b) for n, b in zip(names, bottoms)]
-        timed = [bench["variants"][n]["median"]["stages"] is not None for n in names]
+        other = [max(0.0, bench.variants[n].median.total - b) for n, b in zip(names, bottoms)]
+        timed = [bench.variants[n].median.stages is not None for n in names]
         ax.bar(names, [o if t else 0.0 for o, t in zip(other, timed)], bottom=bottoms, color="#cccccc",
                label="other (start-up, vocab)")
         if not all(timed):
@@ -84,7 +85,7 @@ def plot_stages(result: dict, out: Path) -> None:
             labels.append(name)
         for tick, name in zip(ax.get_xticklabels(), labels):
             tick.set_color(colour(name))
-        ax.set_title(f"{result['data']}, vocab {bench['settings']['vocab_size']:,}", fontsize=10)
+        ax.set_title(f"{result['data']}, vocab {bench.settings['vocab_size']:,}", fontsize=10)
         ax.set_ylabel("seconds (median)")
         ax.tick_params(axis="x", rotation=30)
     axes[0][0].legend(fontsize=8)
@@ -114,25 +115,25 @@ def plot_merges(result: dict, out: Path) -> None:
     for i, bench in enumerate(tables):
         elapsed_ax, cost_ax = axes[0][i], axes[1][i]
         elapsed, costs = [], []
-        for name, variant in bench["variants"].items():
-            med = variant["median"]
-            if med["stages"] is None:  # a train_bpe function: one point, its total at its last merge
-                elapsed_ax.plot(*zip(*med["checkpoints"]), marker="D", linestyle="none", color=colour(name),
+        for name, variant in bench.variants.items():
+            med = variant.median
+            if med.stages is None:  # a train_bpe function: one point, its total at its last merge
+                elapsed_ax.plot(*zip(*med.checkpoints), marker="D", linestyle="none", color=colour(name),
                                 label=f"{name} (total)")
-                elapsed += [t for _, t in med["checkpoints"]]
+                elapsed += [t for _, t in med.checkpoints]
                 continue
-            start = med["stages"]["pretokenize"] + med["stages"]["pair_count"]
-            xs = [0] + [m for m, _ in med["checkpoints"]]
-            ys = [start] + [t for _, t in med["checkpoints"]]
+            start = med.stages["pretokenize"] + med.stages["pair_count"]
+            xs = [0] + [m for m, _ in med.checkpoints]
+            ys = [start] + [t for _, t in med.checkpoints]
             elapsed_ax.plot(xs, ys, color=colour(name), linewidth=1.5, label=name)
             elapsed += ys
-            cx, cy = _per_hundred(med["checkpoints"])
+            cx, cy = _per_hundred(med.checkpoints)
             cost_ax.plot(cx, cy, color=colour(name), linewidth=1.2, label=name)
             costs += cy
         for name, value in timed_peers(result).items() if i == 0 else ():
             elapsed_ax.axhline(value, linestyle="--", linewidth=1.2, color=colour(name), label=f"{name} (total)")
             elapsed.append(value)
-        _label(elapsed_ax, f"{result['data']}, vocab {bench['settings']['vocab_size']:,}: elapsed", "merges done",
+        _label(elapsed_ax, f"{result['data']}, vocab {bench.settings['vocab_size']:,}: elapsed", "merges done",
                "seconds since start (median)", elapsed)
         _label(cost_ax, "cost of each 100 merges (flat = constant cost per merge)", "merges done",
                "ms per 100 merges", costs)

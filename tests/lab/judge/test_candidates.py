@@ -54,9 +54,9 @@ def test_bad_entries_are_one_line_errors(entry, message, tmp_path, capsys):
 
 def test_smaller_pair_tie_break_is_diagnosed(tmp_path):
     report = bench(["v2", str(CANDIDATES / "smaller_tie.py")], json_out=str(tmp_path / "b.json"))
-    verdict = report["verdicts"]["smaller_tie"]
-    assert report["verdicts"]["v2"] == {"verdict": "identical", "merges": 43}
-    assert report["reference"]["name"] == "v2" and report["reference"]["source"] == "this run"
+    verdict = report.verdicts["smaller_tie"]
+    assert report.verdicts["v2"] == {"verdict": "identical", "merges": 43}
+    assert report.reference["name"] == "v2" and report.reference["source"] == "this run"
     assert verdict["verdict"] == "differs" and verdict["cause"] == "tie"
     reference = report_merges("corpus-en", 300)
     at = verdict["step"]  # the number of the merge where they part
@@ -64,35 +64,35 @@ def test_smaller_pair_tie_break_is_diagnosed(tmp_path):
     assert verdict["candidate_count"] == verdict["reference_count"] > 0
     assert verdict["candidate_pair"] < verdict["reference_pair"]
     assert json.loads((tmp_path / "b.json").read_text())["verdicts"]["smaller_tie"] == verdict
-    assert report["variants"]["smaller_tie"]["median"]["stages"]["select"] > 0  # a Merger gets every stage
+    assert report.variants["smaller_tie"].median.stages["select"] > 0  # a Merger gets every stage
 
 
 def test_special_tokens_not_split_is_diagnosed(capsys):
     report = bench(["v2", str(CANDIDATES / "no_special_split.py")], data="tinystories-sample", vocab_size=400)
-    verdict = report["verdicts"]["no_special_split"]
+    verdict = report.verdicts["no_special_split"]
     assert verdict["cause"] == "special-tokens", verdict
     assert verdict["candidate_count"] < verdict["reference_count"]  # it only wins with counts across the tokens
     out = capsys.readouterr().out
     assert "likely cause: counts that cross a special token" in out
-    assert report["variants"]["no_special_split"]["median"]["stages"] is None  # a function: total only
+    assert report.variants["no_special_split"].median.stages is None  # a function: total only
 
 
 def test_correct_function_is_identical_against_the_cached_reference(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
     report = bench([str(CANDIDATES / "correct.py")])
-    assert report["verdicts"] == {"correct": {"verdict": "identical", "merges": 43, "probe": "identical"}}
-    assert report["reference"]["source"].startswith("computed now, cached in")
-    assert report["variants"]["correct"]["median"]["peak_rss"]["self"] > 0
+    assert report.verdicts == {"correct": {"verdict": "identical", "merges": 43, "probe": "identical"}}
+    assert report.reference["source"].startswith("computed now, cached in")
+    assert report.variants["correct"].median.peak_rss["self"] > 0
     again = bench([str(CANDIDATES / "correct.py")])
-    assert again["reference"]["source"].startswith("cached in ")
-    assert again["reference"]["merges_sha256"] == report["variants"]["correct"]["median"]["merges_sha256"]
+    assert again.reference["source"].startswith("cached in ")
+    assert again.reference["merges_sha256"] == report.variants["correct"].median.merges_sha256
 
 
 def test_module_function_form(monkeypatch):
     monkeypatch.syspath_prepend(str(CANDIDATES))
     monkeypatch.setenv("PYTHONPATH", str(CANDIDATES))
     report = bench(["v2", "correct:train_bpe"])
-    assert report["verdicts"]["correct"]["verdict"] == "identical"
+    assert report.verdicts["correct"]["verdict"] == "identical"
 
 
 def test_failing_candidates_are_one_line_each_and_the_bench_goes_on(tmp_path, capsys):
@@ -140,15 +140,15 @@ def test_class_based_trainer_runs_like_any_candidate(monkeypatch, capsys):
                                                   ("class_trainer#3", "function")]
     assert found[2].spec.endswith("class_trainer.py:BPE_Trainer")  # found by its name when none is given
     report = bench(["v2", f"{CANDIDATES / 'class_trainer.py'}:BPE_Trainer", "class_trainer:BPE_Trainer"])
-    assert report["verdicts"]["class_trainer"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
-    assert report["verdicts"]["class_trainer#2"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert report.verdicts["class_trainer"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert report.verdicts["class_trainer#2"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
     assert "class_trainer#2  identical (43 merges)" in capsys.readouterr().out
 
 
 def test_class_without_train_method_is_one_failed_line(tmp_path, capsys):
     (tmp_path / "notrain.py").write_text("class BPE_Trainer:\n    def fit(self, path, n, specials):\n        pass\n")
     report = bench(["v2", f"{tmp_path / 'notrain.py'}:BPE_Trainer"])
-    assert report["failed"]["notrain"].endswith("class BPE_Trainer has no train method "
+    assert report.failed["notrain"].endswith("class BPE_Trainer has no train method "
                                                 "(expected train(input_path, vocab_size, special_tokens))")
 
 
@@ -156,17 +156,17 @@ def test_pool_with_a_module_level_worker_can_pickle_it():
     """A candidate file is imported under its own name in sys.modules: a plain multiprocessing.Pool works,
     forked or spawned (the spawned workers import the file again by that name)."""
     report = bench(["v2", f"{CANDIDATES / 'pool_counter.py'},{CANDIDATES / 'pool_counter_spawn.py'}"])
-    assert not report["failed"], report["failed"]
-    assert report["verdicts"]["pool_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
-    assert report["verdicts"]["pool_counter_spawn"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert not report.failed, report.failed
+    assert report.verdicts["pool_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert report.verdicts["pool_counter_spawn"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
 
 
 def test_a_bare_counter_runs_on_a_whole_file():
     """A candidate's ``count_pretokens(path, special_tokens)`` without the rung's keyword arguments still
     runs: the whole file needs no ``end``, and a counter without ``workers`` decides its own processes."""
     report = bench(["v2", str(CANDIDATES / "bare_counter.py")])
-    assert not report["failed"], report["failed"]
-    assert report["verdicts"]["bare_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
+    assert not report.failed, report.failed
+    assert report.verdicts["bare_counter"] == {"verdict": "identical", "merges": 43, "probe": "identical"}
 
 
 # --- what a student meets: an estimate that guards the candidate, a run that shows it is alive -------
@@ -178,7 +178,7 @@ def test_a_candidate_is_estimated_from_its_own_timing(capsys):
     out = capsys.readouterr().out
     assert "correct ~" in out and "(timed on its first 133,027 bytes)" in out  # the whole small file here
     for name in ("correct", "correct_merger"):
-        predicted = report["estimates"][name]["seconds"]  # the model's prediction, not a measured time
+        predicted = report.estimates[name]["seconds"]  # the model's prediction, not a measured time
         assert predicted > 0
 
 
@@ -191,7 +191,7 @@ def test_the_guard_refuses_a_candidate_estimated_past_the_budget():
 def test_a_candidate_that_fails_on_the_prefix_is_guarded_as_v1(capsys):
     report = run_bench(BenchSettings([str(CANDIDATES / "raises.py")], "corpus-en", 300, 1, EOT, 1))
     assert "raises ~" in capsys.readouterr().out
-    assert report["failed"]["raises"].startswith("raises raised ValueError")
+    assert report.failed["raises"].startswith("raises raised ValueError")
 
 
 def test_a_bench_run_shows_its_merges_on_the_terminal(capfd):

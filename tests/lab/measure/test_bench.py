@@ -42,7 +42,8 @@ def test_bench_json_has_every_figure(tmp_path, capsys):
         assert median["peak_rss"]["self"] > 0
     printed = capsys.readouterr().out
     assert "comparison" in printed and "median" in printed
-    assert report["variants"]["v2"]["median"]["merges_sha256"] == report["variants"]["v1"]["median"]["merges_sha256"]
+    assert report.variants["v2"].median.merges_sha256 == report.variants["v1"].median.merges_sha256
+    assert report.to_json() == saved  # the result is what --json wrote
 
 
 def test_the_candidates_take_turns(monkeypatch):
@@ -57,7 +58,7 @@ def test_the_candidates_take_turns(monkeypatch):
     monkeypatch.setattr(timed_run, "run_once", recorded)
     report = run_bench(BenchSettings("v1,v2", "tinystories-sample", 300, 2, [EOT], 2))
     assert order == ["v1", "v2", "v1", "v2"]
-    assert [len(report["variants"][name]["runs"]) for name in ("v1", "v2")] == [2, 2]
+    assert [len(report.variants[name].runs) for name in ("v1", "v2")] == [2, 2]
 
 
 def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_used(monkeypatch, capsys):
@@ -73,12 +74,12 @@ def test_a_comparison_gives_every_rung_the_same_workers_and_records_what_each_us
     monkeypatch.setattr(timed_run, "run_once", recorded)
     report = run_bench(BenchSettings("v2,v3,v7", "corpus-en", 300, 2, [EOT]))
     cpus = os.cpu_count()
-    assert report["settings"]["workers"] == cpus and report["settings"]["workers_from"] == "bench"
+    assert report.settings["workers"] == cpus and report.settings["workers_from"] == "bench"
     assert given == [(name, cpus) for _ in range(2) for name in ("v2", "v3", "v7")]
     # corpus.en (130 KB) makes two chunks: the pooled rungs count in min(CPUs, 2) processes, v2 in its own
-    used = {name: [run["workers"] for run in entry["runs"]] for name, entry in report["variants"].items()}
+    used = {name: [run.facts["workers"] for run in entry.runs] for name, entry in report.variants.items()}
     assert used == {"v2": [1, 1], "v3": [min(cpus, 2)] * 2, "v7": [min(cpus, 2)] * 2}
-    assert all(run["shards"] == 1 for run in report["variants"]["v7"]["runs"])  # too few words to shard
+    assert all(run.facts["shards"] == 1 for run in report.variants["v7"].runs)  # too few words to shard
     printed = capsys.readouterr().out
     assert f"workers {cpus} (the CPU count, given to every run alike)" in printed.splitlines()[0]
     v7_table = printed[printed.index("\nv7: "):]
@@ -90,7 +91,7 @@ def test_one_candidate_or_auto_lets_each_run_choose_its_workers(monkeypatch):
     monkeypatch.setattr(bench_module, "measure", lambda tag, p, *a, **k: given.append(p.workers) or {})
     for variants, workers in (("v6", None), ("v6,v7", "auto"), ("v6,v7", 1)):
         report = run_bench(BenchSettings(variants, "corpus-en", 300, 1, [EOT], workers))
-        settings = report["settings"]
+        settings = report.settings
         assert (settings["workers"], settings["workers_given"]) == (None if workers == "auto" else workers,
                                                                     workers not in (None, "auto"))
     assert given == [None, None, 1]
@@ -102,15 +103,15 @@ def test_a_rung_benched_alone_is_checked_against_another_rungs_cached_merges(tmp
     path, rung = resolve_data("corpus-en"), reference_rung(besides="v2")
     assert rung != "v2"
     report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
-    assert report["reference"]["name"] == rung and report["reference"]["source"].startswith("computed now, cached in")
-    assert report["verdicts"]["v2"]["verdict"] == "identical"
+    assert report.reference["name"] == rung and report.reference["source"].startswith("computed now, cached in")
+    assert report.verdicts["v2"]["verdict"] == "identical"
     assert f"against {rung}'s (computed now, cached in " in capsys.readouterr().out
     # A reference that differs from v2's own merges makes v2's verdict differ: its own run is not the reference.
     _, merges = train_bpe(path, 300, [EOT], variant="v2")
     cache = reference_cache(path, 300, [EOT], None, rung)
     cache.write_text(json.dumps(encode_merges([merges[1], merges[0], *merges[2:]])))
     report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT]))
-    assert report["verdicts"]["v2"]["verdict"] == "differs" and report["verdicts"]["v2"]["step"] == 1
+    assert report.verdicts["v2"]["verdict"] == "differs" and report.verdicts["v2"]["step"] == 1
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("correctness:"))
     assert line == (f"correctness: each run's merges against {rung}'s (cached in {cache}; v2 ran alone: checked "
                     "against another rung, not its own run)")
@@ -142,8 +143,8 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
 
     monkeypatch.setattr(estimate_command, "estimate_run", estimate)  # what the bench estimates each rung by
     report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
-    assert "v1" in report["skipped"] and "--variant v1 --force" in report["skipped"]["v1"]
-    assert list(report["variants"]) == [name for name in VARIANTS if name != "v1"]
+    assert "v1" in report.skipped and "--variant v1 --force" in report.skipped["v1"]
+    assert list(report.variants) == [name for name in VARIANTS if name != "v1"]
     assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
     with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
         bench.run_bench(bench.BenchSettings("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
@@ -173,6 +174,6 @@ def test_bench_records_the_limit(tmp_path, capsys):
     assert settings["limit"] == 100_000 and settings["corpus_bytes"] == end
     assert settings["file_bytes"] == DEFAULT_CORPUS.stat().st_size
     assert f"({end:,} bytes of {DEFAULT_CORPUS.stat().st_size:,}, --limit 100,000)" in capsys.readouterr().out
-    assert report["variants"]["v2"]["median"]["merges"] == 300 - 257
+    assert report.variants["v2"].median.merges == 300 - 257
     assert (settings["workers"], settings["workers_from"]) == (None, "each run")  # one rung: as users run it
-    assert report["variants"]["v2"]["runs"][0]["workers"] == 1  # v2 counts in its own process
+    assert report.variants["v2"].runs[0].facts["workers"] == 1  # v2 counts in its own process

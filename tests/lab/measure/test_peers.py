@@ -1,12 +1,14 @@
 """The peer runner (bpe.lab.measure.peers): each peer either reports a real result or says how to install it; the peers'
-table lines up."""
+table lines up, and says why a peer has no time."""
 
 import pytest
 
 import bpe.lab.measure.peers
+from types import SimpleNamespace
 from bpe import BPEError
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.peers import INSTALL_HINT, PEERS, peers_table, run_peer
+from bpe.lab.measure.result import PeerResult
 from conftest import TINYSTORIES_SAMPLE
 
 
@@ -26,22 +28,27 @@ def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
     report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True))
     printed = capsys.readouterr().out
     for name in PEERS:
-        assert report["peers"][name] == {"missing": bpe.lab.measure.peers.missing_message(name)}
+        assert report.peers[name] == PeerResult(missing=bpe.lab.measure.peers.missing_message(name))
+        assert report.to_json()["peers"][name] == {"missing": bpe.lab.measure.peers.missing_message(name)}
         assert f"{PEERS[name]} is not installed; install the peers with: .venv/bin/pip install -e '.[peers]'" in printed
 
 
 def test_bench_runs_only_the_peers_named(monkeypatch, capsys):
     monkeypatch.setattr(bpe.lab.measure.peers, "find_spec", lambda module: None)
     report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="rustbpe,tokenizers-file"))
-    assert list(report["peers"]) == ["rustbpe", "tokenizers-file"]
+    assert list(report.peers) == ["rustbpe", "tokenizers-file"]
     with pytest.raises(BPEError, match=r"unknown peer 'hf'; peers: tokenizers, tokenizers-file, rustbpe, bpeasy"):
         run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf"))
 
 
 def test_peers_table_columns_line_up():
-    table = peers_table({"rustbpe": {"total": 1.2, "merges": 9743, "peak_rss": 5e7},
-                         "tokenizers-file": {"total": 12.25, "merges": 9743, "peak_rss": 1.5e8}},
-                        {"v6": {"median": {"total": 3.0}}})
-    rows = table.splitlines()[2:]
-    assert len({row.index("s ") for row in rows}) == 1 and len({row.index(" merges") for row in rows}) == 1
-    assert len({row.index(" MB") for row in rows}) == 1
+    table = peers_table({"rustbpe": PeerResult(1.2, 9743, 5e7), "tokenizers-file": PeerResult(12.25, 9743, 1.5e8),
+                         "bpeasy": PeerResult(missing="bpeasy is not installed")},
+                        {"v6": SimpleNamespace(median=SimpleNamespace(total=3.0))})
+    header, *rows, missing = table.splitlines()[2:]
+    assert header.split() == ["peer", "total", "merges", "peak", "RSS", "v6"]
+    assert rows[0].split() == ["rustbpe", "1.200", "s", "9,743", "50.0", "MB", "2.50x", "slower"]  # v6 against rustbpe
+    for column in ("total", "merges", "RSS", "v6"):  # each cell ends where its header does
+        end = header.index(column) + len(column)
+        assert all(row[end - 1] != " " and row[end:end + 1] in (" ", "") for row in rows), column
+    assert missing == "bpeasy: bpeasy is not installed"

@@ -8,7 +8,9 @@ import pytest
 from bpe.cli import main
 from bpe.errors import BPEError
 from bpe.lab.measure import publish
+from bpe.lab.measure.bench import header
 from bpe.lab.measure.publish import check_json_path, output_path, write_json_atomic
+from bpe.lab.measure.result import BenchResult
 
 DEFAULT, PUBLISHED = Path("out/result.json"), Path("docs/result.json")
 
@@ -52,8 +54,6 @@ def test_outside_a_checkout_no_commit_is_named_and_the_version_is(monkeypatch):
     """An installed copy has no commit of its own; the folder above it may be another project's repository
     (a venv inside it), whose commit is not this code's.  The stamp then holds the version, and the headers
     say so (tests/project/test_install.py checks the installed command for real)."""
-    from bpe.lab.measure.bench import header
-
     assert publish.git_commit() is not None  # this checkout's
     monkeypatch.setattr(publish, "IN_CHECKOUT", False)
     assert publish.git_commit() is None
@@ -62,6 +62,6 @@ def test_outside_a_checkout_no_commit_is_named_and_the_version_is(monkeypatch):
     assert publish.made_by(machine) == "bpe-lab 0.1.0 (installed, no git commit)"
     settings = {"data": "corpus-en", "corpus_bytes": 1000, "vocab_size": 300, "num_merges": 43,
                 "special_tokens": [], "workers_from": "each run", "workers": None, "repeat": 1}
-    assert header({"machine": machine, "settings": settings}).endswith(
+    assert header(BenchResult(machine, settings)).endswith(
         f"Python {machine['python']}, bpe-lab 0.1.0 (installed, no git commit)")
     assert publish.made_by({"git_commit": "abc1234", "version": "0.1.0"}) == "commit abc1234"

@@ -7,6 +7,7 @@ from bpe import VARIANTS
 from bpe.cli import main
 from bpe.lab.measure.bench import BenchSettings
 from bpe.lab.measure.report import ReportSettings, plan, run_report
+from bpe.lab.measure.result import PeerResult
 from conftest import FIXTURES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -67,15 +68,19 @@ def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsy
 
     def fake_run_peers(path, vocab_size, specials, workers, repeat, names=None):
         calls.append((path.name, vocab_size, specials, repeat))
-        return {"HF tokenizers": {"total": 0.5, "merges": 43, "peak_rss": 10_000_000},
-                "rustbpe": {"missing": "rustbpe is not installed: .venv/bin/pip install -e '.[peers]'"}}
+        return {"HF tokenizers": PeerResult(0.5, 43, 10_000_000),
+                "rustbpe": PeerResult(missing="rustbpe is not installed: .venv/bin/pip install -e '.[peers]'")}
 
     monkeypatch.setattr("bpe.lab.measure.bench.run_peers", fake_run_peers)
     text = run_report(BenchSettings(["v2"], "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers=True),
                       ReportSettings(v1_vocab_size=280), out_dir=tmp_path).read_text()
     assert calls == [("tinystories_sample.txt", 300, ["<|endoftext|>"], 1)]
-    assert "| HF tokenizers | 0.500 s |" in text
-    assert "| rustbpe | rustbpe is not installed: .venv/bin/pip install -e '.[peers]' | - |" in text
+    assert "| peer | total | merges | peak RSS | v2 |" in text and "| HF tokenizers | 0.500 s | 43 | 10.0 MB | " in text
+    assert "| rustbpe | rustbpe is not installed: .venv/bin/pip install -e '.[peers]' | - | - | - |" in text
+    saved = json.loads((tmp_path / "report-bench.json").read_text())
+    assert saved["peers"] == {"HF tokenizers": 0.5, "rustbpe": "rustbpe is not installed: .venv/bin/pip install -e "
+                                                               "'.[peers]'"}
+    assert saved["tables"][0]["peers"]["HF tokenizers"] == {"total": 0.5, "merges": 43, "peak_rss": 10_000_000}
 
 
 def test_cli_report_bad_data(capsys):

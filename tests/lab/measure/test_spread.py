@@ -1,11 +1,12 @@
 """One rule for two sets of runs (a ratio unless they overlap) and one summary of a set (bpe/lab/measure/spread.py),
 the same in the bench's table, the report's markdown and reproduce's steps."""
 
-from bpe.lab.measure.report import table_rows
+from bpe.lab.measure.bench import comparison_columns, comparison_rows, comparison_table
+from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from tools.reproduce import step_table
 from bpe.lab.measure.spread import (WITHIN_SPREAD, compare, median_run, range_text, ratio_range_text, ratio_text,
                              summarize_runs, summary)
-from bpe.lab.measure.bench import comparison_table
+from bpe.lab.measure.table import markdown_lines
 
 
 def timed_run(total: float, checkpoints=((10, 0.5), (20, 0.9))) -> dict:
@@ -13,6 +14,17 @@ def timed_run(total: float, checkpoints=((10, 0.5), (20, 0.9))) -> dict:
     return {"stages": stages, "merge_phase": 0.9 * total, "total": total, "merges": 20,
             "checkpoints": [list(c) for c in checkpoints], "peak_rss": {"self": 1e6, "children": 0},
             "merges_sha256": "abc"}
+
+
+def bench_of(runs: dict[str, list[dict]]) -> BenchResult:
+    """A bench of these candidates' runs."""
+    return BenchResult({}, {}, {name: CandidateResult("variant", name, name, [Run.from_json(r) for r in rs],
+                                                      Run.from_json(median_run(rs)), []) for name, rs in runs.items()})
+
+
+def table_rows(bench: BenchResult) -> list[str]:
+    """The report's table: the comparison in Markdown."""
+    return markdown_lines(comparison_columns(bench), comparison_rows(bench))
 
 
 def test_overlapping_runs_give_no_ratio_and_clear_ones_do():
@@ -50,14 +62,14 @@ def test_a_set_of_runs_is_its_median_with_its_range():
 
 def test_bench_report_and_reproduce_say_the_same_thing():
     """Two candidates whose runs overlap, and a third clear of both: the same verdicts everywhere."""
-    bench = {"variants": {name: {"idea": name, "runs": runs, "median": median_run(runs)} for name, runs in (
-        ("v4", [timed_run(1.0), timed_run(1.4)]), ("v5", [timed_run(1.2), timed_run(1.3)]),
-        ("v6", [timed_run(0.3), timed_run(0.35)]))}}
+    bench = bench_of({"v4": [timed_run(1.0), timed_run(1.4)], "v5": [timed_run(1.2), timed_run(1.3)],
+                      "v6": [timed_run(0.3), timed_run(0.35)]})
     printed = comparison_table(bench).splitlines()
     assert "'within spread': the two candidates' runs overlap" in printed[1]
     v5_vs_v4, v6_vs_v5 = compare([1.0, 1.4], [1.2, 1.3])["verdict"], compare([1.2, 1.3], [0.3, 0.35])["verdict"]
     assert (v5_vs_v4, v6_vs_v5) == ("within spread", "3.85x faster")
-    assert printed[4].startswith("v5") and printed[4].endswith("1.20-1.30      1.0 MB  within spread  within spread")
+    assert printed[4].startswith("v5") and printed[4].endswith(
+        "1.20-1.30 s       0.125 s      1.125 s  0.375 s  0.500 s       1.0 MB  within spread  within spread")
     assert printed[5].startswith("v6") and printed[5].endswith(f"{v6_vs_v5}   3.69x faster")
     markdown = table_rows(bench)
     assert markdown[3].endswith("| 1.20-1.30 s | 0.125 s | 1.125 s | 0.375 s | 0.500 s | 1.0 MB | within spread | "
@@ -73,8 +85,7 @@ def test_no_ratio_prints_as_zero():
     slow = compare([0.1, 0.1], [21.4, 21.6])
     assert slow["verdict"] == "215x slower" and ratio_text(0.001) == "1,000x slower"
     assert ratio_range_text(slow["low"], slow["high"]) == "214-216x slower"
-    bench = {"variants": {name: {"idea": name, "runs": runs, "median": median_run(runs)} for name, runs in (
-        ("v6", [timed_run(0.1), timed_run(0.1)]), ("mine", [timed_run(21.4), timed_run(21.6)]))}}
+    bench = bench_of({"v6": [timed_run(0.1), timed_run(0.1)], "mine": [timed_run(21.4), timed_run(21.6)]})
     printed, markdown = comparison_table(bench), "\n".join(table_rows(bench))
     step = {"before": "v6", "after": "mine", "stage": "total", "set": "s", "step": "s", "theirs": [], "why": "w",
             **slow}
