@@ -42,6 +42,7 @@ from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import (
     DEFAULT_TEXT,
     encoding_lines,
+    parse_words,  # noqa: F401 (the trace's callers and examples read their words with it from here)
     pretokenize_lines,
     pretokens_from_args,
     show_word,
