@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import bpe.variants
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 
@@ -78,7 +79,7 @@ def _sources() -> list[Path]:
 
 def stamp(one: Build) -> str:
     """What made a build: its settings, the sources' bytes, Cython's, Python's and the compiler's settings."""
-    import Cython
+    import Cython  # noqa: PLC0415 (an optional dependency: the dev extra)
 
     digest = hashlib.sha256(json.dumps([asdict(one), Cython.__version__, sys.version,
                                         sysconfig.get_config_var("CC"), sysconfig.get_config_var("CFLAGS")])
@@ -110,7 +111,7 @@ def build(builds: Sequence[Build], where: Path, log=None) -> list[Path]:
     :class:`BPEError` with their end."""
     _needs_checkout()
     try:
-        import Cython  # noqa: F401  (the dev extras: setuptools and Cython)
+        import Cython  # noqa: F401, PLC0415 (an optional dependency: the dev extras, setuptools and Cython)
     except ImportError:
         raise BPEError("building the compiled modules again needs Cython: install the dev extras "
                        "(pip install -e '.[dev]', as make venv does)") from None
@@ -152,8 +153,9 @@ def _build_here(spec: str) -> None:
     """The child's part of :func:`build`: copy each module's sources into a folder of its own (so that each
     compiles to a C file of its own, and a debug build's ``# cython:`` line can be rewritten), cythonize them
     and compile them with setuptools' ``build_ext``."""
-    from Cython.Build import cythonize
-    from setuptools import Distribution, Extension
+    # the build child's own imports, of the dev extras (optional dependencies)
+    from Cython.Build import cythonize  # noqa: PLC0415
+    from setuptools import Distribution, Extension  # noqa: PLC0415
 
     spec = json.loads(spec)
     where = Path(spec["where"])
@@ -212,8 +214,6 @@ def use_compiled_from(folder: str | Path) -> None:
     """Import the package's compiled modules from ``folder`` (a debug build's) in this process, in place of
     the rungs' own: the folder goes first on ``bpe.variants``' path.  One line, and nothing imported, where
     a module is not there or one was imported already."""
-    import bpe.variants
-
     folder = Path(folder).resolve()
     already = [name for name in COMPILED if f"bpe.variants.{name}" in sys.modules]
     if already:

@@ -18,9 +18,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bpe.data.datasets import REPO_ROOT
+from bpe.data.datasets import REPO_ROOT, resolve_data
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
+from bpe.lab.measure.estimate import CorpusShape, corpus_shape, estimate_run
+from bpe.lab.measure.publish import write_json_atomic
 
 DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
 
@@ -41,8 +43,6 @@ POINTS = [(data, variant, vocab) for data, runs in {
 
 def estimate_point(point: dict) -> float:
     """The current model's seconds for a stored point (one worker, the stored shape)."""
-    from bpe.lab.measure.estimate import CorpusShape, estimate_run
-
     return estimate_run(point["variant"], CorpusShape(**point["shape"]), point["merges"], workers=1).seconds
 
 
@@ -66,8 +66,6 @@ def with_estimate(point: dict) -> dict:
 
 def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str] | None = None,
               missing: bool = False, log=sys.stdout) -> list[dict]:
-    from bpe.lab.measure.estimate import corpus_shape
-
     stored = json.loads(out.read_text())["points"] if out.exists() else []
     old = {(p["data"], p["variant"], p["vocab"]): p for p in stored}
     points, shapes = {}, {}
@@ -97,8 +95,6 @@ def calibrate(out: Path = DEFAULT_OUT, reestimate: bool = False, only: list[str]
 
 
 def _write(out: Path, points: list[dict]) -> None:
-    from bpe.lab.measure.publish import write_json_atomic
-
     write_json_atomic(out, {"about": "CPU seconds of one-worker training runs (measured) beside the cost model "
                                      "(estimated, bpe/lab/measure/estimate.py); made by python -m tools.calibrate",
                             "points": points})
@@ -106,8 +102,6 @@ def _write(out: Path, points: list[dict]) -> None:
 
 def _path(data: str) -> Path | None:
     """The corpus's file, or None where it is not on this machine (its stored points are kept)."""
-    from bpe.data.datasets import resolve_data
-
     try:
         return resolve_data(data)
     except BPEError:

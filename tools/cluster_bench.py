@@ -24,13 +24,21 @@ OpenWebText and with 1 TB.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
 from pathlib import Path
 
+from bpe.data.datasets import REPO_ROOT, data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
+from bpe.lab.fresh_process import lab_tempdir
+from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
+from bpe.lab.measure.spread import compare, summary
+from bpe.training.cluster import count_on_cluster, distributed, local_cluster
+from bpe.training.corpus import Corpus, count_documents, open_corpus
+from bpe.training.registry import best_variant, get_variant
 
 #: What the bench counts when given nothing: 100 MB of web-like text, cut into 16 shards.
 DATA = "webtext-synth"
@@ -64,14 +72,6 @@ def cut_into_shards(path: Path, folder: Path, shards: int) -> list[Path]:
 def run_cluster_bench(data: str | None = None, variant: str | None = None, repeat: int = 5, shards: int = SHARDS,
                       out: str | None = None, publish: bool = False, log=None) -> dict:
     """The bench; its result, written to ``out`` (or, with ``publish``, the committed file)."""
-    from bpe.data.datasets import data_label, resolve_data, shown_path
-    from bpe.lab.fresh_process import lab_tempdir
-    from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
-    from bpe.lab.measure.spread import compare, summary
-    from bpe.training.cluster import count_on_cluster, distributed, local_cluster
-    from bpe.training.corpus import count_documents, open_corpus
-    from bpe.training.registry import best_variant, get_variant
-
     log = log or sys.stdout
     target = output_path(out, Path("out/cluster-bench.json"), PUBLISHED, publish,
                          "python -m tools.cluster_bench --publish")
@@ -130,8 +130,6 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
 
 def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
     """The measured figures the projections start from."""
-    from bpe.training.corpus import Corpus, count_documents
-
     quarter = Corpus(corpus.sources[: max(1, len(corpus.sources) // 4)])
     quarter_counts, _ = count_documents(rung, quarter, tokens, workers=2)
     quarter_bytes, all_bytes, quarter_distinct = quarter.size, corpus.size, len(quarter_counts)
@@ -155,10 +153,6 @@ def at_scale(size: int, distinct: int) -> dict:
     """Heaps' law between this bench's text and the committed 11.9 GB run (:data:`AT_SCALE`) of the same
     generator, and that run's merge state per distinct pre-token at its end (the merges' peak); nothing
     where the file is not in the checkout."""
-    import json
-
-    from bpe.data.datasets import REPO_ROOT
-
     path = REPO_ROOT / AT_SCALE
     if not path.is_file():
         return {}
@@ -179,7 +173,8 @@ def projections(result: dict) -> dict:
     paper = result["on_paper"]
     heaps, per_count = paper["heaps_exponent"], paper["counts_bytes_per_distinct"]
     per_merge = paper["merge_bytes_per_distinct"] or 0.0
-    per_thread = result["settings"]["bytes"] / (result["seconds"]["file"]["median"] * result["settings"]["local_workers"])
+    settings = result["settings"]
+    per_thread = settings["bytes"] / (result["seconds"]["file"]["median"] * settings["local_workers"])
     paper["bytes_per_second_per_thread"] = per_thread
 
     def distinct(size: float) -> float:

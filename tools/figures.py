@@ -198,7 +198,8 @@ def run_figures(names: list[str] | None = None, rewrite: bool = False, out=None)
             f"; {len(problems)} left as they were (their result file or key is missing)" if problems else "")
     else:
         problems = check(paths)
-        outcome = f"{len(problems)} stale (python -m tools.figures --update rewrites them)" if problems else "all current"
+        outcome = (f"{len(problems)} stale (python -m tools.figures --update rewrites them)" if problems
+                   else "all current")
     for problem in problems:
         print(problem, file=out)
     print(f"{sum(len(parse(page)) for page in paths)} figures on {len(paths)} pages; {outcome}", file=out)

@@ -32,8 +32,10 @@ from bpe.lab.judge.candidates import CandidateFailed, load_algorithm
 from bpe.lab.judge.diagnose import merges_digest
 from bpe.lab.measure.plan import check_repeat, in_turns, plan
 from bpe.lab.measure.spread import summary
+from bpe.training.merge_loop import run_merges
 from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
+from bpe.training.timer import NullTimer
 from tools.command import tool_main
 
 _CHILD_CODE = "from tools.merge_cost import child_main; child_main()"
@@ -51,9 +53,6 @@ def load_merger(candidate: str):
 
 def child_main() -> None:
     """One run: settings as JSON on stdin; build and merge, hand back the CPU seconds."""
-    from bpe.training.merge_loop import run_merges
-    from bpe.training.timer import NullTimer
-
     settings = json.load(sys.stdin)
     merger_class = load_merger(settings["candidate"])
     with open(settings["counts"], "rb") as f:

@@ -27,8 +27,12 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, shown_path
 from bpe.errors import BPEError
 from bpe.lab.measure.plan import check_repeat
+from bpe.lab.measure.publish import machine_info, write_json_atomic
 from bpe.lab.measure.spread import range_text, ratio_text, summary
+from bpe.training.parallel import count_file_parallel_fast
+from bpe.training.pretokenize import count_text
 from bpe.training.sizes import parse_size
+from bpe.variants import v9_counting_compiled
 from tools.text_kinds import KINDS, SEPARATOR, make_sample, sources
 
 #: Where a Wikipedia text is looked for when --wikipedia is not given (the project's shared data).
@@ -44,28 +48,20 @@ def find_wikipedia(path: str | None) -> Path | None:
 
 
 def count_plain(path: Path):
-    from bpe.training.pretokenize import count_text
-
     return count_text(path.read_bytes().decode("utf-8"), [SEPARATOR])
 
 
 def count_fast(path: Path):
-    from bpe.training.parallel import count_file_parallel_fast
-
     return count_file_parallel_fast(path, [SEPARATOR], workers=1)
 
 
 def count_compiled(path: Path):
     """v9's counts, as the arrays its merge takes (the check turns them into a dict, untimed)."""
-    from bpe.variants.v9_counting_compiled import count_pretokens
-
-    return count_pretokens(path, [SEPARATOR], workers=1)
+    return v9_counting_compiled.count_pretokens(path, [SEPARATOR], workers=1)
 
 
 def compiled_built() -> bool:
-    from bpe.variants.v9_counting_compiled import UNAVAILABLE
-
-    return UNAVAILABLE is None
+    return v9_counting_compiled.UNAVAILABLE is None
 
 
 def measure(path: Path, repeat: int) -> dict:
@@ -120,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="16MB", help="bytes per sample (default 16MB)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each counter per sample; the best counts")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma list of kinds (default: {','.join(KINDS)})")
-    parser.add_argument("--wikipedia", help="a Wikipedia text for the 'wikipedia' kind (default: the shared WikiText-2)")
+    parser.add_argument("--wikipedia",
+                        help="a Wikipedia text for the 'wikipedia' kind (default: the shared WikiText-2)")
     parser.add_argument("--json", default="out/pretokenize-ratio.json", help="where to write the results")
     args = parser.parse_args(argv)
     try:
@@ -131,10 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise BPEError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
         available = sources(find_wikipedia(args.wikipedia))
-        from bpe.lab.measure.publish import machine_info, write_json_atomic
-
-        result = {"command": "python -m tools.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:]),
-                  "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}
+        command = "python -m tools.pretokenize_ratio " + " ".join(argv if argv is not None else sys.argv[1:])
+        result = {"command": command, "machine": machine_info(), "size": size, "repeat": args.repeat, "kinds": {}}
         for kind in wanted:
             if kind not in available:
                 print(f"{kind:>10}: skipped (no file; pass --wikipedia PATH)", flush=True)

@@ -33,6 +33,7 @@ from bpe.errors import BPEError
 from bpe.io.outputs import write_files_atomic
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import made_by, output_path, stamp, write_json_atomic
+from bpe.lab.measure.report_plots import pyplot, save_figure
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
 from bpe.training.registry import VARIANTS, unavailable
 from bpe.training.sizes import format_size
@@ -132,7 +133,8 @@ def run_reproduce(out: Path | None = DEFAULT_OUT, quick: bool = False, repeat: i
     rungs = tuple(dict.fromkeys(v for run in sets_plan for v in run.variants))
     missing = [v for v in rungs if v not in runnable(rungs)]
     if missing and out is not None and out.resolve() == PUBLISHED_OUT.resolve():
-        raise BPEError(f"the committed result needs every rung of the plan: {'; '.join(cannot_run(v) for v in missing)}")
+        raise BPEError("the committed result needs every rung of the plan: "
+                       + "; ".join(cannot_run(v) for v in missing))
     specials = [SPECIAL_TOKEN]
     # Each step runs its rung's idea in full: every core unless a count is given, as the articles'
     # runs used theirs (v7 given none keeps a core spare: on 2 cores v6 -> v7 would compare v6 with itself).
@@ -252,7 +254,6 @@ def plot_merge_cost(result: dict, out: Path, log) -> None:
     """The cost of a merge as merges proceed: Part 2's bpe_v2 logs beside the ladder's v2 (the median of its
     runs' checkpoints), normalised; written to ``out`` (PNG), or a line on ``log`` saying why not."""
     try:
-        from bpe.lab.measure.report_plots import pyplot, save_figure
         plt = pyplot()
     except ImportError:
         print("no merge-cost plot: matplotlib is not installed (pip install matplotlib)", file=log)
@@ -271,8 +272,8 @@ def plot_merge_cost(result: dict, out: Path, log) -> None:
             medians = [(m, statistics.median(r["checkpoints"][i][1] for r in runs))
                        for i, (m, _) in enumerate(runs[0]["checkpoints"])]
             ends, costs = block_costs(medians)
-            ax.plot(ends, costs, "s-", color="#1f77b4", label=f"ladder v2 on {ran['data']}, vocab {ran['vocab_size']:,} "
-                    f"(median of {len(runs)} run(s))")
+            ax.plot(ends, costs, "s-", color="#1f77b4",
+                    label=f"ladder v2 on {ran['data']}, vocab {ran['vocab_size']:,} (median of {len(runs)} run(s))")
             plotted = True
         ax.axhline(1.0, color="#999999", lw=0.8)
         ax.set_title(title, fontsize=10)

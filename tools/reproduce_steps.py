@@ -93,9 +93,10 @@ FULL = [
 
 #: The same plan on tiny inputs (the real data sets cut to 300KB): each set's (data, vocab) in FULL's order.
 QUICK = [replace(run, data=data or run.data, vocab_size=vocab, note="", limit="300KB" if run.real else None)
-         for run, (data, vocab) in zip(FULL, [(None, 300), ("tinystories-synth-300KB", 600), ("tinystories-synth-300KB", 400),
-                                              ("tinystories-synth-100KB", 300), ("webtext-synth-300KB", 600),
-                                              ("webtext-synth-100KB", 300), (None, 600), (None, 400), (None, 600)])]
+         for run, (data, vocab) in zip(FULL, [(None, 300), ("tinystories-synth-300KB", 600),
+                                              ("tinystories-synth-300KB", 400), ("tinystories-synth-100KB", 300),
+                                              ("webtext-synth-300KB", 600), ("webtext-synth-100KB", 300),
+                                              (None, 600), (None, 400), (None, 600)])]
 
 # Why a step's two ratios differ, shared by the steps that run on more than one set.
 _COUNTING = ("their 8 counting processes against this machine's cores: the ratio is bounded by the cores "
@@ -128,9 +129,9 @@ _COMPILED_MERGE_PHASE = ("no article figure: Part 5 (a C++ merge equal to the Py
                          "pair count included, so the ladder's ratio is compiled code against interpreted")
 
 _COMPILED_COUNTING = ("Koschei's Rust pre-tokenizer was twice as slow as Python's regex (their ratio, below 1; the "
-                      "article puts it on the regex libraries); v9 runs no regex engine: the pattern written out as a scanner, counted into C tables on "
-                      "threads, so its ratio is a scanner and compiled counting against v8's Python counter in "
-                      "processes, on this machine's cores against their 24")
+                      "article puts it on the regex libraries); v9 runs no regex engine: the pattern written out "
+                      "as a scanner, counted into C tables on threads, so its ratio is a scanner and compiled "
+                      "counting against v8's Python counter in processes, on this machine's cores against their 24")
 
 # Each step of the articles, in their order, with the rungs that make it and the stage compared on both
 # sides; ``theirs`` names the articles' ratios (THEIRS below), or is empty where none exists.

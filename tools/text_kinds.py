@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, data_dir, size_label
+from bpe.data.webtext import WebTextGenerator, write_documents
 
 SEPARATOR = "<|endoftext|>"
 Documents = Callable[[], Iterator[str]]
@@ -91,8 +92,6 @@ def _repeated(path: Path) -> Documents:
 
 def _webtext(ascii_only: bool) -> Documents:
     def documents() -> Iterator[str]:
-        from bpe.data.webtext import WebTextGenerator
-
         for doc in WebTextGenerator(0).documents():
             yield (doc.encode("ascii", "ignore").decode("ascii") if ascii_only else doc) + SEPARATOR
     return documents
@@ -187,7 +186,8 @@ def _digits(rng: random.Random) -> str:
         lambda: f"{rng.randrange(1990, 2030)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
         lambda: f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}.{rng.randrange(1000):03d}",
         lambda: f"id={rng.randrange(10**9)}", lambda: f"${rng.randrange(100000):,}.{rng.randrange(100):02d}",
-        lambda: f"{rng.random() * 10 ** rng.randrange(-3, 6):.{rng.randrange(1, 7)}f}", lambda: f"{rng.randrange(-999, 9999)}",
+        lambda: f"{rng.random() * 10 ** rng.randrange(-3, 6):.{rng.randrange(1, 7)}f}",
+        lambda: f"{rng.randrange(-999, 9999)}",
         lambda: f"+1 ({rng.randrange(200, 999)}) {rng.randrange(100, 999)}-{rng.randrange(10000):04d}",
         lambda: f"{rng.randrange(100)}%", lambda: rng.choice(("ok", "GET", "total", "x", "v2", "n/a")),
     )
@@ -200,7 +200,8 @@ def _whitespace(rng: random.Random) -> str:
     def line() -> str:
         indent = rng.choice((" " * rng.randrange(0, 17, 2), "\t" * rng.randrange(4), " \t"))
         words = [_latin(rng) for _ in range(rng.randrange(6))]
-        gaps = [" " * (1 + rng.randrange(8)) if rng.randrange(3) == 0 else rng.choice((" ", " ", "\t", "  ")) for _ in words]
+        gaps = [" " * (1 + rng.randrange(8)) if rng.randrange(3) == 0 else rng.choice((" ", " ", "\t", "  "))
+                for _ in words]
         body = "".join(g + w for g, w in zip(gaps, words)).lstrip(" ")
         if rng.randrange(40) == 0:
             body = body.replace(" ", rng.choice(("\u00a0", "\u2009", "\u3000")), 1)
@@ -232,8 +233,6 @@ def sources(wikipedia: Path | None) -> dict[str, Documents]:
 
 def make_sample(kind: str, documents: Documents, size: int) -> Path:
     """The sample file of ``kind``: whole documents until ``size`` bytes (made once, then reused)."""
-    from bpe.data.webtext import write_documents
-
     path = data_dir() / f"pretokenize-{kind}-{size_label(size)}.txt"
     if not path.exists():
         write_documents(path, size, documents(), kind)

@@ -36,8 +36,9 @@ from bpe.lab.judge.candidates import resolve
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.spread import compare, ratio_text, summarized
-from bpe.training.registry import VARIANTS
+from bpe.training.registry import VARIANTS, get_variant
 from bpe.training.sizes import parse_count
+from tools.ablation import v8
 from tools.command import tool_main
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
@@ -86,11 +87,7 @@ def ablation_of(rung: str):
     if rung == "v6":
         return sys.modules[__name__]
     if rung not in VARIANTS:  # not built here: the registry's one line says why
-        from bpe.training import registry
-
-        registry.get_variant(rung)
-    from tools.ablation import v8
-
+        get_variant(rung)
     return v8
 
 

@@ -167,5 +167,6 @@ def encoding_lines(text: str, merges: Sequence[Pair], special_tokens: Sequence[s
         data = piece.encode("utf-8")
         lines.append(f"  {piece!r} ({label}): {show_word(split_into_bytes(data))}")
         for rank, pair, tokens in applied_merges(data, merges):
-            lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  -> {show_word(tokens)}")
+            lines.append(f"    merge rank {rank:<4} {encode_token(pair[0])} + {encode_token(pair[1])}  "
+                         f"-> {show_word(tokens)}")
     return lines

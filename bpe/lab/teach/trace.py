@@ -37,19 +37,21 @@ from types import SimpleNamespace
 
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import encode_token
+from bpe.lab.judge.candidates import CandidateFailed, _raised, load_algorithm, resolve
 from bpe.lab.rungs import resolve_hook, rung_row
 from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import (
     DEFAULT_TEXT,
     encoding_lines,
-    parse_words,  # noqa: F401 (the trace's callers and examples read their words with it from here)
+    parse_words,  # noqa: F401 (the module docstring's example and tests/lab/teach/test_trace.py use it)
     pretokenize_lines,
     pretokens_from_args,
     show_word,
 )
-from bpe.training.merge_loop import Pair
+from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.shards import joined_shards
+from bpe.training.timer import NullTimer
 
 show_pair = show_word  # a pair shown as the two tokens it joins
 
@@ -130,8 +132,6 @@ def with_merger(variant: str | None, work):
     file's code raises, loading or running, is one :class:`BPEError` line naming the exception and where."""
     if variant is None or variant in VARIANTS:
         return work(traced(variant or best_variant()), f"{variant or 'default variant'} ({get_variant(variant).IDEA})")
-    from bpe.lab.judge.candidates import CandidateFailed, _raised, load_algorithm, resolve
-
     candidate = resolve(variant)
     if candidate.kind != "merger":
         raise BPEError(f"{variant}: bpe trace follows a Merger class merge by merge, and {candidate.spec} is a "
@@ -207,9 +207,6 @@ def run_trace(variant: str | None, text: str | None, words: str | None, num_merg
     if pretokenize:
         lines = pretokenize_lines(text if text is not None else DEFAULT_TEXT, special_tokens)
     elif encode is not None:
-        from bpe.training.merge_loop import run_merges
-        from bpe.training.timer import NullTimer
-
         if num_merges < 1:
             raise BPEError(f"--merges must be at least 1, got {num_merges}")
         counts = pretokens_from_args(text, words, special_tokens)  # the merges the variant makes on them

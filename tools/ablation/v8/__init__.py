@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
+from bpe.variants import v8_compiled
 from tools.builds import Build, build
 
 #: Each row, and the switch of ``variants/_v8_tricks.h`` it turns off.
@@ -54,8 +55,6 @@ def build_rows(log=None) -> None:
 
 def merger_without(row: str) -> type:
     """v8's ``Merger`` on the merge built without the row's trick (built now if it is not yet)."""
-    from bpe.variants import v8_compiled
-
     one = row_build(row)
     path, = build([one], BUILD_DIR)
     module = sys.modules.get(one.name)

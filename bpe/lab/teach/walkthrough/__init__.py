@@ -1,12 +1,12 @@
 """``bpe walkthrough`` (``make walkthrough``): BPE training taught on a projector, in one HTML page.
 
 The page goes through the merges one by one (buttons, the arrow keys, a slider; ``#step=K`` in the address
-opens it after merge K) and shows, at each merge, the pair chosen and its count, the tie and how it was broken, the words holding
-the pair before and after, the pair counts that changed, and for each rung the work it did for that
-merge, counted on the rung's own code (:mod:`.counting`) with a running total.  A summary view draws
-each rung's cumulative counted work over all the merges beside the stage times of a bench result,
-for a corpus too big to go through by hand.  A pre-tokenization trace and the page's own encoder
-(any word, encoded with the merges made so far) are the lecture's other half.
+opens it after merge K) and shows, at each merge, the pair chosen and its count, the tie and how it was
+broken, the words holding the pair before and after, the pair counts that changed, and for each rung the
+work it did for that merge, counted on the rung's own code (:mod:`.counting`) with a running total.  A
+summary view draws each rung's cumulative counted work over all the merges beside the stage times of a
+bench result, for a corpus too big to go through by hand.  A pre-tokenization trace and the page's own
+encoder (any word, encoded with the merges made so far) are the lecture's other half.
 
 Everything is inline (data, script, style): the page opens from disk with no network, and no request
 leaves it.  Its data are in ``<script type="application/json" id="walkthrough-data">``: ``merges``
@@ -29,13 +29,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bpe.data.datasets import REPO_ROOT
+from bpe.data.datasets import REPO_ROOT, resolve_data
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import byte_to_unicode, encode_token
+from bpe.io.outputs import write_text_atomic
+from bpe.lab.measure.estimate import (
+    MODELS,
+    SERIAL_BYTES_PER_SECOND,
+    STARTUP_SECONDS,
+    corpus_shape,
+    format_duration,
+    merge_seconds,
+)
 from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import DEFAULT_TEXT, LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
+from bpe.training.pretokenize import count_file_serial
 from bpe.training.registry import VARIANTS
+from bpe.training.train import check_vocab_size
 
 DEFAULT_RUNGS = tuple(METRICS)
 #: The page made when no data is named: the class page, the CS336 test corpus at a vocab whose 143 merges
@@ -177,8 +188,6 @@ def load_bench(path: str | Path | None, vocab_size: int) -> dict | None:
 
 def page_data(settings: WalkthroughSettings, pretoken_counts, out=None) -> dict:
     """Everything the page shows, as JSON-able data (see the module docstring)."""
-    from bpe.training.train import check_vocab_size
-
     num_merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
     merges, records, start = record_merges(pretoken_counts, num_merges)
     work, by_merger = {}, {}
@@ -227,10 +236,6 @@ def planned_seconds(settings: WalkthroughSettings, path: Path) -> float:
     """How long the page takes as the cost model has it (:mod:`bpe.lab.measure.estimate`): the plain counter
     over the text, the recording (v5's merges, each with its record), then each rung's merges counted, for
     at most the budget (a rung that runs another's merger is not counted again)."""
-    from bpe.lab.measure.estimate import (MODELS, SERIAL_BYTES_PER_SECOND, STARTUP_SECONDS, corpus_shape,
-                                          merge_seconds)
-    from bpe.training.train import check_vocab_size
-
     shape = corpus_shape(path, settings.special_tokens)
     merges = check_vocab_size(settings.vocab_size, settings.special_tokens)
     counted: dict = {}  # one rung per merger class, as page_data counts them
@@ -242,17 +247,11 @@ def planned_seconds(settings: WalkthroughSettings, path: Path) -> float:
 
 def run_walkthrough(settings: WalkthroughSettings, out=None) -> dict:
     """Count, record and write the page; returns its data."""
-    from bpe.data.datasets import resolve_data
-    from bpe.io.outputs import write_text_atomic
-    from bpe.training.pretokenize import count_file_serial
-
     out = out or sys.stdout
     if not settings.out.endswith((".html", ".htm")):
         raise BPEError(f"--out {settings.out}: the page is an HTML file; name it PAGE.html")
     if settings.budget <= 0:
         raise BPEError(f"--budget must be more than 0 seconds, got {settings.budget:g}")
-    from bpe.lab.measure.estimate import format_duration
-
     path = resolve_data(settings.data)
     print(f"walkthrough of {path} at vocab {settings.vocab_size:,}: {', '.join(settings.variants)}; about "
           f"{format_duration(planned_seconds(settings, path))} (estimated from the cost model)", file=out)

@@ -35,7 +35,7 @@ def chromium_path() -> str | None:
 def missing() -> str | None:
     """Why no browser can be driven here (one line), or ``None`` when one can."""
     try:
-        import playwright.sync_api  # noqa: F401
+        import playwright.sync_api  # noqa: F401, PLC0415 (an optional dependency: the browser extra)
     except ImportError:
         return "Playwright is not installed (pip install -e '.[browser]'; make test installs it)"
     if chromium_path() is None:
@@ -49,7 +49,7 @@ def launched():
     reason = missing()
     if reason:
         raise BPEError(reason)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 (an optional dependency: the browser extra)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path())
@@ -60,7 +60,8 @@ def launched():
 
 
 def screenshots(page_path: str | Path, merge: int, out_dir: str | Path, browser=None) -> list[Path]:
-    """PNGs of the page at merge number ``merge`` and of its summary view, in ``out_dir`` (in ``browser``, else one launched)."""
+    """PNGs of the page at merge number ``merge`` and of its summary view, in ``out_dir`` (in ``browser``,
+    else one launched)."""
     page_path, out_dir = Path(page_path).resolve(), Path(out_dir)
     if not page_path.is_file():
         raise BPEError(f"no page {page_path}; make one with bpe walkthrough --out PAGE.html")
