@@ -112,7 +112,8 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         print(f"error: importing {argv[0]} raised {_raised(exc)}", file=sys.stderr)
         return 2
-    if not callable(getattr(module, "pretokenize", None)) or not callable(getattr(module, "split_on_special_tokens", None)):
+    if (not callable(getattr(module, "pretokenize", None))
+            or not callable(getattr(module, "split_on_special_tokens", None))):
         print(f"error: {argv[0]} must define split_on_special_tokens and pretokenize "
               f"(start from exercises/start_pretokenize.py)", file=sys.stderr)
         return 2

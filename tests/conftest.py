@@ -1,4 +1,5 @@
-"""Shared test helpers: fixture paths, the CS336 assignment's expected merges and vocab decoded to bytes, small tricky corpora.
+"""Shared test helpers: fixture paths, the CS336 assignment's expected merges and vocab decoded to bytes,
+small tricky corpora.
 
 Test modules in every folder import them as ``from conftest import ...`` (``tests/`` is on the path:
 pyproject.toml's ``pythonpath``).

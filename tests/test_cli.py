@@ -105,7 +105,8 @@ def test_every_header_shows_the_vocab_and_special_tokens(monkeypatch, capsys):
     assert "vocab 10,000 (9,743 merges), special ['<|endoftext|>']" in capsys.readouterr().out
     assert main(["train", "--data", "corpus-en", "--no-special", "--vocab-size", "300"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"bpe-lab train: {best_variant()} on corpus-en (133,027 bytes), vocab 300, special []; estimate {best_variant()} ~")
+    assert out.startswith(f"bpe-lab train: {best_variant()} on corpus-en (133,027 bytes), vocab 300, special []; "
+                          f"estimate {best_variant()} ~")
 
 
 def test_train_prints_peak_memory_and_longest_words(capsys):

@@ -86,8 +86,9 @@ def test_the_pages_quote_figures():
 
 @pytest.mark.parametrize("args, committed", [
     # Not downloaded (BPE_DATA_DIR is empty): estimated from the first 2 MB of their generated stand-ins.
-    (["--data", "tinystories", "--memory", "30GB", "--workers", "4"], "docs/estimates-tinystories.json"),  # the handout's
-    (["--data", "owt", "--memory", "100GB", "--workers", "4"], "docs/estimates-owt.json"),  # budgets, on a laptop
+    # the handout's budgets, on a laptop
+    (["--data", "tinystories", "--memory", "30GB", "--workers", "4"], "docs/estimates-tinystories.json"),
+    (["--data", "owt", "--memory", "100GB", "--workers", "4"], "docs/estimates-owt.json"),
     # the measured OpenWebText-sized run's machine: 2 cores, 24 GB (docs/v8.md)
     (["--data", "owt", "--memory", "24GB", "--workers", "2"], "docs/estimates-owt-2-workers.json"),
 ])
@@ -105,7 +106,8 @@ def test_committed_estimates_are_the_models_current_output(args, committed, tmp_
     assert {v: e["time"] + " " + e["memory"] for v, e in now.items()} == \
            {v: e["time"] + " " + e["memory"] for v, e in then.items()}, f"re-make {committed}"
     fits = json.loads(out.read_text())["memory_budget"]["fits"]
-    assert fits == {v: f for v, f in json.loads((figures.REPO_ROOT / committed).read_text())["memory_budget"]["fits"].items()
+    assert fits == {v: f for v, f in
+                    json.loads((figures.REPO_ROOT / committed).read_text())["memory_budget"]["fits"].items()
                     if v in fits}, f"re-make {committed}"
     for variant, estimate in now.items():
         modelled, committed_model = estimate["seconds"], then[variant]["seconds"]  # predictions, not timings

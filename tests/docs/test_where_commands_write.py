@@ -26,7 +26,8 @@ def truth() -> dict[tuple[str, bool], str]:
     # the ablation's file is named after its rung: docs/$(RUNG)-ablation.json, RUNG=v6 unless the page names one
     ablation = re.search(r"--json \$\(or \$\(JSON\),((?:[^()]|\$\(\w+\))+)\)", makefile).group(1)
     return {("report", False): relative(report.DEFAULT_OUT_DIR), ("report", True): relative(report.DOCS_DIR),
-            ("profile", False): relative(profiling.DEFAULT_OUT_DIR), ("profile", True): relative(profiling.PROFILES_DIR),
+            ("profile", False): relative(profiling.DEFAULT_OUT_DIR),
+            ("profile", True): relative(profiling.PROFILES_DIR),
             ("reproduce", False): str(reproduce.DEFAULT_OUT.relative_to(REPO_ROOT)),
             ("reproduce", True): str(reproduce.PUBLISHED_OUT.relative_to(REPO_ROOT)),
             ("ablation", False): ablation, ("ablation", True): ablation, ("data", False): "data/"}

@@ -61,7 +61,8 @@ class FastCalls:
 def corpus(tmp_path_factory):
     """About 1 MB, several documents, with non-ASCII words far enough apart to be cut into islands by the
     fast counter, and enough bytes for a pool of 2 workers to get several chunks."""
-    doc = ("The caf\u00e9 owner \u2014 Zo\u00eb \u2014 said \u201cna\u00efve\u201d things, 42 times.\n" + "Plain words here. " * 12) * 40
+    doc = ("The caf\u00e9 owner \u2014 Zo\u00eb \u2014 said \u201cna\u00efve\u201d things, 42 times.\n"
+           + "Plain words here. " * 12) * 40
     path = tmp_path_factory.mktemp("plain") / "corpus.txt"
     path.write_text(EOT.join([doc] * 100), encoding="utf-8")
     return path

@@ -242,8 +242,8 @@ def test_cli_errors_are_one_line_and_exit_2(args, message, write_corpus, tmp_pat
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # reading it would block forever: rejected up front
     (tmp_path / "empty").mkdir()
-    substitutions = {"DIR": str(tmp_path / "empty"), "BAD_UTF8": str(write_corpus(b"hello \xff")), "POOL": pool_variant_names[0],
-                     "FIFO": str(fifo)}
+    substitutions = {"DIR": str(tmp_path / "empty"), "BAD_UTF8": str(write_corpus(b"hello \xff")),
+                     "POOL": pool_variant_names[0], "FIFO": str(fifo)}
     args = [substitutions.get(a, a) for a in args]
     if "--data" not in args:
         args += ["--data", "corpus-en"]

@@ -3,8 +3,8 @@
 A ~200 MB file of repeated documents is trained on in a fresh subprocess through the process pool;
 the training process's peak RSS plus twice the largest worker's (Linux ``VmHWM`` / ``ru_maxrss``, via
 the StageTimer; two workers run at once) must stay under 500 MB.  The serial pre-tokenizer (v1) reads
-the file one chunk at a time, so its process alone stays under the same bound.  Reading the whole file at once would already cost 200 MB
-of bytes plus 200 MB of decoded text plus the pre-token list.
+the file one chunk at a time, so its process alone stays under the same bound.  Reading the whole file at
+once would already cost 200 MB of bytes plus 200 MB of decoded text plus the pre-token list.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Each command runs in a real process on small data, in a session of its own.  The test waits until the
 command is in the phase under test (its pool's workers exist; the bench's timed child has workers of
-its own; encode's temporary ``.npy`` exists, with its pool's workers or its threads; scalene's child runs the training, its files in /tmp), sends
-the signal to the command's process alone, and checks: one line, ``bpe: terminated (SIGTERM)``, exit
+its own; encode's temporary ``.npy`` exists, with its pool's workers or its threads; scalene's child runs the
+training, its files in /tmp), sends the signal to the command's process alone, and checks: one line,
+``bpe: terminated (SIGTERM)``, exit
 status 128 + the signal; no process it started still alive (those seen before the signal, and anything
 left in its session); no temporary file or folder left, nor scalene's files in /tmp for the processes it
 started.  Saving is reached from inside: the file writer signals its own process after the first file,
@@ -172,7 +173,8 @@ def test_train_signalled_after_the_swap_says_what_it_wrote(tmp_path, signum):
     out = tmp_path / "tok"
     argv = ["train", "--variant", "v2", "--data", "corpus-en", "--quiet", "--out", str(out)]
     assert main([*argv, "--vocab-size", "280"]) == 0  # the old tokenizer, replaced below
-    proc = subprocess.run([sys.executable, "-c", _SIGNAL_AFTER_THE_SWAP, str(int(signum)), *argv, "--vocab-size", "300"],
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_AFTER_THE_SWAP, str(int(signum)), *argv,
+                           "--vocab-size", "300"],
                           cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert proc.stderr == f"bpe: terminated ({signal.Signals(signum).name}) after the save had finished\n", proc.stderr
     assert proc.returncode == 128 + signum

@@ -166,7 +166,8 @@ def test_chunking_never_changes_the_ids(gpt2_dir, gpt2_tiktoken, tmp_path, docs,
     out = tmp_path / "ids.npy"
     expected = gpt2_tiktoken.encode(text, allowed_special="all")
     for encoder in available_encoders():
-        encode_file(gpt2_dir, path, out, workers=1 if encoder == "python" else 1 + chunk_bytes % 2, chunk_bytes=chunk_bytes, encoder=encoder)
+        encode_file(gpt2_dir, path, out, workers=1 if encoder == "python" else 1 + chunk_bytes % 2,
+                    chunk_bytes=chunk_bytes, encoder=encoder)
         assert np.load(out).tolist() == expected, encoder
 
 
@@ -300,7 +301,8 @@ def test_cli_writes_the_comparison_as_json(trained_dir, tmp_path, capsys):
     written = json.loads(result.read_text())
     assert written["ids_identical"] is True and written["ours"]["ids"] == len(np.load(out))
     # both timings are recorded (their values are the bench's business, not a test's), with the machine
-    assert all(isinstance(written[side][key], float) for side in ("ours", "tiktoken") for key in ("seconds", "cpu_seconds"))
+    assert all(isinstance(written[side][key], float)
+               for side in ("ours", "tiktoken") for key in ("seconds", "cpu_seconds"))
     assert written["machine"]["cpu_count"] and written["ours"]["encoder"] in ("compiled", "python")
     assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out", str(out),
                  "--json", str(result)]) == 2  # without --peers there is nothing to compare
@@ -359,8 +361,8 @@ def test_killed_worker_is_one_clear_error_no_output_no_process(trained_dir, tmp_
     monkeypatch.setenv(hook, str(task))
     out = tmp_path / "ids.npy"
     with pytest.raises(BPEError, match=r"^a tokenizer worker died \(killed by SIGKILL\) while encoding .*"
-                                       r"gutenberg-sample.txt; worker \d of 2 \(pid \d+\) may have been killed or run out "
-                                       r"of memory"):
+                                       r"gutenberg-sample.txt; worker \d of 2 \(pid \d+\) may have been killed "
+                                       r"or run out of memory"):
         encode_file(trained_dir, DEFAULT_CORPUS, out, workers=2, chunk_bytes=64 * 1024, encoder="python")
     assert list(tmp_path.iterdir()) == [] and live_processes(parent=os.getpid()) == []
 
@@ -605,7 +607,8 @@ def test_not_built_falls_back_to_the_python_encoder(gpt2_dir, gpt2_tiktoken, tmp
 def test_cli_names_the_encoder(trained_dir, tmp_path, capsys):
     for encoder, said in (("compiled", "2 threads (compiled encoder)"), ("python", "2 workers (python encoder)")):
         assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out",
-                     str(tmp_path / f"{encoder}.npy"), "--workers", "2", "--chunk-size", "1KiB", "--encoder", encoder]) == 0
+                     str(tmp_path / f"{encoder}.npy"), "--workers", "2", "--chunk-size", "1KiB",
+                     "--encoder", encoder]) == 0
         assert said in capsys.readouterr().out
     assert np.array_equal(np.load(tmp_path / "compiled.npy"), np.load(tmp_path / "python.npy"))
 

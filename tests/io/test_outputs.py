@@ -221,7 +221,8 @@ def test_the_reason_a_directory_refuses_a_file_is_said(code, why, monkeypatch):
 
     monkeypatch.setattr(Path, "exists", lambda self: str(self) in ("/mnt/ro", "/mnt", "/"))
     monkeypatch.setattr(Path, "is_dir", lambda self: True)
-    monkeypatch.setattr(outputs.tempfile, "mkstemp", lambda **k: (_ for _ in ()).throw(OSError(code, os.strerror(code))))
+    monkeypatch.setattr(outputs.tempfile, "mkstemp",
+                        lambda **k: (_ for _ in ()).throw(OSError(code, os.strerror(code))))
     with pytest.raises(BPEError) as refused:
         outputs.check_writable_dir("/mnt/ro/tok")
     assert str(refused.value) == f"cannot create directory /mnt/ro/tok: /mnt/ro is not writable ({why})"

@@ -86,7 +86,8 @@ def test_a_threshold_fails_by_pytest_benchmarks_own_rule(tmp_path):
     assert failed == ["test_ladder[v6]: median 1.0000s -> 1.1500s (+15.0%)"]
     assert skipped == []
     assert compare.regressions(before, after, "median:20%")[0] == []
-    assert compare.regressions(before, after, "median:0.1")[0] == ["test_ladder[v6]: median 1.0000s -> 1.1500s (+0.1500s)"]
+    assert compare.regressions(before, after, "median:0.1")[0] == [
+        "test_ladder[v6]: median 1.0000s -> 1.1500s (+0.1500s)"]
     with pytest.raises(compare.CompareError, match="threshold 'median:ten'"):
         compare.regressions(before, after, "median:ten")
 
@@ -113,7 +114,8 @@ def test_make_targets():
     assert "-m pytest benchmarks" in run and "--benchmark-autosave" in run and "--benchmark-min-rounds=3" in run
     assert echoed("benchmark-compare") == ["echo '.venv/bin/python -m benchmarks.compare'"]
     assert echoed("benchmark-compare", "RUNS=0001 0002", "THRESHOLD=median:10%", "HISTOGRAM=1") == [
-        "echo '.venv/bin/python -m benchmarks.compare 0001 0002 --fail median:10% --histogram out/benchmarks/histogram'"]
+        "echo '.venv/bin/python -m benchmarks.compare 0001 0002 --fail median:10% "
+        "--histogram out/benchmarks/histogram'"]
 
 
 def test_the_peers_are_the_labs():

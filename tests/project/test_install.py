@@ -3,8 +3,9 @@
 The wheel is built offline from a copy of the files ``pyproject.toml`` packs (no build isolation: the
 dev extras bring a setuptools that builds wheels), and must hold every module of ``bpe/`` and
 ``variants/`` (installed as ``bpe.variants``), the shipped corpus and fixtures, and no top-level
-``variants``, and v8's compiled merge where a C compiler built it.  It is then installed, without its dependencies, into a fresh venv that borrows them
-from the running environment through a ``.pth`` line (a ``.pth`` file in a folder named that way is
+``variants``, and v8's compiled merge where a C compiler built it.  It is then installed, without its
+dependencies, into a fresh venv that borrows them from the running environment through a ``.pth`` line
+(a ``.pth`` file in a folder named that way is
 not run, so this checkout's editable install cannot stand in for a missing module); then ``bpe train``,
 ``bench`` and ``trace`` run from a folder outside the checkout, keeping their data in the user's cache folder
 (``XDG_CACHE_HOME``), never in that folder.
@@ -98,7 +99,8 @@ def test_the_wheel_holds_every_module_and_the_shipped_data(wheel):
     assert not any(name.startswith("tools/") for name in names), "tools/ (the page-makers) is not installed"
     assert {name for name in names if name.endswith(".py")} == expected, "the wheel holds only the source tree"
     for module, unbuilt in (("_v8_merge", V8_UNBUILT), ("_v9_count", V9_UNBUILT)):
-        compiled = [name for name in names if name.startswith(f"bpe/variants/{module}") and name.endswith((".so", ".pyd"))]
+        compiled = [name for name in names
+                    if name.startswith(f"bpe/variants/{module}") and name.endswith((".so", ".pyd"))]
         assert len(compiled) == (0 if unbuilt else 1), compiled
 
 

@@ -60,8 +60,9 @@ def test_long_targets_say_how_long_they_take_as_they_start():
                          ("report", "benching every variant for the report (its first line says how long"),
                          ("reproduce", "measuring each step of the articles (about 5 min on an idle 2-core machine"),
                          ("ablation", "v6 without each of its techniques (about 10 min on an idle 2-core machine")):
-        dry = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "-o", ".venv/.browser", target], cwd=REPO_ROOT,
-                             capture_output=True, text=True, timeout=60).stdout.splitlines()
+        dry = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "-o", ".venv/.browser",
+                              target],
+                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=60).stdout.splitlines()
         assert dry[0].startswith("echo") and said in dry[0], dry[:2]
         if target == "test":
             assert "-u -m pytest" in dry[1]  # unbuffered: the progress reaches a log as it happens
@@ -84,7 +85,8 @@ def test_the_walkthrough_is_the_class_page_unless_full_or_data_is_given():
         return dry.splitlines()[0]
 
     assert command() == "echo '.venv/bin/python -m bpe walkthrough --out out/walkthrough.html'"  # the CLI's class page
-    assert command("FULL=1") == "echo '.venv/bin/python -m bpe walkthrough --data gutenberg-sample --out out/walkthrough.html'"
+    assert command("FULL=1") == ("echo '.venv/bin/python -m bpe walkthrough --data gutenberg-sample "
+                                 "--out out/walkthrough.html'")
     assert command("DATA=mine.txt", "VOCAB=500") == ("echo '.venv/bin/python -m bpe walkthrough --data mine.txt "
                                                      "--vocab-size 500 --out out/walkthrough.html'")
 

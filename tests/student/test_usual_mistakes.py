@@ -77,8 +77,9 @@ def test_merging_from_the_right_is_an_overlap_on_counts_alone():
 def test_own_trainer_run_names_overlaps():
     """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k overlaps."""
     env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "right_to_left.py"))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
-                          "-k", "overlaps"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/student/test_own_trainer.py", "-k", "overlaps"],
+                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout[-2000:]
     assert "likely cause: overlapping occurrences merged from the right" in run.stdout
     assert "pre-tokenization difference" not in run.stdout
@@ -91,8 +92,9 @@ def test_the_ladder_checks_run_on_a_candidate_file():
     from conftest import REPO_ROOT
 
     env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "smaller_tie.py"))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
-                           "-k", "tricky"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/student/test_own_trainer.py", "-k", "tricky"],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert "4 failed" in proc.stdout, proc.stdout[-2000:]
     assert ("merge 1: smaller_tie chose (b'e', b's'), the reference (b's', b't'): likely cause: "
             "tie broken the wrong way" in proc.stdout)
@@ -124,8 +126,9 @@ def test_own_trainer_run_names_an_unescaped_special_token_and_a_text_order_tie()
     """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py -k probe; a function's
     ties are checked too (on the tie probe), not only a Merger's."""
     entries = f"{CANDIDATES / 'unescaped_special.py'},{CANDIDATES / 'wrong_ties.py'}:decoded_text"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
-                          "-k", "probe"], cwd=REPO_ROOT, env=dict(os.environ, BPE_CANDIDATE=entries),
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/student/test_own_trainer.py", "-k", "probe"],
+                         cwd=REPO_ROOT, env=dict(os.environ, BPE_CANDIDATE=entries),
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "2 failed, 4 passed" in run.stdout, run.stdout[-2000:]
     assert "likely cause: special tokens read as a regular expression, unescaped" in run.stdout
@@ -163,8 +166,9 @@ def test_own_trainer_run_names_a_file_read_in_text_mode():
     """What a student runs: BPE_CANDIDATE=... pytest tests/student/test_own_trainer.py; only the newline probe
     fails."""
     env = dict(os.environ, BPE_CANDIDATE=str(CANDIDATES / "text_mode.py"))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/student/test_own_trainer.py",
-                          "-k", "probe"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/student/test_own_trainer.py", "-k", "probe"],
+                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "1 failed, 2 passed" in run.stdout, run.stdout[-2000:]
     assert "test_probe[text_mode-newline-probe]" in run.stdout
     assert ("merge 3: text_mode chose (b'\\n', b'  '), the reference (b'\\r', b'\\n'): "

@@ -1,5 +1,5 @@
-"""`python -m tools.merge_cost` (tools/merge_cost.py): candidates compared on the same counts, merges checked equal, clear
-errors."""
+"""`python -m tools.merge_cost` (tools/merge_cost.py): candidates compared on the same counts, merges checked
+equal, clear errors."""
 
 import io
 import shutil

@@ -1,4 +1,5 @@
-"""The per-kind ratio command: equal counts checked, each kind's figures with their spread in a JSON the docs can quote, clear errors."""
+"""The per-kind ratio command: equal counts checked, each kind's figures with their spread in a JSON the docs
+can quote, clear errors."""
 
 import json
 
@@ -20,7 +21,8 @@ def data_dir(tmp_path, monkeypatch):
 
 def test_writes_every_kind_it_can_with_the_spread_and_skips_wikipedia_without_a_file(data_dir, tmp_path, capsys):
     out = tmp_path / "ratio.json"
-    assert ratio.main(["--size", "20KB", "--repeat", "2", "--kinds", SMALL_KINDS + ",wikipedia", "--json", str(out)]) == 0
+    assert ratio.main(["--size", "20KB", "--repeat", "2", "--kinds", SMALL_KINDS + ",wikipedia",
+                       "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     assert list(result["kinds"]) == SMALL_KINDS.split(",")
     for kind, figures in result["kinds"].items():
@@ -41,7 +43,8 @@ def test_writes_every_kind_it_can_with_the_spread_and_skips_wikipedia_without_a_
 def test_what_the_command_times_counts_exactly(data_dir):
     for kind in ("accented", "rtl", "mixed", "emoji", "whitespace"):
         path = text_kinds.make_sample(kind, text_kinds.SOURCES[kind], 20_000)
-        expected = count_text(path.read_bytes().decode("utf-8"), ["<|endoftext|>"])  # not read_text: it turns \r into \n
+        # not read_text: it turns \r into \n
+        expected = count_text(path.read_bytes().decode("utf-8"), ["<|endoftext|>"])
         assert count_file_serial(path, ["<|endoftext|>"]) == expected
         assert ratio.count_fast(path) == ratio.count_plain(path) == expected
 
@@ -50,7 +53,8 @@ def test_a_wikipedia_file_is_used_when_given(data_dir, tmp_path):
     wiki = tmp_path / "wiki.txt"
     wiki.write_text(" = Title = \n The café 's history , 1990 – 2000 .\n", encoding="utf-8")
     out = tmp_path / "ratio.json"
-    assert ratio.main(["--size", "5KB", "--repeat", "1", "--kinds", "wikipedia", "--wikipedia", str(wiki), "--json", str(out)]) == 0
+    assert ratio.main(["--size", "5KB", "--repeat", "1", "--kinds", "wikipedia", "--wikipedia", str(wiki),
+                       "--json", str(out)]) == 0
     figures = json.loads(out.read_text())["kinds"]["wikipedia"]
     assert figures["bytes"] >= 5_000 and len(figures["plain_runs_s"]) == 1
 

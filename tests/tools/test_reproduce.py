@@ -115,7 +115,8 @@ def test_a_step_below_one_or_within_the_spread_says_why():
     step = compare_steps(sets)["web:v6-v7:select+update"]
     assert step["verdict"] == "within spread" and "round trip" in step["why"]
     assert [t["ratio"] for t in step["theirs"]] == [their_ratio("omp_merge")["ratio"]]
-    # Their OpenMP program's total (update + max) stands beside select + update; the merge phase has no figure of theirs.
+    # Their OpenMP program's total (update + max) stands beside select + update; the merge phase has no figure
+    # of theirs.
     merge_phase = compare_steps(sets)["web:v6-v7:merge_phase"]
     assert merge_phase["theirs"] == [] and "round trip" in merge_phase["why"]
 

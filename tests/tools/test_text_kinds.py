@@ -33,7 +33,8 @@ def test_each_kind_is_the_same_every_time(kind, tmp_path, monkeypatch):
 
 def test_the_published_kinds_are_unchanged():
     # The samples docs/pretokenize-ratio.json was made from: a change here needs the figures made again.
-    digests = {kind: hashlib.sha256(_first(kind, 300).encode()).hexdigest()[:16] for kind in ("accented", "cyrillic", "cjk")}
+    digests = {kind: hashlib.sha256(_first(kind, 300).encode()).hexdigest()[:16]
+               for kind in ("accented", "cyrillic", "cjk")}
     assert digests == {"accented": "5f86db4f6478c40d", "cyrillic": "70bca36e3acaf7ee", "cjk": "4ef52f31dd486c68"}
 
 

@@ -56,7 +56,8 @@ def test_files_without_special_tokens_are_cut(write_corpus, name, line):
     data = path.read_bytes()
     for cut in bounds[1:-1]:
         if name == "no whitespace at all":
-            kinds = {"letter" if c.isalpha() else "digit" if c.isdigit() else "other" for c in data[cut - 1:cut + 1].decode()}
+            kinds = {"letter" if c.isalpha() else "digit" if c.isdigit() else "other"
+                     for c in data[cut - 1:cut + 1].decode()}
             assert len(kinds) == 2, cut  # two ASCII characters of different classes
         else:
             assert data[cut:cut + 1] in b" \t\r\n" and data[cut - 1:cut] not in (b" ", b"\t", b"\r", b"\n"), cut

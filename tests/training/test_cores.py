@@ -24,7 +24,8 @@ def _samples(*pairs):
 def test_busy_cores_from_two_samples():
     slept = []
     # 2 cores, 100 jiffies in the window: 95 busy is one core spinning and most of the other
-    assert measure_busy_cores(read_stat=_samples((0, 0), (95, 100)), sleep=slept.append, cpu_count=2) == pytest.approx(1.9)
+    assert measure_busy_cores(read_stat=_samples((0, 0), (95, 100)), sleep=slept.append,
+                              cpu_count=2) == pytest.approx(1.9)
     assert slept == [0.05]
     assert measure_busy_cores(read_stat=_samples((10, 10), (10, 110)), sleep=slept.append, cpu_count=4) == 0
 
@@ -35,7 +36,8 @@ def test_busy_cores_falls_back_to_the_load_average_then_to_nothing():
     assert measure_busy_cores(read_stat=no_stat, cpu_count=2, loadavg=lambda: (9.0, 0.5, 0.1)) == 2.0  # capped
     assert measure_busy_cores(read_stat=no_stat, cpu_count=2, loadavg=None) is None
     # a counter that did not move (a frozen /proc) is no sample either
-    assert measure_busy_cores(read_stat=_samples((5, 50), (5, 50)), sleep=lambda s: None, cpu_count=2, loadavg=None) is None
+    assert measure_busy_cores(read_stat=_samples((5, 50), (5, 50)), sleep=lambda s: None, cpu_count=2,
+                              loadavg=None) is None
 
 
 def test_choose_workers():

@@ -73,7 +73,8 @@ def write_forms(folder: Path, text: str, forms) -> dict:
             shards.mkdir(exist_ok=True)
             n = len(documents)
             for i in range(4):  # text shards cut at document boundaries, the separator left out
-                (shards / f"part-{i}.txt").write_text(EOT.join(documents[i * n // 4:(i + 1) * n // 4]), encoding="utf-8")
+                (shards / f"part-{i}.txt").write_text(EOT.join(documents[i * n // 4:(i + 1) * n // 4]),
+                                                      encoding="utf-8")
             made[form] = {"directory": shards, "glob": str(shards / "part-*.txt"),
                           "list": sorted(shards.iterdir())}[form]
     return made
@@ -218,21 +219,25 @@ def bad_inputs(folder: Path) -> list[tuple[object, str]]:
          f"{folder}/a.jsonl, line 2: not JSON (Expecting value: line 1 column 1 (char 0)); each line must be one JSON "
          "object"),
         (jsonl("b.jsonl", b'{"text": "a"}\n\n{"body": "b", "n": 1}\n'),
-         f"{folder}/b.jsonl, line 3: no field 'text' (its fields: 'body', 'n'); name the text's field with --text-column"),
+         f"{folder}/b.jsonl, line 3: no field 'text' (its fields: 'body', 'n'); name the text's field with "
+         "--text-column"),
         (jsonl("c.jsonl", b'{"text": null}\n'), f"{folder}/c.jsonl, line 1: field 'text' is a JSON null, not a string"),
         (jsonl("d.jsonl", b'["text"]\n'), f"{folder}/d.jsonl, line 1: a JSON list, not an object with a 'text' field"),
         (jsonl("e.jsonl", b'{"text": "ok"}\n{"text": "\xff"}\n'),
-         f"{folder}/e.jsonl, line 2: invalid UTF-8 (byte 0xff); fix the file or pass errors='replace' (--errors replace)"),
-        (jsonl("f.jsonl.gz", b"plain text"), f"{folder}/f.jsonl.gz: cannot read it as gzip: Not a gzipped file (b'pl')"),
+         f"{folder}/e.jsonl, line 2: invalid UTF-8 (byte 0xff); fix the file or pass errors='replace' "
+         "(--errors replace)"),
+        (jsonl("f.jsonl.gz", b"plain text"),
+         f"{folder}/f.jsonl.gz: cannot read it as gzip: Not a gzipped file (b'pl')"),
         (jsonl("g.jsonl.gz", gzip.compress(b'{"text": "a"}\n' * 100)[:40]),
-         f"{folder}/g.jsonl.gz: cannot read it as gzip: Compressed file ended before the end-of-stream marker was reached"),
+         f"{folder}/g.jsonl.gz: cannot read it as gzip: Compressed file ended before the end-of-stream marker "
+         "was reached"),
         (table, f"{table}: no column 'text' (its columns: 'body', 'n'); name the text's column with --text-column"),
         (nulls, f"{nulls}, row 2: column 'text' is null, not a string"),
         (numbers, f"{numbers}: column 'text' holds int64, not strings"),
         (jsonl("h.parquet", b"not parquet"), None),  # pyarrow's own words follow "not a Parquet file"
         (str(folder / "nothing-*.jsonl"), f"no file matches '{folder}/nothing-*.jsonl'"),
-        (folder / "empty", f"no file of text, JSON lines or Parquet in the directory {folder}/empty (names ending .txt, "
-                           ".text, .jsonl, .json, .ndjson, .parquet, .pq, also .gz or .zst)"),
+        (folder / "empty", f"no file of text, JSON lines or Parquet in the directory {folder}/empty "
+                           "(names ending .txt, .text, .jsonl, .json, .ndjson, .parquet, .pq, also .gz or .zst)"),
         (jsonl("i.txt.gz", gzip.compress(b"text")), f"{folder}/i.txt.gz: compressed plain text is not read as it is; "
                                                     "decompress it first, or give the documents as JSON lines "
                                                     "(.jsonl.gz, .jsonl.zst)"),

@@ -32,8 +32,10 @@ ALL_CODE_POINTS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0
 #: The ways a text can be cut: as chosen; every block cut into islands (in blocks of a few characters
 #: or whole); no block cut (the Unicode pattern on each block whole); every block judged by the tally,
 #: giving up at once or after a few islands.
-CUTTING = [{"MAX_NON_ASCII_SHARE": pretokenize_fast.MAX_NON_ASCII_SHARE}, {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 5},
-           {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 10**9}, {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 0.0, "BLOCK_CHARS": 7},
+CUTTING = [{"MAX_NON_ASCII_SHARE": pretokenize_fast.MAX_NON_ASCII_SHARE},
+           {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 5},
+           {"MAX_NON_ASCII_SHARE": 1.0, "BLOCK_CHARS": 10**9},
+           {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 0.0, "BLOCK_CHARS": 7},
            {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 1, "MIN_GAP": 10**9},
            {"MAX_NON_ASCII_SHARE": 0.0, "DENSE_SHARE": 1.0, "ISLAND_PROBE": 3, "MIN_GAP": 5, "BLOCK_CHARS": 11}]
 
@@ -60,7 +62,8 @@ def test_reordered_unicode_pattern_equals_gpt2_on_every_code_point_in_every_cont
     # Letters first, then contraction, other, numbers: the same pre-tokens as GPT-2's order.
     assert UNICODE_REGEX.findall(ALL_CODE_POINTS) == GPT2_REGEX.findall(ALL_CODE_POINTS)
     for c in ALL_CODE_POINTS[::41] + "'sdmtlvre \u00a0\u3000":
-        for text in (c, " " + c, c + c, "a" + c + "1", "'" + c, c + "'s", " '" + c, "x '" + c + "ll", "  " + c, c + " \n", "1" + c + "a"):
+        for text in (c, " " + c, c + c, "a" + c + "1", "'" + c, c + "'s", " '" + c, "x '" + c + "ll", "  " + c,
+                     c + " \n", "1" + c + "a"):
             assert UNICODE_REGEX.findall(text) == GPT2_REGEX.findall(text), repr(text)
 
 
@@ -75,7 +78,8 @@ def test_every_code_point():
     # In runs (as a text) and one by one next to letters, digits, spaces, quotes and apostrophes; the
     # spaced text also cut into islands everywhere (the share test off), in blocks of a few thousand characters.
     assert count_text_fast(ALL_CODE_POINTS, SPECIAL) == count_text(ALL_CODE_POINTS, SPECIAL)
-    spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x" for i in range(0, len(ALL_CODE_POINTS), 3))
+    spaced = " ".join(ALL_CODE_POINTS[i : i + 3] + "\u2019s \u201ca\u201d\u00a0x"
+                      for i in range(0, len(ALL_CODE_POINTS), 3))
     expected = count_text(spaced, SPECIAL)
     assert count_text_fast(spaced, SPECIAL) == expected
     with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=1.0, BLOCK_CHARS=4000):
@@ -90,7 +94,8 @@ def test_former_stand_in_marks_and_control_characters():
 def test_special_token_holding_non_ascii():
     text = "a\u2014b<\u2014>c \u201cd\u201d<\u2014>e caf\u00e9 <\u2014> x"
     assert count_text_fast(text, ["<\u2014>"]) == count_text(text, ["<\u2014>"])
-    assert count_text_fast(text, ["<\u2014>", "<|endoftext|>", "b<"]) == count_text(text, ["<\u2014>", "<|endoftext|>", "b<"])
+    assert (count_text_fast(text, ["<\u2014>", "<|endoftext|>", "b<"])
+            == count_text(text, ["<\u2014>", "<|endoftext|>", "b<"]))
 
 
 def test_fixture_corpora():
@@ -109,7 +114,8 @@ TRICKY = ("ab1 '\n\t\r\x0b\x0c\x1c.,-!sdmtlvre" "\u00a0\u3000\u2009\x85\u2028\u0
 
 
 def _words(alphabet, lengths=(1, 9)):
-    return st.lists(st.text(alphabet=alphabet, min_size=lengths[0], max_size=lengths[1]), min_size=1, max_size=6).map(" ".join)
+    return st.lists(st.text(alphabet=alphabet, min_size=lengths[0], max_size=lengths[1]),
+                    min_size=1, max_size=6).map(" ".join)
 
 
 # Pieces of each kind of text the counter must get right: mixed scripts, right-to-left words with
@@ -119,8 +125,9 @@ pieces = st.one_of(
     st.text(alphabet=TRICKY, min_size=1, max_size=12),
     st.sampled_from(["<|endoftext|>", "don\u2019t", "\u201cHe said\u201d", " \u00a0 ", "1\u20142", "we're", "I'll",
                      "e\u0301t\u00e9", "abc123def", "\u4e2d\u6587 text", "\U0001f600\U0001f600 ok", "  \u3000 x",
-                     "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7!", "\u05e9\u05b8\u05dc\u05d5\u05b9\u05dd",
-                     "\u0627\u0644\u0633\u0644\u0627\u0645 \u0661\u0662\u0663", "\u200fabc\u200e", "x\u0301\u0323y", "\r\n\r\n\t "]),
+                     "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7!",
+                     "\u05e9\u05b8\u05dc\u05d5\u05b9\u05dd", "\u0627\u0644\u0633\u0644\u0627\u0645 \u0661\u0662\u0663",
+                     "\u200fabc\u200e", "x\u0301\u0323y", "\r\n\r\n\t "]),
     _words("\u0627\u0644\u0628\u0633\u0645\u200f\u0660\u0661 1.,\u060c"),  # right to left, with marks and digits
     _words("\u05d0\u05d1\u05d2\u05b8\u05bc'\"-"),
     _words("aeiou\u0300\u0301\u0308\u0323\u0327nt"),  # combining marks, stacked
@@ -145,7 +152,8 @@ def _lines():
             "...!!?? -- ''", "ends with space ", " starts", "a", ""]
 
 
-@pytest.mark.parametrize("insert", ["\u00e9", "\u00a0", "\u3000", "\u4e2d", "\U0001f600", "\u0301", "\u2019", "\u00e9\u00e9 \u00e9", "\x85"])
+@pytest.mark.parametrize("insert", ["\u00e9", "\u00a0", "\u3000", "\u4e2d", "\U0001f600", "\u0301", "\u2019",
+                                    "\u00e9\u00e9 \u00e9", "\x85"])
 def test_non_ascii_at_every_position_of_a_line(insert):
     for line in _lines():
         texts = [line[:i] + insert + line[i:] for i in range(len(line) + 1)]
@@ -166,12 +174,14 @@ def test_scripts_and_mixtures():
     emoji = ["\U0001f600", "\u2764\ufe0f", "\U0001f44d\U0001f3fd", "\U0001f1eb\U0001f1f7"]
     texts = {
         "accented": _sample(rng, accented, 3000),
-        "cjk": "".join(rng.choice(cjk) for _ in range(20000)) + " ok 42 " + "".join(rng.choice(cjk) for _ in range(500)),
+        "cjk": ("".join(rng.choice(cjk) for _ in range(20000)) + " ok 42 "
+                + "".join(rng.choice(cjk) for _ in range(500))),
         "cyrillic": _sample(rng, cyrillic, 3000),
         "mixed": " ".join(rng.choice([_sample(rng, latin, 5), _sample(rng, cyrillic, 2), rng.choice(emoji),
                                        "".join(rng.choice(cjk) for _ in range(6)), "e\u0301", "\u00a0", "3\u00bd"])
                           for _ in range(3000)),
-        "sparse": "\n".join(_sample(rng, latin, 40) + rng.choice(["", " caf\u00e9", "\u2014", " \U0001f600"]) for _ in range(300)),
+        "sparse": "\n".join(_sample(rng, latin, 40) + rng.choice(["", " caf\u00e9", "\u2014", " \U0001f600"])
+                            for _ in range(300)),
     }
     for name, text in texts.items():
         assert_exact(text)
@@ -189,8 +199,10 @@ def test_every_kind_of_text(kind):
 def test_any_share_and_block_size_gives_the_same_counts(share, block):
     # Whether a block is cut or taken whole, and however small the blocks, the counts and pre-tokens are the same.
     rng = random.Random(int(share * 100) + block)
-    text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'\n", 200) + " plain words" * rng.randrange(30) for _ in range(20))
-    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=share, DENSE_SHARE=max(share, 0.05), BLOCK_CHARS=block):
+    text = "<|endoftext|>".join(_sample(rng, "ab\u00e9\u0436 1'\n", 200) + " plain words" * rng.randrange(30)
+                                for _ in range(20))
+    with mock.patch.multiple(pretokenize_fast, MAX_NON_ASCII_SHARE=share, DENSE_SHARE=max(share, 0.05),
+                             BLOCK_CHARS=block):
         assert count_text_fast(text, SPECIAL) == count_text(text, SPECIAL)
         assert split_pretokens(text) == GPT2_REGEX.findall(text)
 
@@ -244,7 +256,8 @@ def test_dense_blocks_take_the_unicode_pattern_whole_without_cutting(monkeypatch
     monkeypatch.setattr(pretokenize_fast, "cut_islands", lambda block: cut.append(block) or cut_islands(block))
     monkeypatch.setattr(pretokenize_fast, "BLOCK_CHARS", 400)
     russian = " ".join(["\u043c\u043e\u0440\u0435 \u0438 \u043d\u0435\u0431\u043e"] * 100)
-    sparse = "a plain line of text with one caf\u00e9 in it, and then many more of the same plain words, " * 2 + "and so on. " * 20
+    sparse = ("a plain line of text with one caf\u00e9 in it, and then many more of the same plain words, " * 2
+              + "and so on. " * 20)
     parts = ascii_parts_and_islands(russian + " " + sparse)
     assert not cut[0].isascii() and all("\u043c" not in block for block in cut)  # the sparse blocks only
     assert parts[1].startswith("\u043c\u043e\u0440\u0435") and len(parts[1]) >= 400  # Russian: one island per block
@@ -264,7 +277,8 @@ def test_parts_alternate_and_join_exactly(cutting):
                 assert list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, parts))) == expected
                 # the parts of one kind joined cut the same as apart
                 for kind in (parts[0::2], parts[1::2]):
-                    assert GPT2_REGEX.findall("".join(kind)) == list(itertools.chain.from_iterable(map(GPT2_REGEX.findall, kind)))
+                    assert GPT2_REGEX.findall("".join(kind)) == list(
+                        itertools.chain.from_iterable(map(GPT2_REGEX.findall, kind)))
 
 
 def test_file_counts_across_chunks(tmp_path, monkeypatch):

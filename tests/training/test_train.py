@@ -1,6 +1,7 @@
 """train_bpe (bpe/training/train.py): its phases (arguments checked before counting, what the observer hears,
-the processes each rung counted in among it, the counts handle closed) and its semantics (special tokens, vocab layout, early stop, bytes taken exactly,
---limit's subset on every variant, the path checked once, clear errors)."""
+the processes each rung counted in among it, the counts handle closed) and its semantics (special tokens,
+vocab layout, early stop, bytes taken exactly, --limit's subset on every variant, the path checked once,
+clear errors)."""
 
 from __future__ import annotations
 

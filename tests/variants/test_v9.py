@@ -90,7 +90,8 @@ def test_generated_text_from_every_category(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(pieces, max_size=12).map("".join), st.sampled_from([["<|a|>", "<|a|><|b|>"], ["aa"], ["\u00e9t\u00e9", " "]]))
+@given(st.lists(pieces, max_size=12).map("".join),
+       st.sampled_from([["<|a|>", "<|a|><|b|>"], ["aa"], ["\u00e9t\u00e9", " "]]))
 def test_generated_text_with_overlapping_and_non_ascii_special_tokens(text, special_tokens):
     assert_exact(text, special_tokens)
 
@@ -136,8 +137,8 @@ def test_bad_utf8_is_the_plain_counters_one_line_naming_the_first_bad_byte(write
         assert str(compiled.value) == str(plain.value) and "byte offset 604" in str(plain.value)
 
 
-@pytest.mark.parametrize("data", [b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\xf8", b"ab\xc3",
-                                  b"\x80x", b"\xf0\x9f\x98"])
+@pytest.mark.parametrize("data", [b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\xf8",
+                                  b"ab\xc3", b"\x80x", b"\xf0\x9f\x98"])
 def test_each_kind_of_bad_sequence_is_found_where_python_finds_it(write_corpus, data):
     path = write_corpus(b"ok " + data + b" ok")
     with pytest.raises(BPEError) as plain:
@@ -290,7 +291,8 @@ def test_a_stop_ends_a_count_under_way(text):
 
 def test_not_built_says_why_in_one_line(monkeypatch):
     monkeypatch.setattr(v9, "UNAVAILABLE", v9.NOT_BUILT)
-    for call in (lambda: v9.count_pretokens(CORPUS_EN, []), lambda: v9.Merger({b"ab": 1}), lambda: v9.count_bytes(b"x")):
+    for call in (lambda: v9.count_pretokens(CORPUS_EN, []), lambda: v9.Merger({b"ab": 1}),
+                 lambda: v9.count_bytes(b"x")):
         with pytest.raises(BPEError) as error:
             call()
         assert str(error.value) == v9.NOT_BUILT and "\n" not in v9.NOT_BUILT

@@ -73,7 +73,8 @@ def test_the_vocab_is_checked_beside_the_merges():
     assert vocab_problems(holes, merges, ["<|endoftext|>"]) == ["its vocab ids are not 0..258 (CS336's tests "
                                                                 "compare ids and tokens)"]
     no_byte = {i: token for i, token in good.items() if token != b"z"}
-    assert "its vocab lacks 1 of the 256 single bytes (first: b'z')" in vocab_problems(no_byte, merges, ["<|endoftext|>"])
+    assert ("its vocab lacks 1 of the 256 single bytes (first: b'z')"
+            in vocab_problems(no_byte, merges, ["<|endoftext|>"]))
     no_merge = {i: token for i, token in good.items() if token != b"abc"}
     assert "its vocab lacks the token of 1 merge(s) (first: (b'ab', b'c'))" in vocab_problems(no_merge, merges, [])
     assert merge_count_cause(10, 12, ["<|a|>", "<|b|>"])[0] == "special-tokens"

@@ -88,7 +88,8 @@ def test_every_rung_passes_the_tie_and_newline_probes(variant, probe, tmp_path):
 
 
 def test_the_shipped_corpora_let_a_trainer_comparing_decoded_text_pass():
-    """Why the tie probe exists: on corpus-en (the CS336 assignment's corpus) text order and byte order agree on every tie."""
+    """Why the tie probe exists: on corpus-en (the CS336 assignment's corpus) text order and byte order agree
+    on every tie."""
     fn = load_function(f"{CANDIDATES / 'wrong_ties.py'}:decoded_text")
     assert fn(str(CORPUS_EN), 500, list(EOT))[1] == cs336_merges()
 

@@ -77,4 +77,5 @@ def test_a_word_encoded_merge_by_merge_ends_as_the_tokenizer_encodes_it():
 def test_the_encoding_trace_lists_each_merge_applied():
     lines = encoding_lines(f"newest{EOT}", [(b"s", b"t"), (b"e", b"st")], [EOT])
     assert lines[1:] == ["  'newest' (letters): n e w e s t", "    merge rank 0    s + t  -> n e w e st",
-                         "    merge rank 1    e + st  -> n e w est", "  '<|endoftext|>': a special token, one id of its own"]
+                         "    merge rank 1    e + st  -> n e w est",
+                         "  '<|endoftext|>': a special token, one id of its own"]

@@ -71,7 +71,8 @@ def test_each_rungs_work_is_what_the_ladder_claims(data):
     # v3 changes counting only: its merger is v2's, so its work is v2's
     assert VARIANTS["v3"].Merger is VARIANTS["v2"].Merger and data["work"]["v3"] == data["work"]["v2"]
     # v4 changes only the pairs next to merged positions (docs/v4.md): fewer count writes, every merge
-    assert all(a <= b for a, b in zip(column(data, "v4", "pair counts written"), column(data, "v2", "pair counts written")))
+    assert all(a <= b for a, b in zip(column(data, "v4", "pair counts written"),
+                                      column(data, "v2", "pair counts written")))
     assert v4["pair counts written"] < v2["pair counts written"] and v4["words visited"] == v2["words visited"]
     # v5 pops a heap instead of scanning every pair (docs/v5.md); v4 scans as v2 does
     assert v4["pairs scanned"] == v2["pairs scanned"] > 10 * (v5["heap pushes"] + v5["stale pops"])
@@ -129,7 +130,8 @@ def test_a_merge_records_the_tie_words_and_changes(data):
     assert ties, "the fixture has ties"
     for merge, record in ties:  # the chosen pair first, then the others, larger byte pairs first
         as_bytes = [tuple(decode_token(t) for t in pair) for pair in record["tie"]["pairs"]]
-        assert record["tie"]["n"] >= 2 and record["tie"]["pairs"][0] == merge and as_bytes == sorted(as_bytes, reverse=True)
+        assert (record["tie"]["n"] >= 2 and record["tie"]["pairs"][0] == merge
+                and as_bytes == sorted(as_bytes, reverse=True))
 
 
 def test_the_page_is_self_contained(data):
@@ -142,7 +144,8 @@ def test_the_page_is_self_contained(data):
 
 def test_the_bench_beside_the_summary(tmp_path):
     bench = load_bench(REPO_ROOT / "docs" / "report-bench.json", 10_000)
-    assert bench["vocab_size"] == 10_000 and set(bench["stages"]["v6"]) == {"pretokenize", "pair_count", "select", "update"}
+    assert (bench["vocab_size"] == 10_000
+            and set(bench["stages"]["v6"]) == {"pretokenize", "pair_count", "select", "update"})
     assert load_bench(REPO_ROOT / "docs" / "report-bench.json", 280)["vocab_size"] == 300  # the nearest table
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(BPEError, match="holds no bench table"):
@@ -192,7 +195,8 @@ def test_the_announced_time_counts_each_merger_once_and_at_most_the_budget(corpu
     from bpe.lab.teach.walkthrough import planned_seconds
 
     def planned(rungs, budget=60.0) -> float:
-        return planned_seconds(WalkthroughSettings(str(corpus), 10_000, SPECIAL, "p.html", rungs, budget=budget), corpus)
+        return planned_seconds(WalkthroughSettings(str(corpus), 10_000, SPECIAL, "p.html", rungs, budget=budget),
+                               corpus)
 
     assert planned(["v2", "v3"]) == planned(["v2"]) > planned(["v6"])  # v3 runs v2's merger: counted once
     assert planned(["v1"]) > 1.0 and planned(["v1"], budget=1.0) == pytest.approx(planned(["v1"], budget=0.5) + 0.5)

@@ -1,7 +1,8 @@
 """The walkthrough page in a real browser (Chromium driven by Playwright; one launch for the module): it opens
 from a file with no request leaving it, the arrow keys and ``#step=K`` (merge K; the address keeps its name for
-saved links) move ``data-step``, its merges are train_bpe's, its running totals and encoder agree with the data, the pre-tokenization text keeps its runs of
-spaces, and the summary's charts never draw a stopped rung falling and label each rung with its table figures.
+saved links) move ``data-step``, its merges are train_bpe's, its running totals and encoder agree with the data,
+the pre-tokenization text keeps its runs of spaces, and the summary's charts never draw a stopped rung falling
+and label each rung with its table figures.
 Without a browser the module is skipped with the reason, except under CI (``CI=true``), where that is a failure."""
 
 import io
@@ -143,7 +144,8 @@ def test_the_running_totals_shown_are_the_sums_of_the_counted_work(page, made):
                    for row in data["work"][rung]]
         this_merge, so_far = (int(cell.replace(",", "")) for cell in rows[rung])
         assert (this_merge, so_far) == (counted[k - 1], sum(counted[:k])), rung
-    assert int(rows["words rewritten"][1].replace(",", "")) == k * data["start"]["n_words"]  # v1: every word, every merge
+    # v1: every word, every merge
+    assert int(rows["words rewritten"][1].replace(",", "")) == k * data["start"]["n_words"]
 
 
 def test_the_encoder_uses_the_merges_made_so_far(page, made):
@@ -152,7 +154,8 @@ def test_the_encoder_uses_the_merges_made_so_far(page, made):
     page.fill("#word", " together")
     merges = [tuple(decode_token(t) for t in pair) for pair in data["merges"][:k]]
     applied = applied_merges(" together".encode(), merges)
-    expected = [encode_token(t) for t in applied[-1][2]] if applied else [encode_token(bytes([b])) for b in b" together"]
+    expected = ([encode_token(t) for t in applied[-1][2]] if applied
+                else [encode_token(bytes([b])) for b in b" together"])
     assert json.loads(page.get_attribute("#encoded-tokens", "data-tokens")) == expected
 
 
@@ -194,9 +197,11 @@ def test_the_pretokenization_text_keeps_its_runs_of_spaces_as_its_pieces_do(page
 
 def drawn(tab, chart: int, selector: str) -> list[list[float]]:
     """The (x, y) points of each element of the summary's chart number ``chart`` that ``selector`` picks."""
-    return tab.evaluate("""([chart, selector]) => [...document.querySelectorAll("#chart svg")[chart].querySelectorAll(selector)]
+    return tab.evaluate("""([chart, selector]) =>
+        [...document.querySelectorAll("#chart svg")[chart].querySelectorAll(selector)]
         .map(e => e.tagName === "polyline" ? [...e.points].map(p => [p.x, p.y])
-             : [[e.x1.baseVal.value, e.y1.baseVal.value], [e.x2.baseVal.value, e.y2.baseVal.value]])""", [chart, selector])
+             : [[e.x1.baseVal.value, e.y1.baseVal.value],
+                [e.x2.baseVal.value, e.y2.baseVal.value]])""", [chart, selector])
 
 
 def test_a_rung_that_stopped_is_drawn_flat_or_stopped_never_falling(page, longer):
@@ -223,20 +228,25 @@ def test_the_summary_labels_give_the_tables_figures(page, longer):
     data = longer[1]
     open_summary(page, longer[0])
     table = {row["rung"]: row for row in page.evaluate("""() => [...document.querySelectorAll("#totals tr[data-rung]")]
-        .map(tr => ({rung: tr.dataset.rung, total: tr.querySelector(".total").innerText, mean: tr.querySelector(".mean").innerText}))""")}
+        .map(tr => ({rung: tr.dataset.rung, total: tr.querySelector(".total").innerText,
+                     mean: tr.querySelector(".mean").innerText}))""")}
     assert sorted(table) == sorted(data["rungs"])
     for chart, column in ((0, "total"), (1, "mean")):
-        labels = page.evaluate("""chart => [...document.querySelectorAll("#chart svg")[chart].querySelectorAll("text[data-rungs]")]
-            .map(t => ({rungs: t.dataset.rungs.split(" "), value: t.querySelector(".value").textContent, text: t.textContent}))""", chart)
+        labels = page.evaluate("""chart =>
+            [...document.querySelectorAll("#chart svg")[chart].querySelectorAll("text[data-rungs]")]
+            .map(t => ({rungs: t.dataset.rungs.split(" "), value: t.querySelector(".value").textContent,
+                        text: t.textContent}))""", chart)
         labelled = {rung: label for label in labels for rung in label["rungs"]}
         assert sorted(labelled) == sorted(data["rungs"])
         for rung, label in labelled.items():
             assert label["value"] == table[rung][column], (chart, rung)
         assert labelled["v1"]["text"].endswith(f"(to {STOPPED_AT})")
-    counted = [sum(v for name, v in zip(data["metrics"]["v2"], row) if name not in data["parts"]) for row in data["work"]["v2"]]
+    counted = [sum(v for name, v in zip(data["metrics"]["v2"], row) if name not in data["parts"])
+               for row in data["work"]["v2"]]
     total = sum(counted)  # the table's own figures are the data's
     assert table["v2"]["total"] == f"{total:,}" and table["v2"]["mean"] == f"{round(total / len(counted)):,}"
-    assert "mean per merge over all the merges it was counted for, as in the table" in page.inner_text("#per-merge-measure")
+    assert ("mean per merge over all the merges it was counted for, as in the table"
+            in page.inner_text("#per-merge-measure"))
 
 
 def test_the_per_merge_heading_reads_right_for_one_merge_and_for_many(page, made, longer):
