@@ -16,6 +16,8 @@ Both compile a checkout's ``variants/`` (an installed wheel holds no ``.pyx``) w
 as ``pip install`` builds the rungs, with the same compiler and flags: a build here differs from the rung
 only in what it was asked to change.  A build is kept in its folder with a stamp of what made it (the
 sources' bytes, the settings, Cython's and Python's versions) and made again only when that changes.
+
+Example: ``python -m tools.builds --asan -- -q tests/variants/test_v8.py`` (what ``make test-debug`` runs).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ alone, where wall time does not).  ``docs/estimate-calibration.json`` records it
 :func:`bpe.lab.measure.estimate.estimate_run`'s estimate and the corpus's shape, so a test re-estimates every
 point without timing anything; a corpus not on this machine keeps its points.  Left out: repeats (the
 model aims at a factor of 2) and more than one worker.
+
+Example: ``python -m tools.calibrate --reestimate`` (the stored timings kept, every estimate made again).
 """
 
 from __future__ import annotations

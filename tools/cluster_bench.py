@@ -19,6 +19,8 @@ on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB
 state per distinct pre-token at its peak; and, from those, what a cluster of N machines does with
 OpenWebText and with 1 TB.
 ``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).
+
+Example: ``python -m tools.cluster_bench --data webtext-synth-20MB --repeat 3``.
 """
 
 from __future__ import annotations

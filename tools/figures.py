@@ -24,6 +24,8 @@ a problem, pending or not.
 ``python -m tools.figures`` checks every shown text against its value (one line per stale figure, exit 1;
 ``--update`` rewrites them); ``tests/docs/test_pages.py`` runs it on every page.  Left out: a figure
 computed from more than two numbers needs its own field in the result file.
+
+Example: ``python -m tools.figures docs/v6.md`` (check one page), ``make figures`` (rewrite them all).
 """
 
 from __future__ import annotations

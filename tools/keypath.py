@@ -4,6 +4,8 @@
 A key path is dot-separated: an integer part indexes a list, a key holding a dot or a space is quoted
 (``a.'v7 shards'.b``); ``min(...)``, ``max(...)`` and ``median(...)`` around a path with a ``*`` part (every
 item at that level) give the smallest, largest or middle value; a plain number is that number.
+
+Example: ``lookup({"runs": [{"s": 1.0}, {"s": 3.0}]}, "max(runs.*.s)")`` is ``3.0``.
 """
 
 from __future__ import annotations

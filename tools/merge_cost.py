@@ -10,6 +10,8 @@ The table shows the median and minimum CPU seconds of the build (the bench's pai
 merges, and the merges' digest, which every candidate must share.  ``--instructions`` also counts the
 instructions of each child once under valgrind: they do not move between runs, so a change of a few
 percent shows; they do not see cache misses, so a change is kept only if the seconds agree.
+
+Example: ``python -m tools.merge_cost v5 v6 --data corpus-en --vocab-size 500 --repeat 3``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ where v8 was not built its steps are left out, with its reason, and ``--publish`
 logs beside v2's checkpoints).  ``--quick`` runs the same plan on tiny inputs (for tests) and says on its
 first and last lines that its ratios mean nothing.
 Left out: the articles' own trainers (``bench --variant FILE.py:CLASS`` runs them).
+
+Example: ``python -m tools.reproduce --quick --out /tmp/steps.json`` (the plan in seconds); ``make reproduce``.
 """
 
 from __future__ import annotations

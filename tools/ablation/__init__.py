@@ -19,6 +19,8 @@ both regimes, Gutenberg-like text at vocab 10,000 and web-like text at vocab 32,
 A rung's ablation is its module's ``ROWS``, ``BASE`` (the row the others are held to), ``FIGURE`` (the time
 they are compared on: v6's total, as its techniques reach its pre-tokenizer; v8's merge phase, all its tricks'
 place) and ``row_spec``: this module's for v6, :mod:`~tools.ablation.v8`'s for v8.
+
+Example: ``python -m tools.ablation --data corpus-en --vocab-size 400 --repeat 1`` (a quick look); ``make ablation``.
 """
 
 from __future__ import annotations
