@@ -26,7 +26,7 @@ PEERS   ?=
 # a long target starts; report and walkthrough say theirs themselves, from the cost model, for what they run.
 TEST_MINUTES     := 8
 
-.PHONY: help shell bench test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
+.PHONY: help shell bench lint test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
 # The install builds the compiled code (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx,
 # and the encoder, variants/_v9_encode.pyx, both with the scanner they include; with setuptools and Cython)
@@ -61,7 +61,7 @@ help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
-	@echo "  make test      the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora)"
+	@echo "  make test      ruff, then the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora; make lint: ruff alone)"
 	@echo "  make test-debug  the compiled rungs' tests against a build with bounds checks and AddressSanitizer, about 3 min (ASAN=0: without it; part of test-all)"
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
@@ -103,7 +103,11 @@ data: $(VENV)/.installed
 	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
 # -u: pytest's progress reaches a pipe or a log as it happens, not in blocks.
-test: $(VENV)/.installed $(VENV)/.browser
+# ruff first (pyproject.toml's [tool.ruff]: lines, unused names, imports sorted and at the top): a second.
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+test: $(VENV)/.installed $(VENV)/.browser lint
 	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
 	$(PY) -u -m pytest -q -m "not slow"
 

@@ -107,6 +107,8 @@ def test_the_command_writes_every_row_with_the_merges_checked(tmp_path):
     for name, entry in regime["rows"].items():
         assert entry["identical"] and entry["merges_sha256"] == [regime["merges_sha256"]], name
         assert len(entry["runs"]) == 1 and entry["total"]["median"] > 0
+        # each run's seconds, stages and memory; no merge-by-merge curve (most of a large file, read by no page)
+        assert set(entry["runs"][0]) == {"total", "merge_phase", "stages", "peak_rss"}, name
     assert regime["rows"]["v6"]["vs_v6"]["total"]["ratio"] == 1.0
     assert "--data " + str(CORPUS_EN) in result["command"]
 

@@ -129,8 +129,10 @@ def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | 
         entries = {}
         for row, row_runs in runs.items():
             digests = {run["merges_sha256"] for run in row_runs}
-            entries[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests),
-                            **summarized(row_runs),
+            kept = summarized(row_runs)
+            for run in kept["runs"]:  # a merge-by-merge curve per run is most of the file, and no page reads it
+                del run["checkpoints"]
+            entries[row] = {"identical": digests == {base_digest}, "merges_sha256": sorted(digests), **kept,
                             vs: {figure: compare([r[figure] for r in row_runs], [r[figure] for r in base_runs])
                                  for figure in ("total", "merge_phase")}}
         regime = result["regimes"][label] = {
