@@ -15,6 +15,8 @@ The names below are imported on first use, so ``python -m bpe`` can check its de
 (:mod:`bpe.dependencies`) and say in one line what is missing before anything needs them.
 """
 
+import importlib
+
 from bpe.errors import BPEError
 
 _LAZY = {
@@ -33,8 +35,6 @@ def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'bpe' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -99,7 +99,7 @@ def check_workers(args) -> None:
     if isinstance(getattr(args, "workers", None), int):
         # imported here: bpe.training.train (its pool, its rungs' registry) adds about 40 ms to every
         # command's start, `bpe --help` included, measured with python -X importtime
-        from bpe.training.train import check_workers as checked
+        from bpe.training.train import check_workers as checked  # noqa: PLC0415
 
         checked(args.workers)
 

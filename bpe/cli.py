@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from bpe import defaults
 from bpe.arguments import (
@@ -29,10 +30,15 @@ from bpe.console import console, exit_with, failure, tell
 from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
 from bpe.interface import typed, typed_options
+from bpe.training.sizes import parse_size
+
+# Each command imports the modules that do its work when it runs ("start-up" below): at the top they would
+# put numpy, regex and tqdm in every command's start, `bpe --help` included, before dependency_problem() has
+# checked them, and each adds tens of milliseconds (python -X importtime -c "import bpe.cli").
 
 
 def cmd_train(args) -> int:
-    from bpe.train_command import TrainSettings, run_train
+    from bpe.train_command import TrainSettings, run_train  # noqa: PLC0415 (start-up)
 
     run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
@@ -41,7 +47,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_data(args) -> int:
-    from bpe.data.download import get_dataset, print_datasets
+    from bpe.data.download import get_dataset, print_datasets  # noqa: PLC0415 (start-up)
 
     if args.data_command == "get":
         get_dataset(args.name, args.size, progress=show_progress(args))
@@ -51,8 +57,8 @@ def cmd_data(args) -> int:
 
 
 def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
-    from bpe.lab.measure.bench import BenchSettings
-    from bpe.lab.measure.busy import parse_busy
+    from bpe.lab.measure.bench import BenchSettings  # noqa: PLC0415 (start-up)
+    from bpe.lab.measure.busy import parse_busy  # noqa: PLC0415 (start-up)
 
     busy, load = parse_busy(getattr(args, "busy", 0))
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size(args), repeat=args.repeat,
@@ -63,14 +69,14 @@ def _bench_settings(args):  # bench's or report's (which has no --limit, --busy,
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.judge.correctness import all_correct
-    from bpe.lab.measure.bench import run_bench
+    from bpe.lab.judge.correctness import all_correct  # noqa: PLC0415 (start-up)
+    from bpe.lab.measure.bench import run_bench  # noqa: PLC0415 (start-up)
 
     return 0 if all_correct(run_bench(_bench_settings(args))) else 1
 
 
 def cmd_trace(args) -> int:
-    from bpe.lab.teach.trace import run_trace
+    from bpe.lab.teach.trace import run_trace  # noqa: PLC0415 (start-up)
 
     run_trace(args.variant, args.text, args.words, args.merges, args.top, special_tokens(args),
               pretokenize=args.pretokenize, encode=args.encode)
@@ -78,7 +84,13 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach.walkthrough import CLASS_DATA, CLASS_VOCAB, WalkthroughSettings, parse_rungs, run_walkthrough
+    from bpe.lab.teach.walkthrough import (  # noqa: PLC0415 (start-up)
+        CLASS_DATA,
+        CLASS_VOCAB,
+        WalkthroughSettings,
+        parse_rungs,
+        run_walkthrough,
+    )
 
     if args.data is None:  # the class page
         args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB
@@ -88,8 +100,8 @@ def cmd_walkthrough(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from bpe.lab.measure.publish import output_path
-    from bpe.lab.measure.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report
+    from bpe.lab.measure.publish import output_path  # noqa: PLC0415 (start-up)
+    from bpe.lab.measure.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report  # noqa: PLC0415 (start-up)
 
     bench = _bench_settings(args)
     own = ReportSettings(reduced_vocab_size=args.reduced_vocab_size, v1_vocab_size=args.v1_vocab_size,
@@ -101,7 +113,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from bpe.lab.measure.profiling import clean_files, run_profile, summarize_file
+    from bpe.lab.measure.profiling import clean_files, run_profile, summarize_file  # noqa: PLC0415 (start-up)
 
     if args.clean:
         for cleaned in clean_files(args.clean):
@@ -115,7 +127,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.measure.estimate_command import run_estimate
+    from bpe.lab.measure.estimate_command import run_estimate  # noqa: PLC0415 (start-up)
 
     run_estimate(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers, args.limit,
                  args.size, args.json, args.memory)
@@ -123,8 +135,7 @@ def cmd_estimate(args) -> int:
 
 
 def cmd_encode(args) -> int:
-    from bpe.io.encode import run_encode
-    from bpe.training.sizes import parse_size
+    from bpe.io.encode import run_encode  # noqa: PLC0415 (start-up)
 
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
@@ -132,13 +143,11 @@ def cmd_encode(args) -> int:
                        chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
                        text_column=args.text_column)
     if args.peers:
-        from bpe.lab.measure.peers import run_encode_peers
+        from bpe.lab.measure.peers import run_encode_peers  # noqa: PLC0415 (start-up)
 
         compared = run_encode_peers(args.tokenizer, stats)
         if args.json:
-            from pathlib import Path
-
-            from bpe.lab.measure.publish import machine_info, write_json_atomic
+            from bpe.lab.measure.publish import machine_info, write_json_atomic  # noqa: PLC0415 (start-up)
 
             command = "python -m bpe " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["encode"] else "bpe encode"
             write_json_atomic(Path(args.json), {"command": command, "machine": machine_info(),

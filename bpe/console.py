@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import NoReturn
 
-from bpe.errors import STOP_SIGNALS, InterruptOnce, Terminated
+from bpe.errors import STOP_SIGNALS, ArgumentError, BPEError, InterruptOnce, Terminated, out_of_memory
 
 
 class PipeSafeStdout:
@@ -100,8 +100,6 @@ def tell(line: str) -> None:
 def failure(exc: BaseException) -> tuple[str, int]:
     """The one line and the exit status of a run that ``exc`` ended: an argument refused is named by its flag
     (:class:`~bpe.errors.ArgumentError`)."""
-    from bpe.errors import ArgumentError, BPEError
-
     if isinstance(exc, BPEError):
         return f"bpe: error: {exc.flagged if isinstance(exc, ArgumentError) else exc}", 2
     if isinstance(exc, KeyboardInterrupt):
@@ -111,8 +109,6 @@ def failure(exc: BaseException) -> tuple[str, int]:
             return f"bpe: terminated ({signal.Signals(exc.signum).name}){after}", 128 + exc.signum
         return f"bpe: interrupted{after}", 130
     if isinstance(exc, MemoryError):
-        from bpe.errors import out_of_memory
-
         return f"bpe: error: {out_of_memory()}", 2
     # OSError: the environment failed us mid-run (disk full, file vanished): still one line
     where = f": {exc.filename}" if exc.filename else ""

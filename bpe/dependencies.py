@@ -17,8 +17,14 @@ one line instead, with the limit and about how much bpe-lab needs to start.
 
 from __future__ import annotations
 
+import importlib
 import os
+import signal
 import sys
+import threading
+
+from bpe.errors import BPEError
+from bpe.training.timer import vm_status_bytes
 
 REQUIRED = ("regex", "tqdm", "numpy")
 
@@ -76,7 +82,7 @@ def out_of_memory_message(name: str, limit: int | None, needed: int | None) -> s
 def address_space_limit() -> int | None:
     """This process's address-space limit (``RLIMIT_AS``, soft) in bytes; None when there is none."""
     try:
-        import resource
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
     except ImportError:  # not POSIX
         return None
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
@@ -86,8 +92,6 @@ def address_space_limit() -> int | None:
 def _needed_mib(pending: list[str]) -> int | None:
     """The address space bpe-lab needs to start, in MiB rounded up to ten: what is in use now and what
     importing ``pending`` adds.  None where the use cannot be read (not Linux)."""
-    from bpe.training.timer import vm_status_bytes
-
     in_use = vm_status_bytes("VmSize")
     if in_use is None:
         return None
@@ -125,9 +129,7 @@ def _fails_for_memory_in_a_copy(names: list[str]) -> str | None:
     the first that fails there for lack of memory, or None.  A copy that ends inside an import (OpenBLAS
     exits from its loader) failed for memory when what it printed says so.  Without ``fork``, or with other
     threads running (a copy of a threaded process can hang on a lock one of them held), nothing is tried."""
-    import signal
-    import tempfile
-    import threading
+    import tempfile  # noqa: PLC0415 (about 3 ms of every command's start-up, needed only under a limit)
 
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
@@ -174,13 +176,9 @@ def optional_module(name: str, needed_for: str, extra: str, package: str | None 
     >>> optional_module("json", "reading JSON", "corpora").__name__
     'json'
     """
-    import importlib
-
     try:
         return importlib.import_module(name)
     except ImportError:
-        from bpe.errors import BPEError
-
         package = package or name.split(".")[0]
         raise BPEError(f"{needed_for} needs {package}, which this Python lacks: pip install 'bpe-lab[{extra}]' "
                        f"(or: pip install '{package}')") from None

@@ -11,10 +11,21 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
+from bpe.io.outputs import OutputLock, check_output_dir, save_tokenizer, token_report
+from bpe.lab.measure.estimate import check_affordable, estimate_file
+from bpe.lab.measure.publish import machine_info
+from bpe.training import train as training  # train_bpe looked up as each run starts: tests replace it
+from bpe.training.cluster import distributed
+from bpe.training.corpus import open_corpus
+from bpe.training.observer import Observer
+from bpe.training.registry import DEFAULT_VARIANTS, best_variant, default_note, get_variant
+from bpe.training.sizes import format_size, parse_size
+from bpe.training.timer import StageTimer
 
 
 @dataclass(frozen=True)
@@ -39,18 +50,11 @@ class TrainSettings:
 
 def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
-    from bpe.data.datasets import resolve_data
-    from bpe.training.corpus import open_corpus
-    from bpe.training.registry import best_variant, get_variant
-    from bpe.training.train import check_min_count, check_workers
-
-    check_workers(settings.workers)
-    check_min_count(settings.min_count)
+    training.check_workers(settings.workers)
+    training.check_min_count(settings.min_count)
     path = resolve_data(settings.data)
     open_corpus(path, text_column=settings.text_column)  # a glob that matches nothing fails now
     if settings.cluster is not None:
-        from bpe.training.cluster import distributed
-
         distributed()  # without Dask: the one line saying what to install
     variant = settings.variant or best_variant()
     get_variant(variant)
@@ -58,23 +62,12 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if settings.out_dir is None:
         return _train(settings, path, variant, out or sys.stdout)
-    from bpe.io.outputs import OutputLock, check_output_dir
-
     check_output_dir(settings.out_dir)  # fail now, not after training
     with OutputLock(settings.out_dir):  # held until saved: a second run into the same directory fails at once
         return _train(settings, path, variant, out or sys.stdout)
 
 
 def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]:
-    from bpe.data.datasets import data_label
-    from bpe.lab.measure.estimate import check_affordable, estimate_file
-    from bpe.training.corpus import open_corpus
-    from bpe.training.observer import Observer
-    from bpe.training.registry import DEFAULT_VARIANTS, default_note
-    from bpe.training.sizes import parse_size
-    from bpe.training.timer import StageTimer
-    from bpe.training.train import train_bpe
-
     s, data = settings, data_label(settings.data)
     corpus = open_corpus(path, text_column=s.text_column)
     size = corpus.size
@@ -97,9 +90,9 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
         print(f"counting on the Dask cluster at {s.cluster}", file=sys.stderr, flush=True)
     observer = Observer(timer=StageTimer(), progress=s.progress)
     started = time.perf_counter()
-    vocab, merges = train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
-                              errors=s.errors, limit=s.limit, observer=observer, text_column=s.text_column,
-                              cluster=s.cluster, min_count=s.min_count)
+    vocab, merges = training.train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
+                                       errors=s.errors, limit=s.limit, observer=observer,
+                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out
@@ -130,17 +123,12 @@ def _wrote(written: list[Path]) -> str:
 
 def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer, elapsed: float) -> list[str]:
     """What is printed after training: merges and seconds, each stage, peak memory, the longest tokens."""
-    from bpe.data.datasets import data_label
-    from bpe.io.outputs import token_report
-    from bpe.training.sizes import format_size
-    from bpe.training.train import stopped_early
-
     timer, corpus = observer.timer, observer.corpus
     subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if settings.limit else ""
     lines = [f"trained {variant} on {data_label(settings.data)}{subset}: {len(merges):,} merges, "
              f"vocab {len(vocab):,}, {elapsed:.2f}s"]
     asked = settings.vocab_size - 256 - len(settings.special_tokens)
-    stopped = stopped_early(len(merges), asked, corpus.bytes_used)
+    stopped = training.stopped_early(len(merges), asked, corpus.bytes_used)
     if stopped:
         lines.append(stopped)
     lines += [f"  {name:<12} {seconds:8.3f}s" for name, seconds in timer.as_dict()["stages"].items()]
@@ -154,12 +142,6 @@ def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer
 
 def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, observer) -> list[Path]:
     """With ``out_dir``: the tokenizer and ``train.json`` saved; the paths written (none without it)."""
-    from dataclasses import asdict
-
-    from bpe.data.datasets import data_label
-    from bpe.io.outputs import save_tokenizer
-    from bpe.lab.measure.publish import machine_info
-
     if settings.out_dir is None:
         return []
     s = settings

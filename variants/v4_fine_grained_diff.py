@@ -39,8 +39,9 @@ Walkthrough: docs/v4.md.
 >>> word, dict(changes)
 ((b'aa', b'a'), {(b'a', b'a'): -2, (b'aa', b'a'): 1})
 >>> word, changes = merge_word_with_changes((b"x", b"a", b"b", b"a", b"b", b"y"), (b"a", b"b"))
->>> word, sorted(changes.items())
-((b'x', b'ab', b'ab', b'y'), [((b'a', b'b'), -2), ((b'ab', b'ab'), 1), ((b'ab', b'y'), 1), ((b'b', b'a'), -1), ((b'b', b'y'), -1), ((b'x', b'a'), -1), ((b'x', b'ab'), 1)])
+>>> word, sorted(changes.items())  # doctest: +NORMALIZE_WHITESPACE
+((b'x', b'ab', b'ab', b'y'), [((b'a', b'b'), -2), ((b'ab', b'ab'), 1), ((b'ab', b'y'), 1), ((b'b', b'a'), -1),
+                              ((b'b', b'y'), -1), ((b'x', b'a'), -1), ((b'x', b'ab'), 1)])
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ heap and cannot be cut into parts worth a message; the rewrite is O(words holdin
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, never words.
 
 Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words and the free cores
-are worth (one: v7 *is* v6; with no ``workers`` given a core is kept spare), the parent's share, and when the shards come home (:meth:`Merger.gather`, then v6 goes on
-with the same merges); :mod:`bpe.training.shards` runs the processes, their channels and the counts.
+are worth (one: v7 *is* v6; with no ``workers`` given a core is kept spare), the parent's share, and when
+the shards come home (:meth:`Merger.gather`, then v6 goes on with the same merges);
+:mod:`bpe.training.shards` runs the processes, their channels and the counts.
 
 What it leaves out: shards do not say which pairs they hold (every merge goes to every shard
 process); no pipelining (the next best pair depends on this merge's changes).

@@ -201,9 +201,9 @@ def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, 
     scanner into the same tables as a file's chunks, on ``workers`` threads (default: the free cores).
 
     Each text is encoded to UTF-8 by the thread that counts it (the corpus reader has checked it can
-    be; a plain file's chunk comes as its bytes, checked), then counted with the GIL released.  The stream is taken a window at a time, ``TEXTS_PER_THREAD``
-    texts a thread, so memory holds a window of texts and the tables, not the corpus.  ``on_text(i)`` is
-    called as text ``i`` (from 0) is counted.
+    be; a plain file's chunk comes as its bytes, checked), then counted with the GIL released.  The stream is
+    taken a window at a time, ``TEXTS_PER_THREAD`` texts a thread, so memory holds a window of texts and the
+    tables, not the corpus.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.
     """
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
@@ -235,7 +235,8 @@ def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, 
 # as the arrays ``write_part`` writes, they are copied in C and pickled as three blocks of bytes.
 
 
-def count_parts(texts: Iterable[str | bytes], special_tokens: Sequence[str], parts: int) -> list[tuple[bytes, bytes, bytes]]:
+def count_parts(texts: Iterable[str | bytes], special_tokens: Sequence[str],
+                parts: int) -> list[tuple[bytes, bytes, bytes]]:
     """The texts counted on this thread, split into ``parts`` parts by the tables' hash (``merge_part``), each
     as its arrays in bytes: every pre-token's bytes end to end, where each ends, its count (int64)."""
     if UNAVAILABLE is not None:

@@ -17,6 +17,7 @@ Anything that is not a name is taken as a path: a text file, or any corpus the t
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -25,7 +26,9 @@ from pathlib import Path
 
 from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError, signals_as_interrupt
-from bpe.interface import IN_CHECKOUT, REPO_ROOT
+from bpe.interface import IN_CHECKOUT, REPO_ROOT, command, typed_with
+from bpe.training.progress import wants_progress
+from bpe.training.sizes import parse_size
 
 #: Where an installed wheel keeps the shipped files: pyproject.toml packs each checkout folder
 #: below into the package under this name.
@@ -156,8 +159,6 @@ def offline_way(dataset: Dataset) -> str:
     offline, use its stand-in tinystories-synth (generated TinyStories-like stories, no network needed):
     python -m bpe data get tinystories-synth --size 20MB, then python -m bpe bench --data tinystories-synth-20MB
     """
-    from bpe.interface import command, typed_with
-
     if dataset.stand_in is None:
         return ""
     stand_in = DATASETS[dataset.stand_in]
@@ -195,8 +196,6 @@ def generated_file(name: str, size: int) -> Path:
 
 def generated_request(key: str) -> tuple[Dataset, int] | None:
     """``webtext-synth`` -> (that data set, its default size); ``webtext-synth-20MB`` -> (..., 20_000_000)."""
-    from bpe.training.sizes import parse_size
-
     dataset = DATASETS.get(key)
     if dataset is not None:
         return (dataset, DEFAULT_GENERATED_SIZE) if dataset.generated else None
@@ -214,17 +213,13 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = Non
 
     It says so on stderr; ``progress`` (default: when stderr is a terminal) adds a bar.
     """
-    from tqdm import tqdm
-
-    import importlib
-
-    from bpe.training.progress import wants_progress
+    from tqdm import tqdm  # noqa: PLC0415 (third-party: off the start-up of bpe.cli, which imports this)
 
     generate = importlib.import_module(GENERATORS[dataset.name]).generate
     progress = wants_progress(False) if progress is None else progress
     path = generated_file(dataset.name, size)
     if not path.exists():
-        from bpe.io.outputs import check_free_space
+        from bpe.io.outputs import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe.cli)
 
         make_data_folder(path.parent)
         check_free_space(path.parent, size, f"generating {path.name}")  # before a word is written
@@ -252,8 +247,6 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path | str:
     if dataset is not None:
         if not dataset.path.exists():
             if dataset.downloadable:
-                from bpe.interface import command
-
                 raise BPEError(f"data set {key!r} is not downloaded (expected {dataset.path}); fetch it with: "
                                f"{command('data', ('--data', key))}; {offline_way(dataset)}")
             raise BPEError(f"shipped data set {key!r} is missing from the checkout: {dataset.path}")

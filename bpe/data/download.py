@@ -34,8 +34,18 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from bpe.data.datasets import DATASETS, Dataset, make_data_folder
-from bpe.errors import BPEError
+from bpe.data import gutenberg
+from bpe.data.datasets import (
+    DATASETS,
+    Dataset,
+    ensure_generated,
+    generated_file,
+    generated_request,
+    make_data_folder,
+    offline_way,
+)
+from bpe.errors import BPEError, signals_as_interrupt
+from bpe.training.sizes import format_size, parse_size
 
 #: Seconds to wait for a connection or for the next bytes before calling the host unreachable
 #: (a failed name lookup or a refused connection is reported at once).
@@ -114,7 +124,7 @@ def _transfer(url: str, part: Path, have: int, *, progress: bool, timeout: float
             length = response.headers.get("Content-Length")
             total = int(length) if length is not None else None
         if total is not None:  # refuse now what cannot fit, rather than fill the disk and fail
-            from bpe.io.outputs import check_free_space
+            from bpe.io.outputs import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe data)
 
             check_free_space(part.parent, total - have, f"downloading {url.rsplit('/', 1)[-1]}")
         bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name.removesuffix(".part"),
@@ -181,11 +191,9 @@ def fetch_books(final: Path, *, base_url: str | None = None, progress: bool = Tr
 
 
 def _build_books(final: Path, sources: Path, base_url: str | None, progress: bool, timeout: float) -> Path:
-    from bpe.data.gutenberg import BOOKS, SHA256, SOURCE_URL, build_corpus
-
     texts = []
-    for repo, file in BOOKS:
-        url = f"{base_url.rstrip('/')}/{file}" if base_url else SOURCE_URL.format(repo=repo, file=file)
+    for repo, file in gutenberg.BOOKS:
+        url = f"{base_url.rstrip('/')}/{file}" if base_url else gutenberg.SOURCE_URL.format(repo=repo, file=file)
         path = sources / file
         if not path.exists():
             part = sources / (file + ".part")
@@ -195,7 +203,7 @@ def _build_books(final: Path, sources: Path, base_url: str | None, progress: boo
             texts.append((file, path.read_bytes().decode("utf-8")))
         except UnicodeDecodeError as exc:
             raise BPEError(f"{path} is not UTF-8 (byte offset {exc.start}); remove it and run again") from None
-    data = build_corpus(texts).encode("utf-8")
+    data = gutenberg.build_corpus(texts).encode("utf-8")
     tmp = final.with_name(final.name + ".tmp")
     try:
         tmp.write_bytes(data)
@@ -204,16 +212,14 @@ def _build_books(final: Path, sources: Path, base_url: str | None, progress: boo
         tmp.unlink(missing_ok=True)
         raise
     digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256 and not base_url:
+    if digest != gutenberg.SHA256 and not base_url:
         print(f"note: {final.name} differs from the corpus the published figures used (sha256 {digest[:16]} "
-              f"instead of {SHA256[:16]}): a source file changed upstream", file=sys.stderr, flush=True)
+              f"instead of {gutenberg.SHA256[:16]}): a source file changed upstream", file=sys.stderr, flush=True)
     return final
 
 
 def print_datasets(out=None) -> None:
     """``data list``: every data set's name, whether it is present, its size, path and description."""
-    from bpe.training.sizes import format_size
-
     out = out or sys.stdout
     print(f"{'name':<20}{'present':<9}{'size':>10}  {'path':<50} description", file=out)
     for dataset in DATASETS.values():
@@ -225,10 +231,6 @@ def print_datasets(out=None) -> None:
 
 def get_dataset(name: str, size: str | None = None, *, progress: bool = True, out=None) -> Path:
     """``data get NAME``: download a data set, or generate one (``webtext-synth``, ``--size 20MB``)."""
-    from bpe.data.datasets import generated_request
-    from bpe.errors import signals_as_interrupt
-    from bpe.training.sizes import format_size
-
     out = out or sys.stdout
     generated = generated_request(name)
     if generated is not None:
@@ -239,8 +241,6 @@ def get_dataset(name: str, size: str | None = None, *, progress: bool = True, ou
         try:
             path = fetch_dataset(name, progress=progress)
         except BPEError as exc:  # offline, or the host failed: name the way on without it
-            from bpe.data.datasets import offline_way
-
             way = offline_way(DATASETS[name]) if name in DATASETS else ""
             raise BPEError(f"{exc}; {way}" if way else str(exc)) from None
     print(f"{name}: {path} ({format_size(path.stat().st_size)})", file=out)
@@ -253,9 +253,7 @@ STATISTICS_MAX_BYTES = 2_000_000_000
 
 def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: bool, out) -> Path:
     """Generate the file unless it is there, then print its statistics (up to :data:`STATISTICS_MAX_BYTES`)."""
-    from bpe.data.datasets import ensure_generated, generated_file
-    from bpe.data.webtext import cached_statistics
-    from bpe.training.sizes import format_size, parse_size
+    from bpe.data.webtext import cached_statistics  # noqa: PLC0415 (numpy: off the start-up of bpe data)
 
     if asked is not None:
         size = parse_size(asked, "--size")

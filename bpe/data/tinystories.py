@@ -21,9 +21,9 @@ What it models (``docs/data.md`` says what it was calibrated on and what was ass
 What it leaves out: meaning (a story's sentences are chosen independently, so they seldom follow one
 another), numbers, the odd typo and non-English word of the real data beyond the tail above.
 
-Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)`` (its :class:`~bpe.data.webtext.Draws`), integer weights, no iteration
-over sets; the same seed gives the same stream on any machine, and a smaller file is a prefix of a
-larger one.
+Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)`` (its :class:`~bpe.data.webtext.Draws`),
+integer weights, no iteration over sets; the same seed gives the same stream on any machine, and a smaller
+file is a prefix of a larger one.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import os
 import random
 from collections.abc import Callable, Iterator
 
-from bpe.data.webtext import _CODAS, Draws, _NUCLEI, _ONSETS, write_documents, zipf_cum_weights
+from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, Draws, write_documents, zipf_cum_weights
 
 DEFAULT_SEED = 0
 SEPARATOR = "<|endoftext|>"
@@ -195,7 +195,8 @@ class StoryGenerator:
         if kind == 6:
             return f"{subject} was {rng.choice(ADVERBS)} {self.feeling()}."
         if kind == 7:
-            return f"{TIME_PHRASES[rng.randrange(len(TIME_PHRASES))]}, {hero} wanted to {self.verb(False)} the {self.noun()}."
+            return (f"{TIME_PHRASES[rng.randrange(len(TIME_PHRASES))]}, {hero} wanted to {self.verb(False)} "
+                    f"the {self.noun()}.")
         if kind == 8:
             return f"The {self.noun()} was {self.adjective()} and {self.adjective()}."
         if kind == 9:
@@ -203,7 +204,8 @@ class StoryGenerator:
         if kind == 10:
             return f"They {self.verb(True)} all day and had lots of fun."
         if kind == 11:
-            return f"{subject} {('went', 'ran', 'walked')[rng.randrange(3)]} to the {self.place()} to {self.verb(False)}."
+            return (f"{subject} {('went', 'ran', 'walked')[rng.randrange(3)]} to the {self.place()} "
+                    f"to {self.verb(False)}.")
         if kind == 12:
             return f"But the {self.noun()} was too {self.adjective()}."
         if kind == 13:

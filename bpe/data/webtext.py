@@ -31,12 +31,17 @@ a prefix of a larger one.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
+
 from bpe.errors import BPEError
+from bpe.io.outputs import check_free_space, write_text_atomic
+from bpe.training.parallel import count_file_parallel
 
 DEFAULT_SEED = 0
 SEPARATOR = "<|endoftext|>"
@@ -116,8 +121,6 @@ class Draws(random.Random):
         """The numpy copy of a list of integer cumulative weights (None for anything else)."""
         found = self._tables.get(id(cum_weights))
         if found is None:
-            import numpy as np
-
             ok = isinstance(cum_weights, list) and cum_weights and all(type(c) is int for c in cum_weights)  # noqa: E721
             table = np.array(cum_weights, dtype=np.int64) if ok and 0 <= cum_weights[-1] < 2**62 else None
             found = self._tables[id(cum_weights)] = (cum_weights, table)
@@ -416,8 +419,6 @@ def write_documents(path: str | os.PathLike, size: int, documents: Iterator[str]
         raise BPEError(f"{name} size must be at least 1 byte, got {size}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from bpe.io.outputs import check_free_space
-
     check_free_space(path.parent, size, f"generating {path.name}")
     tmp = path.with_name(path.name + ".tmp")
     written = count = ascii_bytes = 0
@@ -448,8 +449,6 @@ def statistics_file(path: str | os.PathLike) -> Path:
 def cached_statistics(path: str | os.PathLike, *, log=None, workers: int | None = None) -> tuple[dict, bool]:
     """``(statistics, True)`` read from beside the file when they are its own (same size and time), else
     measured (a full pass: ``log`` hears so), saved beside it and ``(statistics, False)``."""
-    import json
-
     path = Path(path)
     stat = path.stat()
     kept = statistics_file(path)
@@ -464,8 +463,6 @@ def cached_statistics(path: str | os.PathLike, *, log=None, workers: int | None 
               f"kept in {kept.name} for next time) ...", file=log, flush=True)
     stats = file_statistics(path, workers=workers)
     try:
-        from bpe.io.outputs import write_text_atomic
-
         write_text_atomic(kept, json.dumps({"file_bytes": stat.st_size, "file_mtime_ns": stat.st_mtime_ns,
                                             "statistics": stats}, indent=2) + "\n")
     except OSError:
@@ -475,8 +472,6 @@ def cached_statistics(path: str | os.PathLike, *, log=None, workers: int | None 
 
 def file_statistics(path: str | os.PathLike, *, workers: int | None = None) -> dict:
     """What the generator promises, measured on the file: bytes, documents, distinct pre-tokens, non-ASCII."""
-    from bpe.training.parallel import count_file_parallel
-
     size = documents = non_ascii = 0
     with open(path, "rb") as f:
         while block := f.read(1 << 24):

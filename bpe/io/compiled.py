@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bpe.interface import not_built
+from bpe.training.gpt2_classes import class_tables
+from bpe.training.threads import run_threads
 
 try:
     from bpe.variants._v9_encode import Cache, Encoder
@@ -80,8 +82,6 @@ class CompiledEncoder:
         with self.cache() as cache:
             if len(data) < THREAD_ABOVE:
                 return self.encode_bytes(cache, data)
-            from bpe.training.threads import run_threads
-
             return run_threads(lambda _, text: self.encode_bytes(cache, text), [data], threads=1, stop=cache.stop)[0]
 
     def encode_bytes(self, cache, data) -> bytearray:
@@ -100,8 +100,6 @@ def compiled_encoder(tokenizer) -> CompiledEncoder | None:
     (see the module's docstring): the caller then encodes in Python."""
     if Encoder is None or any(not token for token in tokenizer.special_tokens):
         return None
-    from bpe.training.gpt2_classes import class_tables
-
     width = array(tokenizer.typecode).itemsize
     limit = 1 << (8 * width)
     ids = tokenizer.token_ids

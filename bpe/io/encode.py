@@ -46,8 +46,17 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
+from bpe.data.datasets import resolve_data
 from bpe.errors import BPEError
+from bpe.io import compiled as compiled_module  # its names (UNAVAILABLE) read at each call, as tests set them
+from bpe.io.outputs import load_tokenizer
+from bpe.training import pretokenize  # the same: its check_input_file read at each call
+from bpe.training.chunking import iter_chunks
+from bpe.training.corpus import open_corpus, text_file_of
+from bpe.training.pool import WorkerPool, default_workers
+from bpe.training.threads import read_span, run_threads
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
 #: the chunk's size), so chunks are kept small; a task costs a pipe round trip, far below its encoding.
@@ -87,7 +96,7 @@ class EncodeStats:
 def cpu_seconds() -> float:
     """CPU time used so far by this process and its reaped children (the pool's workers, once closed)."""
     try:
-        import resource
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
     except ImportError:  # not on Unix: only this process
         return time.process_time()
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -97,7 +106,7 @@ def cpu_seconds() -> float:
 def peak_rss_mb() -> float | None:
     """The largest peak resident memory of this process and its reaped children (workers), in MB; None off Unix."""
     try:
-        import resource
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
     except ImportError:
         return None
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -106,8 +115,6 @@ def peak_rss_mb() -> float | None:
 
 def load_tokenizer_dir(directory: str | os.PathLike):
     """The tokenizer saved in ``directory`` (kept per process), or a :class:`BPEError` saying what is missing."""
-    from bpe.io.outputs import load_tokenizer
-
     key = str(Path(directory).resolve())
     if key not in _TOKENIZERS:
         if not Path(directory).is_dir():
@@ -119,13 +126,11 @@ def load_tokenizer_dir(directory: str | os.PathLike):
 
 def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: str = "strict") -> bytes:
     """Task: the packed ids of bytes ``[start, end)`` of ``path`` (runs in a worker, or in the parent)."""
-    from bpe.training.pretokenize import decode_utf8
-
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return tokenizer.encode_packed_python(decode_utf8(data, offset=start, errors=errors, source=path))
+    return tokenizer.encode_packed_python(pretokenize.decode_utf8(data, offset=start, errors=errors, source=path))
 
 
 def choose_encoder(tokenizer, encoder: str | None):
@@ -137,10 +142,9 @@ def choose_encoder(tokenizer, encoder: str | None):
         return None
     compiled = tokenizer.compiled_encoder()
     if compiled is None and encoder == "compiled":
-        from bpe.io.compiled import UNAVAILABLE
-
-        raise BPEError(UNAVAILABLE or "the compiled encoder cannot hold this tokenizer (an empty special token, "
-                                      "or an id past its packed type): use --encoder python")
+        raise BPEError(compiled_module.UNAVAILABLE
+                       or "the compiled encoder cannot hold this tokenizer (an empty special token, or an id past its "
+                          "packed type): use --encoder python")
     return compiled
 
 
@@ -148,14 +152,11 @@ def encode_span_compiled(compiled, cache, tokenizer, data, offset: int, errors: 
     """The packed ids of ``data`` (the file's bytes from ``offset``) by the compiled encoder.  Bytes that are
     not UTF-8 go through Python's own decoder, as on the Python path: with ``strict``, its one line naming
     the file offset; with ``replace`` (or another handler), its text, then encoded the same way."""
-    from bpe.io.compiled import InvalidUTF8
-    from bpe.training.pretokenize import decode_utf8
-
     try:
         return compiled.encode_bytes(cache, data)
-    except InvalidUTF8:
+    except compiled_module.InvalidUTF8:
         pass
-    text = decode_utf8(bytes(data), offset=offset, errors=errors, source=source)
+    text = pretokenize.decode_utf8(bytes(data), offset=offset, errors=errors, source=source)
     if errors == "strict":
         raise AssertionError(f"the compiled scanner found a byte that is not UTF-8 in {source} where Python did not")
     try:
@@ -169,8 +170,6 @@ def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int
                       threads: int, errors: str, on_bytes: Callable[[int], None] | None) -> None:
     """Encode the ``spans`` of ``path`` on ``threads`` threads, each with a cache of its own, and write their
     ids in order (see the module's docstring)."""
-    from bpe.training.threads import read_span, run_threads
-
     caches = [compiled.borrow() for _ in range(threads)]
     buffers = [bytearray() for _ in range(threads)]
     done: dict[int, bytearray] = {}  # this round's ids by chunk, until every earlier chunk's are written
@@ -332,9 +331,6 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     ``text_column``) is first written as one text file beside ``out``, each document followed by the
     tokenizer's first special token, and that file is encoded (then removed).
     """
-    from bpe.data.datasets import resolve_data
-    from bpe.training.corpus import open_corpus, text_file_of
-
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     compiled = choose_encoder(tokenizer, encoder)
     corpus = open_corpus(resolve_data(data), text_column=text_column)
@@ -351,11 +347,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
 def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
                  on_size) -> EncodeStats:
     """:func:`encode_file` on one text file."""
-    from bpe.training.chunking import iter_chunks
-    from bpe.training.pool import WorkerPool, default_workers
-    from bpe.training.pretokenize import check_input_file
-
-    path = check_input_file(path)
+    path = pretokenize.check_input_file(path)
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
@@ -398,8 +390,6 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
 def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
                progress: bool | None = None, encoder: str | None = None, text_column: str = "text") -> EncodeStats:
     """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
-    from tqdm import tqdm
-
     show = sys.stderr.isatty() if progress is None else progress
     bars = []
 

@@ -38,6 +38,7 @@ from bpe.errors import BPEError, stop_signals_held
 from bpe.io.checks import check_merges, check_train_info, read_json
 from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
 from bpe.io.tokenizer import Tokenizer
+from bpe.training.sizes import format_size
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
@@ -143,7 +144,7 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         if self.out_dir in OutputLock._held:
             return self
-        import fcntl
+        import fcntl  # noqa: PLC0415 (POSIX only: reading a tokenizer takes no lock)
 
         self.lock_path = lock_path = self.out_dir.parent / f".{self.out_dir.name}.lock"
         self.out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -304,8 +305,6 @@ def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), to
 
 def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
     """A :class:`BPEError` before writing ``needed`` bytes into ``folder`` when its disk has less free."""
-    from bpe.training.sizes import format_size
-
     try:
         free = shutil.disk_usage(folder).free
     except OSError:

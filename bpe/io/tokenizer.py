@@ -44,6 +44,7 @@ import regex
 
 from bpe.errors import BPEError
 from bpe.io.checks import check_merges
+from bpe.io.compiled import compiled_encoder
 from bpe.io.formats import load_merges, load_vocab
 from bpe.training.pretokenize import special_token_regex
 from bpe.training.pretokenize_fast import split_pretokens
@@ -122,8 +123,6 @@ class Tokenizer:
         if not self.compiled:
             return None
         if self._compiled is _UNSET:
-            from bpe.io.compiled import compiled_encoder
-
             self._compiled = compiled_encoder(self)
         return self._compiled
 

@@ -52,7 +52,8 @@ SCAN_BLOCK_BYTES = 64 * 1024
 STREAM_CHUNK_BYTES = 4 * 1024 * 1024
 
 # Unicode White_Space as GPT-2's ``\s`` (the ``regex`` module) sees it; tests/training/test_chunking.py checks the list.
-WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+WHITESPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+              + "\u2028\u2029\u202f\u205f\u3000")
 _ASCII_SPACE_CLASS = b"[\\t\\n\\x0b\\x0c\\r ]"
 # Text without any whitespace (minified code, base64, "a,b,c"): a cut between two ASCII characters of
 # different GPT-2 classes (letter, digit, other) is safe too, except after an apostrophe ("'s").

@@ -37,6 +37,11 @@ import functools
 import itertools
 import os
 import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -47,6 +52,7 @@ from bpe.errors import BPEError
 from bpe.training.corpus import Corpus, batches, counting_tokens, counts_bytes, separator_of, source_pieces, text_spans
 from bpe.training.parallel import split_into_parts
 from bpe.training.pretokenize import PretokenCounts, add_counts
+from bpe.training.rung import texts_counter
 
 #: A map task counts at least this many bytes (a range of a file, or files grouped): less is not worth a task.
 MIN_TASK_BYTES = 4 * 1024 * 1024
@@ -99,11 +105,6 @@ def local_cluster(workers: int | None = None, env: dict[str, str] | None = None)
     tracker behind as its child), and a Ctrl-C at the terminal reaches the training process alone, which
     closes the cluster on its way out.  Its scratch folder is a temporary one, removed after it.
     ``env``: more environment for the cluster's processes."""
-    import signal
-    import subprocess
-    import sys
-    import tempfile
-
     distributed()
     workers = workers or os.cpu_count() or 1
     with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="bpe-dask-") as scratch:
@@ -237,8 +238,6 @@ def parts_of(rung) -> tuple[Callable, Callable, Callable]:
     """How the rung's counts go in parts: ``(count_parts, sum_parts, joined_parts)``.  A rung that keeps its
     counts its own way sends them so (v9: its arrays, :func:`bpe.variants.v9_counting_compiled.count_parts`);
     every other rung counts with its counter of texts and sends dicts, each part pickled as one object."""
-    from bpe.training.rung import texts_counter
-
     own = [getattr(rung, name, None) for name in ("count_parts", "sum_parts", "joined_parts")]
     if all(own):
         return tuple(own)
@@ -309,8 +308,6 @@ def _test_hook() -> None:
     folder = os.environ.get(TASKS_STARTED_ENV)
     if not folder:
         return
-    import time
-
     folder = Path(folder)
     for n in itertools.count():
         mark = folder / f"started-{os.getpid()}-{n}"

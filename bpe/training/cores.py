@@ -96,7 +96,8 @@ def choose_workers(requested: int | None = None, *, cpu_count: int | None = None
                    busy: Callable[[], float | None] = busy_cores_now) -> int:
     """``requested`` when given; else the cores not kept busy by other processes (at least 1).
 
-    >>> choose_workers(3), choose_workers(None, cpu_count=2, busy=lambda: 0.97), choose_workers(None, cpu_count=4, busy=lambda: 0.1)
+    >>> (choose_workers(3), choose_workers(None, cpu_count=2, busy=lambda: 0.97),
+    ...  choose_workers(None, cpu_count=4, busy=lambda: 0.1))
     (3, 1, 4)
     >>> choose_workers(None, cpu_count=8, busy=lambda: None)  # cannot tell: every core
     8

@@ -36,10 +36,12 @@ a separator only (the counter splits on it; it is no token of the vocab).
 from __future__ import annotations
 
 import glob
+import gzip
 import io
 import json
 import os
 import re
+import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -52,6 +54,7 @@ from bpe.dependencies import optional_module
 from bpe.errors import BPEError
 from bpe.training.chunking import boundaries_of, chunks_of
 from bpe.training.pretokenize import check_input_file, decode_utf8
+from bpe.training.rung import texts_counter
 
 #: The text field (JSON) or column (Parquet, a dataset) read when none is named.
 TEXT_COLUMN = "text"
@@ -283,8 +286,6 @@ def _opened(source: Source):
 def _decompressed(raw, source: Source):
     """The file's bytes decompressed as it says (``.gz``, ``.zst``), buffered for reading line by line."""
     if source.compression == "gzip":
-        import gzip
-
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if source.compression == "zstd":
         zstandard = optional_module("zstandard", f"reading zstd-compressed {source.location}", "corpora")
@@ -310,7 +311,8 @@ def source_pieces(source: Source, special_tokens: Sequence[str], *, text_column:
     return _pieces_of(source, special_tokens, text_column, errors, span, raw)
 
 
-def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *, errors: str = "strict") -> list[tuple[int, int]]:
+def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *,
+               errors: str = "strict") -> list[tuple[int, int]]:
     """A plain text file cut safely into up to ``spans`` byte ranges (:func:`bpe.training.chunking.boundaries_of`)."""
     with _opened(source) as f:
         bounds = boundaries_of(f, source.size, special_tokens, spans, errors=errors)
@@ -379,7 +381,7 @@ def _jsonl_pieces(source: Source, field: str, errors: str) -> Iterator[tuple[str
 
 def _zstd_errors() -> tuple:
     try:
-        import zstandard
+        import zstandard  # noqa: PLC0415 (an optional dependency)
     except ImportError:
         return ()
     return (zstandard.ZstdError,)
@@ -434,7 +436,8 @@ def _documents_of(documents, column: str) -> Iterator[tuple[str, tuple, int]]:
     """Documents in memory: a ``datasets`` object's ``column``, or an iterator's strings (or lists of them,
     as HF's ``train_from_iterator`` takes batches).  ``read`` is 0: no file is read."""
     if _is_dataset_dict(documents):
-        raise BPEError(f"a DatasetDict holds splits ({', '.join(documents)}): give one, e.g. dataset[{next(iter(documents))!r}]")
+        raise BPEError(f"a DatasetDict holds splits ({', '.join(documents)}): give one, "
+                       f"e.g. dataset[{next(iter(documents))!r}]")
     if is_dataset(documents):
         yield from _dataset_documents(documents, column)
         return
@@ -568,8 +571,6 @@ def count_documents(rung, corpus: Corpus, special_tokens: Sequence[str], *, work
     """The pre-token counts of ``corpus``'s documents, counted by ``rung``'s counter of a stream of texts as
     they are read; ``(counts, text bytes counted)``.  ``on_bytes(n)`` as each batch is counted: the bytes of
     the sources read for it (of the documents, for documents in memory)."""
-    from bpe.training.rung import texts_counter
-
     read_for: dict[int, int] = {}  # the batches given to the counter and not yet counted: their bytes read
     used = [0]
 
@@ -613,8 +614,6 @@ def text_file_of(corpus: Corpus, special_tokens: Sequence[str], folder: str | Pa
     removed when the block ends (also on Ctrl-C): for the commands that work on a file's byte ranges,
     ``bpe bench`` (every candidate's runs read the same file) and ``bpe encode`` (the ids hold the
     separator's id between documents).  Its counts are the corpus's, so are its merges."""
-    import tempfile
-
     descriptor, name = tempfile.mkstemp(prefix=".bpe-corpus-", suffix=".txt", dir=folder)
     path = Path(name)
     try:

@@ -15,6 +15,8 @@ is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers t
 
 from __future__ import annotations
 
+from bpe.training.progress import make_progress
+
 Pair = tuple[bytes, bytes]
 Word = tuple[bytes, ...]
 
@@ -52,8 +54,6 @@ def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progr
 
     ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.
     """
-    from bpe.training.progress import make_progress
-
     progress = make_progress(progress)
     on_merge = progress.on_merge
     expect = getattr(timer, "expect_merges", None)

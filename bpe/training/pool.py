@@ -222,8 +222,9 @@ class WorkerPool:
     ``what``, ``doing`` and ``source`` only shape error messages: "a pre-tokenization worker died
     (killed by SIGKILL) while counting FILE; ...", and so does ``memory_advice``, what to try when a
     worker runs out of memory (default: the trainer's advice, :func:`~bpe.errors.out_of_memory`).
-    ``doing`` may be changed as the owner moves from one phase to the next.  ``channels=True`` gives each worker a channel: ``channels[i]`` here, the
-    other end in worker ``i``'s :func:`worker_state` (``CHANNEL_KEY``).
+    ``doing`` may be changed as the owner moves from one phase to the next.  ``channels=True`` gives each
+    worker a channel: ``channels[i]`` here, the other end in worker ``i``'s :func:`worker_state`
+    (``CHANNEL_KEY``).
     """
 
     def __init__(self, workers: int, *, what: str = "pre-tokenization", source: str | None = None,

@@ -129,10 +129,12 @@ def not_utf8(data: bytes, start: int, offset: int, source: str) -> BPEError:
     names the option to replace the bad bytes, as a parameter for a library call and as the flag of the
     commands that take it (:class:`~bpe.errors.ArgumentError`).
 
-    >>> print(not_utf8(b"\\x1f\\x8b\\x08\\x00", 1, 0, "a.gz"))
-    a.gz looks like a binary file, not text: it has NUL bytes and is not UTF-8 at byte offset 1 (byte 0x8b); give a UTF-8 text file (decompress or convert it first)
-    >>> print(not_utf8(b"hi \\xff", 3, 100, "a.txt").flagged)
-    a.txt: invalid UTF-8 at byte offset 103 (byte 0xff); fix the file or pass --errors replace (train and encode take it: bad bytes become U+FFFD)
+    >>> print(not_utf8(b"\\x1f\\x8b\\x08\\x00", 1, 0, "a.gz"))  # doctest: +NORMALIZE_WHITESPACE
+    a.gz looks like a binary file, not text: it has NUL bytes and is not UTF-8 at byte offset 1 (byte 0x8b);
+    give a UTF-8 text file (decompress or convert it first)
+    >>> print(not_utf8(b"hi \\xff", 3, 100, "a.txt").flagged)  # doctest: +NORMALIZE_WHITESPACE
+    a.txt: invalid UTF-8 at byte offset 103 (byte 0xff); fix the file or pass --errors replace (train and
+    encode take it: bad bytes become U+FFFD)
     """
     where = f"at byte offset {offset + start} (byte 0x{data[start]:02x})"
     if b"\0" in data:

@@ -238,7 +238,8 @@ def split_pretokens(text: str) -> list[str]:
     if len(parts) == 3 and not parts[0] and not parts[2]:
         return UNICODE_REGEX.findall(text)
     # each part's pre-tokens, ASCII and island alternating, flattened in C
-    pairs = zip_longest(map(ASCII_TWIN_REGEX.findall, parts[0::2]), map(UNICODE_REGEX.findall, parts[1::2]), fillvalue=())
+    pairs = zip_longest(map(ASCII_TWIN_REGEX.findall, parts[0::2]), map(UNICODE_REGEX.findall, parts[1::2]),
+                        fillvalue=())
     return list(chain.from_iterable(chain.from_iterable(pairs)))
 
 

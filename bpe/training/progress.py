@@ -1,10 +1,10 @@
 """What training shows while it runs: bytes pre-tokenized, then merges made.
 
 :func:`bpe.training.train.train_bpe` reports to the :class:`Progress` its observer holds
-(:mod:`bpe.training.observer`; ``Observer(progress=True)`` gives :class:`BarProgress`, two tqdm bars on stderr); the CLI turns it on by default when stderr is a
-terminal and off with ``--quiet`` or when output goes to a file or a pipe.  Algorithms never call
-it: the pre-tokenizer reports bytes through its ``on_bytes`` callback and the merge loop reports
-merges, so a variant file holds nothing but its algorithm.
+(:mod:`bpe.training.observer`; ``Observer(progress=True)`` gives :class:`BarProgress`, two tqdm bars on
+stderr); the CLI turns it on by default when stderr is a terminal and off with ``--quiet`` or when output
+goes to a file or a pipe.  Algorithms never call it: the pre-tokenizer reports bytes through its
+``on_bytes`` callback and the merge loop reports merges, so a variant file holds nothing but its algorithm.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class BarProgress(Progress):
         self.bar = None
 
     def _open(self, **kwargs) -> None:
-        from tqdm import tqdm
+        from tqdm import tqdm  # noqa: PLC0415 (third-party: off the start-up of bpe.cli, which imports this)
 
         self.close()
         # A Ctrl-C between the bar's first drawing and its assignment would leave it drawn, with nothing to

@@ -32,8 +32,8 @@ counts go to a cluster in parts (``count_parts``, ``sum_parts``, ``joined_parts`
 :func:`bpe.training.cluster.parts_of`).
 
 Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
-count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views of a rung's state (``bpe trace``, the
-walkthrough's counts) are its own subclasses of the rung's ``Merger``.
+count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views
+of a rung's state (``bpe trace``, the walkthrough's counts) are its own subclasses of the rung's ``Merger``.
 
 :func:`check_rung` lists what a module leaves out; ``tests/ladder/test_rung_contract.py`` runs it on every
 registered rung, so a rung missing a part fails a test rather than being skipped by one.
@@ -47,7 +47,8 @@ from types import ModuleType
 from typing import Protocol
 
 from bpe.training.merge_loop import Pair
-from bpe.training.pretokenize import count_file_serial
+from bpe.training.parallel import count_file_parallel, count_texts_parallel, count_texts_parallel_fast
+from bpe.training.pretokenize import count_file_serial, count_texts
 
 #: ``count_pretokens``'s parameters: (name, kind, default); ``inspect.Parameter.empty`` for "no default".
 COUNT_PRETOKENS_PARAMETERS = (
@@ -153,9 +154,6 @@ def texts_counter(module):
     that counts as its ``count_pretokens`` does: the plain counter in this process (v1, v2) or in the pool
     (v3-v5), else the fast one in the pool (v6-v8, and a candidate with a counter of its own: the same
     counts, tested).  Each takes ``(texts, special_tokens, *, workers=None, on_text=None)``."""
-    from bpe.training.parallel import count_file_parallel, count_texts_parallel, count_texts_parallel_fast
-    from bpe.training.pretokenize import count_texts
-
     own = getattr(module, "count_texts", None)
     if own is not None:
         return own

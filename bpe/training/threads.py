@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bpe.errors import BPEError, stop_signals_held
+from bpe.interface import option
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -111,8 +112,6 @@ def _join_if_started(worker: threading.Thread) -> None:
 
 def _no_thread(started: int, wanted: int, exc: BaseException) -> str:
     """The one line for a thread the system would not start, ``started`` of ``wanted`` being up."""
-    from bpe.interface import option
-
     fewer = f" or use fewer workers ({option('--workers', str(max(1, started)))})" if wanted > 1 else ""
     return (f"could not start a thread ({exc}; {started} of {wanted} running): no room for its stack under the "
             f"address-space limit (ulimit -v), or no thread left (ulimit -u); raise the limit{fewer}")

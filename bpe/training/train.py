@@ -16,6 +16,7 @@ the caller passes in.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from os import PathLike
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import ArgumentError, BPEError
 from bpe.training.chunking import find_limit_end
+from bpe.training.cluster import check_cluster, count_on_cluster
+from bpe.training.corpus import Corpus as TrainingCorpus  # (Corpus below is the observer's: a run's figures)
+from bpe.training.corpus import count_documents, is_dataset, open_corpus
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.observer import Corpus, Observer
 from bpe.training.pool import pools_started
@@ -72,11 +76,9 @@ WORKERS_PER_CPU = 16
 def max_workers() -> int:
     """The most pool workers a run may ask for: :data:`WORKERS_PER_CPU` per CPU, and what the open-file
     limit allows (each worker holds about three descriptors in the parent: its pipe's ends, its sentinel)."""
-    import os
-
     most = WORKERS_PER_CPU * (os.cpu_count() or 1)
     try:
-        import resource
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
 
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         if soft != resource.RLIM_INFINITY:
@@ -97,8 +99,6 @@ def check_workers(workers) -> int | None:
                             "the run starts)")
     limit = max_workers()
     if workers > limit:
-        import os
-
         why = (f"{workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on {os.cpu_count()} "
                "CPUs, within the open-file limit, ulimit -n); more workers than CPUs do not count faster")
         raise ArgumentError(f"workers {why}", f"--workers {why}")
@@ -153,8 +153,6 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
                     text_column: str = "text", cluster=None, min_count: int | None = None) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
-    from bpe.training.corpus import open_corpus
-
     special_tokens = check_special_tokens(special_tokens)
     num_merges = check_vocab_size(vocab_size, special_tokens)
     if errors not in ("strict", "replace"):
@@ -166,8 +164,6 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
-        from bpe.training.cluster import check_cluster
-
         check_cluster(cluster, corpus, limit)
     path = corpus.plain_file
     if path is not None and cluster is None:  # one local text file: counted as it always was
@@ -222,8 +218,6 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
     """Phase 2 for any other corpus (:mod:`bpe.training.corpus`): its documents read as a stream and counted
     by the rung's counter of texts, here or on a cluster (:mod:`bpe.training.cluster`); then the observer
     hears as :func:`count_corpus` tells it."""
-    from bpe.training.corpus import count_documents
-
     timer, progress, corpus = observer.timer, observer.progress, arguments.corpus
     timer.start()
     try:
@@ -231,8 +225,6 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
             progress.start_bytes(corpus.size)
             with pools_started() as pools:
                 if arguments.cluster is not None:
-                    from bpe.training.cluster import count_on_cluster
-
                     pretoken_counts, used = count_on_cluster(
                         arguments.cluster, arguments.rung, corpus, arguments.special_tokens, errors=arguments.errors,
                         on_bytes=progress.on_bytes)
@@ -363,8 +355,6 @@ def train_bpe_from_iterator(
     stream, and counted as it is read.  ``length`` is accepted for HF's signature (the number of items,
     which HF shows as progress) and not needed here.  The other arguments are :func:`train_bpe`'s.
     """
-    from bpe.training.corpus import Corpus, is_dataset
-
     if isinstance(iterator, (str, bytes, PathLike)):
         raise BPEError("train_bpe_from_iterator takes documents (an iterator of strings), not a path or one "
                        "string: give a file to train_bpe, or a list of documents here")
@@ -372,7 +362,7 @@ def train_bpe_from_iterator(
         raise BPEError(f"length must be a number of items, got {length!r}")
     if not is_dataset(iterator) and not hasattr(iterator, "__iter__"):
         raise BPEError(f"train_bpe_from_iterator takes an iterator of strings, got {type(iterator).__name__}")
-    corpus = Corpus(documents=iterator, text_column=text_column,
-                    label="the dataset" if is_dataset(iterator) else "the iterator")
+    corpus = TrainingCorpus(documents=iterator, text_column=text_column,
+                            label="the dataset" if is_dataset(iterator) else "the iterator")
     return train_bpe(corpus, vocab_size, special_tokens, variant=variant, workers=workers, errors=errors,
                      limit=limit, observer=observer, text_column=text_column, min_count=min_count)
