@@ -12,20 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from bpe import defaults
-from bpe.arguments import (
-    add_errors,
-    add_json,
-    add_output,
-    add_text_column,
-    add_training_args,
-    add_workers,
-    check_workers,
-    describe,
-    show_progress,
-    special_tokens,
-    vocab_size,
-)
+from bpe import arguments, defaults
+from bpe.arguments import check_workers, describe, show_progress, special_tokens, vocab_size
 from bpe.console import console, exit_with, failure, tell
 from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
@@ -84,18 +72,13 @@ def cmd_trace(args) -> int:
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach.walkthrough import (  # noqa: PLC0415 (start-up)
-        CLASS_DATA,
-        CLASS_VOCAB,
-        WalkthroughSettings,
-        parse_rungs,
-        run_walkthrough,
-    )
+    from bpe.lab.teach import walkthrough  # noqa: PLC0415 (start-up)
 
     if args.data is None:  # the class page
-        args.data, args.vocab_size = CLASS_DATA, args.vocab_size or CLASS_VOCAB
-    run_walkthrough(WalkthroughSettings(args.data, vocab_size(args), special_tokens(args), args.out,
-                                        parse_rungs(args.variant), args.bench, args.text, args.budget))
+        args.data, args.vocab_size = walkthrough.CLASS_DATA, args.vocab_size or walkthrough.CLASS_VOCAB
+    walkthrough.run_walkthrough(walkthrough.WalkthroughSettings(
+        args.data, vocab_size(args), special_tokens(args), args.out, walkthrough.parse_rungs(args.variant),
+        args.bench, args.text, args.budget))
     return 0
 
 
@@ -163,10 +146,10 @@ def _add_encode_parser(sub) -> None:
     encode.add_argument("--data", required=True, help="data set name or file path (or a directory, glob or URL of "
                                                       "text, JSON lines or Parquet: its documents, each followed by "
                                                       "the first special token)")
-    add_text_column(encode)
+    arguments.add_text_column(encode)
     encode.add_argument("--out", required=True, metavar="FILE.npy", help="where the ids go (written atomically)")
-    add_workers(encode, "encoding threads (compiled encoder) or")
-    add_errors(encode)
+    arguments.add_workers(encode, "encoding threads (compiled encoder) or")
+    arguments.add_errors(encode)
     encode.add_argument("--chunk-size", default="1MiB", metavar="SIZE",
                         help="text per task (default 1MiB); memory grows with it, not with the file")
     encode.add_argument("--encoder", choices=["compiled", "python"], default=None,
@@ -181,7 +164,7 @@ def _add_encode_parser(sub) -> None:
 def _add_report_parser(sub) -> None:
     report = sub.add_parser("report", help="bench every variant and write out/report/report.md with plots "
                                            "(--publish: docs/)")
-    add_training_args(report)
+    arguments.add_training_args(report)
     report.add_argument("--reduced-vocab-size", type=int, default=2_000,
                         help="second table's vocab, for variants too slow at the main vocab (default 2000)")
     report.add_argument("--v1-vocab-size", type=int, default=300,
@@ -190,7 +173,7 @@ def _add_report_parser(sub) -> None:
                         help="skip the time-against-corpus-size and time-against-workers runs")
     report.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); medians are reported")
     report.add_argument("--peers", action="store_true", help="also time the peers (bpe/lab/measure/peers.py, with v6)")
-    add_output(report, "--out-dir", "out/report/", "report in docs/")
+    arguments.add_output(report, "--out-dir", "out/report/", "report in docs/")
     report.add_argument("--variant", action="append", default=None, metavar="V",
                         help="as for bench: ladder variants and/or your own trainer (a .py file or "
                              "module:function), comma list, repeatable (default: every ladder variant)")
@@ -201,8 +184,8 @@ def _add_profile_parser(sub) -> None:
     profile = sub.add_parser("profile", help="profile one variant's training under scalene; write "
                                              "out/profiles/<variant>-<data>-<vocab>.{json,md} (--publish: profiles/)")
     profile.add_argument("--variant", default=None, help="v1..vN (required unless --summarize)")
-    add_training_args(profile)
-    add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")
+    arguments.add_training_args(profile)
+    arguments.add_output(profile, "--out-dir", "out/profiles/", "profile in profiles/")
     profile.add_argument("--top", type=int, default=10, help="lines listed per table (default 10)")
     profile.add_argument("--summarize", default=None, metavar="FILE.json",
                          help="print the markdown summary of a saved scalene profile instead")
@@ -265,13 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train a tokenizer on a data set or text file and print its stage times "
                                          "(--out DIR saves it)")
     train.add_argument("--variant", default=None, help="v1..vN (default: the fastest)")
-    add_training_args(train)
-    add_errors(train)
+    arguments.add_training_args(train)
+    arguments.add_errors(train)
     train.add_argument("--out", default=None, metavar="DIR",
                        help="write DIR/vocab.json, DIR/merges.txt (GPT-2 format) and DIR/train.json")
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
                        help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
-    add_text_column(train)
+    arguments.add_text_column(train)
     train.add_argument("--cluster", default=None, metavar="ADDRESS",
                        help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
                             "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
@@ -285,10 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="v1..vN, 'all', your own trainer (a .py file defining Merger or train_bpe, or "
                             "module:function), or a comma list of these; repeatable (default: the fastest). "
                             "Exit status 1 if a run fails or its merges differ from the reference")
-    add_training_args(bench, bench=True)
+    arguments.add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
-    add_text_column(bench)
-    add_json(bench)
+    arguments.add_text_column(bench)
+    arguments.add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
                        help="measure with N other processes each spinning on a core (a machine that is not idle); "
                             "N:bursty: each spins and sleeps in turns of a few milliseconds, as a browser does")
@@ -304,13 +287,13 @@ def build_parser() -> argparse.ArgumentParser:
     estimate = sub.add_parser("estimate", help="estimate each variant's time and memory on some data, "
                                                "without training")
     estimate.add_argument("--variant", default=None, help="v1..vN or a comma list (default: all)")
-    add_training_args(estimate, guarded=False, shows_progress=False)
+    arguments.add_training_args(estimate, guarded=False, shows_progress=False)
     estimate.add_argument("--size", default=None, metavar="SIZE",
                           help="estimate for SIZE bytes of text that goes on like DATA (e.g. 2.1GB); a data set "
                                "not downloaded (owt, tinystories) is estimated at its size from its stand-in")
     estimate.add_argument("--memory", default=None, metavar="SIZE",
                           help="say which variants fit in SIZE of memory (e.g. 64GB), and with how many workers")
-    add_json(estimate, "the estimates")
+    arguments.add_json(estimate, "the estimates")
     estimate.set_defaults(func=cmd_estimate)
     _add_encode_parser(sub)
 
