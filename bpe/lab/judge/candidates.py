@@ -32,6 +32,7 @@ from types import ModuleType, SimpleNamespace
 
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
+from bpe.training.parallel import count_file_parallel
 from bpe.training.pretokenize import PretokenCounts
 from bpe.training.registry import VARIANTS, best_variant
 
@@ -245,8 +246,6 @@ def load_algorithm(candidate_kind: str, spec: str):
     """
     if candidate_kind == "variant":
         return VARIANTS[spec]
-    from bpe.training.parallel import count_file_parallel
-
     if not Path(spec).is_file():
         raise CandidateFailed(f"no variant or file named {spec!r}; variants: {', '.join(VARIANTS)}")
     if Path(spec).suffix != ".py":
@@ -320,10 +319,13 @@ def vocab_problems(vocab: Mapping[int, bytes], merges: Sequence[Pair], special_t
     """What is wrong with a trained vocab beside its merges (CS336: ids ``0..n-1``, the 256 single bytes,
     each special token once, one entry per merge, at most ``vocab_size``); empty when nothing is.
 
-    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"ab"}, [(b"a", b"b")], ["<|e|>"])
+    >>> single_bytes = {i: bytes([i]) for i in range(256)}
+    >>> vocab_problems(single_bytes | {256: b"<|e|>", 257: b"ab"}, [(b"a", b"b")], ["<|e|>"])
     []
-    >>> vocab_problems({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")], ["<|e|>"], 258)
-    ["its vocab lacks the special token '<|e|>'", 'its vocab has 257 entries, not 256 bytes + 1 special + 1 merges = 258']
+    >>> for problem in vocab_problems(single_bytes | {256: b"ab"}, [(b"a", b"b")], ["<|e|>"], 258):
+    ...     print(problem)
+    its vocab lacks the special token '<|e|>'
+    its vocab has 257 entries, not 256 bytes + 1 special + 1 merges = 258
     """
     problems = []
     values = Counter(vocab.values())

@@ -21,7 +21,10 @@ from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
 from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
+from bpe.training.parallel import count_file_parallel
+from bpe.training.pretokenize import decode_utf8
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
+from bpe.training.train import train_bpe
 
 
 def all_correct(report) -> bool:
@@ -36,9 +39,6 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
     """Every run's merges against the reference merges of the same data, a function's vocab
     (``vocab``: its problems by name) and each own trainer on the probes, run by ``run_once`` (the bench's
     runner, :func:`bpe.lab.judge.probe.probe_verdict`); prints and returns the verdicts."""
-    from bpe.training.parallel import count_file_parallel
-    from bpe.training.pretokenize import decode_utf8
-
     reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
                                                          special_tokens, workers, end)
 
@@ -70,7 +70,8 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
 
 def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     """``(what, why)``: ``identical (N merges)``; or where the run differs (the merge where it parts, the
-    verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the report writes them as markdown."""
+    verdict's ``step``; both pairs and their true counts) and the likely cause.  The bench prints them, the
+    report writes them as markdown."""
     if v["verdict"] == "identical":
         names = [probe.name for probe in PROBES]
         probes = f", and on {', '.join(names[:-1])} and {names[-1]}" if v.get("probe") else ""
@@ -98,8 +99,6 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
     if ran and len(merge_lists) > 1:
         chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
         return chosen.label, merge_lists[chosen.label], "this run"
-    from bpe.training.train import train_bpe
-
     rung = reference_rung(besides=ran[0].spec if ran else None)
     alone = f"; {ran[0].label} ran alone: checked against another rung, not its own run" if ran else ""
     cache = reference_cache(path, vocab_size, special_tokens, end, rung)

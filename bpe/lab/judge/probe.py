@@ -30,6 +30,7 @@ text as text mode reads it before it looks for overlaps.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ from pathlib import Path
 from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
+from bpe.training.pretokenize import count_text
+from bpe.training.registry import best_variant
+from bpe.training.train import train_bpe
 
 _NAMES = ("Ann", "Bob", "Tom", "Sue", "Max", "Lily", "Ben", "Mia")
 
@@ -61,8 +65,9 @@ def special_token_text(documents: int = 120) -> str:
     """The special-token probe (11 KB): ``documents`` short documents joined by the special token, none
     with a newline at the join.
 
-    >>> special_token_text(2)
-    'Then Ann -> Tom: the score was 0<7 and x>y, so Tom <- Ann wrote <b>ok</b> at last<|endoftext|>Then Bob -> Lily: the score was 1<8 and x>y, so Lily <- Bob wrote <b>ok</b> at last'
+    >>> special_token_text(2).split("<|endoftext|>")  # doctest: +NORMALIZE_WHITESPACE
+    ['Then Ann -> Tom: the score was 0<7 and x>y, so Tom <- Ann wrote <b>ok</b> at last',
+     'Then Bob -> Lily: the score was 1<8 and x>y, so Lily <- Bob wrote <b>ok</b> at last']
     """
     return joined_documents(documents, lambda i, a, b: f"Then {a} -> {b}: the score was {i % 7}<{i % 5 + 7} and "
                                                        f"x>y, so {b} <- {a} wrote <b>ok</b> at last")
@@ -109,16 +114,11 @@ class Probe:
         return path
 
     def evidence(self) -> Evidence:
-        from bpe.training.pretokenize import count_text
-
         text, specials = self.text(), list(self.special_tokens)
         return Evidence(lambda: count_text(text, specials), lambda: text, specials)
 
     def default_merges(self, path: Path) -> list:
         """The default rung's merges on the probe written at ``path``: v1's, as every rung's are, made faster."""
-        from bpe.training.registry import best_variant
-        from bpe.training.train import train_bpe
-
         return train_bpe(path, self.vocab_size, list(self.special_tokens), variant=best_variant(), workers=1)[1]
 
 
@@ -137,8 +137,6 @@ def probe_verdict(candidate: Candidate, probe: Probe, run_once: Callable[..., di
     checked; the verdict names the probe (``corpus``).  ``run_once`` runs it: the bench's runner
     (:func:`bpe.lab.measure.timed_run.run_once`, a fresh process whose child checks the vocab too), handed
     in so that judging imports no measuring."""
-    import pickle
-
     with lab_tempdir("probe") as tmp:
         path = probe.write(Path(tmp))
         counts_out = Path(tmp) / "counts.pickle" if candidate.kind == "merger" else None

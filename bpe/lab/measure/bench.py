@@ -18,10 +18,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bpe.data.datasets import data_label, resolve_data, shown_path
+from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.interface import option
+from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate, parse_variants
 from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
@@ -29,14 +30,16 @@ from bpe.lab.measure import timed_run
 from bpe.lab.measure.busy import spin_on_cores
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
 from bpe.lab.measure.estimate_command import estimate_candidates
-from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
 from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.measure.table import Column, terminal_lines
+from bpe.training.corpus import open_corpus, text_file_of
+from bpe.training.pool import default_workers
 from bpe.training.registry import default_note
+from bpe.training.train import stopped_early
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,6 @@ class BenchSettings:
 def run_bench(settings: BenchSettings, out=None) -> BenchResult:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result (``--json``
     writes its ``to_json()``).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
-    from bpe.training.corpus import open_corpus, text_file_of
-
     s = settings
     corpus = open_corpus(resolve_data(s.data), text_column=s.text_column)
     if corpus.plain_file is not None:
@@ -81,8 +82,6 @@ def run_bench(settings: BenchSettings, out=None) -> BenchResult:
 
 def _run_bench(s: BenchSettings, path, out) -> BenchResult:
     """:func:`run_bench` on one text file."""
-    from bpe.data.datasets import default_vocab_size
-
     # 1. Check everything the runs will trust, before the first of them.
     vocab_size = s.vocab_size or default_vocab_size(s.data)
     check_repeat(s.repeat, s.json_out)
@@ -97,8 +96,6 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
                   out) -> BenchResult:
     """Steps 2 to 4 of :func:`run_bench`, on what step 1 checked: the runs' :class:`Plan`, the candidates, where
     the workers' count comes from (:func:`run_workers`) and the peers; the rest of ``s`` is taken as it is."""
-    from bpe.training.train import stopped_early
-
     refuse = not s.force and not _asked_all(s.variants)  # else a candidate past the budget is skipped, or run
     data = data_label(s.data)
 
@@ -181,8 +178,6 @@ def run_workers(asked: int | str | None, candidates: int) -> tuple[int | None, s
     >>> run_workers(3, 2), run_workers("auto", 2), run_workers(None, 1)
     ((3, '--workers'), (None, 'each run'), (None, 'each run'))
     """
-    from bpe.training.pool import default_workers
-
     if asked == "auto" or (asked is None and candidates < 2):
         return None, "each run"
     if asked is None:

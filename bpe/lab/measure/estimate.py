@@ -21,9 +21,19 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.errors import BPEError
 from bpe.interface import option
-from bpe.lab.rungs import RUNGS, SERIAL_BYTES_PER_SECOND, CostModel, rung_row
+from bpe.lab.measure.plan import plan
+from bpe.lab.rungs import (
+    RUNGS,
+    SERIAL_BYTES_PER_SECOND,  # noqa: F401 (re-exported: the walkthrough imports it from here)
+    CostModel,
+    rung_row,
+)
 from bpe.training.chunking import MAX_CHUNK_BYTES, plan_chunk_count
+from bpe.training.pretokenize import check_input_file, count_text
+from bpe.training.registry import VARIANTS, best_variant
+from bpe.training.rung import parallel
 from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
 from bpe.training.sizes import format_size
 
@@ -115,9 +125,6 @@ class Estimate:
 
 def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | None = None) -> Estimate:
     """The estimated seconds and peak memory of training ``variant`` on a corpus of this shape."""
-    from bpe.training.registry import VARIANTS
-    from bpe.training.rung import parallel
-
     model = rung_row(variant).cost  # no row: one line saying so, never another rung's model
     given, workers = workers, workers or os.cpu_count() or 1
     serial = variant in VARIANTS and not parallel(VARIANTS[variant])  # pre-tokenizes in one worker
@@ -208,8 +215,6 @@ def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
     estimate --size``): ``L`` and ``W`` measured on the first :data:`SAMPLE_BYTES` and on its first quarter,
     extrapolated with the exponent those two points give, lowered by :data:`HEAPS_FALL` (the low end) and as
     the sample shows it (the high end, an upper bound).  The same shape twice where the sample is the corpus."""
-    from bpe.training.pretokenize import check_input_file, count_text
-
     if end is None:  # a given end says the caller checked the path (bench, estimate) and found its end
         path = check_input_file(path)  # a FIFO or a directory: its clear error, before open() could block
         end = path.stat().st_size
@@ -266,8 +271,6 @@ class Question:
 def ask(path: str | os.PathLike, vocab_size: int, special_tokens: list[str], workers: int | None = None,
         limit: str | int | None = None, assume_bytes: int | None = None) -> Question:
     """Check the file and the settings as ``train_bpe`` checks them, and measure the corpus's shape once."""
-    from bpe.lab.measure.plan import plan
-
     p = plan(path, vocab_size, special_tokens, workers, limit, rough_end=True)
     low, high = shape_range(p.path, special_tokens, p.corpus_bytes, assume_bytes)
     return Question(p.path, p.merges, p.corpus_bytes, low, high)
@@ -284,8 +287,6 @@ def estimate_file(path: str | os.PathLike, variants: list[str], vocab_size: int,
 def check_affordable(estimates: list[Estimate], what: str, force: bool = False) -> None:
     """Refuse, with :func:`refusal`'s :class:`~bpe.errors.BPEError`, a run estimated past
     :data:`LONG_RUN_SECONDS` unless ``force`` (``--force``) is given."""
-    from bpe.errors import BPEError
-
     slow = [e for e in estimates if e.seconds > LONG_RUN_SECONDS]
     if slow and not force:
         raise BPEError(refusal(slow, what))
@@ -293,8 +294,6 @@ def check_affordable(estimates: list[Estimate], what: str, force: bool = False) 
 
 def refusal(slow: list[Estimate], what: str, limit: float = LONG_RUN_SECONDS) -> str:
     """The error for runs estimated past ``limit``: what, how long, and the two ways on."""
-    from bpe.training.registry import best_variant
-
     runs, fast = ", ".join(e.describe() for e in slow), best_variant()
     return (f"{what}: estimated {runs} (more than {format_duration(limit)}); pass {option('--force')} to run it "
             f"anyway, or try a smaller {option('--vocab-size', 'N')}, {option('--limit', '100MB')}, or a faster "

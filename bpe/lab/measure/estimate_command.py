@@ -19,9 +19,27 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bpe.data.datasets import DATASETS, data_dir, data_label, generated_request, resolve_data
 from bpe.interface import option
-from bpe.lab.measure.estimate import (BASE_MEMORY, LONG_RUN_SECONDS, SAMPLE_BYTES, CorpusShape, Estimate, Question,
-                                      ask, corpus_shape, estimate_run, format_duration)
+from bpe.lab.fresh_process import lab_tempdir
+from bpe.lab.judge.candidates import parse_variants
+from bpe.lab.measure import timed_run
+from bpe.lab.measure.estimate import (
+    BASE_MEMORY,
+    LONG_RUN_SECONDS,
+    SAMPLE_BYTES,
+    CorpusShape,
+    Estimate,
+    Question,
+    ask,
+    corpus_shape,
+    estimate_run,
+    format_duration,
+)
+from bpe.lab.measure.publish import check_json_path, write_json_atomic
+from bpe.training.chunking import find_limit_end
+from bpe.training.registry import VARIANTS
+from bpe.training.rung import pooled
 from bpe.training.sizes import format_size, parse_size
 
 #: Your own trainer is timed on about this many bytes of the data (a prefix up to a document boundary),
@@ -66,14 +84,11 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
     run twice, with no merge and with :data:`PROBE_MERGES`, and the difference is the merges' cost.
     ``None`` when the candidate fails there (it is then estimated as v1, the slowest rung).
     """
-    from bpe.lab.measure.timed_run import run_once, write_prefix
-    from bpe.training.chunking import find_limit_end
-
     cut = find_limit_end(path, min(PROBE_BYTES, end if end is not None else path.stat().st_size), special_tokens)
-    prefix = write_prefix(path, cut, tmp / f"probe-{candidate.label}{path.suffix}")
+    prefix = timed_run.write_prefix(path, cut, tmp / f"probe-{candidate.label}{path.suffix}")
     base = 256 + len(special_tokens)
     merges = (0, PROBE_MERGES) if candidate.kind == "function" else (PROBE_MERGES,)
-    runs = [run_once(prefix, candidate, base + n, special_tokens, workers) for n in merges]
+    runs = [timed_run.run_once(prefix, candidate, base + n, special_tokens, workers) for n in merges]
     if any("failed" in run for run in runs):
         return None
     last, stages = runs[-1], runs[-1]["stages"]
@@ -88,8 +103,6 @@ def probe_candidate(candidate, path: Path, special_tokens: list[str], workers: i
 def probe_candidates(candidates: list, path: Path, special_tokens: list[str], workers: int | None,
                      end: int | None = None, log=None) -> dict[str, Probe | None]:
     """Each of your own trainers (not the ladder's) timed on a prefix of the data (:func:`probe_candidate`)."""
-    from bpe.lab.fresh_process import lab_tempdir
-
     probes = {}
     with lab_tempdir("probe") as tmp:
         for c in candidates:
@@ -123,8 +136,6 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
 def estimate_source(data: str | None, size: str | None) -> tuple[Path, int | None, str]:
     """The file the estimate measures, the size it assumes (None: the file's own, or its ``--limit``) and how
     the header names them: the data at hand, or the stand-in of a data set that is not downloaded."""
-    from bpe.data.datasets import DATASETS, data_label, resolve_data
-
     dataset = DATASETS.get(str(data)) if data is not None else None
     assumed = parse_size(size, "--size") if size else None
     stand_in = DATASETS[dataset.stand_in] if dataset is not None and dataset.stand_in else None
@@ -141,8 +152,6 @@ def estimate_source(data: str | None, size: str | None) -> tuple[Path, int | Non
 
 def _stand_in_sample(name: str) -> Path:
     """A generated file of ``name`` that holds at least the sample: one already made, else 2 MB of it."""
-    from bpe.data.datasets import data_dir, generated_request, resolve_data
-
     for path in sorted(data_dir().glob(f"{name}-*.txt")):
         request = generated_request(path.stem)
         if request is not None and request[1] >= SAMPLE_BYTES and path.stat().st_size >= SAMPLE_BYTES:
@@ -178,8 +187,8 @@ def ranged(question: Question, variant: str, workers: int | None) -> Ranged:
 def format_range(low: float, high: float, fmt) -> str:
     """``17-22 min``, ``45 s-2 min``, or one figure where both ends read the same.
 
-    >>> format_range(1000, 1300, format_duration), format_range(40, 130, format_duration), format_range(3, 3.2, format_duration)
-    ('17-22 min', '40 s-2 min', '3 s')
+    >>> [format_range(low, high, format_duration) for low, high in [(1000, 1300), (40, 130), (3, 3.2)]]
+    ['17-22 min', '40 s-2 min', '3 s']
     """
     a, b = fmt(low), fmt(high)
     if a == b:
@@ -191,9 +200,6 @@ def format_range(low: float, high: float, fmt) -> str:
 def fitting(r: Ranged, budget: int, question: Question, workers: int | None) -> tuple[str, int | None]:
     """Whether a rung fits ``budget`` bytes at the high end ("fits"), only at the low end ("may fit") or
     not at all ("no"), and the most workers it fits with (more workers: faster, and more memory)."""
-    from bpe.training.registry import VARIANTS
-    from bpe.training.rung import pooled
-
     if r.variant not in VARIANTS or not pooled(VARIANTS[r.variant]):  # one process (or your own trainer, as timed)
         tries = [(None, r)]
     else:  # a pool: each worker holds the counts of its share, so fewer workers need less memory
@@ -239,8 +245,6 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
     rung), as a range where ``size`` (``--size 2.1GB``) or the data's own size goes past the sample, and with
     ``memory`` (``--memory 64GB``) which fit and with how many workers; return the high ends.  ``--json``
     writes the model's figures, not a timing: the same code and data give the same file anywhere."""
-    from bpe.lab.judge.candidates import parse_variants
-
     out = out or sys.stdout
     budget = parse_size(memory, "--memory") if memory is not None else None
     path, assumed, label = estimate_source(data, size)
@@ -256,7 +260,8 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
           f"workers {workers or os.cpu_count()}", file=out)
     print(f"{'variant':<10}{'time':>16}{'peak memory':>22}", file=out)
     for r in ranges:
-        note = f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})" if r.high.seconds > LONG_RUN_SECONDS else ""
+        note = (f"   needs {option('--force')} (over {format_duration(LONG_RUN_SECONDS)})"
+                if r.high.seconds > LONG_RUN_SECONDS else "")
         note += "   rough (below)" if r.high.basis.startswith("rough") else ""
         print(f"{r.variant:<10}{r.time:>16}{r.memory:>22}{note}", file=out)
     if any(r.low != r.high for r in ranges):
@@ -269,13 +274,12 @@ def run_estimate(data: str | None, variants: str | None, vocab_size: int, specia
         fits = {r.variant: fitting(r, budget, q, workers) for r in ranges}
         print_fits(fits, ranges, budget, q, out)
     if json_out:
-        from bpe.lab.measure.publish import check_json_path, write_json_atomic
-
         record = {"corpus": label, "vocab_size": vocab_size, "workers": workers,
                   "variants": {r.variant: estimate_record(r) for r in ranges}}
         if budget is not None:
-            record["memory_budget"] = {"bytes": budget, "fits": {v: {"verdict": f, "workers": w, "says": fit_words(f, w)}
-                                                                 for v, (f, w) in fits.items()}}
+            record["memory_budget"] = {"bytes": budget,
+                                       "fits": {v: {"verdict": f, "workers": w, "says": fit_words(f, w)}
+                                                for v, (f, w) in fits.items()}}
         write_json_atomic(check_json_path(json_out), record)
         print(f"wrote {Path(json_out)}", file=out)
     return [r.high for r in ranges]

@@ -26,6 +26,7 @@ busy machine).  The text is held in memory: a bench for files that fit.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -35,8 +36,8 @@ from itertools import chain
 from pathlib import Path
 
 from bpe.errors import BPEError
+from bpe.io.formats import tiktoken_ranks
 from bpe.lab.fresh_process import run_json_child, write_result
-from bpe.lab.measure.plan import in_turns
 from bpe.lab.measure.result import CandidateResult, PeerResult
 from bpe.lab.measure.spread import ratio_text, summary
 from bpe.lab.measure.table import Column, terminal_lines
@@ -59,17 +60,18 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
     if peer != "tokenizers-file":
         with open(path, encoding="utf-8", newline="") as f:
             documents = split_on_special_tokens(f.read(), special_tokens)
+    # The peers are optional dependencies (the peers extra): imported here, in the child that times them.
     if peer == "rustbpe":
-        import rustbpe
+        import rustbpe  # noqa: PLC0415
 
         tokenizer = rustbpe.Tokenizer()
         tokenizer.train_from_iterator(iter(documents), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
         return tokenizer.vocab_size - 256
     if peer == "bpeasy":
-        import bpeasy
+        import bpeasy  # noqa: PLC0415
 
         return len(bpeasy.train_bpe(iter(documents), GPT2_PATTERN, 128, vocab_size - len(special_tokens))) - 256
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers  # noqa: PLC0415
 
     steps = [pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
              pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
@@ -86,6 +88,9 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
     return tokenizer.get_vocab_size() - 256 - len(special_tokens)
 
 
+#: The peer child imports this module, and its peak memory is the peer's: what only the parent needs and
+#: would weigh on it (numpy; :mod:`~bpe.lab.measure.plan`, which imports the trainer) is imported where it
+#: is used.
 _CHILD_CODE = "from bpe.lab.measure.peers import peer_child_main; peer_child_main()"
 
 
@@ -130,6 +135,8 @@ def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: i
               names: list[str] | None = None) -> dict[str, PeerResult]:
     """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
     one missing or failed: why (:attr:`PeerResult.missing`, :attr:`PeerResult.error`)."""
+    from bpe.lab.measure.plan import in_turns  # noqa: PLC0415 (kept out of the peer child: see _CHILD_CODE)
+
     names = names or list(PEERS)
     results: dict[str, PeerResult] = {}
 
@@ -169,14 +176,10 @@ def peers_table(peers: dict[str, PeerResult], variants: dict[str, CandidateResul
 
 def tiktoken_encoding(tokenizer):
     """A ``tiktoken.Encoding`` with our merges (ranks = our ids) and the GPT-2 pattern."""
-    import base64
-
     try:
-        import tiktoken
+        import tiktoken  # noqa: PLC0415 (an optional dependency: the peers extra)
     except ImportError:
         raise BPEError(f"--peers needs tiktoken, which is not installed; install it with: {INSTALL_HINT}") from None
-    from bpe.io.formats import tiktoken_ranks
-
     ranks = {base64.b64decode(token): int(rank) for token, rank in
              map(str.split, tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens).splitlines())}
     specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
@@ -185,7 +188,7 @@ def tiktoken_encoding(tokenizer):
 
 def tiktoken_ids(tokenizer, encoding, text: str, threads: int) -> tuple[list[int], float, float]:
     """tiktoken's ids of ``text`` (special tokens as their ids), and the wall and CPU seconds its encoding took."""
-    from bpe.io.encode import cpu_seconds
+    from bpe.io.encode import cpu_seconds  # noqa: PLC0415 (it imports numpy: kept out of the peer child)
 
     split = tokenizer._special_split
     pieces = [text] if split is None else split.split(text)  # text, special, text, ..., text
@@ -198,7 +201,7 @@ def tiktoken_ids(tokenizer, encoding, text: str, threads: int) -> tuple[list[int
 
 def first_difference(ours, theirs) -> int | None:
     """The first index where two id sequences differ (a length difference counts), or None."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (kept out of the peer child: see _CHILD_CODE)
 
     ours, theirs = np.asarray(ours), np.asarray(theirs)
     common = min(len(ours), len(theirs))
@@ -211,9 +214,10 @@ def first_difference(ours, theirs) -> int | None:
 def run_encode_peers(tokenizer_dir, stats) -> dict:
     """After ``bpe encode`` (``stats``): time tiktoken on the same file and threads; print the ratio and the
     check, and return them (``ours``, ``tiktoken``: seconds and CPU seconds; ``ids_identical``)."""
-    import numpy as np
+    # numpy (bpe.io.encode imports it too) is kept out of the peer child: see _CHILD_CODE.
+    import numpy as np  # noqa: PLC0415
 
-    from bpe.io.encode import load_tokenizer_dir
+    from bpe.io.encode import load_tokenizer_dir  # noqa: PLC0415
 
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     encoding = tiktoken_encoding(tokenizer)

@@ -8,12 +8,16 @@ command's own tables, and its JSON stamped and written (:mod:`bpe.lab.measure.pu
 
 from __future__ import annotations
 
+import pickle
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from bpe.errors import BPEError
+from bpe.training.chunking import find_limit_end
+from bpe.training.registry import VARIANTS
+from bpe.training.train import check_arguments
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,6 @@ def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], worke
          limit: int | str | None = None, *, rough_end: bool = False) -> Plan:
     """The settings checked by ``train_bpe``'s own phase 1, each failure one :class:`BPEError`.  ``--limit``
     ends at the next document boundary, or with ``rough_end`` at itself: close enough for an estimate."""
-    from bpe.training.chunking import find_limit_end
-    from bpe.training.registry import VARIANTS
-    from bpe.training.train import check_arguments
-
     # The rung plays no part in the other checks; v1, plain Python, is always there to stand for the candidates.
     checked = check_arguments(path, vocab_size, special_tokens, VARIANTS["v1"], workers, "strict", limit)
     path, size, limit, special_tokens = Path(checked.path), checked.file_bytes, checked.limit, checked.special_tokens
@@ -52,7 +52,7 @@ def check_repeat(repeat: int, json_out: str | Path | None = None) -> None:
     if repeat < 1:
         raise BPEError(f"--repeat must be at least 1, got {repeat}")
     if json_out:  # fail now, not after the runs
-        from bpe.lab.measure.publish import check_json_path
+        from bpe.lab.measure.publish import check_json_path  # noqa: PLC0415 (off bpe train's path: see measure)
 
         check_json_path(json_out)
 
@@ -83,11 +83,11 @@ def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = ""
     With ``what``, said on ``log`` led by ``[tag]``: what the runs are on and ``who`` (default: the labels), then
     each run; else with ``progress`` each run on stderr.  A failed run is a :class:`BPEError` naming ``tag``, or
     with ``failed`` its line goes there and on ``log``, and its candidate drops out."""
-    import pickle
-
-    from bpe.lab.judge.candidates import resolve
-    from bpe.lab.fresh_process import lab_tempdir
-    from bpe.lab.measure.timed_run import run_once, write_prefix
+    # The runner and what it needs, imported here: ``bpe train`` imports this module (its estimate plans the
+    # run) but runs no candidate, and these would weigh on its start-up and on the peak memory it reports.
+    from bpe.lab.fresh_process import lab_tempdir  # noqa: PLC0415
+    from bpe.lab.judge.candidates import resolve  # noqa: PLC0415
+    from bpe.lab.measure.timed_run import run_once, write_prefix  # noqa: PLC0415
 
     candidates = {c.label: c for c in (resolve(spec) if isinstance(spec, str) else spec for spec in specs)}
     if what:

@@ -1,13 +1,13 @@
 """Where a lab result goes, and what it is stamped with.
 
 Every result is stamped with the machine, the git commit (or, outside a checkout, the installed version)
-and a digest of the merges (:func:`machine_info`, :func:`bpe.lab.judge.diagnose.merges_digest`), so a figure can be traced to the
-code and machine that made it; :func:`made_by` names that code in a header.  A result a page quotes is
-committed (``profiles/``, ``docs/``); the same command run to try something writes under ``out/`` (not in
-git), so trying never dirties the tree.  ``--publish`` asks
-for the committed place, and is refused from a checkout with uncommitted code: the provenance line
-would name a commit that is not the code that made it.  An explicit ``--out``/``--out-dir`` wins
-(:func:`output_path`).  A JSON result is checked writable before the run and written whole.
+and a digest of the merges (:func:`machine_info`, :func:`bpe.lab.judge.diagnose.merges_digest`), so a figure
+can be traced to the code and machine that made it; :func:`made_by` names that code in a header.  A result a
+page quotes is committed (``profiles/``, ``docs/``); the same command run to try something writes under
+``out/`` (not in git), so trying never dirties the tree.  ``--publish`` asks for the committed place, and is
+refused from a checkout with uncommitted code: the provenance line would name a commit that is not the code
+that made it.  An explicit ``--out``/``--out-dir`` wins (:func:`output_path`).  A JSON result is checked
+writable before the run and written whole.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ import json
 import os
 import platform
 import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.interface import IN_CHECKOUT, REPO_ROOT
+from bpe.io.outputs import check_writable_dir, write_text_atomic
 
 #: Folders of published results, not code: a change there does not make a run's code differ from its
 #: commit, so neither the provenance line nor the clean-tree check of ``--publish`` counts it (several
@@ -36,8 +39,6 @@ def machine_info() -> dict:
 
 def installed_version() -> str | None:
     """bpe-lab's version as installed (``pyproject.toml``'s), or ``None`` where it runs uninstalled."""
-    from importlib import metadata
-
     try:
         return metadata.version("bpe-lab")
     except metadata.PackageNotFoundError:
@@ -60,8 +61,6 @@ def made_by(machine: dict) -> str:
 def stamp() -> dict:
     """A result's first keys: when it was made (UTC, to the minute) and by what (:func:`machine_info`; taken
     before the runs, it names the commit whose code runs, before anything could edit the tree)."""
-    from datetime import datetime, timezone
-
     return {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info()}
 
 
@@ -97,8 +96,6 @@ def output_path(given: str | os.PathLike | None, default: Path, published: Path,
 
 def check_json_path(json_out: str | os.PathLike) -> Path:
     """Fail before a run when its JSON cannot be written (a directory, an unwritable place)."""
-    from bpe.io.outputs import check_writable_dir
-
     path = Path(json_out)
     if path.is_dir():
         raise BPEError(f"--json {path} is a directory; give a file name such as {path / 'bench.json'}")
@@ -108,8 +105,6 @@ def check_json_path(json_out: str | os.PathLike) -> Path:
 
 def write_json_atomic(path: Path, data: dict, log=None) -> None:
     """``data`` as indented JSON, written whole or not at all; ``wrote PATH`` on ``log`` when given."""
-    from bpe.io.outputs import write_text_atomic
-
     write_text_atomic(Path(path), json.dumps(data, indent=2) + "\n")
     if log is not None:
         print(f"\nwrote {path}", file=log)

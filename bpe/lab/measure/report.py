@@ -16,12 +16,21 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
+from bpe.errors import BPEError
 from bpe.interface import command
-from bpe.lab.measure.bench import (BenchSettings, bench_checked, comparison_columns, comparison_rows, run_bench,
-                                   run_workers)
+from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
+from bpe.lab.measure.bench import (
+    BenchSettings,
+    bench_checked,
+    comparison_columns,
+    comparison_rows,
+    run_bench,
+    run_workers,
+)
 from bpe.lab.measure.estimate import corpus_shape, format_duration
 from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
 from bpe.lab.measure.peers import peer_columns, peer_names
@@ -30,9 +39,6 @@ from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.result import BenchResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD
 from bpe.lab.measure.table import markdown_lines
-from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
-from bpe.errors import BPEError
-from bpe.io.outputs import write_text_atomic
 from bpe.training.registry import VARIANTS
 from bpe.training.sizes import format_size
 
@@ -55,8 +61,12 @@ def plan(estimate, vocab_sizes: list[int], variants: list[str], budget: float = 
     candidate that did not fit a larger one; each table holds every candidate that fits it.
 
     >>> cost = {"v1": 200.0, "v2": 20.0, "v5": 2.0}
-    >>> plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
-    ([(2000, ['v2', 'v5']), (300, ['v1', 'v2', 'v5'])], ['v1 is past the 60 s budget at vocab 2,000 and 500, so it ran at vocab 300 in the table of that vocab, beside every variant that fits it.'])
+    >>> tables, [note] = plan(lambda v, vocab: cost[v] * vocab / 1000, [2000, 500, 300], ["v1", "v2", "v5"])
+    >>> tables
+    [(2000, ['v2', 'v5']), (300, ['v1', 'v2', 'v5'])]
+    >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
+    v1 is past the 60 s budget at vocab 2,000 and 500, so it ran at vocab 300 in the table of that vocab,
+    beside every variant that fits it.
     """
     if force:
         return [(vocab_sizes[0], list(variants))], []

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bpe.lab.measure.peers import PEERS
 from bpe.training.registry import VARIANTS
 
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
 
 
 def pyplot():
-    import matplotlib
+    # matplotlib is an optional dependency (the dev extra), and its backend is chosen before pyplot is imported.
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415
 
     return plt
 
@@ -37,8 +39,6 @@ _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
 
 def colour(name: str) -> str:
     """The colour of a rung (by its place in the ladder), a peer (after the rungs) or your own trainer."""
-    from bpe.lab.measure.peers import PEERS
-
     names = list(VARIANTS) + [p for p in PEERS if p not in VARIANTS]
     index = names.index(name) if name in names else len(names) + sum(map(ord, name))
     return _PALETTE[index % len(_PALETTE)]

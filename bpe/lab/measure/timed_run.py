@@ -16,10 +16,20 @@ from types import SimpleNamespace
 
 from bpe.errors import ArgumentError, BPEError
 from bpe.lab.fresh_process import child_result, progress_stream, run_json_child, write_result
-from bpe.lab.judge.candidates import (Candidate, CandidateFailed, call_candidate, check_trained, load_algorithm,
-                                     load_function, resolve, vocab_problems)
+from bpe.lab.judge.candidates import (
+    Candidate,
+    CandidateFailed,
+    call_candidate,
+    check_trained,
+    load_algorithm,
+    load_function,
+    resolve,
+    vocab_problems,
+)
 from bpe.lab.judge.diagnose import encode_merges, merges_digest
+from bpe.training.observer import Observer
 from bpe.training.progress import Progress
+from bpe.training.timer import StageTimer, peak_rss_bytes
 
 _CHILD_CODE = "from bpe.lab.measure.timed_run import child_main; child_main()"
 
@@ -38,9 +48,8 @@ def child_main() -> None:
 
 def _train_merger(settings: dict) -> dict:
     """A rung or a ``Merger`` candidate through ``train_bpe``: every stage timed."""
-    from bpe.training.observer import Observer
-    from bpe.training.timer import StageTimer
-    from bpe.training.train import train_bpe
+    # Not at the top: a function candidate's child, whose peak memory is its own, never trains through it.
+    from bpe.training.train import train_bpe  # noqa: PLC0415
 
     algorithm = load_algorithm(settings["kind"], settings["spec"])
     own_counter = getattr(algorithm, "own_counter", False)
@@ -75,8 +84,6 @@ def _saving_counts(count_pretokens, out: str):
 
 def _train_function(settings: dict) -> dict:
     """A CS336-style ``train_bpe`` function, timed as a whole; its return value checked."""
-    from bpe.training.timer import peak_rss_bytes
-
     label, specials = settings["label"], list(settings["special_tokens"])
     fn = load_function(settings["spec"])
     started = time.perf_counter()
@@ -185,7 +192,8 @@ def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_to
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")
         if "error" in result:
-            raise ArgumentError(result["error"], result["flagged"]) if "flagged" in result else BPEError(result["error"])
+            raise (ArgumentError(result["error"], result["flagged"]) if "flagged" in result
+                   else BPEError(result["error"]))
     elif run.returncode != 0 or run.result is None:
         last = run.stderr.strip().splitlines()[-1:] or ["no message"]
         return {"failed": f"{candidate.label} exited with status {run.returncode} without a result ({last[0]})"}

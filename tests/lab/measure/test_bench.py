@@ -11,15 +11,15 @@ import sys
 
 import pytest
 
+import bpe.lab.measure.bench as bench_module
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-import bpe.lab.measure.bench as bench_module
+from bpe.lab.judge.correctness import reference_cache, reference_rung
+from bpe.lab.judge.diagnose import encode_merges
 from bpe.lab.measure import timed_run
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.timed_run import run_once
-from bpe.lab.judge.correctness import reference_cache, reference_rung
-from bpe.lab.judge.diagnose import encode_merges
 from bpe.training.chunking import find_limit_end
 from conftest import CORPUS_EN, DEFAULT_CORPUS
 
@@ -142,7 +142,8 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
         return Estimate(variant, merges, 1_000.0 if variant == "v1" else 1.0, 1e6)
 
     monkeypatch.setattr(estimate_command, "estimate_run", estimate)  # what the bench estimates each rung by
-    report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
+    report = bench.run_bench(bench.BenchSettings("all", "tinystories-sample", 300, 1, [EOT], 1, budget=60),
+                             out=sys.stdout)
     assert "v1" in report.skipped and "--variant v1 --force" in report.skipped["v1"]
     assert list(report.variants) == [name for name in VARIANTS if name != "v1"]
     assert "estimate per run: v1 ~17 min" in capsys.readouterr().out

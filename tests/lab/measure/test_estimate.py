@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
-from bpe.lab.measure.estimate import BASE_MEMORY, SHARD_BYTES_PER_L, CorpusShape, corpus_shape, estimate_file, estimate_run
+from bpe.lab.measure.estimate import (
+    BASE_MEMORY,
+    SHARD_BYTES_PER_L,
+    CorpusShape,
+    corpus_shape,
+    estimate_file,
+    estimate_run,
+)
 from bpe.lab.measure.estimate_command import Ranged, estimate_record, run_estimate
 
 EOT = ["<|endoftext|>"]
@@ -146,7 +153,8 @@ def test_long_words_cost_more_merging_and_the_rungs_not_measured_on_them_say_rou
     usual, long = (estimate_file(path, list(VARIANTS), 2_000, EOT, 1) for path in (words, long_words))
     assert corpus_shape(long_words, EOT).word_length == pytest.approx(3_000, rel=0.01)
     by_variant = dict(zip(VARIANTS, zip(usual, long)))
-    assert by_variant["v6"][1].seconds > 5 * by_variant["v6"][0].seconds  # the model's (a run measured about 19x in CPU time)
+    # the model's slowdown on the long words (a run measured about 19x in CPU time)
+    assert by_variant["v6"][1].seconds > 5 * by_variant["v6"][0].seconds
     for variant, (short, longer) in by_variant.items():
         assert short.basis == ""
         if variant in ("v6", "v7"):
@@ -233,7 +241,8 @@ def assert_estimated(variant: str, corpus_bytes: int, special_tokens, merges: in
 
     low, high = shape_range(resolve_data("webtext-synth-2MB"), special_tokens, assume_bytes=corpus_bytes)
     if distinct is not None:
-        assert low.distinct_words <= distinct <= high.distinct_words, (low.distinct_words, distinct, high.distinct_words)
+        assert low.distinct_words <= distinct <= high.distinct_words, (low.distinct_words, distinct,
+                                                                       high.distinct_words)
     lo, hi = (estimate_run(variant, shape, merges, workers) for shape in (low, high))
     assert 0.75 * lo.peak_bytes <= memory <= hi.peak_bytes, (variant, lo.peak_bytes, memory, hi.peak_bytes)
     assert lo.seconds / 2 <= seconds <= hi.seconds * 2, (variant, lo.seconds, seconds, hi.seconds)

@@ -1,10 +1,11 @@
 """The peer runner (bpe.lab.measure.peers): each peer either reports a real result or says how to install it; the peers'
 table lines up, and says why a peer has no time."""
 
+from types import SimpleNamespace
+
 import pytest
 
 import bpe.lab.measure.peers
-from types import SimpleNamespace
 from bpe import BPEError
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.peers import INSTALL_HINT, PEERS, peers_table, run_peer
@@ -35,7 +36,8 @@ def test_bench_says_how_to_install_missing_peers(monkeypatch, capsys):
 
 def test_bench_runs_only_the_peers_named(monkeypatch, capsys):
     monkeypatch.setattr(bpe.lab.measure.peers, "find_spec", lambda module: None)
-    report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="rustbpe,tokenizers-file"))
+    report = run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1,
+                                     peers="rustbpe,tokenizers-file"))
     assert list(report.peers) == ["rustbpe", "tokenizers-file"]
     with pytest.raises(BPEError, match=r"unknown peer 'hf'; peers: tokenizers, tokenizers-file, rustbpe, bpeasy"):
         run_bench(BenchSettings("v2", "tinystories-sample", 300, 1, ["<|endoftext|>"], 1, peers="hf"))

@@ -110,7 +110,8 @@ def test_clean_profile_rewrites_every_machine_path():
         "files": {f"{root}/variants/v2_inverted_index.py": {"lines": [line(69, "return max(...)", python=1.0)]},
                   "/usr/lib/python3.11/site-packages/regex/regex.py": {"lines": []},
                   "/opt/python/lib/python3.11/collections/__init__.py": {"lines": []}},
-        "stacks": [[[f"{root}/bpe/training/train.py train_bpe:117;", "/tmp/bpe-profile-x1y2/train_for_profile.py <module>:4;"],
+        "stacks": [[[f"{root}/bpe/training/train.py train_bpe:117;",
+                     "/tmp/bpe-profile-x1y2/train_for_profile.py <module>:4;"],
                     {"count": 1}]],
         "args": ['{"path": "%s/corpora/gutenberg-sample.txt"}' % root],
     }
@@ -119,7 +120,8 @@ def test_clean_profile_rewrites_every_machine_path():
     assert cleaned["program"] == "<target>/train_for_profile.py"
     assert set(cleaned["files"]) == {"variants/v2_inverted_index.py", "<site-packages>/regex/regex.py",
                                      "<stdlib>/collections/__init__.py"}
-    assert cleaned["stacks"][0][0] == ["bpe/training/train.py train_bpe:117;", "<target>/train_for_profile.py <module>:4;"]
+    assert cleaned["stacks"][0][0] == ["bpe/training/train.py train_bpe:117;",
+                                       "<target>/train_for_profile.py <module>:4;"]
     assert cleaned["args"] == ['{"path": "corpora/gutenberg-sample.txt"}']
     assert not MACHINE_PATH.search(json.dumps(cleaned))
 

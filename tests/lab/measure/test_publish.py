@@ -35,7 +35,8 @@ def test_report_without_publish_writes_under_out(monkeypatch):
     from bpe.lab.measure.report import DEFAULT_OUT_DIR
 
     written = []
-    monkeypatch.setattr("bpe.lab.measure.report.run_report", lambda bench, own, out_dir: written.append((bench, own, out_dir)))
+    monkeypatch.setattr("bpe.lab.measure.report.run_report",
+                        lambda bench, own, out_dir: written.append((bench, own, out_dir)))
     assert main(["report", "--data", "corpus-en", "--v1-vocab-size", "280", "--no-scaling", "--repeat", "2"]) == 0
     (bench, own, out_dir), = written
     assert out_dir == DEFAULT_OUT_DIR and out_dir.parent.name == "out"

@@ -3,10 +3,18 @@ the same in the bench's table, the report's markdown and reproduce's steps."""
 
 from bpe.lab.measure.bench import comparison_columns, comparison_rows, comparison_table
 from bpe.lab.measure.result import BenchResult, CandidateResult, Run
-from tools.reproduce import step_table
-from bpe.lab.measure.spread import (WITHIN_SPREAD, compare, median_run, range_text, ratio_range_text, ratio_text,
-                             summarize_runs, summary)
+from bpe.lab.measure.spread import (
+    WITHIN_SPREAD,
+    compare,
+    median_run,
+    range_text,
+    ratio_range_text,
+    ratio_text,
+    summarize_runs,
+    summary,
+)
 from bpe.lab.measure.table import markdown_lines
+from tools.reproduce import step_table
 
 
 def timed_run(total: float, checkpoints=((10, 0.5), (20, 0.9))) -> dict:
