@@ -25,6 +25,7 @@ from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.lab.measure.estimate import CorpusShape, corpus_shape, estimate_run
 from bpe.lab.measure.publish import write_json_atomic
+from tools.command import tool_main
 
 DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
 
@@ -116,9 +117,11 @@ def main(argv=None) -> int:
     parser.add_argument("--data", action="append", help="time only this corpus's points (repeatable)")
     parser.add_argument("--missing", action="store_true", help="time only the points the file does not hold")
     parser.add_argument("--reestimate", action="store_true", help="keep the stored timings, redo the estimates")
-    args = parser.parse_args(argv)
-    calibrate(args.out, args.reestimate, args.data, args.missing)
-    return 0
+
+    def run(args) -> None:
+        calibrate(args.out, args.reestimate, args.data, args.missing)
+
+    return tool_main(parser, run, argv)
 
 
 if __name__ == "__main__":

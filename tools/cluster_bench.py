@@ -41,6 +41,7 @@ from bpe.lab.measure.spread import compare, summary
 from bpe.training.cluster import count_on_cluster, distributed, local_cluster
 from bpe.training.corpus import Corpus, count_documents, open_corpus
 from bpe.training.registry import best_variant, get_variant
+from tools.command import tool_main
 
 #: What the bench counts when given nothing: 100 MB of web-like text, cut into 16 shards.
 DATA = "webtext-synth"
@@ -212,13 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=SHARDS, help=f"shards the text is cut into (default {SHARDS})")
     parser.add_argument("--out", default=None, help="where the JSON goes (default out/cluster-bench.json)")
     parser.add_argument("--publish", action="store_true", help=f"write the committed {PUBLISHED} (clean tree)")
-    args = parser.parse_args(argv)
-    try:
+
+    def run(args) -> None:
         run_cluster_bench(args.data, args.variant, args.repeat, args.shards, args.out, args.publish)
-    except BPEError as exc:
-        print(f"cluster-bench: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    return tool_main(parser, run, argv)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from bpe.training.parallel import count_file_parallel_fast
 from bpe.training.pretokenize import count_text
 from bpe.training.sizes import parse_size
 from bpe.variants import v9_counting_compiled
+from tools.command import tool_main
 from tools.text_kinds import KINDS, SEPARATOR, make_sample, sources
 
 #: Where a Wikipedia text is looked for when --wikipedia is not given (the project's shared data).
@@ -119,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wikipedia",
                         help="a Wikipedia text for the 'wikipedia' kind (default: the shared WikiText-2)")
     parser.add_argument("--json", default="out/pretokenize-ratio.json", help="where to write the results")
-    args = parser.parse_args(argv)
-    try:
+
+    def run(args) -> None:
         size = parse_size(args.size, "--size")
         check_repeat(args.repeat, args.json)
         wanted = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
@@ -138,11 +139,9 @@ def main(argv: list[str] | None = None) -> int:
             result["kinds"][kind] = figures
             print(shown(kind, figures), flush=True)
         write_json_atomic(Path(args.json), result)
-    except BPEError as exc:
-        print(f"bpe: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {Path(args.json)}")
-    return 0
+        print(f"wrote {Path(args.json)}")
+
+    return tool_main(parser, run, argv)
 
 
 if __name__ == "__main__":

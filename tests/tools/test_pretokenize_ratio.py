@@ -68,4 +68,4 @@ def test_a_wikipedia_file_is_used_when_given(data_dir, tmp_path):
 def test_bad_arguments_are_one_clear_line(data_dir, capsys, args, message):
     assert ratio.main(args + ["--json", "/dev/null"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("bpe: error: ") and message in err and err.count("\n") == 1
+    assert err.startswith("python -m tools.pretokenize_ratio: error: ") and message in err and err.count("\n") == 1
