@@ -9,11 +9,10 @@
     --variant v5,v6,mine.py               several, run in that order (the flag may be repeated)
 
 What an entry names is read here without running it (:func:`resolve`: a file's syntax tree says what it
-defines).  Its code runs only in the child that times it (:mod:`bpe.lab.measure.timed_run`) or a tool
-that runs it (``bpe trace``, ``python -m tools.merge_cost``), through the second half of this module: a file is
-imported as ``import mine`` would (:func:`load_file_module`), whatever the code raises becomes one line
-(:func:`call_candidate`), and what it returns is checked for shape (:func:`check_trained`) and its vocab
-against its merges (:func:`vocab_problems`).
+defines).  Its code runs only in the child that times it (:mod:`bpe.lab.measure.timed_run`) or a tool that
+runs it (``bpe trace``, ``python -m tools.merge_cost``), through this module's second half: a file imported as
+``import mine`` would (:func:`load_file_module`), whatever it raises one line (:func:`call_candidate`), what it
+returns checked for shape (:func:`check_trained`) and its vocab against its merges (:func:`vocab_problems`).
 """
 
 from __future__ import annotations
@@ -45,7 +44,6 @@ CLASS_NAMES = ("BPE_Trainer",)
 @dataclass(frozen=True)
 class Candidate:
     """One entry of ``--variant``: ``kind`` is ``variant``, ``merger`` or ``function``."""
-
     label: str  # the row's name: v6, the file's (module's) name, or a function's not called train_bpe
     kind: str
     spec: str  # what the child loads: a variant name, a file, ``file.py:function`` or ``module:function``
