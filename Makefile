@@ -103,12 +103,14 @@ data: $(VENV)/.installed
 	$(PY) -m bpe data $(if $(filter command line environment,$(origin DATA)),get $(DATA) $(if $(SIZE),--size $(SIZE)),list)
 
 # -u: pytest's progress reaches a pipe or a log as it happens, not in blocks.
-# ruff first (pyproject.toml's [tool.ruff]: lines, unused names, imports sorted and at the top): a second.
+# ruff (pyproject.toml's [tool.ruff]: lines, unused names, imports sorted and at the top), in a second;
+# make test runs it first.
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 
-test: $(VENV)/.installed $(VENV)/.browser lint
-	@echo "running the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
+test: $(VENV)/.installed $(VENV)/.browser
+	@echo "running ruff, then the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
+	$(PY) -m ruff check .
 	$(PY) -u -m pytest -q -m "not slow"
 
 test-all: $(VENV)/.installed $(VENV)/.browser test-debug
