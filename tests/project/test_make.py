@@ -56,7 +56,7 @@ def test_long_targets_say_how_long_they_take_as_they_start():
     cost model: tests/lab/measure/test_report.py); pytest's dots reach a pipe."""
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     minutes = re.search(r"^TEST_MINUTES\s*:= (\d+)$", makefile, re.M).group(1)
-    for target, said in (("test", f"running the tests without the slow ones (about {minutes} min"),
+    for target, said in (("test", f"running ruff, then the tests without the slow ones (about {minutes} min"),
                          ("report", "benching every variant for the report (its first line says how long"),
                          ("reproduce", "measuring each step of the articles (about 5 min on an idle 2-core machine"),
                          ("ablation", "v6 without each of its techniques (about 10 min on an idle 2-core machine")):
