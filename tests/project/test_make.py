@@ -65,7 +65,8 @@ def test_long_targets_say_how_long_they_take_as_they_start():
                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=60).stdout.splitlines()
         assert dry[0].startswith("echo") and said in dry[0], dry[:2]
         if target == "test":
-            assert "-u -m pytest" in dry[1]  # unbuffered: the progress reaches a log as it happens
+            assert "-m ruff check ." in dry[1]  # the linter first: a second
+            assert "-u -m pytest" in dry[2]  # unbuffered: the progress reaches a log as it happens
     shown = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO_ROOT, capture_output=True, text=True,
                            timeout=60).stdout
     assert f"about {minutes} min" in shown and "slow, minutes, said as it starts" in shown
