@@ -15,6 +15,8 @@ from ``--wikipedia PATH`` (e.g. WikiText-2) when given or found::
     python -m tools.pretokenize_ratio --size 16MB --repeat 3 --json docs/pretokenize-ratio.json
 
 It leaves out the pooled stage (2 or more workers: see docs/v3.md) and any timing of the merges.
+
+Example: ``python -m tools.pretokenize_ratio --size 1MB --repeat 1 --kinds webtext,books --json /tmp/r.json``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ rung itself pays nothing for being measurable.
 The tricks touch only the merge phase (the build of the state, then the merges), so the rows are compared
 on it; the pre-tokenizer is v8's in every row.  Each row must make v8's merges on every run, as in v6's
 ablation.  ``docs/v8-ablation.json`` (``make ablation RUNG=v8``) holds both regimes; docs/v8.md quotes it.
+
+Example: ``python -m tools.ablation --rung v8 --data corpus-en --vocab-size 400 --repeat 1``.
 """
 
 from __future__ import annotations
