@@ -28,11 +28,11 @@ TEST_MINUTES     := 8
 
 .PHONY: help shell bench lint test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
-# The install builds the compiled code (v8's merge, variants/_v8_merge.pyx; v9's counter, variants/_v9_count.pyx,
-# and the encoder, variants/_v9_encode.pyx, both with the scanner they include; with setuptools and Cython)
-# when a C compiler is found, and goes on without it otherwise; an edit of their sources rebuilds them.
-COMPILED_SOURCES := variants/_v8_merge.pyx variants/_v9_count.pyx variants/_v9_encode.pyx variants/_gpt2_scanner.pxi variants/_hints.h \
-	variants/_v8_tricks.h
+# The install builds the compiled code (the compiled rungs' private parts, variants/_*.pyx; the encoder,
+# bpe/io/_encoder.pyx; with the scanner they include from bpe/split/ and the hint from bpe/running/; with
+# setuptools and Cython) when a C compiler is found, and goes on without it otherwise; an edit of their sources
+# rebuilds them.
+COMPILED_SOURCES := $(wildcard variants/_*.pyx variants/_*.h bpe/*/_*.pyx bpe/*/_*.pxi bpe/*/_*.h)
 BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; \
 	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
 $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 
 # A venv made before a C compiler was installed lacks v8 and v9: `make venv` tries the build again.
 venv: $(VENV)/.installed
-	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count, bpe.variants._v9_encode' 2>/dev/null || { \
+	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count, bpe.io._encoder' 2>/dev/null || { \
 		echo "v8 or v9 is not built: building the compiled rungs (pip install -e . again, about 40 s)"; \
 		$(PY) -m pip install --disable-pip-version-check --progress-bar off --no-deps -e . && \
 		$(BUILT_SAYS); }
@@ -127,7 +127,7 @@ test-debug: $(VENV)/.installed
 	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
 	$(PY) -m tools.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)
 
-# The pytest-benchmark suite (benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
+# The pytest-benchmark suite (tools/benchmarks/; docs/lab.md, "Tracking a change across commits"): each rung and
 # peer in each regime, ROUNDS rounds, saved in .benchmarks/ (git-ignored); at most about 5 minutes on an idle
 # 2-core machine (BPE_BENCH_SIZE=tiny: seconds).  benchmark-compare: the last two saved runs, or RUNS="0001 0002";
 # THRESHOLD=median:10% exits 1 past it (pytest-benchmark's --benchmark-compare-fail rule); HISTOGRAM=1 writes
@@ -136,9 +136,9 @@ ROUNDS    ?= 3
 RUNS      ?=
 THRESHOLD ?=
 HISTOGRAM ?=
-BENCHMARK_CMD = $(PY) -m pytest benchmarks -q --benchmark-only --benchmark-autosave --benchmark-min-rounds=$(ROUNDS) \
+BENCHMARK_CMD = $(PY) -m pytest tools/benchmarks -q --benchmark-only --benchmark-autosave --benchmark-min-rounds=$(ROUNDS) \
 	--benchmark-sort=name --benchmark-columns=median,min,max,iqr,rounds
-COMPARE_CMD = $(PY) -m benchmarks.compare $(RUNS) $(if $(THRESHOLD),--fail $(THRESHOLD)) \
+COMPARE_CMD = $(PY) -m tools.benchmarks.compare $(RUNS) $(if $(THRESHOLD),--fail $(THRESHOLD)) \
 	$(if $(HISTOGRAM),--histogram $(if $(filter 1,$(HISTOGRAM)),out/benchmarks/histogram,$(HISTOGRAM)))
 
 benchmark: $(VENV)/.installed

@@ -15,7 +15,7 @@ from setuptools.command.build_ext import build_ext as setuptools_build_ext
 
 #: What each compiled module is, for the line.
 WHAT = {"bpe.variants._v8_merge": "v8's compiled merge", "bpe.variants._v9_count": "v9's compiled counter",
-        "bpe.variants._v9_encode": "the compiled encoder"}
+        "bpe.io._encoder": "the compiled encoder"}
 
 
 class build_ext(setuptools_build_ext):  # noqa: N801 (the command's name, which setuptools' warnings print)

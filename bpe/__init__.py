@@ -1,11 +1,13 @@
 """bpe-lab: byte-level BPE training (CS336 Assignment 1) as a ladder of optimizations.
 
-This package holds the public API (below), the command line (``cli``, ``python -m bpe``) and the one
-error type (``errors``), and four folders: ``training/`` (what ``train_bpe`` runs), ``lab/`` (bench,
-report, profiler, tracer), ``data/`` (data sets: names, downloads, generators) and ``io/`` (the
-tokenizer and its file formats).  The merge algorithms, one per rung of the ladder, are
-``bpe.variants``: the folder ``variants/`` at the top of the repository, which ``pyproject.toml``
-installs under this package.
+This package holds the public API (below), the command line (``cli``, ``python -m bpe``, each command a
+module of ``commands/``) and the one error type (``errors``), and its folders, by what they hold:
+``split/`` (how a text becomes pre-tokens), ``counting/`` (pre-tokens counted), ``corpus/`` (a corpus as it
+comes), ``running/`` (processes, threads, cores, timer, progress), ``training/`` (``train_bpe`` and what
+drives a rung), ``io/`` (the tokenizer, its encoders and its files), ``data/`` (data sets: names,
+downloads, generators) and ``lab/`` (bench, report, estimate, trace, walkthrough, judge).  The merge
+algorithms, one per rung of the ladder, are ``bpe.variants``: the folder ``variants/`` at the top of the
+repository, which ``pyproject.toml`` installs under this package.  docs/layout.md maps every module.
 
 >>> from bpe import train_bpe, VARIANTS
 >>> list(VARIANTS)[:2]
@@ -21,7 +23,7 @@ from bpe.errors import BPEError
 
 _LAZY = {
     "VARIANTS": "bpe.training.registry", "best_variant": "bpe.training.registry",
-    "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.training.timer", "StageTimer": "bpe.training.timer",
+    "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.running.timer", "StageTimer": "bpe.running.timer",
     "Observer": "bpe.training.observer",
     "Tokenizer": "bpe.io.tokenizer", "train_bpe": "bpe.training.train",
     "train_bpe_from_iterator": "bpe.training.train",

@@ -1,5 +1,5 @@
-"""``python -m bpe`` / ``bpe``: each subcommand's arguments, handed by its ``cmd_*`` to the module that does
-the work.  Training commands take :mod:`bpe.defaults`, refuse a run estimated past 10 minutes without
+"""``python -m bpe`` / ``bpe``: each subcommand's arguments, handed by its ``cmd_*`` to its module in
+:mod:`bpe.commands`.  Training commands take :mod:`bpe.defaults`, refuse a run estimated past 10 minutes without
 ``--force`` and show progress on a terminal.  A user's error, an OS error or exhausted memory is one line
 and status 2; Ctrl-C is ``bpe: interrupted``, 130, and SIGTERM or SIGHUP ``bpe: terminated (SIGTERM)``,
 128 + the signal, after the same clean-up (``--debug``: the traceback).  A reader of stdout that
@@ -10,134 +10,72 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from bpe import arguments, defaults
-from bpe.arguments import check_workers, describe, show_progress, special_tokens, vocab_size
+from bpe import defaults
+from bpe.commands import arguments
+from bpe.commands.arguments import check_workers, describe
 from bpe.console import console, exit_with, failure, tell
 from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
 from bpe.interface import typed, typed_options
-from bpe.training.sizes import parse_size
 
-# Each command imports the modules that do its work when it runs ("start-up" below): at the top they would
-# put numpy, regex and tqdm in every command's start, `bpe --help` included, before dependency_problem() has
-# checked them, and each adds tens of milliseconds (python -X importtime -c "import bpe.cli").
+# Each command's module is imported when it runs ("start-up" below): at the top it would put numpy, regex and
+# tqdm in every command's start, `bpe --help` included, before dependency_problem() has checked them, and each
+# adds tens of milliseconds (python -X importtime -c "import bpe.cli").  One call per command:
 
 
 def cmd_train(args) -> int:
-    from bpe.train_command import TrainSettings, run_train  # noqa: PLC0415 (start-up)
+    from bpe.commands import train  # noqa: PLC0415 (start-up)
 
-    run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
-                            args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            show_progress(args), args.text_column, args.cluster, args.min_count))
-    return 0
+    return train.run(args)
 
 
 def cmd_data(args) -> int:
-    from bpe.data.download import get_dataset, print_datasets  # noqa: PLC0415 (start-up)
+    from bpe.commands import data  # noqa: PLC0415 (start-up)
 
-    if args.data_command == "get":
-        get_dataset(args.name, args.size, progress=show_progress(args))
-    else:
-        print_datasets()
-    return 0
-
-
-def _bench_settings(args):  # bench's or report's (which has no --limit, --busy, --json)
-    from bpe.lab.measure.bench import BenchSettings  # noqa: PLC0415 (start-up)
-    from bpe.lab.measure.busy import parse_busy  # noqa: PLC0415 (start-up)
-
-    busy, load = parse_busy(getattr(args, "busy", 0))
-    return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size(args), repeat=args.repeat,
-                         special_tokens=special_tokens(args), workers=args.workers, peers=args.peers,
-                         force=args.force, progress=show_progress(args), limit=getattr(args, "limit", None),
-                         busy=busy, load=load, json_out=getattr(args, "json", None),
-                         text_column=getattr(args, "text_column", "text"))
+    return data.run(args)
 
 
 def cmd_bench(args) -> int:
-    from bpe.lab.judge.correctness import all_correct  # noqa: PLC0415 (start-up)
-    from bpe.lab.measure.bench import run_bench  # noqa: PLC0415 (start-up)
+    from bpe.commands import bench  # noqa: PLC0415 (start-up)
 
-    return 0 if all_correct(run_bench(_bench_settings(args))) else 1
+    return bench.run(args)
 
 
 def cmd_trace(args) -> int:
-    from bpe.lab.teach.trace import run_trace  # noqa: PLC0415 (start-up)
+    from bpe.commands import trace  # noqa: PLC0415 (start-up)
 
-    run_trace(args.variant, args.text, args.words, args.merges, args.top, special_tokens(args),
-              pretokenize=args.pretokenize, encode=args.encode)
-    return 0
+    return trace.run(args)
 
 
 def cmd_walkthrough(args) -> int:
-    from bpe.lab.teach import walkthrough  # noqa: PLC0415 (start-up)
+    from bpe.commands import walkthrough  # noqa: PLC0415 (start-up)
 
-    if args.data is None:  # the class page
-        args.data, args.vocab_size = walkthrough.CLASS_DATA, args.vocab_size or walkthrough.CLASS_VOCAB
-    walkthrough.run_walkthrough(walkthrough.WalkthroughSettings(
-        args.data, vocab_size(args), special_tokens(args), args.out, walkthrough.parse_rungs(args.variant),
-        args.bench, args.text, args.budget))
-    return 0
+    return walkthrough.run(args)
 
 
 def cmd_report(args) -> int:
-    from bpe.lab.measure.publish import output_path  # noqa: PLC0415 (start-up)
-    from bpe.lab.measure.report import DEFAULT_OUT_DIR, DOCS_DIR, ReportSettings, run_report  # noqa: PLC0415 (start-up)
+    from bpe.commands import report  # noqa: PLC0415 (start-up)
 
-    bench = _bench_settings(args)
-    own = ReportSettings(reduced_vocab_size=args.reduced_vocab_size, v1_vocab_size=args.v1_vocab_size,
-                         scaling=not args.no_scaling)
-    # the committed report names the commit that made it: never a -dirty one
-    run_report(bench, own, out_dir=output_path(args.out_dir, DEFAULT_OUT_DIR, DOCS_DIR, args.publish,
-                                               "bpe report --publish"))
-    return 0
+    return report.run(args)
 
 
 def cmd_profile(args) -> int:
-    from bpe.lab.measure.profiling import clean_files, run_profile, summarize_file  # noqa: PLC0415 (start-up)
+    from bpe.commands import profile  # noqa: PLC0415 (start-up)
 
-    if args.clean:
-        for cleaned in clean_files(args.clean):
-            print(f"cleaned {cleaned}")
-    elif args.summarize is not None:
-        print(summarize_file(args.summarize, args.top), end="")
-    else:
-        run_profile(args.variant, args.data, vocab_size(args), special_tokens(args), args.workers, args.out_dir,
-                    args.top, publish=args.publish, force=args.force, progress=show_progress(args))
-    return 0
+    return profile.run(args)
 
 
 def cmd_estimate(args) -> int:
-    from bpe.lab.measure.estimate_command import run_estimate  # noqa: PLC0415 (start-up)
+    from bpe.commands import estimate  # noqa: PLC0415 (start-up)
 
-    run_estimate(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers, args.limit,
-                 args.size, args.json, args.memory)
-    return 0
+    return estimate.run(args)
 
 
 def cmd_encode(args) -> int:
-    from bpe.io.encode import run_encode  # noqa: PLC0415 (start-up)
+    from bpe.commands import encode  # noqa: PLC0415 (start-up)
 
-    if args.json and not args.peers:
-        raise BPEError("--json writes the comparison with tiktoken: give --peers too")
-    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
-                       text_column=args.text_column)
-    if args.peers:
-        from bpe.lab.measure.peers import run_encode_peers  # noqa: PLC0415 (start-up)
-
-        compared = run_encode_peers(args.tokenizer, stats)
-        if args.json:
-            from bpe.lab.measure.publish import machine_info, write_json_atomic  # noqa: PLC0415 (start-up)
-
-            command = "python -m bpe " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["encode"] else "bpe encode"
-            write_json_atomic(Path(args.json), {"command": command, "machine": machine_info(),
-                                                "settings": {"data": args.data, "tokenizer": str(args.tokenizer)},
-                                                **compared})
-            print(f"wrote {args.json}")
-    return 0
+    return encode.run(args)
 
 
 def _add_encode_parser(sub) -> None:

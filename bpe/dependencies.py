@@ -24,7 +24,6 @@ import sys
 import threading
 
 from bpe.errors import BPEError
-from bpe.training.timer import vm_status_bytes
 
 REQUIRED = ("regex", "tqdm", "numpy")
 
@@ -182,3 +181,17 @@ def optional_module(name: str, needed_for: str, extra: str, package: str | None 
         package = package or name.split(".")[0]
         raise BPEError(f"{needed_for} needs {package}, which this Python lacks: pip install 'bpe-lab[{extra}]' "
                        f"(or: pip install '{package}')") from None
+
+
+def vm_status_bytes(field: str = "VmHWM") -> int | None:
+    """One of Linux's per-process memory figures in ``/proc/self/status``, in bytes; None elsewhere.  ``VmHWM``:
+    the high-water RSS (unlike ru_maxrss, not inherited from the parent across exec); ``VmSize``: the address
+    space in use, which ``RLIMIT_AS`` bounds."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

@@ -2,7 +2,7 @@
 
 ``mine.py`` defines ``split_on_special_tokens(text, special_tokens)`` and ``pretokenize(text,
 special_tokens)`` (start from ``exercises/start_pretokenize.py``).  Each case runs them on one text and
-compares with the project's own definition (``bpe/training/pretokenize.py``); a failed case shows the
+compares with the project's own definition (``bpe/counting/plain.py``); a failed case shows the
 call, what it gave, what was expected and the likely mistake.  The last case trains 20 merges on the
 pre-tokens of a text full of special tokens, so a split that lets a merge cross one is seen in the
 merges themselves.  Exit status: 0 when every case passes, 1 when one fails, 2 when the file cannot be used.
@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's bpe, run from anywhere
 
 from bpe.lab.judge.candidates import _raised, load_file_module  # noqa: E402
+from bpe.running.timer import NullTimer  # noqa: E402
+from bpe.split.patterns import GPT2_REGEX, split_on_special_tokens  # noqa: E402
 from bpe.training.merge_loop import run_merges  # noqa: E402
-from bpe.training.pretokenize import GPT2_REGEX, split_on_special_tokens  # noqa: E402
-from bpe.training.timer import NullTimer  # noqa: E402
 from bpe.variants.v1_naive import Merger  # noqa: E402
 
 EOT = "<|endoftext|>"

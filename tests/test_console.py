@@ -22,8 +22,8 @@ from contextlib import contextmanager
 import pytest
 
 import bpe.cli
+import bpe.commands.train as train_command
 import bpe.io.outputs as outputs
-import bpe.train_command as train_command
 from bpe.cli import build_parser, main
 from bpe.errors import STOP_SIGNALS
 from bpe.training.observer import Observer
@@ -212,7 +212,7 @@ def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_cl
     """A real ``bpe train`` in this process (``argv``, or a small one into ``tmp_path``): once its first file is
     written, it signals itself; while the clean-up runs, every stop signal comes again and
     ``during_clean_up()`` runs.  The exit status."""
-    real_write = outputs._write
+    real_write = outputs.write_flushed
     sent = []
 
     def write_then_signal(path, text, *, shown):
@@ -228,7 +228,7 @@ def train_interrupted_while_saving(monkeypatch, tmp_path, signum: int, during_cl
                 os.kill(os.getpid(), later)
             during_clean_up()
 
-    monkeypatch.setattr(outputs, "_write", write_then_signal)
+    monkeypatch.setattr(outputs, "write_flushed", write_then_signal)
     return main(argv or ["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
                          "--out", str(tmp_path / "tok")])
 
@@ -293,7 +293,7 @@ def test_a_callers_own_handlers_keep_their_signals_through_a_run(monkeypatch, ca
     signal.signal(signal.SIGTERM, caller_handler)
     before = dispositions()
     CALLER_GOT.clear()
-    real_write, during = outputs._write, []
+    real_write, during = outputs.write_flushed, []
 
     def write_then_signal(path, text, *, shown):
         real_write(path, text, shown=shown)
@@ -302,7 +302,7 @@ def test_a_callers_own_handlers_keep_their_signals_through_a_run(monkeypatch, ca
             os.kill(os.getpid(), signal.SIGINT)
             os.kill(os.getpid(), signal.SIGTERM)
 
-    monkeypatch.setattr(outputs, "_write", write_then_signal)
+    monkeypatch.setattr(outputs, "write_flushed", write_then_signal)
     out = tmp_path / "tok"
     assert main(["train", "--variant", "v2", "--data", "corpus-en", "--vocab-size", "300", "--quiet",
                  "--out", str(out)]) == 0

@@ -12,7 +12,8 @@ a debug build for the tests, and v8's merge with one trick off for its ablation.
 * v8 with a trick off (:func:`build`, from :mod:`tools.ablation.v8`): the same source with one
   of ``variants/_v8_tricks.h``'s switches set to 0, under a module name of its own.
 
-Both compile a checkout's ``variants/`` (an installed wheel holds no ``.pyx``) with setuptools and Cython,
+Both compile a checkout's sources (``variants/``, and what they include from ``bpe/``: an installed wheel holds no
+``.pyx``) with setuptools and Cython,
 as ``pip install`` builds the rungs, with the same compiler and flags: a build here differs from the rung
 only in what it was asked to change.  A build is kept in its folder with a stamp of what made it (the
 sources' bytes, the settings, Cython's and Python's versions) and made again only when that changes.
@@ -35,14 +36,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import bpe.variants
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
 
-#: The checkout's compiled sources (the .pyx, the scanner they include, the headers).
-SOURCES = REPO_ROOT / "variants"
-#: The compiled modules of the package, each from its ``.pyx`` in :data:`SOURCES`.
-COMPILED = ("_v8_merge", "_v9_count", "_v9_encode")
+#: The folders of the checkout's compiled sources: the ``.pyx``, what they include, the headers.
+SOURCE_FOLDERS = tuple(REPO_ROOT / folder for folder in ("variants", "bpe/io", "bpe/split", "bpe/running"))
+#: The compiled modules of the package, each from its ``.pyx`` (a path from the checkout's root).
+COMPILED = {"bpe.variants._v8_merge": "variants/_v8_merge.pyx", "bpe.variants._v9_count": "variants/_v9_count.pyx",
+            "bpe.io._encoder": "bpe/io/_encoder.pyx"}
 #: Where the debug build goes, and the folder of its modules (``BPE_COMPILED_FROM``).
 DEBUG_DIR = REPO_ROOT / "out" / "debug-build"
 #: The directives the debug build turns on in each ``.pyx``'s ``# cython:`` line (set there, a directive
@@ -54,8 +55,8 @@ ASAN_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer"]
 
 @dataclass(frozen=True)
 class Build:
-    """One compiled module to build: its full name, the ``.pyx`` in :data:`SOURCES` it is made from, C
-    macros (``("V8_PREFETCH", "0")``), and for a debug build the checks and AddressSanitizer."""
+    """One compiled module to build: its full name, the ``.pyx`` it is made from (a path from the checkout's
+    root), C macros (``("V8_PREFETCH", "0")``), and for a debug build the checks and AddressSanitizer."""
 
     name: str
     source: str
@@ -69,14 +70,15 @@ class Build:
 
 
 def _needs_checkout() -> None:
-    if not (SOURCES / "_v8_merge.pyx").is_file():
-        raise BPEError(f"no {SOURCES / '_v8_merge.pyx'}: building the compiled modules again needs a checkout of "
-                       "bpe-lab (git clone), not an installed wheel")
+    if not (REPO_ROOT / COMPILED["bpe.variants._v8_merge"]).is_file():
+        raise BPEError(f"no {REPO_ROOT / COMPILED['bpe.variants._v8_merge']}: building the compiled modules again "
+                       "needs a checkout of bpe-lab (git clone), not an installed wheel")
 
 
 def _sources() -> list[Path]:
-    """Every file a build reads: the ``.pyx``, the scanner they include, the headers."""
-    return sorted([*SOURCES.glob("*.pyx"), *SOURCES.glob("*.pxi"), *SOURCES.glob("*.h")])
+    """Every file a build reads: the ``.pyx``, the scanner and parts they include, the headers."""
+    return sorted(path for folder in SOURCE_FOLDERS for pattern in ("_*.pyx", "_*.pxi", "_*.h")
+                  for path in folder.glob(pattern))
 
 
 def stamp(one: Build) -> str:
@@ -167,13 +169,14 @@ def _build_here(spec: str) -> None:
         folder = where / "src" / one.name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        for path in _sources():
+        for path in _sources():  # side by side: each include and header found by its name, as include-dirs find it
             if path.suffix != ".pyx":
                 shutil.copy(path, folder / path.name)
-        text = (SOURCES / one.source).read_text(encoding="utf-8")
-        (folder / one.source).write_text(with_checks(text, one.source) if one.checks else text, encoding="utf-8")
+        source = Path(one.source).name
+        text = (REPO_ROOT / one.source).read_text(encoding="utf-8")
+        (folder / source).write_text(with_checks(text, source) if one.checks else text, encoding="utf-8")
         flags = (["-UNDEBUG"] if one.checks else []) + (ASAN_FLAGS if one.asan else [])
-        extensions.append(Extension(one.name, [str(folder / one.source)], include_dirs=[str(folder)],
+        extensions.append(Extension(one.name, [str(folder / source)], include_dirs=[str(folder)],
                                     define_macros=list(one.macros), extra_compile_args=flags,
                                     extra_link_args=ASAN_FLAGS if one.asan else []))
     jobs = min(2, os.cpu_count() or 1)
@@ -190,12 +193,12 @@ def _build_here(spec: str) -> None:
 
 def debug_builds(asan: bool = False) -> list[Build]:
     """The package's compiled modules, each with the checks on (and AddressSanitizer with ``asan``)."""
-    return [Build(f"bpe.variants.{name}", f"{name}.pyx", checks=True, asan=asan) for name in COMPILED]
+    return [Build(name, source, checks=True, asan=asan) for name, source in COMPILED.items()]
 
 
 def debug_folder(where: Path = DEBUG_DIR) -> Path:
-    """The folder of a debug build's modules: what ``BPE_COMPILED_FROM`` names."""
-    return where / "lib" / "bpe" / "variants"
+    """The folder of a debug build's package (its modules under ``bpe/``): what ``BPE_COMPILED_FROM`` names."""
+    return where / "lib"
 
 
 def asan_runtime() -> str:
@@ -213,21 +216,32 @@ def asan_runtime() -> str:
 
 
 def use_compiled_from(folder: str | Path) -> None:
-    """Import the package's compiled modules from ``folder`` (a debug build's) in this process, in place of
-    the rungs' own: the folder goes first on ``bpe.variants``' path.  One line, and nothing imported, where
-    a module is not there or one was imported already."""
+    """Import the package's compiled modules from ``folder`` (a debug build's ``lib/``, holding ``bpe/...``) in
+    this process, in place of the installed ones: each module's folder goes first on its package's path.  One
+    line, and nothing imported, where a module is not there or one was imported already."""
     folder = Path(folder).resolve()
-    already = [name for name in COMPILED if f"bpe.variants.{name}" in sys.modules]
+    already = [_leaf(name) for name in COMPILED if name in sys.modules]
     if already:
         raise BPEError(f"{', '.join(already)} imported before the build in {folder} could stand in for it")
-    missing = [name for name in COMPILED if not any(folder.glob(f"{name}.*.so"))]
+    missing = [_leaf(name) for name in COMPILED if not any(_built_folder(folder, name).glob(f"{_leaf(name)}.*.so"))]
     if missing:
         raise BPEError(f"no {', '.join(missing)} in {folder}: build it first (python -m tools.builds)")
-    bpe.variants.__path__.insert(0, str(folder))
     for name in COMPILED:
-        module = importlib.import_module(f"bpe.variants.{name}")
-        if Path(module.__file__).resolve().parent != folder:
-            raise BPEError(f"bpe.variants.{name} came from {module.__file__}, not from {folder}")
+        package = importlib.import_module(name.rpartition(".")[0])
+        if str(_built_folder(folder, name)) not in package.__path__:
+            package.__path__.insert(0, str(_built_folder(folder, name)))
+        module = importlib.import_module(name)
+        if Path(module.__file__).resolve().parent != _built_folder(folder, name):
+            raise BPEError(f"{name} came from {module.__file__}, not from {folder}")
+
+
+def _leaf(name: str) -> str:
+    return name.rpartition(".")[2]
+
+
+def _built_folder(lib: Path, name: str) -> Path:
+    """Where a build under ``lib`` holds the module ``name``: its package's folders."""
+    return lib.joinpath(*name.split(".")[:-1])
 
 
 def debug_environment(where: Path, asan: bool) -> dict[str, str]:

@@ -25,23 +25,18 @@ from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.lab.measure.estimate import CorpusShape, corpus_shape, estimate_run
 from bpe.lab.measure.publish import write_json_atomic
+from bpe.lab.rungs import RUNGS
 from tools.command import tool_main
 
 DEFAULT_OUT = REPO_ROOT / "docs" / "estimate-calibration.json"
 
-#: (data, variant, vocab size): each run a few seconds to a minute on one core.
-POINTS = [(data, variant, vocab) for data, runs in {
-    "gutenberg-sample": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 2000),
-                         ("v4", 2000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
-    "gutenberg-books": [("v4", 2000), ("v6", 10000), ("v8", 10000)],
-    "tinystories-synth-10MB": [("v1", 500), ("v2", 2000), ("v2", 10000), ("v3", 10000),
-                               ("v4", 10000), ("v5", 10000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
-    "tinystories-synth-50MB": [("v2", 10000)],
-    "webtext-synth-2MB": [("v1", 300), ("v2", 500), ("v2", 2000), ("v3", 2000),
-                          ("v4", 2000), ("v5", 2000), ("v6", 10000), ("v7", 10000), ("v8", 10000)],
-    "webtext-synth-20MB": [("v2", 500), ("v5", 10000), ("v5", 32000), ("v6", 32000), ("v7", 10000), ("v8", 32000)],
-    "webtext-synth-100MB": [("v8", 32000)],
-}.items() for variant, vocab in runs]
+#: The data sets the points are timed on, in the order they run: the smaller first, within a kind of text.
+DATA_ORDER = ("gutenberg-sample", "gutenberg-books", "tinystories-synth-10MB", "tinystories-synth-50MB",
+              "webtext-synth-2MB", "webtext-synth-20MB", "webtext-synth-100MB")
+#: (data, variant, vocab size): each rung's runs as its row in the lab's table names them (``fitted_on``), each
+#: a few seconds to a minute on one core, by data set, then in ladder order.
+POINTS = sorted(((data, name, vocab) for name, row in RUNGS.items() for data, vocab in row.cost.fitted_on),
+                key=lambda point: (DATA_ORDER.index(point[0]), list(RUNGS).index(point[1]), point[2]))
 
 
 def estimate_point(point: dict) -> float:

@@ -6,10 +6,10 @@ untimed round that warms the workers (their imports, v9's class tables) and chec
 same counts:
 
 * **file**: the rung's ``count_pretokens`` on the one text file the shards were cut from (v9: its threads);
-* **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.training.corpus.count_documents`);
-* **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.training.cluster.count_on_cluster`),
+* **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.counting.documents.count_documents`);
+* **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.corpus.cluster.count_on_cluster`),
   the cluster started once beforehand, in a process of its own as ``--cluster local`` starts it
-  (:func:`bpe.training.cluster.local_cluster`; its start is timed apart).
+  (:func:`bpe.corpus.cluster.local_cluster`; its start is timed apart).
 
 Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
 the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
@@ -32,14 +32,16 @@ import sys
 import time
 from pathlib import Path
 
+from bpe.corpus.cluster import count_on_cluster, distributed, local_cluster
+from bpe.corpus.corpus import Corpus, open_corpus
+from bpe.counting.documents import count_documents, counts_bytes
+from bpe.counting.parts import parts_of
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
 from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.measure.publish import output_path, stamp, write_json_atomic
 from bpe.lab.measure.spread import compare, summary
-from bpe.training.cluster import count_on_cluster, distributed, local_cluster
-from bpe.training.corpus import Corpus, count_documents, open_corpus
 from bpe.training.registry import best_variant, get_variant
 from tools.command import tool_main
 
@@ -98,7 +100,8 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
             runs = {
                 "file": lambda: rung.count_pretokens(path, tokens, workers=2),
                 "shards_local": lambda: count_documents(rung, corpus, tokens, workers=2)[0],
-                "shards_cluster": lambda: count_on_cluster(client, rung, corpus, tokens)[0],
+                "shards_cluster": lambda: count_on_cluster(client, parts_of(rung), corpus, tokens,
+                                                           raw=counts_bytes(rung))[0],
             }
             print(f"[cluster-bench] {name} on {path} ({path.stat().st_size:,} bytes, {shards} shards): "
                   f"file, shards local, shards on a 2-worker LocalCluster, interleaved, {repeat} repeat(s)",
@@ -189,7 +192,7 @@ def projections(result: dict) -> dict:
         whole = distinct(size)
         for machines in MACHINES:
             threads = machines * CORES_PER_MACHINE
-            tasks = 4 * threads  # bpe/training/cluster.py: TASKS_PER_THREAD tasks a thread
+            tasks = 4 * threads  # bpe/corpus/cluster.py: TASKS_PER_THREAD tasks a thread
             rows[str(machines)] = {
                 "threads": threads, "bytes_per_thread": size / threads, "count_seconds": size / threads / per_thread,
                 "parts_bytes": tasks * distinct(size / tasks) * per_count,

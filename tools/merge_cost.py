@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import process_time
 
-from bpe import arguments
+from bpe.commands import arguments
+from bpe.counting.parallel import count_file_parallel
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
 from bpe.lab.fresh_process import child_result, lab_tempdir, run_json_child, write_result
@@ -34,10 +35,9 @@ from bpe.lab.judge.candidates import CandidateFailed, load_algorithm
 from bpe.lab.judge.diagnose import merges_digest
 from bpe.lab.measure.plan import check_repeat, in_turns, plan
 from bpe.lab.measure.spread import summary
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.parallel import count_file_parallel
 from bpe.training.registry import VARIANTS
-from bpe.training.timer import NullTimer
 from tools.command import tool_main
 
 _CHILD_CODE = "from tools.merge_cost import child_main; child_main()"

@@ -1,11 +1,11 @@
 """How the fast pre-tokenizer compares with the plain regex, per kind of text.
 
-The fast pre-tokenizer (:mod:`bpe.training.pretokenize_fast`; v6 and v7) must never lose to the plain
+The fast pre-tokenizer (:mod:`bpe.split.fast`; v6 and v7) must never lose to the plain
 definition it replaces.  This times both on one sample of each kind of text, ``--repeat`` times each,
 alternating, checks they give the same counts, and writes the seconds, the ratio of the best of each
 and the spread of the paired ratios, which docs/v6.md quotes: **plain** is
-:func:`~bpe.training.pretokenize.count_text` on the whole decoded text (v1-v5's counter), **fast** the
-pretokenize stage of v6 and v7 with one worker (:func:`~bpe.training.parallel.count_file_parallel_fast`),
+:func:`~bpe.counting.plain.count_text` on the whole decoded text (v1-v5's counter), **fast** the
+pretokenize stage of v6 and v7 with one worker (:func:`~bpe.counting.parallel.count_file_parallel_fast`),
 and, where v9 is built, **compiled** its scanner with one thread (``count_pretokens`` of
 ``variants/v9_counting_compiled.py``), with ``compiled_vs_fast``, how many times faster it is than fast.
 The samples are made deterministically under ``data/`` by :mod:`tools.text_kinds` (web text, books,
@@ -26,14 +26,14 @@ import sys
 import time
 from pathlib import Path
 
+from bpe.counting.parallel import count_file_parallel_fast
+from bpe.counting.plain import count_text
 from bpe.data.datasets import REPO_ROOT, shown_path
 from bpe.errors import BPEError
 from bpe.lab.measure.plan import check_repeat
 from bpe.lab.measure.publish import machine_info, write_json_atomic
 from bpe.lab.measure.spread import range_text, ratio_text, summary
-from bpe.training.parallel import count_file_parallel_fast
-from bpe.training.pretokenize import count_text
-from bpe.training.sizes import parse_size
+from bpe.running.sizes import parse_size
 from bpe.variants import v9_counting_compiled
 from tools.command import tool_main
 from tools.text_kinds import KINDS, SEPARATOR, make_sample, sources

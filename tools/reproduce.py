@@ -28,17 +28,17 @@ import statistics
 import sys
 from pathlib import Path
 
-from bpe import arguments
+from bpe.commands import arguments
 from bpe.data.datasets import DATASETS, REPO_ROOT, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
-from bpe.io.outputs import write_files_atomic
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import made_by, output_path, stamp, write_json_atomic
 from bpe.lab.measure.report_plots import pyplot, save_figure
 from bpe.lab.measure.spread import compare, ratio_range_text, ratio_text, seconds, summarized
+from bpe.running.files import write_files_atomic
+from bpe.running.sizes import format_size
 from bpe.training.registry import VARIANTS, unavailable
-from bpe.training.sizes import format_size
 from tools.command import tool_main
 from tools.reproduce_steps import FULL, QUICK, SELECT_UPDATE, STEPS, RunSet, article_figures, their_ratio
 

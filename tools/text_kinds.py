@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, data_dir, size_label
-from bpe.data.webtext import WebTextGenerator, write_documents
+from bpe.data.generated import write_documents
+from bpe.data.webtext import WebTextGenerator
 
 SEPARATOR = "<|endoftext|>"
 Documents = Callable[[], Iterator[str]]

@@ -31,7 +31,7 @@ from cpython.ref cimport PyObject
 cdef extern from "_v8_tricks.h":
     # A prefetch a few words ahead of the one being rewritten: the merge visits words in index order,
     # scattered over the block, and a miss on each first touch is most of a merge's time.  (The hint is
-    # _hints.h's, shared with v9's counter; a no-op where unsupported.)
+    # _hints.h's, shared with the other compiled modules; a no-op where unsupported.)
     void V8_FETCH(const void *p) nogil
     # The two tricks on top of v6's algorithm, fetching ahead and deferring the probes (below), each on
     # unless a build turns it off (_v8_tricks.h says how, and why a switch costs the rung nothing): the
@@ -123,10 +123,10 @@ ctypedef struct NeighbourRow:
     Half side[2]    # [BEFORE]: the token is x, right before an occurrence; [AFTER]: y, right after one
 
 
-# --- The build's source: a dict of counts, or v9's arrays ---------------------------------------------
+# --- The build's source: a dict of counts, or counts kept as arrays ---------------------------------------
 ctypedef struct WordSource:
     PyObject *counts               # a dict of bytes -> int, or NULL: the arrays below
-    const unsigned char *keys      # v9's arrays: every pre-token's bytes end to end,
+    const unsigned char *keys      # the arrays: every pre-token's bytes end to end,
     const int64_t *ends            # where each ends,
     const int64_t *word_counts     # and its count
     Py_ssize_t size
@@ -221,9 +221,10 @@ cdef class MergeState:
     def __init__(self, pretoken_counts):
         """Phase pair_count: the words' records, each byte pair's count and holders, and the heap.
 
-        ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts, or (v9's
-        counts) an object whose ``pretoken_arrays()`` gives them as three arrays, read where they are:
-        every pre-token's bytes end to end (uint8), where each ends (int64), and its count (int64)."""
+        ``pretoken_counts`` is a dict (a ``Counter`` is one) of pre-token bytes to counts, or (counts a
+        compiled counter kept in C) an object whose ``pretoken_arrays()`` gives them as three arrays, read
+        where they are: every pre-token's bytes end to end (uint8), where each ends (int64), and its count
+        (int64)."""
         cdef int32_t i
         cdef int side
         cdef WordSource source
@@ -266,7 +267,7 @@ cdef class MergeState:
 
     cdef int _build_words(self, WordSource *source) except -1:
         """Copy each pre-token of two bytes or more into its record, reading the bytes where they are kept
-        (a dict's keys, or v9's arrays: no copy into a Python object on the way), in the order they come.
+        (a dict's keys, or the arrays: no copy into a Python object on the way), in the order they come.
         Two passes over the source: the first checks it and sizes the block, the second fills it."""
         cdef Py_ssize_t position = 0, length, j, n = 0
         cdef size_t total = 0, at = 0
@@ -1021,7 +1022,7 @@ cdef inline int64_t checked_count(object value) except? -1:
 
 cdef int source_from_arrays(WordSource *source, const unsigned char[::1] keys, const int64_t[::1] ends,
                             const int64_t[::1] counts) except -1:
-    """Point ``source`` at v9's three arrays, once their shapes agree (each entry is checked as it is read)."""
+    """Point ``source`` at the three arrays, once their shapes agree (each entry is checked as it is read)."""
     if ends.shape[0] != counts.shape[0]:
         raise ValueError(f"{ends.shape[0]} ends but {counts.shape[0]} counts")
     if ends.shape[0] and ends[ends.shape[0] - 1] != keys.shape[0]:

@@ -468,7 +468,7 @@ cdef class Counter:
     def add_counts(self, int thread, const uint8_t[::1] keys, const int64_t[::1] ends, const int64_t[::1] counts):
         """Add counts already made into table ``thread``: pre-token ``k`` is ``keys[ends[k - 1]:ends[k]]``
         (from 0 for the first), counted ``counts[k]`` times: arrays as ``write_part`` writes them, sent
-        from another process (a cluster's part, summed by ``bpe/training/cluster.py``).  Each key is
+        from another process (a cluster's part, summed by ``bpe/corpus/cluster.py``).  Each key is
         copied, so the arrays may go.  Raises ``ValueError`` for arrays that do not hold what they say (an
         end before its start or past the keys, an empty or too long key, a count below 1), checked before
         anything is added, ``MemoryError``, or ``KeyboardInterrupt`` after ``stop()``."""

@@ -3,7 +3,7 @@
 v1 is the reference every later rung must equal: the algorithm itself, written as directly as the
 CS336 handout states it, with nothing remembered between merges.  The
 pre-tokens and their counts come from the plain serial counter (``count_file_serial`` in
-``bpe/training/pretokenize.py``: split on the special tokens, ``findall`` of the GPT-2 pattern, a
+``bpe/counting/plain.py``: split on the special tokens, ``findall`` of the GPT-2 pattern, a
 ``Counter``, one chunk of the file at a time); each distinct pre-token is a *word* of single-byte
 tokens with a count.  Every merge then
 
@@ -22,7 +22,7 @@ Measured: what v1's merges cost against pre-tokenizing the corpus once, docs/v1.
 Walkthrough: docs/v1.md.
 
 >>> from bpe.training.merge_loop import run_merges
->>> from bpe.training.timer import NullTimer
+>>> from bpe.running.timer import NullTimer
 >>> merger = Merger({b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6})
 >>> [a + b" " + b for a, b in run_merges(merger, 3, NullTimer())]
 [b's t', b'e st', b'o w']
@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
+from bpe.counting.plain import count_file_serial
 from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
-from bpe.training.pretokenize import count_file_serial
 
 IDEA = "naive: recount every pair after every merge, max(), rewrite every word"
 count_pretokens = count_file_serial

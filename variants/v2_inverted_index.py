@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
+from bpe.counting.plain import count_file_serial
 from bpe.training.merge_loop import Pair, Word, merge_word, split_into_bytes
-from bpe.training.pretokenize import count_file_serial
 
 IDEA = "inverted index pair -> words: only touch words containing the merged pair"
 count_pretokens = count_file_serial

@@ -46,8 +46,8 @@ Walkthrough: docs/v4.md.
 
 from __future__ import annotations
 
+from bpe.counting.parallel import count_file_parallel
 from bpe.training.merge_loop import Pair, Word
-from bpe.training.parallel import count_file_parallel
 
 from .v2_inverted_index import Merger as V2Merger
 

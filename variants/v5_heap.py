@@ -45,8 +45,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
+from bpe.counting.parallel import count_file_parallel
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel
 
 from .v4_fine_grained_diff import Merger as V4Merger
 

@@ -8,7 +8,7 @@ The techniques, one section each, in the order the file shows them (the last two
 Each one that can be turned off is a name a subclass or a candidate file can swap, and
 ``tools/ablation/`` runs v6 without each in turn (docs/v6.md, "What each technique buys"):
 
-* **The fast pre-tokenizer** (``count_pretokens``, ``bpe/training/pretokenize_fast.py``): v3's pool
+* **The fast pre-tokenizer** (``count_pretokens``, ``bpe/split/fast.py``): v3's pool
   counts with an ASCII twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words
   around non-ASCII characters take ``regex`` (all of a block dense with them); the counts are the
   plain counter's;
@@ -47,16 +47,16 @@ from collections.abc import Iterable, Mapping
 from heapq import heappop, heappush, heapreplace
 from operator import add
 
+from bpe.counting.parallel import count_file_parallel_fast
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = ("tuned pure Python: words as str (one character per token), C-level search, lazy index, floored "
         "byte-order heap, fast pre-tokenizer")
 
 
 # --- The fast pre-tokenizer --------------------------------------------------------------------------
-# v3's pool with the tuned counter (bpe/training/pretokenize_fast.py): an ASCII twin of the GPT-2 pattern
+# v3's pool with the tuned counter (bpe/split/fast.py): an ASCII twin of the GPT-2 pattern
 # on the stdlib `re` engine, `regex` only for the few words around non-ASCII characters (docs/v6.md, "The
 # fast pre-tokenizer").  Its counts are exactly the plain counter's.
 

@@ -17,10 +17,10 @@ Why this split pays where parallelising the max-pair search does not: the search
 heap and cannot be cut into parts worth a message; the rewrite is O(words holding the pair) and is
 cut by the shards for free.  What crosses a pipe per merge is the pair and the changes, never words.
 
-Around the idea, :mod:`bpe.training.shard_policy` decides how many shards the words and the free cores
+Around the idea, :mod:`bpe.variants._v7_policy` decides how many shards the words and the free cores
 are worth (one: v7 *is* v6; with no ``workers`` given a core is kept spare), the parent's share, and when
 the shards come home (:meth:`Merger.gather`, then v6 goes on with the same merges);
-:mod:`bpe.training.shards` runs the processes, their channels and the counts.
+:mod:`bpe.variants._v7_shards` runs the processes, their channels and the counts.
 
 What it leaves out: shards do not say which pairs they hold (every merge goes to every shard
 process); no pipelining (the next best pair depends on this merge's changes).
@@ -36,11 +36,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from bpe.counting.parallel import count_file_parallel_fast, partition
+from bpe.counting.plain import add_counts
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel_fast, partition
-from bpe.training.pretokenize import add_counts
-from bpe.training.shard_policy import StallWatch, merge_processes, parent_share, shard_count
-from bpe.training.shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered
+from bpe.variants._v7_policy import StallWatch, merge_processes, parent_share, shard_count
+from bpe.variants._v7_shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered
 
 from .v6_tuned import FlooredHeap, count_pairs, index_gained, subtract_lost
 from .v6_tuned import Merger as V6Merger
@@ -119,10 +119,10 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
 class Merger(V6Merger):
     """v6's heap in this process, v6's words in shards: one here, the others in processes.
 
-    ``pretoken_counts`` is a :class:`~bpe.training.shards.ShardedCounts` (from :func:`count_pretokens`)
+    ``pretoken_counts`` is a :class:`~bpe.variants._v7_shards.ShardedCounts` (from :func:`count_pretokens`)
     or any mapping of pre-token bytes to counts, which is then split into shards here.  ``gather_when``
     decides when the shards come home: a rule ``(merge number, wall seconds, CPU seconds) -> bool`` or a
-    :class:`~bpe.training.shard_policy.StallWatch` (default: the stall rule on the real clocks).
+    :class:`~bpe.variants._v7_policy.StallWatch` (default: the stall rule on the real clocks).
     """
 
     def __init__(self, pretoken_counts, workers: int | None = None, *, gather_when=None):

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bpe.counting.parallel import count_file_parallel_fast
 from bpe.errors import BPEError
 from bpe.interface import not_built
-from bpe.training.parallel import count_file_parallel_fast
 
 IDEA = "the merge compiled: v6's algorithm on C arrays (words in one block, pair slots, an array heap), in Cython"
 

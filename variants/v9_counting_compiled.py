@@ -9,12 +9,12 @@ it on both kinds of text (docs/v8.md, "Where the time goes now").  A second proc
 the matching was not the cost: a ``Counter`` update per pre-token, each distinct pre-token pickled from
 process to process, dicts summed.  So v9 changes what a pre-token costs, not how many cores count:
 
-1. **a scanner instead of a regex engine** (``scan_piece`` in ``variants/_gpt2_scanner.pxi``, which
+1. **a scanner instead of a regex engine** (``scan_piece`` in ``bpe/split/_gpt2_scanner.pxi``, which
    ``variants/_v9_count.pyx`` includes).  The pattern is
    six alternatives over three character classes, so one pass over the UTF-8 bytes decides every
    pre-token, with one class looked up per character and no backtracking; the page teaches it as a
    state machine (docs/v9.md).  The classes are read off the ``regex`` module itself, over every code
-   point, at first use (:mod:`bpe.training.gpt2_classes`): exact by construction, and held to
+   point, at first use (:mod:`bpe.split.gpt2_classes`): exact by construction, and held to
    ``regex.findall`` by a property test over every kind of character;
 2. **a C table per thread instead of a Counter**: a pre-token is a hash and a probe, its bytes kept in
    the slot when short; the text is the file's bytes, read into a buffer, never decoded into a ``str``;
@@ -27,7 +27,7 @@ process to process, dicts summed.  So v9 changes what a pre-token costs, not how
 
 What it leaves out: a faster merge (v8's, now the larger part of a web-like run); SIMD classification of the text
 (the scanner reads a byte at a time, with ASCII in its tight loop).  Encoding uses the same scanner:
-``variants/_v9_encode.pyx`` includes it (``bpe encode``, docs/encoding.md).
+``bpe/io/_encoder.pyx`` includes it (``bpe encode``, docs/encoding.md).
 
 Complexity: as v8.  Memory while counting: each thread's table, 32 bytes a slot at most two thirds
 full, and the long keys; then the arrays, about the distinct pre-tokens' bytes plus 16 bytes each.
@@ -45,20 +45,20 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add
 from pathlib import Path
 
+from bpe.corpus.text_file import check_input_file, decode_utf8
 from bpe.errors import BPEError
 from bpe.interface import not_built
-from bpe.training.chunking import find_chunk_boundaries, has_hidden_content, plan_chunk_count
-from bpe.training.cores import choose_workers, workers_for
-from bpe.training.gpt2_classes import class_tables
-from bpe.training.pool import record_workers
-from bpe.training.pretokenize import check_input_file, decode_utf8
-from bpe.training.threads import read_span, run_threads
+from bpe.running.cores import choose_workers, plan_chunk_count, workers_for
+from bpe.running.pool import record_workers
+from bpe.running.threads import read_span, run_threads
+from bpe.split.chunking import find_chunk_boundaries, has_hidden_content
+from bpe.split.gpt2_classes import class_tables
 
 from . import v8_compiled
 
 #: Where it counts with more than one worker (bpe/training/rung.py): threads of this process, no pool.
 COUNTS_IN = "threads"
-#: Its counter of texts takes a plain file's chunks as UTF-8 bytes too (bpe/training/corpus.py): no decoding.
+#: Its counter of texts takes a plain file's chunks as UTF-8 bytes too (bpe/corpus/corpus.py): no decoding.
 COUNTS_BYTES = True
 
 IDEA = "counting compiled: the GPT-2 pattern as a scanner, counts in C tables one per thread, arrays into v8's merge"
@@ -143,7 +143,7 @@ def count_pretokens(
     """The pre-token counts of the file (or its first ``end`` bytes), counted by the compiled scanner on
     ``workers`` threads (default: the cores other processes leave free).
 
-    The file is cut where no pre-token spans the cut (:mod:`bpe.training.chunking`, v3's rule); each
+    The file is cut where no pre-token spans the cut (:mod:`bpe.split.chunking`, v3's rule); each
     chunk is read into its thread's buffer and counted into that thread's table, then the tables are
     merged by part into the arrays.  (Not a memory map: its pages would count as the process's memory,
     the whole file of it by the end.)  A byte that is not UTF-8 gives the plain counter's one line,
@@ -197,7 +197,7 @@ TEXTS_PER_THREAD = 4
 
 def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, workers: int | None = None,
                 on_text: Callable[[int], None] | None = None) -> CompiledCounts:
-    """A stream of texts (a corpus's batches of documents, ``bpe/training/corpus.py``) counted by the same
+    """A stream of texts (a corpus's batches of documents, ``bpe/corpus/corpus.py``) counted by the same
     scanner into the same tables as a file's chunks, on ``workers`` threads (default: the free cores).
 
     Each text is encoded to UTF-8 by the thread that counts it (the corpus reader has checked it can
@@ -229,7 +229,7 @@ def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, 
         counter.release()
 
 
-# --- A cluster's parts (bpe/training/cluster.py): the counts split by the tables' own hash, as arrays ---------
+# --- A cluster's parts (bpe/corpus/cluster.py): the counts split by the tables' own hash, as arrays ---------
 # A cluster's counting task sends its counts on in parts, one to each part's summing task.  As dicts, every
 # distinct pre-token would become a Python object three times (the task's dict, the sum's, this process's);
 # as the arrays ``write_part`` writes, they are copied in C and pickled as three blocks of bytes.

@@ -12,7 +12,7 @@ on this machine: ``webtext-synth`` (web-like text, :mod:`bpe.data.webtext`) and 
 needs no network; 100 MB take about 40 s).
 
 Anything that is not a name is taken as a path: a text file, or any corpus the training reads
-(:mod:`bpe.training.corpus`: a directory, a glob, JSON lines, Parquet, an ``s3://`` or ``hf://`` URL).
+(:mod:`bpe.corpus.corpus`: a directory, a glob, JSON lines, Parquet, an ``s3://`` or ``hf://`` URL).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError, signals_as_interrupt
 from bpe.interface import IN_CHECKOUT, REPO_ROOT, command, typed_with
-from bpe.training.progress import wants_progress
-from bpe.training.sizes import parse_size
+from bpe.running.progress import wants_progress
+from bpe.running.sizes import parse_size
 
 #: Where an installed wheel keeps the shipped files: pyproject.toml packs each checkout folder
 #: below into the package under this name.
@@ -219,7 +219,7 @@ def ensure_generated(dataset: Dataset, size: int, *, progress: bool | None = Non
     progress = wants_progress(False) if progress is None else progress
     path = generated_file(dataset.name, size)
     if not path.exists():
-        from bpe.io.outputs import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe.cli)
+        from bpe.running.files import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe.cli)
 
         make_data_folder(path.parent)
         check_free_space(path.parent, size, f"generating {path.name}")  # before a word is written
@@ -235,7 +235,7 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path | str:
 
     A generated data set (``webtext-synth``, ``webtext-synth-20MB``) is generated if missing.  A path that
     is there (a file, a directory) is returned as a :class:`Path`; a glob or an fsspec URL as it was given,
-    for the corpus reader (:mod:`bpe.training.corpus`), which lists what it stands for.
+    for the corpus reader (:mod:`bpe.corpus.corpus`), which lists what it stands for.
     """
     if name_or_path is None:
         name_or_path = DEFAULT_DATASET
@@ -253,7 +253,7 @@ def resolve_data(name_or_path: str | os.PathLike | None) -> Path | str:
         return dataset.path
     path = Path(key)
     if not path.exists():
-        if "://" in key or any(c in key for c in "*?["):  # a URL or a glob: bpe/training/corpus.py reads it
+        if "://" in key or any(c in key for c in "*?["):  # a URL or a glob: bpe/corpus/corpus.py reads it
             return key
         raise BPEError(
             f"no data set or file named {key!r}; data sets: {', '.join(DATASETS)} (or give a file path, a "

@@ -45,7 +45,7 @@ from bpe.data.datasets import (
     offline_way,
 )
 from bpe.errors import BPEError, signals_as_interrupt
-from bpe.training.sizes import format_size, parse_size
+from bpe.running.sizes import format_size, parse_size
 
 #: Seconds to wait for a connection or for the next bytes before calling the host unreachable
 #: (a failed name lookup or a refused connection is reported at once).
@@ -124,7 +124,7 @@ def _transfer(url: str, part: Path, have: int, *, progress: bool, timeout: float
             length = response.headers.get("Content-Length")
             total = int(length) if length is not None else None
         if total is not None:  # refuse now what cannot fit, rather than fill the disk and fail
-            from bpe.io.outputs import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe data)
+            from bpe.running.files import check_free_space  # noqa: PLC0415 (regex: off the start-up of bpe data)
 
             check_free_space(part.parent, total - have, f"downloading {url.rsplit('/', 1)[-1]}")
         bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name.removesuffix(".part"),
@@ -253,7 +253,7 @@ STATISTICS_MAX_BYTES = 2_000_000_000
 
 def _get_generated(dataset: Dataset, size: int, asked: str | None, *, progress: bool, out) -> Path:
     """Generate the file unless it is there, then print its statistics (up to :data:`STATISTICS_MAX_BYTES`)."""
-    from bpe.data.webtext import cached_statistics  # noqa: PLC0415 (numpy: off the start-up of bpe data)
+    from bpe.data.generated import cached_statistics  # noqa: PLC0415 (numpy: off the start-up of bpe data)
 
     if asked is not None:
         size = parse_size(asked, "--size")

@@ -21,7 +21,7 @@ What it models (``docs/data.md`` says what it was calibrated on and what was ass
 What it leaves out: meaning (a story's sentences are chosen independently, so they seldom follow one
 another), numbers, the odd typo and non-English word of the real data beyond the tail above.
 
-Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)`` (its :class:`~bpe.data.webtext.Draws`),
+Determinism: as :mod:`bpe.data.webtext`, one ``random.Random(seed)`` (its :class:`~bpe.data.generated.Draws`),
 integer weights, no iteration over sets; the same seed gives the same stream on any machine, and a smaller
 file is a prefix of a larger one.
 """
@@ -32,7 +32,7 @@ import os
 import random
 from collections.abc import Callable, Iterator
 
-from bpe.data.webtext import _CODAS, _NUCLEI, _ONSETS, Draws, write_documents, zipf_cum_weights
+from bpe.data.generated import CODAS, NUCLEI, ONSETS, Draws, write_documents, zipf_cum_weights
 
 DEFAULT_SEED = 0
 SEPARATOR = "<|endoftext|>"
@@ -101,8 +101,8 @@ class StoryGenerator:
         rng = self.rng
         parts = []
         for _ in range(syllables):
-            parts += (_ONSETS[rng.randrange(len(_ONSETS))], _NUCLEI[rng.randrange(len(_NUCLEI))],
-                      _CODAS[rng.randrange(len(_CODAS))])
+            parts += (ONSETS[rng.randrange(len(ONSETS))], NUCLEI[rng.randrange(len(NUCLEI))],
+                      CODAS[rng.randrange(len(CODAS))])
         parts.append(_SUFFIXES[rng.randrange(len(_SUFFIXES))])
         return "".join(parts) or "a"
 

@@ -3,8 +3,8 @@
 (The data sets, what ``--data`` names, are :mod:`bpe.data`.)
 
 * ``tokenizer``: encode and decode with trained merges;
-* ``compiled``: the compiled encoder (v9's scanner, the merges in C) built from a tokenizer;
-* ``encode``: ``bpe encode``, a file to a ``.npy`` of ids;
+* ``compiled``: the compiled encoder (``_encoder.pyx``: the scanner, the merges in C) built from a tokenizer;
+* ``encode``: a file to a ``.npy`` of ids, on threads or in the pool (``bpe encode`` runs it);
 * ``formats``: GPT-2 vocab/merges, tiktoken, Hugging Face;
 * ``outputs``: save and load a tokenizer directory;
 * ``checks``: what a saved tokenizer's files must hold, checked when they are loaded;

@@ -1,10 +1,10 @@
-"""The compiled encoder (``variants/_v9_encode.pyx``) built from a :class:`~bpe.io.tokenizer.Tokenizer`.
+"""The compiled encoder (``bpe/io/_encoder.pyx``) built from a :class:`~bpe.io.tokenizer.Tokenizer`.
 
 The Tokenizer's bulk path (``encode_packed``, hence ``encode`` and ``encode_iterable``) and ``bpe encode``
 use it where it is built; elsewhere, or for a tokenizer it cannot hold, :func:`compiled_encoder` answers
 ``None`` and they take the pure-Python path, unchanged.  It holds nothing of its own: the merges, byte ids
 and special tokens are the tokenizer's (``_pair_rank``, ``_rank_merged``, ``token_ids``), the character
-classes v9's (:mod:`bpe.training.gpt2_classes`), so both paths give the same ids
+classes v9's (:mod:`bpe.split.gpt2_classes`), so both paths give the same ids
 (tests/io/test_tokenizer.py and tests/io/test_encode.py hold them to each other and to tiktoken).
 
 What it cannot hold, and leaves to the Python path: an empty special token (the Python path's split then
@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bpe.interface import not_built
-from bpe.training.gpt2_classes import class_tables
-from bpe.training.threads import run_threads
+from bpe.running.threads import run_threads
+from bpe.split.gpt2_classes import class_tables
 
 try:
-    from bpe.variants._v9_encode import Cache, Encoder
+    from bpe.io._encoder import Cache, Encoder
 except ImportError:  # built without a C compiler: encoding takes the Python path
     Cache = Encoder = None
 

@@ -1,12 +1,12 @@
-"""``python -m bpe encode``: a text file -> a NumPy ``.npy`` of token ids, streamed, on threads or in a pool.
+"""Encoding a file: a text file -> a NumPy ``.npy`` of token ids, streamed, on threads or in a pool.
 
 The file is cut into chunks of about :data:`CHUNK_BYTES` at safe boundaries (the training chunker,
-:func:`bpe.training.chunking.iter_chunks`: preferably where a special token starts, i.e. between
+:func:`bpe.split.chunking.iter_chunks`: preferably where a special token starts, i.e. between
 documents; no pre-token spans a cut, so the ids are exactly those of encoding the whole file at
 once).  Two encoders, the same ids:
 
 * **compiled** (the default where v9's compiled code is built, :mod:`bpe.io.compiled`): threads of this
-  process (:func:`bpe.training.threads.run_threads`), each reading its chunk into its own buffer and
+  process (:func:`bpe.running.threads.run_threads`), each reading its chunk into its own buffer and
   encoding the bytes with v9's scanner and the merges in C, its own cache warm from chunk to chunk, the
   GIL released throughout.  Chunks are handed out in rounds of :data:`ROUND_CHUNKS_PER_THREAD` per
   thread; the parent writes each chunk's ids as soon as every earlier chunk's are written, so at most a
@@ -46,17 +46,16 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
-from bpe.data.datasets import resolve_data
+from bpe.corpus import text_file  # the same: its check_input_file read at each call
+from bpe.corpus.batches import text_file_of
+from bpe.corpus.corpus import open_corpus
 from bpe.errors import BPEError
 from bpe.io import compiled as compiled_module  # its names (UNAVAILABLE) read at each call, as tests set them
 from bpe.io.outputs import load_tokenizer
-from bpe.training import pretokenize  # the same: its check_input_file read at each call
-from bpe.training.chunking import iter_chunks
-from bpe.training.corpus import open_corpus, text_file_of
-from bpe.training.pool import WorkerPool, default_workers
-from bpe.training.threads import read_span, run_threads
+from bpe.running.pool import WorkerPool, default_workers
+from bpe.running.threads import read_span, run_threads
+from bpe.split.chunking import iter_chunks
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
 #: the chunk's size), so chunks are kept small; a task costs a pipe round trip, far below its encoding.
@@ -130,7 +129,7 @@ def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: st
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return tokenizer.encode_packed_python(pretokenize.decode_utf8(data, offset=start, errors=errors, source=path))
+    return tokenizer.encode_packed_python(text_file.decode_utf8(data, offset=start, errors=errors, source=path))
 
 
 def choose_encoder(tokenizer, encoder: str | None):
@@ -156,7 +155,7 @@ def encode_span_compiled(compiled, cache, tokenizer, data, offset: int, errors: 
         return compiled.encode_bytes(cache, data)
     except compiled_module.InvalidUTF8:
         pass
-    text = pretokenize.decode_utf8(bytes(data), offset=offset, errors=errors, source=source)
+    text = text_file.decode_utf8(bytes(data), offset=offset, errors=errors, source=source)
     if errors == "strict":
         raise AssertionError(f"the compiled scanner found a byte that is not UTF-8 in {source} where Python did not")
     try:
@@ -321,19 +320,20 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
                 on_bytes: Callable[[int], None] | None = None,
                 on_size: Callable[[int], None] | None = None, encoder: str | None = None,
                 text_column: str = "text") -> EncodeStats:
-    """Encode the file ``data`` (a data set name or path) with the tokenizer in ``tokenizer_dir`` into ``out``.
+    """Encode the file ``data`` (a path: ``bpe encode`` turns a data set's name into one) with the tokenizer in
+    ``tokenizer_dir`` into ``out``.
 
     The path is checked here, once; ``on_size(bytes)`` then hears the file's size (a progress bar's
     total), and ``on_bytes(n)`` each chunk of ``n`` bytes encoded.  ``encoder``: ``"compiled"`` (threads),
     ``"python"`` (the process pool), or None: compiled where it is built.  ``workers`` threads or processes.
 
-    Any other corpus (a directory, a glob, JSON lines, Parquet: :mod:`bpe.training.corpus`, the text in
+    Any other corpus (a directory, a glob, JSON lines, Parquet: :mod:`bpe.corpus.corpus`, the text in
     ``text_column``) is first written as one text file beside ``out``, each document followed by the
     tokenizer's first special token, and that file is encoded (then removed).
     """
     tokenizer = load_tokenizer_dir(tokenizer_dir)
     compiled = choose_encoder(tokenizer, encoder)
-    corpus = open_corpus(resolve_data(data), text_column=text_column)
+    corpus = open_corpus(data, text_column=text_column)
     out = check_output_file(out)
     if corpus.plain_file is not None:
         return _encode_path(tokenizer_dir, tokenizer, compiled, corpus.plain_file, out, workers, errors, chunk_bytes,
@@ -347,7 +347,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
 def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
                  on_size) -> EncodeStats:
     """:func:`encode_file` on one text file."""
-    path = pretokenize.check_input_file(path)
+    path = text_file.check_input_file(path)
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
@@ -387,29 +387,3 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
                        "python" if compiled is None else "compiled")
 
 
-def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
-               progress: bool | None = None, encoder: str | None = None, text_column: str = "text") -> EncodeStats:
-    """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
-    show = sys.stderr.isatty() if progress is None else progress
-    bars = []
-
-    def on_size(total: int) -> None:  # the bar starts once encode_file has checked every input
-        bars.append(tqdm(total=total, unit="B", unit_scale=True, desc="encoding", disable=not show,
-                         file=sys.stderr))
-
-    try:
-        stats = encode_file(tokenizer_dir, data, out, workers=workers, errors=errors, chunk_bytes=chunk_bytes,
-                            on_bytes=lambda n: bars[0].update(n), on_size=on_size, encoder=encoder,
-                            text_column=text_column)
-    finally:
-        for bar in bars:
-            bar.close()
-    ratio = f"{stats.bytes_per_token:.2f} bytes/token" if stats.tokens else "an empty file"
-    print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
-          f"({ratio}) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
-          f"{stats.workers} {'thread' if stats.encoder == 'compiled' else 'worker'}{'s' if stats.workers != 1 else ''} "
-          f"({stats.encoder} encoder)")
-    peak = peak_rss_mb()
-    print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)"
-          + (f"; peak memory of the largest process {peak:.1f} MB" if peak is not None else ""))
-    return stats

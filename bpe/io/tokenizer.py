@@ -16,13 +16,13 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
 * **BPE on a miss works on ids, only on the pairs present**: a list of the ranks of the word's adjacent
   pairs, the lowest found by ``min`` in C, and a merge re-ranks only its two neighbours.  Distinct
   pre-tokens are short (a few bytes), so this beats a heap or linked list per word.
-* **The fast pre-tokenizer** (v6's), :func:`bpe.training.pretokenize_fast.split_pretokens`: ASCII
+* **The fast pre-tokenizer** (v6's), :func:`bpe.split.fast.split_pretokens`: ASCII
   text is cut by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around
   non-ASCII characters (all of a block dense with them) by the Unicode pattern; the pre-tokens are
   exactly the pattern's, in order.
 
 Where v9's compiled code is built, ``encode_packed`` (hence ``encode`` and ``encode_iterable``) hands the
-text's UTF-8 bytes to the compiled encoder instead (:mod:`bpe.io.compiled`, ``variants/_v9_encode.pyx``):
+text's UTF-8 bytes to the compiled encoder instead (:mod:`bpe.io.compiled`, ``bpe/io/_encoder.pyx``):
 v9's scanner, these same merges and a cache in C, the same ids.  ``compiled=False`` keeps a tokenizer on
 the Python path, which :meth:`Tokenizer.encode_packed_python` always takes.
 
@@ -46,10 +46,10 @@ from bpe.errors import BPEError
 from bpe.io.checks import check_merges
 from bpe.io.compiled import compiled_encoder
 from bpe.io.formats import load_merges, load_vocab
-from bpe.training.pretokenize import special_token_regex
-from bpe.training.pretokenize_fast import split_pretokens
+from bpe.split.fast import split_pretokens
+from bpe.split.patterns import special_token_regex
 
-#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/training/chunking.py for
+#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/split/chunking.py for
 #: why no pre-token spans it).
 _SAFE_NEWLINE = regex.compile(r"(?<=[!-~])\n")
 #: encode_iterable holds back text until it has at least this many characters, then cuts.

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-from bpe.training.pool import die_with_parent
+from bpe.running.workers import die_with_parent
 
 RESULT_ENV = "BPE_LAB_RESULT"
 
@@ -109,7 +109,7 @@ def wait_alive(proc: subprocess.Popen, alive=None, every: float = 10.0, input: s
 def dies_with_this_process():
     """A ``preexec_fn`` for a fresh process: the kernel SIGKILLs it when this process dies, even by ``kill -9``
     (Linux).  SIGKILL, not SIGTERM: the child may run code that handles SIGTERM (scalene, a student's trainer).
-    Its own pool's workers die with it in turn (:func:`~bpe.training.pool.die_with_parent`).  The kernel ties
+    Its own pool's workers die with it in turn (:func:`~bpe.running.workers.die_with_parent`).  The kernel ties
     it to the thread that starts the child: here always the one that then waits for it."""
     return functools.partial(die_with_parent, os.getpid(), signal.SIGKILL)
 

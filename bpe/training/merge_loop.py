@@ -15,7 +15,7 @@ is exactly the CS336 tie-break (compare the pair element-wise; ``max`` prefers t
 
 from __future__ import annotations
 
-from bpe.training.progress import make_progress
+from bpe.running.progress import make_progress
 
 Pair = tuple[bytes, bytes]
 Word = tuple[bytes, ...]
@@ -52,7 +52,7 @@ def merge_word(word: Word, pair: Pair) -> Word:
 def run_merges(merger: "bpe.training.rung.Merger", num_merges: int, timer, progress=None) -> list[Pair]:  # noqa: F821
     """Select and apply up to ``num_merges`` merges; stop early when no pair is left.
 
-    ``progress`` (a :class:`bpe.training.progress.Progress`, or ``True`` for a bar) hears of each merge.
+    ``progress`` (a :class:`bpe.running.progress.Progress`, or ``True`` for a bar) hears of each merge.
     """
     progress = make_progress(progress)
     on_merge = progress.on_merge

@@ -3,7 +3,7 @@
 :func:`bpe.training.train.train_bpe` returns what CS336 asks for and nothing else.  A caller that wants
 more (the bench, ``bpe train``) passes an :class:`Observer` and reads it afterwards:
 
->>> from bpe.training.timer import StageTimer
+>>> from bpe.running.timer import StageTimer
 >>> from bpe.training.train import train_bpe
 >>> observer = Observer(timer=StageTimer())
 >>> vocab, merges = train_bpe("tests/fixtures/corpus.en", 300, ["<|endoftext|>"], variant="v2", observer=observer)
@@ -14,9 +14,9 @@ more (the bench, ``bpe train``) passes an :class:`Observer` and reads it afterwa
 
 What it holds, and who tells it what:
 
-* ``timer``: the stage timer (:mod:`bpe.training.timer`), whose stages ``train_bpe`` and the merge
-  loop enter; a :class:`~bpe.training.timer.NullTimer` when nobody measures;
-* ``progress``: the display (:mod:`bpe.training.progress`), told of the bytes by the pre-tokenizer
+* ``timer``: the stage timer (:mod:`bpe.running.timer`), whose stages ``train_bpe`` and the merge
+  loop enter; a :class:`~bpe.running.timer.NullTimer` when nobody measures;
+* ``progress``: the display (:mod:`bpe.running.progress`), told of the bytes by the pre-tokenizer
   and of the merges by the merge loop; silent unless asked (``progress=True``: bars on stderr);
 * ``on_workers(processes)``: once the pre-tokens are counted, how many processes counted them (the
   largest pool the counting started; 1: this process alone), whatever count was asked for;
@@ -29,7 +29,7 @@ comes.
 
 Why the timer and the progress stay objects of their own rather than ``on_stage``/``on_merge``
 methods here: the merge loop enters two stages per merge, and a timer's stage is a reused context
-manager (:mod:`bpe.training.timer`); relaying each through the observer would add a call per stage
+manager (:mod:`bpe.running.timer`); relaying each through the observer would add a call per stage
 to the loop being measured.  Why one object instead of a keyword per report: ``train_bpe``'s
 signature stays the CS336 one plus the options a user chooses (variant, workers, errors, limit).
 """
@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bpe.training.progress import Progress, make_progress
-from bpe.training.timer import NullTimer
+from bpe.running.progress import Progress, make_progress
+from bpe.running.timer import NullTimer
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ A rung module defines
   ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``; ``train_bpe``
   gives it on every run, with the path already checked, so a counter given an ``end`` trusts both);
   ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns the
-  counts as :class:`~bpe.training.pretokenize.PretokenCounts` (every counter in
-  :mod:`bpe.training.pretokenize` and :mod:`bpe.training.parallel` does): ``len()``, the distinct
+  counts as :class:`~bpe.counting.plain.PretokenCounts` (every counter in
+  :mod:`bpe.counting.plain` and :mod:`bpe.counting.parallel` does): ``len()``, the distinct
   pre-tokens, and ``total()``, all of them, for the run's corpus figures, and ``close()``, which
   ``train_bpe`` calls when anything fails before the ``Merger`` has taken the counts over.  Counts
   kept elsewhere answer the same three and are taken by their own ``Merger`` (v7's stay in its worker
@@ -22,14 +22,14 @@ A rung module defines
   :class:`Merger`).
 
 Two are optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
-them: ``"processes"`` (the process pool of :mod:`bpe.training.pool`, the default) or ``"threads"``
+them: ``"processes"`` (the process pool of :mod:`bpe.running.pool`, the default) or ``"threads"``
 (threads of the calling process, each counting in compiled code without the GIL: v9); and
 ``count_texts(texts, special_tokens, *, workers=None, on_text=None)``, the rung's counter of a stream of
-texts (a corpus's batches of documents, :mod:`bpe.training.corpus`), which a rung whose counter is its
+texts (a corpus's batches of documents, :mod:`bpe.corpus.corpus`), which a rung whose counter is its
 own defines (v9, which also takes a plain file's chunks as their UTF-8 bytes: ``COUNTS_BYTES = True``); the
 others get the stream counter of their file counter (:func:`texts_counter`).  A rung may also say how its
 counts go to a cluster in parts (``count_parts``, ``sum_parts``, ``joined_parts``: v9's arrays;
-:func:`bpe.training.cluster.parts_of`).
+:func:`bpe.counting.parts.parts_of`).
 
 Nothing else: what the tests and the lab need to know of a rung they find out from these (which rungs
 count in several workers: :func:`parallel`; in the pool's processes: :func:`pooled`), and the lab's views
@@ -46,9 +46,9 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Protocol
 
+from bpe.counting.plain import count_file_serial
+from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel, count_texts_parallel, count_texts_parallel_fast
-from bpe.training.pretokenize import count_file_serial, count_texts
 
 #: ``count_pretokens``'s parameters: (name, kind, default); ``inspect.Parameter.empty`` for "no default".
 COUNT_PRETOKENS_PARAMETERS = (
@@ -79,6 +79,22 @@ class Merger(Protocol):
     def select_best_pair(self) -> Pair | None: ...  # select: the most frequent pair, ties -> larger bytes
 
     def merge(self, pair: Pair) -> None: ...  # update: rewrite the words, keep the counts up to date
+
+
+def merger_summary(merger) -> dict | None:
+    """The facts of a Merger's optional ``summary()`` (:class:`Merger`), or ``None`` where it defines none; a
+    summary that is not a dict is one line naming the class.
+
+    >>> merger_summary(object()) is None
+    True
+    """
+    summary = getattr(merger, "summary", None)
+    if summary is None:
+        return None
+    facts = summary()
+    if not isinstance(facts, dict):
+        raise BPEError(f"{type(merger).__name__}.summary() must return a dict, got {type(facts).__name__}")
+    return facts
 
 
 def check_rung(module: ModuleType) -> list[str]:
@@ -135,7 +151,7 @@ def _signature_problems(count) -> list[str]:
 
 def parallel(module) -> bool:
     """Whether the rung's ``count_pretokens`` may count in more than one worker: every counter but the serial
-    one of v1 and v2 (:func:`~bpe.training.pretokenize.count_file_serial`).  The workers are processes
+    one of v1 and v2 (:func:`~bpe.counting.plain.count_file_serial`).  The workers are processes
     (:func:`pooled`) or, for a rung whose ``COUNTS_IN`` says so, threads."""
     return module.count_pretokens is not count_file_serial
 
@@ -149,14 +165,3 @@ def pooled(module) -> bool:
     return parallel(module) and getattr(module, "COUNTS_IN", "processes") == "processes"
 
 
-def texts_counter(module):
-    """The rung's counter of a stream of texts (:mod:`bpe.training.corpus`): its own ``count_texts``, or the one
-    that counts as its ``count_pretokens`` does: the plain counter in this process (v1, v2) or in the pool
-    (v3-v5), else the fast one in the pool (v6-v8, and a candidate with a counter of its own: the same
-    counts, tested).  Each takes ``(texts, special_tokens, *, workers=None, on_text=None)``."""
-    own = getattr(module, "count_texts", None)
-    if own is not None:
-        return own
-    if not parallel(module):
-        return count_texts
-    return count_texts_parallel if module.count_pretokens is count_file_parallel else count_texts_parallel_fast

@@ -22,18 +22,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 
+from bpe.corpus.cluster import check_cluster, count_on_cluster
+from bpe.corpus.corpus import Corpus as TrainingCorpus  # (Corpus below is the observer's: a run's figures)
+from bpe.corpus.corpus import open_corpus
+from bpe.corpus.sources import is_dataset
+from bpe.corpus.text_file import check_input_file
+from bpe.counting.documents import count_documents, counts_bytes
+from bpe.counting.parts import parts_of
+from bpe.counting.plain import PretokenCounts
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import ArgumentError, BPEError
-from bpe.training.chunking import find_limit_end
-from bpe.training.cluster import check_cluster, count_on_cluster
-from bpe.training.corpus import Corpus as TrainingCorpus  # (Corpus below is the observer's: a run's figures)
-from bpe.training.corpus import count_documents, is_dataset, open_corpus
+from bpe.running.pool import pools_started
+from bpe.running.sizes import parse_size
+from bpe.split.chunking import find_limit_end
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.observer import Corpus, Observer
-from bpe.training.pool import pools_started
-from bpe.training.pretokenize import PretokenCounts, check_input_file
 from bpe.training.registry import get_variant
-from bpe.training.sizes import parse_size
+from bpe.training.rung import merger_summary
 
 Vocab = dict[int, bytes]
 
@@ -142,7 +147,7 @@ class Arguments:
     workers: int | None
     errors: str
     limit: int | None  # bytes
-    # Any other corpus than one local text file (bpe/training/corpus.py: files of JSON lines or Parquet,
+    # Any other corpus than one local text file (bpe/corpus/corpus.py: files of JSON lines or Parquet,
     # several files, documents in memory); ``path`` is then None and ``file_bytes`` its files' size.
     corpus: object = None
     cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
@@ -185,7 +190,7 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
     progress of the bytes as it counts them; then the observer hears how many processes counted and the
     :class:`Corpus` figures.
 
-    Returns what ``count_pretokens`` does: the counts (:class:`~bpe.training.pretokenize.PretokenCounts`, or
+    Returns what ``count_pretokens`` does: the counts (:class:`~bpe.counting.plain.PretokenCounts`, or
     v7's, which answer the same).
     """
     timer, progress = observer.timer, observer.progress
@@ -215,8 +220,8 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
 
 
 def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCounts:
-    """Phase 2 for any other corpus (:mod:`bpe.training.corpus`): its documents read as a stream and counted
-    by the rung's counter of texts, here or on a cluster (:mod:`bpe.training.cluster`); then the observer
+    """Phase 2 for any other corpus (:mod:`bpe.corpus.corpus`): its documents read as a stream and counted
+    by the rung's counter of texts, here or on a cluster (:mod:`bpe.corpus.cluster`); then the observer
     hears as :func:`count_corpus` tells it."""
     timer, progress, corpus = observer.timer, observer.progress, arguments.corpus
     timer.start()
@@ -226,8 +231,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
             with pools_started() as pools:
                 if arguments.cluster is not None:
                     pretoken_counts, used = count_on_cluster(
-                        arguments.cluster, arguments.rung, corpus, arguments.special_tokens, errors=arguments.errors,
-                        on_bytes=progress.on_bytes)
+                        arguments.cluster, parts_of(arguments.rung), corpus, arguments.special_tokens,
+                        raw=counts_bytes(arguments.rung), errors=arguments.errors, on_bytes=progress.on_bytes)
                 else:
                     pretoken_counts, used = count_documents(
                         arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
@@ -275,11 +280,8 @@ def make_merges(arguments: Arguments, pretoken_counts: PretokenCounts, observer:
         merger = arguments.rung.Merger(pretoken_counts)
     merges = run_merges(merger, arguments.num_merges, timer, progress=observer.progress)
     timer.finish()
-    summary = getattr(merger, "summary", None)
-    if summary is not None:
-        facts = summary()
-        if not isinstance(facts, dict):
-            raise BPEError(f"{type(merger).__name__}.summary() must return a dict, got {type(facts).__name__}")
+    facts = merger_summary(merger)
+    if facts is not None:
         observer.on_summary(facts)
     return merges
 
@@ -307,17 +309,17 @@ def train_bpe(
     as the lab passes a candidate's); all variants return identical results.  ``workers``: the
     processes of a parallel variant.  ``errors="replace"`` decodes invalid UTF-8 with U+FFFD instead
     of failing.  ``limit`` (bytes, or a size such as ``"50MB"``) trains on the first ``limit`` bytes
-    extended to the next document boundary (see :func:`bpe.training.chunking.find_limit_end`); every
+    extended to the next document boundary (see :func:`bpe.split.chunking.find_limit_end`); every
     variant sees exactly the same bytes.  ``observer`` (:class:`bpe.training.observer.Observer`) hears
     what the run reports beyond the result: stage times, progress, the corpus figures, the merger's summary.
 
-    ``input_path`` may also be a corpus as it comes (:mod:`bpe.training.corpus`): a directory, a glob, a
+    ``input_path`` may also be a corpus as it comes (:mod:`bpe.corpus.corpus`): a directory, a glob, a
     list of paths, an fsspec URL (``s3://``, ``hf://``), files of JSON lines (``.jsonl``, ``.json.gz``,
     ``.jsonl.zst``: the text in field ``text_column``) or Parquet (the text in column ``text_column``), or a
     Hugging Face ``datasets`` object; each document then ends with the first special token, so none
     merges across, and the merges equal those of one file of the documents so separated.  ``cluster`` (a
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
-    (:mod:`bpe.training.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
+    (:mod:`bpe.corpus.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
     merges: it changes the merges, so it is off by default.
     """
     # 1. Check the arguments, all of them, before a byte is read.

@@ -27,7 +27,7 @@ def test_a_second_get_says_the_file_is_there_and_reads_its_statistics(tmp_path, 
     assert "\r" not in first.err and "%|" not in first.err  # stderr is not a terminal here: no bar
     assert (tmp_path / "webtext-synth-200KB.stats.json").is_file()
 
-    import bpe.data.webtext as webtext
+    import bpe.data.generated as webtext  # where the statistics are kept and measured
 
     def measured_again(*args, **kwargs):
         raise AssertionError("the statistics were computed again")

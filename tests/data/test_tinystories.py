@@ -6,7 +6,7 @@ from pathlib import Path
 from bpe.cli import main
 from bpe.data.datasets import default_vocab_size, resolve_data
 from bpe.data.tinystories import SEPARATOR, generate
-from bpe.training.pretokenize import count_file_serial
+from bpe.counting.plain import count_file_serial
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "tinystories_sample.txt"
 

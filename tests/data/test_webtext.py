@@ -7,8 +7,9 @@ import pytest
 from bpe import BPEError
 from bpe.cli import main
 from bpe.data.datasets import data_label, resolve_data, size_label
-from bpe.data.webtext import SEPARATOR, Draws, WebTextGenerator, file_statistics, generate
-from bpe.training.pretokenize import count_file_serial
+from bpe.data.generated import SEPARATOR, Draws, file_statistics
+from bpe.data.webtext import WebTextGenerator, generate
+from bpe.counting.plain import count_file_serial
 
 #: sha256 of the first 50,000 bytes' worth of documents of seed 0 (50,899 bytes).  It changes only
 #: when the generator changes on purpose: then every published webtext-synth figure is stale too.

@@ -16,7 +16,7 @@ PAGE = REPO_ROOT / "docs" / "layout.md"
 LAYOUT = PAGE.read_text(encoding="utf-8")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 # A path in backquotes, as the page names files (a template such as `variants/vN_<idea>.py` does not match).
-PATH = re.compile(r"`((?:bpe|tests|variants|benchmarks|exercises|docs)/[\w/.-]+\.(?:py|pyx|md|json))`")
+PATH = re.compile(r"`((?:bpe|tests|variants|benchmarks|tools|exercises|docs)/[\w/.-]+\.(?:py|pyx|md|json))`")
 
 
 def map_entries() -> dict[str, str]:

@@ -2,7 +2,8 @@
 the pool's workers, and its codec error handler never runs; v6 and v7 do run the fast one (the control).
 
 A profile hook (``sys.setprofile``) set before the pool forks stays set in the workers; it writes a line to a
-file, from whichever process, for every call of a function whose code is in ``bpe/training/pretokenize_fast.py``.
+file, from whichever process, for every call of a function whose code is in ``bpe/split/fast.py`` or
+``bpe/counting/fast.py``.
 The error handler that finds the islands is replaced, under its codec name, by a spy that writes a line too.
 """
 
@@ -15,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-import bpe.training.pretokenize_fast as pretokenize_fast
+import bpe.counting.fast as fast_counter
+import bpe.split.fast as pretokenize_fast
 from bpe import VARIANTS
-from bpe.training.pretokenize import count_text
+from bpe.counting.plain import count_text
 
 EOT = "<|endoftext|>"
-FAST_FILE = os.path.realpath(pretokenize_fast.__file__)
+FAST_FILES = {os.path.realpath(pretokenize_fast.__file__), os.path.realpath(fast_counter.__file__)}
 
 
 class FastCalls:
@@ -35,7 +37,7 @@ class FastCalls:
         os.write(self.fd, f"{os.getpid()} {what}\n".encode())
 
     def profile(self, frame, event, arg):
-        if event == "call" and os.path.realpath(frame.f_code.co_filename) == FAST_FILE:
+        if event == "call" and os.path.realpath(frame.f_code.co_filename) in FAST_FILES:
             self._write(frame.f_code.co_name)
 
     def handler(self, exc):

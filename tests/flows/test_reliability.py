@@ -18,13 +18,15 @@ from unittest import mock
 
 import pytest
 
-import bpe.training.chunking as chunking
+import bpe.running.cores as cores
+import bpe.split.chunking as chunking
 from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
-from bpe.training.chunking import find_chunk_boundaries, plan_chunk_count
-from bpe.training.parallel import count_file_parallel
-from bpe.training.pool import KILL_ON_TASK_ENV
-from bpe.training.pretokenize import count_file_serial
+from bpe.counting.parallel import count_file_parallel
+from bpe.counting.plain import count_file_serial
+from bpe.running.cores import plan_chunk_count
+from bpe.running.workers import KILL_ON_TASK_ENV
+from bpe.split.chunking import find_chunk_boundaries
 from conftest import (
     CORPUS_EN,
     HANG_GUARD_SECONDS,
@@ -43,7 +45,7 @@ EOT = "<|endoftext|>"
 
 def pooled_counts(path, specials, workers=2):
     """Pooled counts with chunks small enough that even a tiny file is cut into several."""
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
         return count_file_parallel(path, specials, workers=workers)
 
 
@@ -118,7 +120,7 @@ def test_invalid_utf8_late_in_a_pooled_file_names_the_file_offset(write_corpus):
     path = write_corpus(good + b"\x80" + good)
     with pytest.raises(BPEError, match=f"invalid UTF-8 at byte offset {len(good)} "):
         pooled_counts(path, [EOT])
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 1):
         replaced = count_file_parallel(path, [EOT], workers=2, errors="replace")
     assert replaced == count_file_serial(path, [EOT], errors="replace")
     assert replaced["\ufffd".encode()] == 1
@@ -146,7 +148,7 @@ def test_overlapping_special_tokens_longest_wins_across_chunks(write_corpus):
     specials = ["<|a|>", "<|b|><|a|>"]
     path = write_corpus("xy<|b|><|a|>zz<|a|>" * 40)
     data = path.read_bytes()
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 1):
         bounds = find_chunk_boundaries(path, specials, 200)
     assert len(bounds) > 20
     for cut in bounds[1:-1]:
@@ -175,7 +177,7 @@ def test_special_token_with_a_newline_is_never_cut(write_corpus):
     specials = ["END\n"]
     path = write_corpus("some text END\nmore text.\n" * 200)
     data = path.read_bytes()
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 1), mock.patch.object(chunking, "SCAN_BLOCK_BYTES", 8):
         bounds = find_chunk_boundaries(path, specials, 100)
     assert len(bounds) > 10
     for cut in bounds[1:-1]:
@@ -187,7 +189,7 @@ def test_self_overlapping_special_token_is_never_cut(write_corpus):
     # With "aa" special, "aaaaab" splits as aa|aa|"ab"; a cut at offset 3 would count "a" and "b" instead.
     path = write_corpus(b"aaaaab " * 50)
     data = path.read_bytes()
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 1):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 1):
         for chunks in range(2, 40):
             for cut in find_chunk_boundaries(path, ["aa"], chunks)[1:-1]:
                 assert data[cut - 1:cut] == b" ", (chunks, cut)
@@ -393,7 +395,7 @@ def test_same_input_same_output_every_variant(variant):
 
 def test_same_output_for_1_2_4_workers(pool_variant_names):
     # Small chunks so that 1, 2 and 4 workers cut corpus.en into 8, 16 and 32 different chunks.
-    with mock.patch.object(chunking, "MIN_CHUNK_BYTES", 4096):
+    with mock.patch.object(cores, "MIN_CHUNK_BYTES", 4096):
         counts = {w: count_file_parallel(CORPUS_EN, [EOT], workers=w) for w in (1, 2, 4)}
         assert counts[1] == counts[2] == counts[4] == count_file_serial(CORPUS_EN, [EOT])
         expected = train_bpe(CORPUS_EN, 400, [EOT], variant="v2")

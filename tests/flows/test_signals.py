@@ -128,11 +128,11 @@ import os, sys
 import bpe.io.outputs as outputs
 from bpe.cli import main
 from bpe.training.registry import VARIANTS
-real_write = outputs._write
+real_write = outputs.write_flushed
 def write_then_signal(path, text, *, shown):
     real_write(path, text, shown=shown)
     os.kill(os.getpid(), int(sys.argv[1]))  # the first file is in the new folder; the swap has not begun
-outputs._write = write_then_signal
+outputs.write_flushed = write_then_signal
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -32,10 +32,12 @@ from pathlib import Path
 import pytest
 
 from bpe import BPEError, train_bpe
-from bpe.training import pool as pool_module
-from bpe.training import shard_policy, shards
+from bpe.running import pool as pool_module
+from bpe.running import workers as pool_worker
+from bpe.running.progress import Progress
 from bpe.training.observer import Observer
-from bpe.training.progress import Progress
+from bpe.variants import _v7_policy as shard_policy
+from bpe.variants import _v7_shards as shards
 from conftest import CORPUS_EN, HANG_GUARD_SECONDS, REPO_ROOT, child_env, cs336_merges, live_processes, pooled_variants
 
 EOT = "<|endoftext|>"
@@ -234,7 +236,7 @@ def run_out_of_memory(*args):
 
 def serve_merges_then_run_out():
     """v7's merge task, on a shard that runs out of memory at merge 3 (after serving two merges)."""
-    shard = pool_module.worker_state()["shard"]
+    shard = pool_worker.worker_state()["shard"]
     merges, merge = itertools.count(1), shard.merge
 
     def merge_or_run_out(*args):
@@ -294,7 +296,8 @@ def test_a_worker_out_of_memory_in_any_phase(pools, monkeypatch, variant, phase,
 RUNS_OUT = """
 import itertools, sys
 from bpe.cli import main
-from bpe.training import pool, shard_policy, shards
+from bpe.running import pool, workers as pool_worker
+from bpe.variants import _v7_policy as shard_policy, _v7_shards as shards
 
 variant, phase, workers, data = sys.argv[1:5]
 shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
@@ -307,7 +310,7 @@ def run_out_of_memory(*args):
 
 
 def serve_merges_then_run_out():  # the shard runs out of memory at its third merge
-    shard, merges = pool.worker_state()["shard"], itertools.count(1)
+    shard, merges = pool_worker.worker_state()["shard"], itertools.count(1)
     merge = shard.merge
 
     def merge_or_run_out(*args):
@@ -368,7 +371,8 @@ def test_bpe_train_says_a_worker_ran_out_of_memory_in_one_line(tmp_path, variant
 CALLER = """
 import os, sys
 from bpe.cli import main
-from bpe.training import pool, shard_policy
+from bpe.running import pool, workers as pool_worker
+from bpe.variants import _v7_policy as shard_policy
 
 variant, phase, worker, workers, out, data = sys.argv[1:7]
 worker = int(worker)

@@ -24,7 +24,7 @@ from bpe.io import compiled as compiled_module
 from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
-from bpe.training.pool import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
+from bpe.running.workers import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
 from conftest import (
     DEFAULT_CORPUS,
     FIXTURES,
@@ -40,7 +40,7 @@ from conftest import (
 from tools import text_kinds
 
 EOT = "<|endoftext|>"
-#: Needs the compiled encoder (variants/_v9_encode.pyx), which an install without a C compiler lacks.
+#: Needs the compiled encoder (bpe/io/_encoder.pyx), which an install without a C compiler lacks.
 needs_compiled = pytest.mark.skipif(compiled_module.UNAVAILABLE is not None, reason="the compiled encoder is not built")
 ENCODERS = [pytest.param("compiled", marks=needs_compiled), "python"]
 ENCODER_NAMES = ["compiled", "python"]
@@ -272,12 +272,12 @@ def test_interrupted_encoding_leaves_no_output(gpt2_dir, tmp_path):
 
 
 def test_the_data_path_is_checked_once_with_a_progress_bar(trained_dir, tmp_path, monkeypatch, capsys):
-    import bpe.training.pretokenize
-    from bpe.io.encode import run_encode
+    import bpe.corpus.text_file
+    from bpe.commands.encode import run_encode
 
     checked = []
-    real = bpe.training.pretokenize.check_input_file
-    monkeypatch.setattr(bpe.training.pretokenize, "check_input_file", lambda path: checked.append(path) or real(path))
+    real = bpe.corpus.text_file.check_input_file
+    monkeypatch.setattr(bpe.corpus.text_file, "check_input_file", lambda path: checked.append(path) or real(path))
     stats = run_encode(trained_dir, "tinystories-sample", tmp_path / "ids.npy", workers=1, progress=True)
     assert len(checked) == 1 and stats.tokens == len(np.load(tmp_path / "ids.npy"))
     bar = capsys.readouterr().err  # the bar's total is the file's size, learnt from that one check

@@ -21,7 +21,7 @@ import tokenizers
 from bpe import BPEError, load_tokenizer, train_bpe
 from bpe.cli import main
 from bpe.io.outputs import OutputLock, save_tokenizer, token_report
-from bpe.training.pretokenize import GPT2_PATTERN
+from bpe.split.patterns import GPT2_PATTERN
 from conftest import (
     CORPUS_EN,
     DEFAULT_CORPUS,
@@ -217,7 +217,7 @@ def test_an_output_under_proc_is_said_unwritable_not_missing():
 
 @pytest.mark.parametrize("code, why", [(errno.EROFS, "read-only file system"), (errno.EACCES, "permission denied")])
 def test_the_reason_a_directory_refuses_a_file_is_said(code, why, monkeypatch):
-    from bpe.io import outputs
+    from bpe.running import files as outputs
 
     monkeypatch.setattr(Path, "exists", lambda self: str(self) in ("/mnt/ro", "/mnt", "/"))
     monkeypatch.setattr(Path, "is_dir", lambda self: True)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bpe import BPEError, Tokenizer
 from bpe.io.byte_unicode import decode_token
 from bpe.io.formats import load_merges
-from bpe.training.pretokenize import GPT2_PATTERN
+from bpe.split.patterns import GPT2_PATTERN
 from conftest import DEFAULT_CORPUS, FIXTURES
 
 EOT = "<|endoftext|>"

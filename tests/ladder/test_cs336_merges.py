@@ -6,8 +6,8 @@ import functools
 import pytest
 
 from bpe import VARIANTS, train_bpe
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.timer import NullTimer
 from conftest import CORPUS_EN, DEFAULT_CORPUS, cs336_merges, cs336_vocab
 
 ALL_VARIANTS = list(VARIANTS)

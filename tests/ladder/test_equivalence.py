@@ -9,17 +9,19 @@ count by ``BPE_FUZZ_SCALE`` (default there: 20).
 
 import os
 from collections import Counter
+from contextlib import ExitStack
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bpe.training.chunking as chunking
+import bpe.running.cores as cores
+import bpe.split.chunking as chunking
 from bpe import VARIANTS, train_bpe
-from bpe.training.chunking import find_chunk_boundaries
-from bpe.training.parallel import count_chunk, count_file_parallel, count_file_parallel_fast
-from bpe.training.pretokenize import count_file_serial, count_text
-from bpe.training.pretokenize_fast import count_file_serial_fast, count_text_fast
+from bpe.counting.fast import count_file_serial_fast, count_text_fast
+from bpe.counting.parallel import count_chunk, count_file_parallel, count_file_parallel_fast
+from bpe.counting.plain import count_file_serial, count_text
+from bpe.split.chunking import find_chunk_boundaries
 
 SCALE = int(os.environ.get("BPE_FUZZ_SCALE", "1"))
 SPECIAL = "<|endoftext|>"
@@ -64,8 +66,11 @@ def test_all_variants_match_v1(tmp_path_factory, text, specials, extra_merges):
 
 def tiny_chunks(chunks_per_worker: int, scan_block: int):
     """Patch the chunk planner so a file of a few bytes is cut into up to ``chunks_per_worker`` pieces."""
-    return mock.patch.multiple(chunking, MIN_CHUNK_BYTES=1, CHUNKS_PER_WORKER=chunks_per_worker,
-                               SCAN_BLOCK_BYTES=scan_block, STREAM_CHUNK_BYTES=max(1, scan_block // 2))
+    patches = ExitStack()
+    patches.enter_context(mock.patch.multiple(cores, MIN_CHUNK_BYTES=1, CHUNKS_PER_WORKER=chunks_per_worker))
+    patches.enter_context(mock.patch.multiple(chunking, SCAN_BLOCK_BYTES=scan_block,
+                                              STREAM_CHUNK_BYTES=max(1, scan_block // 2)))
+    return patches
 
 
 @settings(max_examples=500 * SCALE, **RELAXED)

@@ -12,12 +12,12 @@ import types
 import pytest
 
 from bpe import train_bpe
-from bpe.training import shard_policy
+from bpe.counting.plain import count_file_serial
+from bpe.running.progress import Progress
 from bpe.training.observer import Observer
-from bpe.training.pretokenize import count_file_serial
-from bpe.training.progress import Progress
 from bpe.training.registry import VARIANTS, best_variant
 from bpe.training.rung import check_rung, parallel, pooled
+from bpe.variants import _v7_policy as shard_policy
 from conftest import DEFAULT_CORPUS, live_processes, pooled_variants
 
 

@@ -1,8 +1,8 @@
-"""The pytest-benchmark suite (benchmarks/): timed when asked, what a saved run holds, comparing two runs.
+"""The pytest-benchmark suite (tools/benchmarks/): timed when asked, what a saved run holds, comparing two runs.
 
 The benchmarks themselves run untimed on tiny data in every ``make test`` (pyproject's testpaths); here,
-what is around them: ``pytest benchmarks --benchmark-only --benchmark-json`` times them directly, each
-record carries its stage times; every regime has its reference merges; ``benchmarks.compare`` finds two
+what is around them: ``pytest tools/benchmarks --benchmark-only --benchmark-json`` times them directly, each
+record carries its stage times; every regime has its reference merges; ``tools.benchmarks.compare`` finds two
 saved runs and fails past a threshold by pytest-benchmark's own rule; the make targets.
 """
 
@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from benchmarks import compare
-from benchmarks.references import reference
-from benchmarks.regimes import PEERS, REGIMES, SIZES
 from conftest import REPO_ROOT
+from tools.benchmarks import compare
+from tools.benchmarks.references import reference
+from tools.benchmarks.regimes import PEERS, REGIMES, SIZES
 
 
 def test_every_regime_and_size_has_its_reference():
@@ -32,7 +32,7 @@ def test_every_regime_and_size_has_its_reference():
 def test_benchmark_only_times_directly_and_records_the_stages(tmp_path):
     """pyproject's addopts disables timing; asking for --benchmark-only and a JSON is enough to time."""
     out = tmp_path / "new" / "b.json"  # a folder pytest-benchmark itself would not make
-    proc = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tools/benchmarks", "-q", "-p", "no:cacheprovider",
                            "--benchmark-only", "--benchmark-min-rounds=2", "--benchmark-json", str(out),
                            "-k", "gutenberg-like-v6 or gutenberg-like-v7"],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
@@ -111,10 +111,10 @@ def test_make_targets():
         return [line for line in dry_run(*args).splitlines() if line.startswith("echo")]
 
     [run] = echoed("benchmark")
-    assert "-m pytest benchmarks" in run and "--benchmark-autosave" in run and "--benchmark-min-rounds=3" in run
-    assert echoed("benchmark-compare") == ["echo '.venv/bin/python -m benchmarks.compare'"]
+    assert "-m pytest tools/benchmarks" in run and "--benchmark-autosave" in run and "--benchmark-min-rounds=3" in run
+    assert echoed("benchmark-compare") == ["echo '.venv/bin/python -m tools.benchmarks.compare'"]
     assert echoed("benchmark-compare", "RUNS=0001 0002", "THRESHOLD=median:10%", "HISTOGRAM=1") == [
-        "echo '.venv/bin/python -m benchmarks.compare 0001 0002 --fail median:10% "
+        "echo '.venv/bin/python -m tools.benchmarks.compare 0001 0002 --fail median:10% "
         "--histogram out/benchmarks/histogram'"]
 
 

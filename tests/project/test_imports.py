@@ -7,6 +7,7 @@ checks below catch it without relying on import order.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,64 @@ def test_nothing_installed_imports_the_tools():
     wrong = [f"{module} imports {target}" for module, path in sorted(MODULES.items())
              if not module.startswith("tools") for target in sorted(imports_of(path)) if target.startswith("tools")]
     assert wrong == []
+
+
+# --- The floors (docs/layout.md, "The floors: who imports whom") -----------------------------------------------
+
+#: docs/layout.md's floors, as the rooms they hold, from the ground up: a folder of bpe/ (the lab's three folders
+#: rooms of their own), a module at the top of bpe/, variants/ and tools/.
+FLOOR_LINE = re.compile(r"^(\d+)\. (.*)$")
+ROOM = re.compile(r"`((?:bpe|variants|tools)/[\w/]*?)(?:\.py)?`")
+
+
+def floors_on_the_page() -> dict[str, int]:
+    page = (REPO_ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = page[page.index("## The floors: who imports whom"):]
+    section = section[:section.index("\n## ", 1)]
+    return {room.rstrip("/"): int(match.group(1)) for match in map(FLOOR_LINE.match, section.splitlines()) if match
+            for room in ROOM.findall(match.group(2))}
+
+
+def room_of(module: str) -> str:
+    """The room a module is in: its folder of bpe/ (the lab's folders on their own), the module itself at the top
+    of bpe/, or variants/ or tools/ whole."""
+    path = MODULES[module].relative_to(REPO_ROOT)
+    parts = path.parts
+    if parts[0] in ("variants", "tools"):
+        return parts[0]
+    if len(parts) == 2:
+        return path.with_suffix("").as_posix()
+    if parts[1] == "lab" and len(parts) > 3:
+        return "/".join(parts[:3])
+    return "/".join(parts[:-1])
+
+
+def is_face(module: str) -> bool:
+    """A package whose ``__init__.py`` holds no code (a docstring): importing it imports nothing."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return path.name == "__init__.py" and all(isinstance(node, ast.Expr) for node in tree.body)
+
+
+def room_arrows() -> dict[tuple[str, str], str]:
+    """(importer's room, imported room) -> one import that makes the arrow, for every arrow between rooms."""
+    arrows = {}
+    for module, path in sorted(MODULES.items()):
+        for target in sorted(imports_of(path)):
+            if is_face(target):
+                continue
+            ends = (room_of(module), room_of(target))
+            if ends[0] != ends[1]:
+                arrows.setdefault(ends, f"{module} imports {target}")
+    return arrows
+
+
+def test_every_room_is_on_a_floor_of_the_page():
+    floors, rooms = floors_on_the_page(), {room_of(module) for module in MODULES}
+    assert sorted(rooms - set(floors)) == []
+
+
+def test_no_import_runs_back_up_a_floor():
+    floors = floors_on_the_page()
+    upward = [why for (importer, imported), why in room_arrows().items() if floors[imported] >= floors[importer]]
+    assert upward == []

@@ -17,13 +17,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from bpe.counting.plain import count_text
 from bpe.lab.judge.candidates import load_algorithm, load_function, parse_variants, vocab_problems
 from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.lab.judge.probe import PROBES
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
-from bpe.training.timer import NullTimer
 from bpe.training.train import train_bpe
 from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, TINYSTORIES_SAMPLE, cs336_merges
 

@@ -13,11 +13,11 @@ import sys
 from test_own_trainer import failure, text_evidence, train
 
 from bpe.cli import main
+from bpe.counting.plain import count_text
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import all_correct
 from bpe.lab.judge.diagnose import Evidence, diagnose
 from bpe.lab.measure.bench import BenchSettings, run_bench
-from bpe.training.pretokenize import count_text
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPO_ROOT, TINYSTORIES_SAMPLE
 
 CANDIDATES = FIXTURES / "candidates"
@@ -63,9 +63,9 @@ def test_own_trainer_passes_the_candidates_counts():
 def test_merging_from_the_right_is_an_overlap_on_counts_alone():
     candidate, = parse_variants(str(CANDIDATES / "right_to_left.py"))
     from bpe.lab.judge.candidates import load_algorithm
+    from bpe.running.timer import NullTimer
     from bpe.training.merge_loop import run_merges
     from bpe.training.registry import VARIANTS
-    from bpe.training.timer import NullTimer
 
     merges = run_merges(load_algorithm(candidate.kind, candidate.spec).Merger(OVERLAPS), 100, NullTimer())
     reference = run_merges(VARIANTS["v1"].Merger(OVERLAPS), 100, NullTimer())

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import tools.ablation as ablation
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.counting.plain import count_file_serial
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_file_serial
-from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v8_compiled
 from conftest import CORPUS_EN, FIXTURES, OVERLAPS, REPEATS, TIES, cs336_merges
 from tools.ablation import main

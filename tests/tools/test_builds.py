@@ -13,7 +13,7 @@ from tools import builds
 
 @pytest.mark.parametrize("name", builds.COMPILED)
 def test_each_module_gets_every_check(name):
-    text = (builds.SOURCES / f"{name}.pyx").read_text(encoding="utf-8")
+    text = (builds.REPO_ROOT / builds.COMPILED[name]).read_text(encoding="utf-8")
     first = builds.with_checks(text, name).partition("\n")[0]
     assert "boundscheck=True" in first and "initializedcheck=True" in first
     assert "wraparound=False" in first  # a negative index stays an IndexError under the bounds check
@@ -38,9 +38,9 @@ def test_the_stamp_changes_with_what_makes_the_build():
 
 
 def test_a_module_lies_under_its_package_folders(tmp_path):
-    path = builds.module_path(tmp_path, builds.Build("bpe.variants._v8_merge", "_v8_merge.pyx"))
-    assert path.parent == builds.debug_folder(tmp_path) and path.name.startswith("_v8_merge.")
-    assert not builds.is_built(tmp_path, builds.Build("bpe.variants._v8_merge", "_v8_merge.pyx"))
+    path = builds.module_path(tmp_path, builds.Build("bpe.variants._v8_merge", "variants/_v8_merge.pyx"))
+    assert path.parent == builds.debug_folder(tmp_path) / "bpe" / "variants" and path.name.startswith("_v8_merge.")
+    assert not builds.is_built(tmp_path, builds.Build("bpe.variants._v8_merge", "variants/_v8_merge.pyx"))
 
 
 def _use(folder, first=""):
@@ -52,7 +52,7 @@ def test_a_folder_without_the_modules_is_refused_in_one_line(tmp_path):
     done = _use(tmp_path)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1] == (
-        f"bpe.errors.BPEError: no _v8_merge, _v9_count, _v9_encode in {tmp_path}: build it first "
+        f"bpe.errors.BPEError: no _v8_merge, _v9_count, _encoder in {tmp_path}: build it first "
         "(python -m tools.builds)")
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 import tools.pretokenize_ratio as ratio
-from bpe.training.pretokenize import count_file_serial, count_text
+from bpe.counting.plain import count_file_serial, count_text
 from tools import text_kinds
 
 SMALL_KINDS = "books,accented,cyrillic,rtl,cjk,mixed,emoji,combining,digits,whitespace"

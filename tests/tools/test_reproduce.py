@@ -10,8 +10,8 @@ import pytest
 from bpe.errors import BPEError
 from bpe.lab.measure import publish
 from bpe.lab.measure.spread import compare, ratio_text
+from bpe.running.sizes import format_size
 from bpe.training.registry import VARIANTS
-from bpe.training.sizes import format_size
 from conftest import REPO_ROOT
 from tools.keypath import lookup
 from tools.reproduce import (

@@ -13,12 +13,12 @@ from types import SimpleNamespace
 import pytest
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.training import cores
-from bpe.training.chunking import find_limit_end
+from bpe.counting.plain import count_file_serial
+from bpe.running import cores
+from bpe.running.timer import STAGES, StageTimer
+from bpe.split.chunking import find_limit_end
 from bpe.training.observer import Corpus, Observer
-from bpe.training.pretokenize import count_file_serial
 from bpe.training.rung import parallel as rung_is_parallel
-from bpe.training.timer import STAGES, StageTimer
 from conftest import CORPUS_EN, DEFAULT_CORPUS, cs336_merges, cs336_vocab
 
 ALL_VARIANTS = list(VARIANTS)
@@ -198,7 +198,6 @@ def test_a_merger_that_takes_the_handle_over_keeps_it_open():
     assert merges == cs336_merges() and not handles[0].closed  # the Merger's to release, not train_bpe's
 
 
-
 @pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_special_tokens_never_merged(write_corpus, variant):
     specials = ["<|endoftext|>", "<|sep|>", "<pad>"]
@@ -255,7 +254,7 @@ def test_errors_name_the_problem(write_corpus, tmp_path):
     path = write_corpus("hello")
     with pytest.raises(BPEError, match="input file not found"):
         train_bpe(tmp_path / "missing.txt", 300, [])
-    (tmp_path / "empty").mkdir()  # a directory is a corpus (bpe/training/corpus.py): this one has no file to read
+    (tmp_path / "empty").mkdir()  # a directory is a corpus (bpe/corpus/corpus.py): this one has no file to read
     with pytest.raises(BPEError, match="no file of text, JSON lines or Parquet in the directory"):
         train_bpe(tmp_path / "empty", 300, [])
     with pytest.raises(BPEError, match="unknown variant 'v99'; valid variants: v1, v2"):
@@ -283,20 +282,20 @@ def test_empty_file_gives_no_merges(write_corpus):
 @pytest.mark.parametrize("workers, limit", [(1, None), (2, None), (2, "20KB")])
 def test_the_path_is_checked_once(monkeypatch, variant, workers, limit):
     # train_bpe checks the path where it comes in and passes its end down; no layer below checks again.
-    import bpe.training.parallel
-    import bpe.training.pretokenize
-    import bpe.training.shards
+    import bpe.corpus.text_file
+    import bpe.counting.parallel
     import bpe.training.train
+    import bpe.variants._v7_shards
     from conftest import DEFAULT_CORPUS
 
     checked = []
-    real = bpe.training.pretokenize.check_input_file
+    real = bpe.corpus.text_file.check_input_file
 
     def counting(path):
         checked.append(path)
         return real(path)
 
-    for module in (bpe.training.train, bpe.training.parallel, bpe.training.pretokenize, bpe.training.shards):
+    for module in (bpe.training.train, bpe.counting.parallel, bpe.corpus.text_file, bpe.variants._v7_shards):
         monkeypatch.setattr(module, "check_input_file", counting)
     _, merges = train_bpe(DEFAULT_CORPUS, 300, ["<|endoftext|>"], variant=variant, workers=workers, limit=limit)
     assert merges and len(checked) == 1

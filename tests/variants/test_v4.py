@@ -3,15 +3,24 @@ merging ``a a``), a pair occurring several times in one word, and the pair count
 exactly what a from-scratch recount gives after every merge.  v5's heap: test_v5.py; v3's pool: test_v3.py.
 """
 
+import sys
 from collections import Counter, defaultdict
 
 import pytest
 
 from bpe import VARIANTS
-from bpe.training.pretokenize import count_file_serial
+from bpe.counting.plain import count_file_serial
 from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, v1_merges_and_words
 
-INDEXED = ["v4", "v5"]  # variants whose pair counts and index are updated incrementally by the diff
+
+def keeps_exact_diffed_structures(rung) -> bool:
+    """Whether a rung updates v2's pair counts and index incrementally by v4's diff: its ``Merger``, or a base,
+    comes from a module defining ``merge_word_with_changes`` (v4's diff of one word), as the trace finds it."""
+    return any(callable(getattr(sys.modules.get(cls.__module__), "merge_word_with_changes", None))
+               for cls in rung.Merger.__mro__)
+
+
+INDEXED = [name for name in VARIANTS if keeps_exact_diffed_structures(VARIANTS[name])]  # v4 and its followers
 
 def recount(words, word_counts):
     pair_counts, pair_to_words = Counter(), defaultdict(set)

@@ -2,8 +2,8 @@
 Its counts and index after every merge are checked with v4's in test_v4.py."""
 
 from bpe import VARIANTS
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.timer import NullTimer
 from conftest import REPEATS, TIES, v1_merges_and_words
 
 

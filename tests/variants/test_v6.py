@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import BPEError, train_bpe
+from bpe.counting.plain import count_file_serial
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_file_serial
-from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v6_tuned
 from bpe.variants.v6_tuned import inverted_key
 from conftest import (
@@ -90,7 +90,6 @@ def test_runs_out_of_pairs_like_v2():
     expected = train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v2")
     assert len(expected[1]) < 2000 - 257
     assert train_bpe(TINYSTORIES_SAMPLE, 2000, ["<|endoftext|>"], variant="v6") == expected
-
 
 
 def assert_counts_exact_and_index_complete(merger, expected_words):

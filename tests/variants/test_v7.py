@@ -17,15 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
-from bpe.lab.teach.trace import v6_state, v7_state
-from bpe.training import shard_policy, shards
+from bpe.counting.plain import count_file_serial
+from bpe.lab.rung_states import shards_state as v7_state
+from bpe.lab.rung_states import str_words_state as v6_state
+from bpe.running.timer import NullTimer
+from bpe.running.workers import KILL_ON_TASK_ENV
 from bpe.training.merge_loop import run_merges
 from bpe.training.observer import Observer
-from bpe.training.pool import KILL_ON_TASK_ENV
-from bpe.training.pretokenize import count_file_serial
-from bpe.training.shard_policy import GatherWhenStalled, StallWatch
-from bpe.training.timer import NullTimer
+from bpe.variants import _v7_policy as shard_policy
+from bpe.variants import _v7_shards as shards
 from bpe.variants import v7_sharded
+from bpe.variants._v7_policy import GatherWhenStalled, StallWatch
 from bpe.variants.v6_tuned import count_pairs, pairs_of
 from bpe.variants.v7_sharded import Merger, Shard, ShardedCounts, split_counts
 from conftest import (
@@ -182,7 +184,7 @@ def test_counts_left_in_workers_are_released_if_the_merger_is_never_built(shard_
 # own exit keeps it from a traceback (a script calling main() handles its own late Ctrl-C).
 CTRL_C_CALLER = """
 import sys
-from bpe.training import shard_policy
+from bpe.variants import _v7_policy as shard_policy
 from bpe.cli import run
 shard_policy.MIN_WORDS_PER_SHARD = 1  # shard processes even on this small corpus
 shard_policy.STALL_RATIO = float("inf")  # and they stay until the end (see GatherWhenStalled)

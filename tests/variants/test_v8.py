@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError, train_bpe
+from bpe.running.timer import NullTimer
 from bpe.training import registry
 from bpe.training.merge_loop import run_merges
-from bpe.training.timer import NullTimer
 from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled
 from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges
 

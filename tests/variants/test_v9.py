@@ -16,10 +16,11 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bpe.counting.plain import count_file_serial, count_text
 from bpe.errors import BPEError
-from bpe.training import gpt2_classes, registry
-from bpe.training.pretokenize import count_file_serial, count_text
-from bpe.training.threads import run_threads
+from bpe.running.threads import run_threads
+from bpe.split import gpt2_classes
+from bpe.training import registry
 from bpe.training.train import train_bpe
 from bpe.variants import v1_naive, v8_compiled
 from bpe.variants import v9_counting_compiled as v9
@@ -309,7 +310,7 @@ def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
 
 
 def test_a_clusters_parts_sum_to_the_counts_of_the_whole():
-    """count_parts, sum_parts and joined_parts (bpe/training/cluster.py's map, reduce and join for v9): the
+    """count_parts, sum_parts and joined_parts (bpe/corpus/cluster.py's map, reduce and join for v9): the
     parts of several texts, summed part by part and joined, are the counts of all the texts."""
     texts = [CORPUS_EN.read_text(encoding="utf-8")[i::3] for i in range(3)]
     expected = count_text("<|endoftext|>".join(texts), ["<|endoftext|>"])

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bpe import arguments
+from bpe.commands import arguments
 from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
@@ -38,8 +38,8 @@ from bpe.lab.judge.candidates import resolve
 from bpe.lab.measure.plan import check_repeat, measure, plan
 from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.spread import compare, ratio_text, summarized
+from bpe.running.sizes import parse_count
 from bpe.training.registry import VARIANTS, get_variant
-from bpe.training.sizes import parse_count
 from tools.ablation import v8
 from tools.command import tool_main
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
+from bpe.counting.parallel import count_file_parallel
+from bpe.counting.plain import PretokenCounts
 from bpe.errors import BPEError
 from bpe.training.merge_loop import Pair
-from bpe.training.parallel import count_file_parallel
-from bpe.training.pretokenize import PretokenCounts
 from bpe.training.registry import VARIANTS, best_variant
 
 #: Function names a candidate file may define, in the order they are looked for (after ``Merger``).

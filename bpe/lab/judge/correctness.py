@@ -16,13 +16,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bpe.corpus.text_file import decode_utf8
+from bpe.counting.parallel import count_file_parallel
 from bpe.data.datasets import data_dir, make_data_folder
-from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
 from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
-from bpe.training.parallel import count_file_parallel
-from bpe.training.pretokenize import decode_utf8
+from bpe.running.files import write_text_atomic
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 from bpe.training.train import train_bpe
 

@@ -37,10 +37,11 @@ from functools import cached_property
 
 import regex
 
+from bpe.counting.plain import count_text
 from bpe.lab.judge.replay import best_pair, non_overlapping_count, pair_counts_after, pair_counts_merging_from_right
 from bpe.lab.judge.tie_orders import tie_explanation
+from bpe.split.patterns import GPT2_REGEX, split_on_special_tokens
 from bpe.training.merge_loop import Pair
-from bpe.training.pretokenize import GPT2_REGEX, count_text, split_on_special_tokens
 
 
 def encode_merges(merges: Sequence[Pair]) -> list[list[str]]:

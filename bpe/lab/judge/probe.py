@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.counting.plain import count_text
 from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
-from bpe.training.pretokenize import count_text
 from bpe.training.registry import best_variant
 from bpe.training.train import train_bpe
 

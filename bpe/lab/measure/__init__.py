@@ -1,4 +1,4 @@
-"""The measuring pipeline and the commands built on it: each candidate timed, compared and written down.
+"""The measuring pipeline the commands are built on: each candidate timed, compared and written down.
 
 * ``plan``: the pipeline every measuring command describes: its settings checked once, its candidates run in turns;
   ``bench``: ``run_bench``, each candidate timed stage by stage, its tables printed; ``result``: its result,
@@ -11,6 +11,6 @@
 * ``peers``: the Rust trainers on the same data, and tiktoken beside ``bpe encode``;
   ``profiling``: scalene summaries in ``out/profiles/``;
 * ``estimate``: a run's time and memory before it starts (the cost model, and what it takes of the data,
-  measured on a sample and extrapolated); ``estimate_command``: ``bpe estimate`` (ranges, a data set not
-  downloaded, ``--memory``), and every candidate's estimate (your own trainer timed on a prefix).
+  measured on a sample and extrapolated); ``candidate_estimate``: every candidate's estimate (a rung's from its
+  model, your own trainer timed on a prefix).
 """

@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from bpe.corpus.batches import text_file_of
+from bpe.corpus.corpus import open_corpus
 from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
@@ -28,16 +30,15 @@ from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
 from bpe.lab.measure import timed_run
 from bpe.lab.measure.busy import spin_on_cores
+from bpe.lab.measure.candidate_estimate import estimate_candidates
 from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
-from bpe.lab.measure.estimate_command import estimate_candidates
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
 from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.measure.table import Column, terminal_lines
-from bpe.training.corpus import open_corpus, text_file_of
-from bpe.training.pool import default_workers
+from bpe.running.pool import default_workers
 from bpe.training.registry import default_note
 from bpe.training.train import stopped_early
 

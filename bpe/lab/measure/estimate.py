@@ -1,7 +1,7 @@
 """How long and how much memory a training run will take, estimated before it starts: the cost model, and the
 corpus's shape it takes.  ``train``, ``bench``, ``report`` and ``profile`` print it in their header and refuse a
 run estimated past :data:`LONG_RUN_SECONDS` unless given ``--force`` (``--variant all`` and ``report`` skip it
-instead); ``bpe estimate`` prints its table (:mod:`bpe.lab.measure.estimate_command`).
+instead); ``bpe estimate`` prints its table (:mod:`bpe.commands.estimate`).
 
 The model counts what each variant's loops do (v1 recounts, v2-v4 scan the live pairs, v5-v8 pop a heap:
 :class:`CostModel`; docs/index.md says it in prose), one constant per loop fitted on one-worker CPU times
@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.corpus.text_file import check_input_file
+from bpe.counting.plain import count_text
 from bpe.errors import BPEError
 from bpe.interface import option
 from bpe.lab.measure.plan import plan
@@ -30,12 +32,10 @@ from bpe.lab.rungs import (
     CostModel,
     rung_row,
 )
-from bpe.training.chunking import MAX_CHUNK_BYTES, plan_chunk_count
-from bpe.training.pretokenize import check_input_file, count_text
+from bpe.running.cores import MAX_CHUNK_BYTES, plan_chunk_count
+from bpe.running.sizes import format_size
 from bpe.training.registry import VARIANTS, best_variant
 from bpe.training.rung import parallel
-from bpe.training.shard_policy import PARENT_WEIGHT, SPARE_CORES, shard_count
-from bpe.training.sizes import format_size
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
 LONG_RUN_SECONDS = 10 * 60
@@ -67,8 +67,6 @@ MEAN_WORD_LENGTH = 8.0
 #: what webtext-synth measured: from its first 2 MB to a gigabyte its distinct pre-tokens grew with
 #: exponent 0.69 where the 2 MB showed 0.79 (their length: 0.73 where they showed 0.83).
 HEAPS_FALL = 0.1
-
-
 #: Each rung's cost model, from its row in the lab's table of rungs (bpe/lab/rungs.py).
 MODELS = {name: row.cost for name, row in RUNGS.items()}
 #: A ``max()`` scan's cost per pair rises as the pair table outgrows the CPU's caches: by
@@ -137,8 +135,9 @@ def estimate_run(variant: str, shape: CorpusShape, merges: int, workers: int | N
         memory = phased_memory(model, length, words, 1 if serial else workers, shape.growth, shape.bytes)
     elif not serial and workers > 1:  # the pool's workers, each with the counts of its share of the text
         memory += workers * (BASE_MEMORY + WORKER_BYTES_PER_L * length * workers ** -shape.growth)
-    if variant == "v7":  # given no count, v7 keeps a core spare (shard_policy.merge_processes)
-        memory += shard_processes_memory(words, length, given or max(1, workers - SPARE_CORES))
+    if model.shards is not None:  # a rung that merges in shard processes; given no count, it keeps cores spare
+        processes = given or max(1, workers - model.shards.SPARE_CORES)
+        memory += shard_processes_memory(model.shards, words, length, processes)
     return Estimate(variant, merges, STARTUP_SECONDS + pretokenize + merging, memory, rough_reason(variant, shape))
 
 
@@ -175,24 +174,24 @@ def phased_memory(model: CostModel, length: float, words: float, workers: int, g
     return BASE_MEMORY + max(counting, building)
 
 
-def shard_processes_memory(words: float, length: float, processes: int) -> float:
-    """The memory of v7's shard processes, beside the parent's (which may end up holding every word,
-    as v6 does, once the shards are gathered): each holds its share of the words.
+def shard_processes_memory(policy, words: float, length: float, processes: int) -> float:
+    """The memory of a rung's shard processes (v7's, whose ``policy`` its row names), beside the parent's (which
+    may end up holding every word, as v6 does, once the shards are gathered): each holds its share of the words.
 
-    >>> shard_processes_memory(100_000, 800_000, 4)  # too few words for a shard process: none
+    >>> shard_processes_memory(MODELS["v7"].shards, 100_000, 800_000, 4)  # too few words for a shard: none
     0.0
     """
-    shards = shard_count(int(words), processes)
+    shards = policy.shard_count(int(words), processes)
     if shards < 2:
         return 0.0
     remote = shards - 1  # the parent holds one shard
-    their_share = remote / (PARENT_WEIGHT + remote)  # the parent keeps the rest (shard_policy)
+    their_share = remote / (policy.PARENT_WEIGHT + remote)  # the parent keeps the rest
     return remote * BASE_MEMORY + SHARD_BYTES_PER_L * length * their_share
 
 
 def rough_reason(variant: str, shape: CorpusShape) -> str:
     """Why this estimate may be further off than 2x (empty when the shape is one it was measured on)."""
-    if shape.word_length > ROUGH_WORD_LENGTH and variant not in ("v6", "v7"):
+    if shape.word_length > ROUGH_WORD_LENGTH and not rung_row(variant).long_words:
         return (f"rough: this text's words are long (about {shape.word_length:,.0f} bytes, weighted by length), "
                 "outside what the estimate was calibrated on")
     return ""

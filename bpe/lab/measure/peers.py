@@ -41,8 +41,8 @@ from bpe.lab.fresh_process import run_json_child, write_result
 from bpe.lab.measure.result import CandidateResult, PeerResult
 from bpe.lab.measure.spread import ratio_text, summary
 from bpe.lab.measure.table import Column, terminal_lines
-from bpe.training.pretokenize import GPT2_PATTERN, special_token_regex, split_on_special_tokens
-from bpe.training.timer import peak_rss_bytes
+from bpe.running.timer import peak_rss_bytes
+from bpe.split.patterns import GPT2_PATTERN, special_token_regex, split_on_special_tokens
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from bpe.errors import BPEError
-from bpe.training.chunking import find_limit_end
+from bpe.lab.rungs import rung_with
+from bpe.split.chunking import find_limit_end
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_arguments
 
@@ -40,8 +41,10 @@ def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], worke
          limit: int | str | None = None, *, rough_end: bool = False) -> Plan:
     """The settings checked by ``train_bpe``'s own phase 1, each failure one :class:`BPEError`.  ``--limit``
     ends at the next document boundary, or with ``rough_end`` at itself: close enough for an estimate."""
-    # The rung plays no part in the other checks; v1, plain Python, is always there to stand for the candidates.
-    checked = check_arguments(path, vocab_size, special_tokens, VARIANTS["v1"], workers, "strict", limit)
+    # The rung plays no part in the other checks; the reference, plain Python, is always there to stand for the
+    # candidates.
+    checked = check_arguments(path, vocab_size, special_tokens, VARIANTS[rung_with("reference")], workers, "strict",
+                              limit)
     path, size, limit, special_tokens = Path(checked.path), checked.file_bytes, checked.limit, checked.special_tokens
     end = None if limit is None else min(limit, size) if rough_end else find_limit_end(path, limit, special_tokens)
     return Plan(path, size, limit, end, vocab_size, checked.num_merges, workers, special_tokens)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.io.outputs import write_text_atomic
 from bpe.lab.fresh_process import LEFTOVERS, lab_tempdir, running, start_child, wait_alive
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
 from bpe.lab.measure.plan import plan
 from bpe.lab.measure.publish import RESULT_DIRS, git_commit, installed_version, made_by, output_path
+from bpe.running.files import write_text_atomic
 from bpe.training.registry import get_variant
 
 PROFILES_DIR = REPO_ROOT / "profiles"
@@ -37,7 +37,7 @@ DEFAULT_OUT_DIR = REPO_ROOT / "out" / "profiles"
 # it leaves its files in /tmp under its pid: said in LEFTOVERS, for the next run if bpe was killed outright.
 _TARGET = """\
 import json, os, signal, sys
-from bpe.training.pool import die_with_parent
+from bpe.running.workers import die_with_parent
 die_with_parent(os.getsid(0), signal.SIGKILL)
 with open(os.path.join(os.path.dirname(__file__), "LEFTOVERS"), "a") as f:
     f.write(f"{os.getpid()} {os.path.join('/tmp', 'scalene-*[!0-9]')}{os.getpid()}\\n")  # no path in a profiled line

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.interface import IN_CHECKOUT, REPO_ROOT
-from bpe.io.outputs import check_writable_dir, write_text_atomic
+from bpe.running.files import check_writable_dir, write_text_atomic
 
 #: Folders of published results, not code: a change there does not make a run's code differ from its
 #: commit, so neither the provenance line nor the clean-tree check of ``--publish`` counts it (several

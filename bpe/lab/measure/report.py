@@ -19,7 +19,6 @@ from pathlib import Path
 from bpe.data.datasets import REPO_ROOT, data_label, default_vocab_size, resolve_data
 from bpe.errors import BPEError
 from bpe.interface import command
-from bpe.io.outputs import write_text_atomic
 from bpe.lab.judge.candidates import parse_variants
 from bpe.lab.judge.correctness import verdict_parts
 from bpe.lab.measure import plan as pipeline
@@ -31,16 +30,17 @@ from bpe.lab.measure.bench import (
     run_bench,
     run_workers,
 )
+from bpe.lab.measure.candidate_estimate import candidate_estimate, probe_candidates
 from bpe.lab.measure.estimate import corpus_shape, format_duration
-from bpe.lab.measure.estimate_command import candidate_estimate, probe_candidates
 from bpe.lab.measure.peers import peer_columns, peer_names
 from bpe.lab.measure.publish import made_by, stamp, write_json_atomic
 from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
 from bpe.lab.measure.result import BenchResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD
 from bpe.lab.measure.table import markdown_lines
+from bpe.running.files import write_text_atomic
+from bpe.running.sizes import format_size
 from bpe.training.registry import VARIANTS
-from bpe.training.sizes import format_size
 
 DOCS_DIR = REPO_ROOT / "docs"
 #: Where ``bpe report`` writes unless told to rewrite the committed report (``--publish``).

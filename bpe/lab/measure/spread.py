@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 
-from bpe.training.timer import STAGES
+from bpe.running.timer import STAGES
 
 #: The verdict of two sets of runs that overlap: the difference between them is no gain of either.
 WITHIN_SPREAD = "within spread"

@@ -27,9 +27,9 @@ from bpe.lab.judge.candidates import (
     vocab_problems,
 )
 from bpe.lab.judge.diagnose import encode_merges, merges_digest
+from bpe.running.progress import Progress
+from bpe.running.timer import StageTimer, peak_rss_bytes
 from bpe.training.observer import Observer
-from bpe.training.progress import Progress
-from bpe.training.timer import StageTimer, peak_rss_bytes
 
 _CHILD_CODE = "from bpe.lab.measure.timed_run import child_main; child_main()"
 

@@ -31,15 +31,16 @@ from collections.abc import Sequence
 
 import regex
 
+from bpe.counting.plain import count_text
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import encode_token
+from bpe.split.patterns import special_token_regex
 from bpe.training.merge_loop import Pair, merge_word, split_into_bytes
-from bpe.training.pretokenize import count_text, special_token_regex
 
 DEFAULT_WORDS = "low:5,lower:2,widest:3,newest:6,es:2,st:2"
 #: What ``--pretokenize`` cuts without ``--text``: a contraction, numbers, spaces, a newline, a special token.
 DEFAULT_TEXT = "It's 2024, and we don't   stop.\nThe end!<|endoftext|>Once upon a time..."
-#: The alternatives of :data:`~bpe.training.pretokenize.GPT2_PATTERN`, in its order, each by its label (the
+#: The alternatives of :data:`~bpe.split.patterns.GPT2_PATTERN`, in its order, each by its label (the
 #: tests hold them, joined by ``|``, to the pattern itself).
 RULES = {"contraction": r"'(?:[sdmt]|ll|ve|re)", "letters": r" ?\p{L}+", "numbers": r" ?\p{N}+",
          "other": r" ?[^\s\p{L}\p{N}]+", "whitespace": r"\s+(?!\S)", "whitespace before text": r"\s+"}

@@ -9,8 +9,9 @@ the pair-count diff (recounted for v1, which keeps no counts); and the stale hea
 A rung owes the trace nothing: :class:`~bpe.lab.teach.recorder.Recorder` makes the merges and reads the
 merger's state by attribute or through its ``trace_state()`` (the table there), in snapshots, so the counts
 and their diff are the merger's own; a word's fine-grained change comes from the ``merge_word_with_changes(word,
-pair) -> (new_word, {pair: change})`` of the module of the merger's class or a base (v4+; it is pure).  v6, v7
-and v8 get ``trace_state()`` from a subclass of their ``Merger`` made here for the trace alone (:func:`traced`).
+pair) -> (new_word, {pair: change})`` of the module of the merger's class or a base (v4+; it is pure).  A rung
+whose row in the lab's table names a reader of its state (:mod:`bpe.lab.rung_states`) gets ``trace_state()``
+from a subclass of its ``Merger`` made here for the trace alone (:func:`traced`).
 
 ``--variant mine.py`` traces a student's own ``Merger`` (:func:`with_merger`, as ``bench --variant``
 takes a file); its words may be a list or a dict ``{word: count}``, and without ``pair_counts`` or
@@ -33,12 +34,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from types import SimpleNamespace
 
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import encode_token
 from bpe.lab.judge.candidates import CandidateFailed, _raised, load_algorithm, resolve
-from bpe.lab.rungs import resolve_hook, rung_row
+from bpe.lab.rungs import rung_row
 from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import (
     DEFAULT_TEXT,
@@ -48,10 +48,9 @@ from bpe.lab.teach.text_trace import (
     pretokens_from_args,
     show_word,
 )
-from bpe.training.merge_loop import Pair, run_merges
+from bpe.running.timer import NullTimer
+from bpe.training.merge_loop import run_merges
 from bpe.training.registry import VARIANTS, best_variant, get_variant
-from bpe.training.shards import joined_shards
-from bpe.training.timer import NullTimer
 
 show_pair = show_word  # a pair shown as the two tokens it joins
 
@@ -65,50 +64,6 @@ def _word_changes_function(merger):
     return None
 
 
-# --- The ``trace_state()`` of the rungs whose state is not kept as v2 keeps it ---------------------------
-
-def v6_state(merger) -> dict:
-    """v6's state in bytes; the index shown exact (the stale entries its merge would skip left out)."""
-    token_bytes, words = merger.token_bytes, merger.words
-
-    def as_bytes(pair: str) -> Pair:
-        return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
-
-    index = {as_bytes(pair): sorted(i for i in set(ids) if pair in words[i])
-             for pair, ids in merger.pair_to_words.items()}
-    return {
-        "pair_counts": {as_bytes(pair): count for pair, count in merger.pair_counts.items()},
-        "words": [(tuple(token_bytes[ord(t)] for t in word), count) for word, count in zip(words, merger.word_counts)],
-        "pair_to_words": {pair: ids for pair, ids in index.items() if ids},
-        "heap_size": len(merger.queue.heap),
-    }
-
-
-def v7_state(merger) -> dict:
-    """v7's state as v6's: the words of every shard, numbered across shards (fetched from the processes)."""
-    processes = merger.shard_processes
-    if processes is None:  # one shard, or gathered: v6's own state
-        return v6_state(merger)
-    words, word_counts, index = joined_shards(processes.states(merger.parent_shard))
-    return v6_state(SimpleNamespace(token_bytes=merger.token_bytes, pair_counts=merger.pair_counts,
-                                    queue=merger.queue, words=words, word_counts=word_counts, pair_to_words=index))
-
-
-def v8_state(merger) -> dict:
-    """v8's state read from its compiled arrays (their ``tokens``, ``live_pairs()``, ``words()``, ``holders()``)."""
-    tokens = merger.tokens
-
-    def as_bytes(pair: tuple[int, int]) -> Pair:
-        return tokens[pair[0]], tokens[pair[1]]
-
-    live = merger.live_pairs()
-    words = [(tuple(tokens[t] for t in word), count) for word, count in merger.words()]
-    index = {as_bytes(pair): [i for i in merger.holders(*pair) if as_bytes(pair) in zip(words[i][0], words[i][0][1:])]
-             for pair in live}
-    return {"pair_counts": {as_bytes(pair): count for pair, count in live.items()}, "words": words,
-            "pair_to_words": {pair: ids for pair, ids in index.items() if ids}, "heap_size": merger.heap_entries}
-
-
 def traced(name: str) -> type:
     """The rung ``name``'s ``Merger`` as the trace runs it: with ``trace_state()`` where its row in the lab's
     table of rungs (:data:`bpe.lab.rungs.RUNGS`) names one, for a rung whose state is not kept as v2 keeps it.
@@ -117,8 +72,8 @@ def traced(name: str) -> type:
     >>> merger.merge((b"o", b"w")); merger.trace_state()["words"]
     [((b'l', b'ow'), 5), ((b'l', b'ow', b'e', b'r'), 2)]
     """
-    merger, hook = VARIANTS[name].Merger, rung_row(name).trace_state
-    return merger if hook is None else type(merger.__name__, (merger,), {"trace_state": resolve_hook(hook)})
+    merger, reader = VARIANTS[name].Merger, rung_row(name).trace_state
+    return merger if reader is None else type(merger.__name__, (merger,), {"trace_state": reader})
 
 
 def trace_lines(variant: str | None, pretoken_counts: Mapping[bytes, int], num_merges: int, top: int = 5) -> list[str]:

@@ -1,11 +1,11 @@
 """The diagnosis on its own (bpe/lab/judge/diagnose.py): small counts, chosen mistakes, each cause named.
 The fixture candidates that make each usual mistake through the bench: student/test_usual_mistakes.py."""
 
+from bpe.counting.plain import count_text
 from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
+from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
-from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
-from bpe.training.timer import NullTimer
 
 EOT = ["<|endoftext|>"]
 

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from bpe.counting.plain import count_text
 from bpe.lab.judge.candidates import load_function, parse_variants
 from bpe.lab.judge.diagnose import Evidence, diagnose, translate_newlines
 from bpe.lab.judge.probe import (
@@ -21,7 +22,6 @@ from bpe.lab.judge.probe import (
     tie_text,
 )
 from bpe.lab.measure.timed_run import run_once
-from bpe.training.pretokenize import count_text
 from bpe.training.registry import VARIANTS
 from bpe.training.train import train_bpe
 from conftest import CORPUS_EN, FIXTURES, TINYSTORIES_SAMPLE, cs336_merges

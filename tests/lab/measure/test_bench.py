@@ -20,7 +20,7 @@ from bpe.lab.judge.diagnose import encode_merges
 from bpe.lab.measure import timed_run
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.timed_run import run_once
-from bpe.training.chunking import find_limit_end
+from bpe.split.chunking import find_limit_end
 from conftest import CORPUS_EN, DEFAULT_CORPUS
 
 EOT = "<|endoftext|>"
@@ -135,7 +135,8 @@ def test_a_very_long_bench_needs_force(monkeypatch, capsys):
 
 
 def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
-    from bpe.lab.measure import bench, estimate_command
+    from bpe.lab.measure import bench
+    from bpe.lab.measure import candidate_estimate as estimate_command
     from bpe.lab.measure.estimate import Estimate
 
     def estimate(variant, shape, merges, workers):  # v1 past the budget, the rest a second

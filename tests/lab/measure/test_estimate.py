@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from bpe import VARIANTS, BPEError
 from bpe.cli import main
+from bpe.commands.estimate import Ranged, estimate_record, run_estimate
 from bpe.data.datasets import resolve_data
 from bpe.lab.measure.estimate import (
     BASE_MEMORY,
@@ -27,7 +28,6 @@ from bpe.lab.measure.estimate import (
     estimate_file,
     estimate_run,
 )
-from bpe.lab.measure.estimate_command import Ranged, estimate_record, run_estimate
 
 EOT = ["<|endoftext|>"]
 

@@ -6,7 +6,7 @@ import pytest
 
 from bpe import BPEError
 from bpe.lab.measure.plan import check_repeat, in_turns, measure, plan
-from bpe.training.chunking import find_limit_end
+from bpe.split.chunking import find_limit_end
 from conftest import CORPUS_EN
 
 EOT = ["<|endoftext|>"]

@@ -4,9 +4,9 @@ changed counts) is what a recount of the words before and after it says, read in
 import pytest
 
 from bpe import train_bpe
+from bpe.counting.plain import count_file_serial
 from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.trace import traced
-from bpe.training.pretokenize import count_file_serial
 from bpe.training.registry import VARIANTS
 from conftest import CORPUS_EN
 

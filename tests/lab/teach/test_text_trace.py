@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, train_bpe
+from bpe.counting.plain import count_text
 from bpe.lab.teach.text_trace import (
     RULES,
     applied_merges,
@@ -15,7 +16,7 @@ from bpe.lab.teach.text_trace import (
     pretokenize_lines,
     pretokenize_pieces,
 )
-from bpe.training.pretokenize import GPT2_PATTERN, GPT2_REGEX, count_text
+from bpe.split.patterns import GPT2_PATTERN, GPT2_REGEX
 from conftest import REPO_ROOT
 
 EOT = "<|endoftext|>"

@@ -7,6 +7,7 @@ import pytest
 
 from bpe import BPEError, train_bpe
 from bpe.cli import main
+from bpe.counting.plain import count_file_serial
 from bpe.io.byte_unicode import decode_token, encode_token
 from bpe.lab.teach.walkthrough import (
     WalkthroughSettings,
@@ -18,7 +19,6 @@ from bpe.lab.teach.walkthrough import (
     run_walkthrough,
 )
 from bpe.lab.teach.walkthrough.counting import METRICS, counted_merger
-from bpe.training.pretokenize import count_file_serial
 from bpe.training.registry import VARIANTS
 from conftest import REPO_ROOT
 

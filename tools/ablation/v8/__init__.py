@@ -47,7 +47,7 @@ def row_spec(row: str) -> str:
 
 def row_build(row: str) -> Build:
     """v8's merge with the row's switch off, under the module name ``_v8_merge_<row>``."""
-    return Build(f"_v8_merge_{row}", "_v8_merge.pyx", macros=((TRICKS[row], "0"),))
+    return Build(f"_v8_merge_{row}", "variants/_v8_merge.pyx", macros=((TRICKS[row], "0"),))
 
 
 def build_rows(log=None) -> None:

@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bpe.counting.plain import count_file_serial
 from bpe.data.datasets import REPO_ROOT, resolve_data
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import byte_to_unicode, encode_token
-from bpe.io.outputs import write_text_atomic
 from bpe.lab.measure.estimate import (
     MODELS,
     SERIAL_BYTES_PER_SECOND,
@@ -41,10 +41,11 @@ from bpe.lab.measure.estimate import (
     format_duration,
     merge_seconds,
 )
+from bpe.lab.rungs import rung_with
 from bpe.lab.teach.recorder import Recorder, ranked
 from bpe.lab.teach.text_trace import DEFAULT_TEXT, LABEL_MEANINGS, pretokenize_pieces
 from bpe.lab.teach.walkthrough.counting import MEANINGS, METRICS, PARTS, counted_merger, not_counted
-from bpe.training.pretokenize import count_file_serial
+from bpe.running.files import write_text_atomic
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_vocab_size
 
@@ -118,7 +119,7 @@ def record_merges(pretoken_counts: Mapping[bytes, int], num_merges: int) -> tupl
     >>> records[0]["changed"][:2]
     [['s', 't', 11, 0], ['e', 's', 11, 2]]
     """
-    recorder = Recorder(VARIANTS["v5"].Merger(pretoken_counts), live=True)
+    recorder = Recorder(VARIANTS[rung_with("records")].Merger(pretoken_counts), live=True)
     start, records = _start(recorder.state), []
     for _ in range(num_merges):
         merge = recorder.step()
@@ -241,7 +242,8 @@ def planned_seconds(settings: WalkthroughSettings, path: Path) -> float:
     counted: dict = {}  # one rung per merger class, as page_data counts them
     for rung in settings.variants:
         counted.setdefault(VARIANTS[rung].Merger, rung)
-    return (STARTUP_SECONDS + shape.bytes / SERIAL_BYTES_PER_SECOND + merge_seconds(MODELS["v5"], shape, merges)
+    recording = merge_seconds(MODELS[rung_with("records")], shape, merges)
+    return (STARTUP_SECONDS + shape.bytes / SERIAL_BYTES_PER_SECOND + recording
             + sum(min(settings.budget, merge_seconds(MODELS[rung], shape, merges)) for rung in counted.values()))
 
 

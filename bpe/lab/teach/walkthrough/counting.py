@@ -1,21 +1,8 @@
-"""The work each rung does, counted on the rung's own code: counting structures swapped in by subclasses.
+"""The work each rung does, counted on the rung's own code: the walkthrough's metrics, and the counting merger
+of a rung built by the twin its row names (:mod:`bpe.lab.rung_twins`).
 
-Each rung's ``Merger`` is subclassed here, for the walkthrough only, and the subclass swaps the
-structures the rung keeps (its pair counts, its index, its word list, its heap functions) for counting
-twins: a dict whose writes add to a tally, an index whose ``pop`` adds the words it hands back, a heap
-push that adds one.  The algorithm that runs is the rung's, line for line; the rung's files are not
-touched, so a normal training run never meets a counter (nothing here is imported by training).
-
-Two kinds of swap, as ``tools/ablation/`` swaps v6's techniques:
-
-* an **attribute** the rung keeps on ``self`` (``pair_counts``, ``pair_to_words``, ``words``) is
-  replaced after the rung's own build by a counting subclass of the same type holding the same items;
-* a **name** a rung's method looks up in its module (``merge_word``, ``Counter``, ``heapq``,
-  ``heappush``) is replaced in a copy of that method (:func:`rebound`): the same code object, run with
-  the counting name, so the method's bytecode is the rung's own.
-
-Every counter is an operation on a structure, never a formula: what a metric says is what the rung
-did.  :data:`METRICS` names them per rung; the build's work (before merge 1) is kept apart.
+Every counter is an operation on a structure, never a formula: what a metric says is what the rung did.
+:data:`METRICS` names them per rung; the build's work (before merge 1) is kept apart.
 
 >>> merger, tally = counted_merger("v2", {b"low": 5, b"lower": 2, b"newest": 6})
 >>> pair = merger.select_best_pair(); merger.merge(pair)
@@ -25,13 +12,11 @@ did.  :data:`METRICS` names them per rung; the build's work (before merge 1) is 
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter, defaultdict
 from collections.abc import Mapping
-from types import FunctionType, SimpleNamespace
 
 from bpe.errors import BPEError
-from bpe.lab.rungs import RUNGS, resolve_hook, rung_row
+from bpe.lab.rung_twins import Tally, indexed_twin
+from bpe.lab.rungs import RUNGS, rung_row
 from bpe.training.registry import VARIANTS
 
 #: The rungs whose work is counted, and what is counted for each (in the order shown), from their rows in
@@ -54,176 +39,11 @@ MEANINGS = {
 }
 
 
-Tally = Counter  # how many times each counted operation ran
-
-
-def rebound(function: FunctionType, **names) -> FunctionType:
-    """``function``'s own code object, run with some of the global names it looks up replaced.
-
-    >>> def twice(x): return double(x)
-    >>> double = lambda x: 2 * x
-    >>> rebound(twice, double=lambda x: -x)(3), twice(3)
-    (-3, 6)
-    """
-    copy = FunctionType(function.__code__, {**function.__globals__, **names}, function.__name__,
-                        function.__defaults__, function.__closure__)
-    copy.__kwdefaults__ = function.__kwdefaults__
-    return copy
-
-
-def counted_call(function, tally: Tally, metric: str):
-    """``function``, adding one to ``tally[metric]`` per call."""
-    def counting(*args):
-        tally[metric] += 1
-        return function(*args)
-    return counting
-
-
-def counting_dict(base: type, tally: Tally, *, writes: str | None = None, scans: str | None = None,
-                  popped: str | None = None) -> type:
-    """A subclass of the dict type ``base`` that counts: each write (set, delete, pop) in ``writes``,
-    each key a full scan walks in ``scans``, the size of what ``pop`` returns in ``popped``."""
-    class Counting(base):
-        def __setitem__(self, key, value):
-            if writes:
-                tally[writes] += 1
-            base.__setitem__(self, key, value)
-
-        def __delitem__(self, key):
-            if writes:
-                tally[writes] += 1
-            base.__delitem__(self, key)
-
-        def pop(self, key, *default):
-            found = base.pop(self, key, *default)
-            if writes:
-                tally[writes] += 1
-            if popped and found is not None:
-                tally[popped] += len(found)
-            return found
-
-        def __iter__(self):
-            if scans:
-                tally[scans] += len(self)
-            return base.__iter__(self)
-
-    Counting.__name__ = Counting.__qualname__ = f"Counting{base.__name__.capitalize()}"
-    return Counting
-
-
-def counting_list(tally: Tally, reads: str, writes: str) -> type:
-    """A list that counts its item reads (``words[i]``) in ``reads`` and its item writes in ``writes``."""
-    class CountingList(list):
-        def __getitem__(self, index):
-            tally[reads] += 1
-            return list.__getitem__(self, index)
-
-        def __setitem__(self, index, value):
-            tally[writes] += 1
-            list.__setitem__(self, index, value)
-
-    return CountingList
-
-
-# --- One counting subclass per rung ---------------------------------------------------------------------
-
-def _v1(tally: Tally) -> type:
-    rung = VARIANTS["v1"]
-    # count_pairs builds a local Counter: its twin counts each `pair_counts[pair] += count` and the
-    # pairs max() walks; merge calls merge_word on every word.
-    counter = counting_dict(Counter, tally, writes="pairs recounted", scans="pairs scanned")
-
-    class Merger(rung.Merger):
-        count_pairs = rebound(rung.Merger.count_pairs, Counter=counter)
-        merge = rebound(rung.Merger.merge,
-                        merge_word=counted_call(rung.merge_word, tally, "words rewritten"))
-    return Merger
-
-
-def _indexed(name: str, tally: Tally, *, scans: bool = True, **methods) -> type:
-    """v2, v3 (v2's merger), v4 and v5: the pair counts and the index swapped after the rung's build;
-    ``methods`` are the rung's methods to run with some names swapped (v5's heap functions)."""
-    rung = VARIANTS[name]
-    counts = counting_dict(dict, tally, writes="pair counts written", scans="pairs scanned" if scans else None)
-    index = counting_dict(defaultdict, tally, popped="words visited")
-
-    def __init__(self, pretoken_counts):
-        rung.Merger.__init__(self, pretoken_counts)
-        self.pair_counts = counts(self.pair_counts)
-        self.pair_to_words = index(set, self.pair_to_words)
-
-    return type("Merger", (rung.Merger,), {"__init__": __init__, **methods})
-
-
-def _v5(tally: Tally) -> type:
-    rung = VARIANTS["v5"]
-    # v5 pops only stale entries (the live top is peeked at, never popped), so each heappop is a stale pop
-    heap = SimpleNamespace(heappush=counted_call(heapq.heappush, tally, "heap pushes"),
-                           heappop=counted_call(heapq.heappop, tally, "stale pops"), heapify=heapq.heapify)
-    return _indexed("v5", tally, scans=False, merge=rebound(rung.Merger.merge, heapq=heap),
-                    select_best_pair=rebound(rung.Merger.select_best_pair, heapq=heap))
-
-
-def _v6(tally: Tally) -> type:
-    rung = VARIANTS["v6"]
-    stale = counted_call(heapq.heappop, tally, "stale pops")
-    rekeyed = counted_call(heapq.heapreplace, tally, "stale pops")
-    pushed = counted_call(heapq.heappush, tally, "heap pushes")
-
-    class Heap(rung.FlooredHeap):
-        offer = rebound(rung.FlooredHeap.offer, heappush=pushed)
-        pop_live = rebound(rung.FlooredHeap.pop_live, heappop=stale, heapreplace=rekeyed)
-
-    counts = counting_dict(dict, tally, writes="pair counts written")
-    words = counting_list(tally, reads="words visited", writes="words rewritten")
-
-    class Merger(rung.Merger):
-        def build_structures(self, word_list, word_counts):
-            super().build_structures(word_list, word_counts)
-            # rewrite_words reads words[i] once per distinct listed id and writes it back unless stale
-            self.words = words(self.words)
-            self.pair_counts = self.queue.pair_counts = counts(self.pair_counts)
-
-        def new_queue(self):
-            return Heap(self.pair_counts, self.token_keys)
-
-        def merge(self, pair):
-            rewritten = tally["words rewritten"]
-            visited = tally["words visited"]
-            super().merge(pair)
-            tally["stale visits"] += (tally["words visited"] - visited) - (tally["words rewritten"] - rewritten)
-    return Merger
-
-
-def _v8(tally: Tally, name: str = "v8") -> type:
-    # The compiled loop cannot be given counting twins: it counts its own work (the counters its summary
-    # reports), and each call adds what they moved by.  (v9's Merger is v8's, counted the same.)
-    rung = VARIANTS[name]
-
-    class Merger(rung.Merger):
-        def select_best_pair(self):
-            popped = self.stale_pops
-            pair = super().select_best_pair()
-            tally["stale pops"] += self.stale_pops - popped
-            return pair
-
-        def merge(self, pair):
-            read, stale = self.visits, self.stale_visits
-            super().merge(pair)
-            tally["words visited"] += self.visits - read
-            tally["stale visits"] += self.stale_visits - stale
-    return Merger
-
-
-
-def _v9(tally: Tally) -> type:
-    """v9 merges with v8's code: counted as v8 is, under its own name."""
-    return _v8(tally, "v9")
-
 def not_counted(name: str) -> str:
     """Why ``name`` gets no counts: the one line for a rung or file the walkthrough does not count."""
-    return (f"the walkthrough counts the work of {', '.join(METRICS)}, not {name!r} (v7 runs v6's merge code "
-            f"in each of its shards; a file of your own: bpe trace --variant FILE)")
+    why = [row.uncounted for row in RUNGS.values() if row.uncounted]  # the rows that say why they are left out
+    return (f"the walkthrough counts the work of {', '.join(METRICS)}, not {name!r} "
+            f"({'; '.join([*why, 'a file of your own: bpe trace --variant FILE'])})")
 
 
 def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
@@ -231,6 +51,6 @@ def counted_merger(rung: str, pretoken_counts: Mapping[bytes, int]):
     if rung not in METRICS:
         raise BPEError(not_counted(rung))
     tally = Tally()
-    own = rung_row(rung).counter  # none: v2's structures, counted
-    cls = resolve_hook(own)(tally) if own else _indexed(rung, tally)
+    twin = rung_row(rung).counter or indexed_twin  # none: v2's structures, counted
+    cls = twin(VARIANTS[rung], tally)
     return cls(pretoken_counts), tally

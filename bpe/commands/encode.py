@@ -1,0 +1,67 @@
+"""``bpe encode``: a data set or text file -> a ``.npy`` of token ids (:mod:`bpe.io.encode` does the encoding),
+with a progress bar over bytes on a terminal and the figures printed; ``--peers`` then times tiktoken on the
+same text and checks the ids are identical (``--json``: both timings and the check, written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from bpe.data.datasets import resolve_data
+from bpe.errors import BPEError
+from bpe.io.encode import CHUNK_BYTES, EncodeStats, encode_file, peak_rss_mb
+from bpe.running.sizes import parse_size
+
+
+def run(args) -> int:
+    """The command, from its parsed arguments."""
+    if args.json and not args.peers:
+        raise BPEError("--json writes the comparison with tiktoken: give --peers too")
+    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
+                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
+                       text_column=args.text_column)
+    if args.peers:
+        from bpe.lab.measure.peers import run_encode_peers  # noqa: PLC0415 (start-up: the peers are optional)
+
+        compared = run_encode_peers(args.tokenizer, stats)
+        if args.json:
+            from bpe.lab.measure.publish import machine_info, write_json_atomic  # noqa: PLC0415 (start-up)
+
+            command = "python -m bpe " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["encode"] else "bpe encode"
+            write_json_atomic(Path(args.json), {"command": command, "machine": machine_info(),
+                                                "settings": {"data": args.data, "tokenizer": str(args.tokenizer)},
+                                                **compared})
+            print(f"wrote {args.json}")
+    return 0
+
+
+def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
+               progress: bool | None = None, encoder: str | None = None, text_column: str = "text") -> EncodeStats:
+    """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
+    show = sys.stderr.isatty() if progress is None else progress
+    bars = []
+
+    def on_size(total: int) -> None:  # the bar starts once encode_file has checked every input
+        bars.append(tqdm(total=total, unit="B", unit_scale=True, desc="encoding", disable=not show,
+                         file=sys.stderr))
+
+    try:
+        stats = encode_file(tokenizer_dir, resolve_data(data), out, workers=workers, errors=errors,
+                            chunk_bytes=chunk_bytes, on_bytes=lambda n: bars[0].update(n), on_size=on_size,
+                            encoder=encoder,
+                            text_column=text_column)
+    finally:
+        for bar in bars:
+            bar.close()
+    ratio = f"{stats.bytes_per_token:.2f} bytes/token" if stats.tokens else "an empty file"
+    print(f"encoded {stats.path}: {stats.bytes:,} bytes -> {stats.tokens:,} tokens "
+          f"({ratio}) in {stats.seconds:.2f}s, {stats.mb_per_second:.1f} MB/s, "
+          f"{stats.workers} {'thread' if stats.encoder == 'compiled' else 'worker'}{'s' if stats.workers != 1 else ''} "
+          f"({stats.encoder} encoder)")
+    peak = peak_rss_mb()
+    print(f"wrote {stats.out} ({stats.dtype}, {stats.tokens:,} ids)"
+          + (f"; peak memory of the largest process {peak:.1f} MB" if peak is not None else ""))
+    return stats
