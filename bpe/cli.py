@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "N:bursty: each spins and sleeps in turns of a few milliseconds, as a browser does")
     bench.add_argument("--peers", nargs="?", const="all", default=None, metavar="NAMES",
                        help="also train the peers on the same data: all of them, or a comma list of tokenizers, "
-                            "tokenizers-file, rustbpe, bpeasy (pip install -e '.[peers]')")
+                            "tokenizers-file, rustbpe, bpeasy, gigabpe (pip install -e '.[peers]')")
     bench.set_defaults(func=cmd_bench)
     _add_trace_parser(sub)
     _add_walkthrough_parser(sub)

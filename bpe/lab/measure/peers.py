@@ -1,20 +1,26 @@
 """The peers, other people's code doing our work on the same data (``pip install -e '.[peers]'``).
 
-``bench --peers`` trains the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe`` and ``bpeasy``
-after our variant(s), on the same file, vocab size and special tokens, each repeat in a fresh process,
-asked for the same work as ours (:func:`train_peer`):
+``bench --peers`` trains the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe``, ``bpeasy`` and
+``gigabpe`` after our variant(s), on the same file, vocab size and special tokens, each repeat in a fresh
+process, asked for the same work as ours (:func:`train_peer`):
 
-* all but tokenizers-file get the file's documents split on the special tokens (in their time);
+* all but tokenizers-file and gigabpe get the file's documents split on the special tokens (in their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
   ByteLevel.alphabet())``, the GPT-2 ``Split`` (isolated) then ``ByteLevel`` without its own regex,
   ``train_from_iterator``; **tokenizers-file**: the same trained from the file itself
   (``Tokenizer.train([path], trainer)``: Rust reads and pre-tokenizes it in parallel), the special
   tokens removed by a first ``Split(..., "removed")``;
 * **rustbpe** and **bpeasy** (``max_token_length=128``): the GPT-2 pattern, ``vocab_size -
-  len(special_tokens)``: their vocab is the 256 bytes plus the merges.
+  len(special_tokens)``: their vocab is the 256 bytes plus the merges;
+* **gigabpe**: ``gigabpe.train_bpe([path], vocab_size, special_tokens, pretokenizer="bytelevel",
+  threads=workers)``, from the file itself, as HF's ``BpeTrainer`` trains (its merges are HF's, byte for byte);
+  it reads the special tokens in the text as text, a few pre-tokens more than ours.  Its alphabet is the bytes
+  the text holds, not all 256, so it is asked for the vocab size that makes as many merges as ours
+  (:func:`distinct_bytes`, counted before its time starts).
 
-``RAYON_NUM_THREADS`` is the bench's ``workers``.  Their merges are not compared with ours (their
-pre-tokenization differs in details); the bench shows how many each made, so the work is the same size.
+``RAYON_NUM_THREADS`` is the bench's ``workers`` (and gigabpe's ``threads``).  Their merges are not compared
+with ours (their pre-tokenization differs in details); the bench shows how many each made, so the work is the
+same size.
 
 ``bpe encode --peers`` (:func:`run_encode_peers`) encodes the same text with tiktoken, built from our
 tokenizer (:func:`bpe.io.formats.tiktoken_ranks`, GPT-2's pattern); the text is split on the special tokens
@@ -45,7 +51,8 @@ from bpe.running.timer import peak_rss_bytes
 from bpe.split.patterns import GPT2_PATTERN, special_token_regex, split_on_special_tokens
 
 #: Peer name -> the module it needs.
-PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy"}
+PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy",
+         "gigabpe": "gigabpe"}
 INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
 
 
@@ -57,7 +64,7 @@ def missing_message(name: str) -> str:
 def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str]) -> int:
     """Train one peer of :data:`PEERS` as the module says; the number of merges it made."""
     documents = None
-    if peer != "tokenizers-file":
+    if peer not in ("tokenizers-file", "gigabpe"):
         with open(path, encoding="utf-8", newline="") as f:
             documents = split_on_special_tokens(f.read(), special_tokens)
     # The peers are optional dependencies (the peers extra): imported here, in the child that times them.
@@ -67,6 +74,13 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
         tokenizer = rustbpe.Tokenizer()
         tokenizer.train_from_iterator(iter(documents), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
         return tokenizer.vocab_size - 256
+    if peer == "gigabpe":
+        import gigabpe  # noqa: PLC0415
+
+        threads = int(os.environ.get("RAYON_NUM_THREADS", "0")) or None
+        _, merges = gigabpe.train_bpe([str(path)], vocab_size, special_tokens=list(special_tokens),
+                                      pretokenizer="bytelevel", threads=threads)
+        return len(merges)
     if peer == "bpeasy":
         import bpeasy  # noqa: PLC0415
 
@@ -94,11 +108,35 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
 _CHILD_CODE = "from bpe.lab.measure.peers import peer_child_main; peer_child_main()"
 
 
+def distinct_bytes(path: str | Path) -> int:
+    """How many distinct byte values the file holds: the alphabet of a trainer that starts from the bytes it sees.
+
+    >>> distinct_bytes("tests/fixtures/corpus.en") < 256
+    True
+    """
+    seen = bytearray(256)
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
+                seen[value] = 1
+    return sum(seen)
+
+
+def peer_vocab_size(peer: str, path: str | Path, vocab_size: int, special_tokens: list[str]) -> int:
+    """The vocab size to ask ``peer`` for, so that it makes as many merges as ours: ours less the 256 bytes, plus
+    gigabpe's alphabet (the bytes the file holds); every other peer starts from the 256 bytes as ours does."""
+    if peer != "gigabpe":
+        return vocab_size
+    return vocab_size - 256 + distinct_bytes(path)
+
+
 def peer_child_main() -> None:
     """One timed peer run in a fresh process (settings as JSON on stdin, result via ``write_result``)."""
     settings = json.load(sys.stdin)
+    peer, path, tokens = settings["peer"], settings["path"], settings["special_tokens"]
+    vocab_size = peer_vocab_size(peer, path, settings["vocab_size"], tokens)
     started = time.perf_counter()
-    merges = train_peer(settings["peer"], settings["path"], settings["vocab_size"], settings["special_tokens"])
+    merges = train_peer(peer, path, vocab_size, tokens)
     total = time.perf_counter() - started
     write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
