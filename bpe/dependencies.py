@@ -3,7 +3,10 @@ missing (and how to get it), or the memory it needs is not there (and how much i
 
 ``python -m bpe`` checks them before anything else, so a Python without them (the system one instead
 of the project's ``.venv``) gets ``bpe: error: ...`` with the command to fix it, not an import
-traceback from deep inside the package.
+traceback from deep inside the package.  The light ones are imported; numpy, which takes a tenth of a second
+and starts OpenBLAS's threads, and tqdm, which reads its own version from the installed metadata, are only looked for
+(``find_spec``): the command that needs one imports it, and
+``bpe train`` on the compiled rungs never does.
 
 Under an address-space limit (``ulimit -v``, ``prlimit --as``) an import can fail for memory alone, in
 three ways: the loader cannot map a library (an ``ImportError`` such as "failed to map segment from shared
@@ -18,6 +21,7 @@ one line instead, with the limit and about how much bpe-lab needs to start.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import signal
 import sys
@@ -26,6 +30,8 @@ import threading
 from bpe.errors import BPEError
 
 REQUIRED = ("regex", "tqdm", "numpy")
+#: Of those, what is only looked for where no address-space limit asks for the import to be tried first.
+LOOKED_FOR = ("numpy", "tqdm")
 
 #: What importing each module adds to the address space, in MiB: VmSize before and after, with numpy 2.4 and
 #: its OpenBLAS on x86-64 Linux, rounded up with room to spare (numpy's libraries take about 40); and every
@@ -49,6 +55,10 @@ def dependency_problem() -> str | None:
             return out_of_memory_message(too_big, limit, needed)
     missing = []
     for name in pending:
+        if limit is None and name in LOOKED_FOR:  # found, not imported: the command that needs it imports it
+            if importlib.util.find_spec(name) is None:
+                missing.append(name)
+            continue
         try:
             __import__(name)
         except (ImportError, MemoryError) as exc:
