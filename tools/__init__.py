@@ -15,6 +15,7 @@ or through make.  It imports ``bpe``; nothing in ``bpe`` imports it.
   makes each kind);
 * ``cluster_bench``: shards counted on a Dask ``LocalCluster`` against the local path;
 * ``sample_memory``: a command's whole process tree's memory, sampled while it runs (the large runs);
+  ``whole_process``: ``bpe train`` against a peer's own process, start-up counted, and the first call's fixed cost;
 * ``command``: how a tool runs from the shell, its errors in one line as ``bpe``'s.
 
 Example: ``python -m tools.figures`` (check) or ``make figures`` (rewrite).
