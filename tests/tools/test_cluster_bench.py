@@ -8,7 +8,8 @@ import json
 import pytest
 
 from bpe.defaults import SPECIAL_TOKEN
-from tools.cluster_bench import CORPORA, cut_into_shards, run_cluster_bench
+from conftest import REPO_ROOT
+from tools.cluster_bench import AT_SCALE, CORPORA, cut_into_shards, run_cluster_bench
 
 pytest.importorskip("distributed")
 
@@ -39,3 +40,15 @@ def test_a_small_bench_agrees_and_writes_its_figures(tmp_path):
     assert set(paper["clusters"]) == {*CORPORA, "100 M distinct"}
     owt = paper["clusters"]["OpenWebText (11.9 GB)"]
     assert owt["distinct"] > paper["distinct"] and owt["min_count_2_bytes"] < owt["merging_machine_bytes"]
+    # the merging machine at its peak: the 11.9 GB run's whole process tree, per distinct pre-token (the state,
+    # what holds it while it is built, the counts), not the state alone
+    scale = json.loads((REPO_ROOT / AT_SCALE).read_text())
+    per_distinct = scale["memory"]["peak_tree_rss"] / scale["corpus"]["distinct_pretokens"]
+    assert paper["peak_bytes_per_distinct"] == pytest.approx(per_distinct)
+    assert owt["merging_machine_bytes"] == pytest.approx(owt["distinct"] * per_distinct)
+    assert paper["peak_bytes_per_distinct"] > paper["merge_bytes_per_distinct"]
+    # the projections count at a cluster worker thread's rate, not at a thread's in this process
+    cluster_rate = result["settings"]["bytes"] / (result["seconds"]["shards_cluster"]["median"] * 2)
+    assert paper["bytes_per_second_per_thread"] == pytest.approx(cluster_rate)
+    one = owt["machines"]["1"]
+    assert one["count_seconds"] == pytest.approx(one["bytes_per_thread"] / cluster_rate)
