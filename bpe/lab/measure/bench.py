@@ -58,7 +58,8 @@ class BenchSettings:
     limit: int | str | None = None
     peers: bool | str = False
     force: bool = False
-    progress: bool = False
+    progress: bool = False  # each run's live line (on a terminal), then its one line
+    lines: bool = False  # each run's one line on stderr as it ends, without a live line (stderr not a terminal)
     budget: float = LONG_RUN_SECONDS
     busy: int = 0
     load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
@@ -130,7 +131,7 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
     with spin_on_cores(s.busy, s.load):
         all_runs = measure("bench", p, runnable, s.repeat, out, failed=result.failed, for_check=True,
-                           progress=s.progress)
+                           progress=s.progress, lines=s.lines)
     for candidate in runnable:
         name, runs = candidate.label, all_runs.get(candidate.label)
         if runs is None:  # it failed
