@@ -63,6 +63,11 @@ def test_smaller_pair_tie_break_is_diagnosed(tmp_path):
     assert reference[at - 2] != reference[at - 1] and verdict["reference_pair"] == repr_pair(reference[at - 1])
     assert verdict["candidate_count"] == verdict["reference_count"] > 0
     assert verdict["candidate_pair"] < verdict["reference_pair"]
+    # two tied pairs fit several wrong orders: the tie probe, one tie per order, names the one, before it is said
+    assert verdict["tie_probe"] == {"verdict": "differs", "step": 1, "cause": "tie"}
+    assert ("smaller_tie chose the smaller; on the tie probe (one tie per wrong order) it parts at merge 1, where "
+            "both pairs occur 60 times and smaller_tie chose the smaller; CS336 breaks ties") in verdict["explanation"]
+    assert "joined" not in verdict["explanation"]
     assert json.loads((tmp_path / "b.json").read_text())["verdicts"]["smaller_tie"] == verdict
     assert report.variants["smaller_tie"].median.stages["select"] > 0  # a Merger gets every stage
 
