@@ -93,7 +93,8 @@ def test_a_move_and_an_edit_of_comments_docstrings_and_imports_age_nothing(tmp_p
 
 @pytest.mark.parametrize("path, before, after, same", [
     ("a.pyx", "cdef int f():\n    # why\n    return 1\n", "cdef int f():\n    return 1  # why not\n", True),
-    ("a.pyx", 'def f():\n    """Old."""\n    return 1\n', 'def f():\n    """New,\n    longer."""\n    return 1\n', True),
+    ("a.pyx", 'def f():\n    """Old."""\n    return 1\n',
+     'def f():\n    """New,\n    longer."""\n    return 1\n', True),
     ("a.pyx", 'cdef extern from *:\n    """\n    #define X 1\n    """\n',
      'cdef extern from *:\n    """\n    #define X 2\n    """\n', False),  # C code in a string is code
     ("a.pyx", 'include "variants/_s.pxi"\n', 'include "_s.pxi"\n', True),

@@ -117,7 +117,8 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     print(header(result), file=out)
     if s.variants is None:  # the default: say when it is not the first choice, and why
         print(default_note(), file=out)
-    print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
+    print("estimate per run, on idle cores (a busy machine takes longer): "
+          + ", ".join(e.describe() for e in estimates.values()), file=out, flush=True)
 
     # 3. Run each candidate ``repeat`` times in turns, each run a fresh process (:func:`plan.measure`); the first
     #    run keeps what the correctness check needs.  Print each one's table.

@@ -147,7 +147,7 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
                              out=sys.stdout)
     assert "v1" in report.skipped and "--variant v1 --force" in report.skipped["v1"]
     assert list(report.variants) == [name for name in VARIANTS if name != "v1"]
-    assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
+    assert "estimate per run, on idle cores (a busy machine takes longer): v1 ~17 min" in capsys.readouterr().out
     with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
         bench.run_bench(bench.BenchSettings("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
 
