@@ -20,7 +20,10 @@ state per distinct pre-token at its end, and the whole run's peak memory per dis
 with what holds it while it is built, and the counts beside it); and, from those, what a cluster of N
 machines does with OpenWebText and with 1 TB, each worker thread counting at the rate a cluster worker
 counted here.
-``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).
+``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).  ``--reproject FILE``
+times nothing: it makes the on-paper figures of a run already written again, from its own measurements
+(its seconds, its counts) and the committed 11.9 GB run, with the rules here now; the file keeps the
+commit it was measured at, and records the one that projected it (``projected_at``).
 
 Example: ``python -m tools.cluster_bench --data webtext-synth-20MB --repeat 3``.
 """
@@ -136,6 +139,22 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
     return result
 
 
+def reproject(path: str | Path, log=None) -> dict:
+    """``--reproject``: the result at ``path`` with its on-paper figures made again (nothing timed)."""
+    path = Path(path)
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        paper, settings = result["on_paper"], result["settings"]
+        paper.update(at_scale(settings["bytes"], paper["distinct"]))
+    except (OSError, ValueError, KeyError) as exc:
+        raise BPEError(f"--reproject {path}: not a cluster bench's result ({exc})") from None
+    paper.pop("clusters", None)
+    paper["clusters"] = projections(result)
+    result["projected_at"] = stamp()["machine"]["git_commit"]
+    write_json_atomic(path, result, log=log or sys.stdout)
+    return result
+
+
 def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
     """The measured figures the projections start from."""
     quarter = Corpus(corpus.sources[: max(1, len(corpus.sources) // 4)])
@@ -225,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=SHARDS, help=f"shards the text is cut into (default {SHARDS})")
     parser.add_argument("--out", default=None, help="where the JSON goes (default out/cluster-bench.json)")
     parser.add_argument("--publish", action="store_true", help=f"write the committed {PUBLISHED} (clean tree)")
+    parser.add_argument("--reproject", metavar="FILE", default=None,
+                        help="time nothing: make FILE's on-paper figures again from its own measurements")
 
     def run(args) -> None:
+        if args.reproject:
+            reproject(args.reproject)
+            return
         run_cluster_bench(args.data, args.variant, args.repeat, args.shards, args.out, args.publish)
 
     return tool_main(parser, run, argv)

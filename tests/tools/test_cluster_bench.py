@@ -52,3 +52,24 @@ def test_a_small_bench_agrees_and_writes_its_figures(tmp_path):
     assert paper["bytes_per_second_per_thread"] == pytest.approx(cluster_rate)
     one = owt["machines"]["1"]
     assert one["count_seconds"] == pytest.approx(one["bytes_per_thread"] / cluster_rate)
+
+
+def test_reproject_makes_the_on_paper_figures_again_from_a_runs_own_measurements(tmp_path):
+    from bpe.errors import BPEError
+    from tools.cluster_bench import reproject
+
+    committed = json.loads((REPO_ROOT / "docs" / "cluster-bench.json").read_text())
+    copy = tmp_path / "cluster-bench.json"
+    copy.write_text(json.dumps(committed))
+    result = reproject(copy, log=io.StringIO())
+    assert json.loads(copy.read_text()) == result
+    assert result["seconds"] == committed["seconds"] and result["machine"] == committed["machine"]  # nothing timed
+    assert result["projected_at"]
+    paper = result["on_paper"]
+    rate = result["settings"]["bytes"] / (result["seconds"]["shards_cluster"]["median"] * 2)
+    assert paper["bytes_per_second_per_thread"] == pytest.approx(rate)
+    owt = paper["clusters"]["OpenWebText (11.9 GB)"]
+    assert owt["merging_machine_bytes"] == pytest.approx(owt["distinct"] * paper["peak_bytes_per_distinct"])
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(BPEError, match="not a cluster bench's result"):
+        reproject(tmp_path / "other.json")
