@@ -37,7 +37,7 @@ BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_
 	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
 $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building v8's compiled merge and v9's compiled counter (pip's lines follow; about 2 min on 2 cores)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building v8's compiled merge and v9's compiled counter (pip's lines follow; about 2 min on 2 idle cores, longer on a busy machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
@@ -61,7 +61,7 @@ help:
 	@echo "bpe-lab: byte-level BPE training as a ladder of optimizations (README.md, docs/index.md)"
 	@echo ""
 	@echo "  make bench     time the fastest variant on DATA (VARIANT=v2 | v1,v2 | all, VOCAB, REPEAT, LIMIT, WORKERS, JSON, PEERS=1 or PEERS=rustbpe,tokenizers-file)"
-	@echo "  make test      ruff, then the test suite without the slow tests, about $(TEST_MINUTES) min (make test-all: every test; make fuzz: more generated corpora; make lint: ruff alone)"
+	@echo "  make test      ruff, then the test suite without the slow tests, about $(TEST_MINUTES) min on 2 idle cores, longer on a busy machine (make test-all: every test; make fuzz: more generated corpora; make lint: ruff alone)"
 	@echo "  make test-debug  the compiled rungs' tests against a build with bounds checks and AddressSanitizer, about 3 min (ASAN=0: without it; part of test-all)"
 	@echo "  make benchmark the pytest-benchmark suite, saved in .benchmarks/ (ROUNDS); make benchmark-compare: the last two saved runs (RUNS=\"0001 0002\", THRESHOLD=median:10%, HISTOGRAM=1)"
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
@@ -71,7 +71,7 @@ help:
 	@echo "  make walkthrough  the class page: one HTML page stepping through corpus-en's merges at vocab 400, each rung's work counted, in seconds (FULL=1: DATA's at its vocab, minutes; DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m tools.figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
-	@echo "  make venv      create .venv and install the project into it, about 2 min (the other targets do this on first use)"
+	@echo "  make venv      create .venv and install the project into it, about 2 min on 2 idle cores, longer on a busy machine (the other targets do this on first use)"
 	@echo "  make shell     a shell with .venv first on PATH, so bpe and python are the project's"
 	@echo "  make clean     remove .venv and caches"
 	@echo ""
@@ -109,7 +109,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 
 test: $(VENV)/.installed $(VENV)/.browser
-	@echo "running ruff, then the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on busy ones; one dot per test)"
+	@echo "running ruff, then the tests without the slow ones (about $(TEST_MINUTES) min on 2 idle cores, longer on a busy machine; one dot per test)"
 	$(PY) -m ruff check .
 	$(PY) -u -m pytest -q -m "not slow"
 
@@ -162,7 +162,7 @@ profile: $(VENV)/.installed
 		$(if $(WORKERS),--workers $(WORKERS)) $(if $(FORCE),--force) $(if $(PUBLISH),--publish) $(if $(OUT),--out-dir $(OUT))
 
 report: $(VENV)/.installed
-	@echo "benching every variant for the report (its first line says how long; each run shows its line)"
+	@echo "benching every variant for the report (its first line says how long on idle cores, which a busy machine stretches; each run shows its line)"
 	$(PY) -m bpe report --data $(DATA) $(if $(VOCAB),--vocab-size $(VOCAB)) $(if $(V1_VOCAB),--v1-vocab-size $(V1_VOCAB)) \
 		$(if $(filter command line environment,$(origin REPEAT)),--repeat $(REPEAT)) $(if $(WORKERS),--workers $(WORKERS)) \
 		$(if $(PEERS),--peers) $(if $(VARIANT),--variant $(VARIANT)) $(if $(FORCE),--force) \

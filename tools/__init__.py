@@ -4,6 +4,8 @@ or through make.  It imports ``bpe``; nothing in ``bpe`` imports it.
 
 * ``figures``: every figure a page quotes, checked against (``--update``: rewritten from) its committed
   result file (``make figures``); ``keypath``: a value in a result file named by its key path;
+* ``staleness``: the figures measured before the code they measured last changed, unless their section
+  says the commit they were measured at;
 * ``reproduce``: each step of the article series measured on the ladder (``make reproduce``);
   ``reproduce_steps``: the steps, their data, why the ratios differ, the articles' own ratios;
 * ``ablation`` (a package): v6 without each of its techniques, v8 without each of its tricks

@@ -15,10 +15,15 @@ Then the figures the on-paper section of docs/scaling-out.md extrapolates from, 
 the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
 pre-token (what travels), the merge state's bytes per distinct pre-token once built (v9's ``Merger``), and
 the share of distinct pre-tokens counted once (what ``--min-count 2`` drops); with the committed run of v9
-on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there and the merge
-state per distinct pre-token at its peak; and, from those, what a cluster of N machines does with
-OpenWebText and with 1 TB.
-``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).
+on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there, the merge
+state per distinct pre-token at its end, and the whole run's peak memory per distinct pre-token (the state
+with what holds it while it is built, and the counts beside it); and, from those, what a cluster of N
+machines does with OpenWebText and with 1 TB, each worker thread counting at the rate a cluster worker
+counted here.
+``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).  ``--reproject FILE``
+times nothing: it makes the on-paper figures of a run already written again, from its own measurements
+(its seconds, its counts) and the committed 11.9 GB run, with the rules here now; the file keeps the
+commit it was measured at, and records the one that projected it (``projected_at``).
 
 Example: ``python -m tools.cluster_bench --data webtext-synth-20MB --repeat 3``.
 """
@@ -32,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from bpe.corpus.cluster import count_on_cluster, distributed, local_cluster
+from bpe.corpus.cluster import TASKS_PER_THREAD, count_on_cluster, distributed, local_cluster
 from bpe.corpus.corpus import Corpus, open_corpus
 from bpe.counting.documents import count_documents, counts_bytes
 from bpe.counting.parts import parts_of
@@ -134,6 +139,22 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
     return result
 
 
+def reproject(path: str | Path, log=None) -> dict:
+    """``--reproject``: the result at ``path`` with its on-paper figures made again (nothing timed)."""
+    path = Path(path)
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        paper, settings = result["on_paper"], result["settings"]
+        paper.update(at_scale(settings["bytes"], paper["distinct"]))
+    except (OSError, ValueError, KeyError) as exc:
+        raise BPEError(f"--reproject {path}: not a cluster bench's result ({exc})") from None
+    paper.pop("clusters", None)
+    paper["clusters"] = projections(result)
+    result["projected_at"] = stamp()["machine"]["git_commit"]
+    write_json_atomic(path, result, log=log or sys.stdout)
+    return result
+
+
 def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
     """The measured figures the projections start from."""
     quarter = Corpus(corpus.sources[: max(1, len(corpus.sources) // 4)])
@@ -157,8 +178,9 @@ def paper_figures(rung, counts, as_dict: dict, corpus, tokens) -> dict:
 
 def at_scale(size: int, distinct: int) -> dict:
     """Heaps' law between this bench's text and the committed 11.9 GB run (:data:`AT_SCALE`) of the same
-    generator, and that run's merge state per distinct pre-token at its end (the merges' peak); nothing
-    where the file is not in the checkout."""
+    generator, that run's merge state per distinct pre-token at its end (``merge_memory_bytes``: the state
+    alone), and its process tree's peak memory per distinct pre-token (sampled; the state, what holds it
+    while it is built, and the counts); nothing where the file is not in the checkout."""
     path = REPO_ROOT / AT_SCALE
     if not path.is_file():
         return {}
@@ -166,22 +188,28 @@ def at_scale(size: int, distinct: int) -> dict:
     big_bytes, big_distinct = run["corpus"]["bytes_used"], run["corpus"]["distinct_pretokens"]
     return {"scale_result": str(AT_SCALE), "scale_bytes": big_bytes, "scale_distinct": big_distinct,
             "heaps_exponent": math.log(big_distinct / distinct) / math.log(big_bytes / size),
-            "merge_bytes_per_distinct": run["merger"]["merge_memory_bytes"] / big_distinct}
+            "merge_bytes_per_distinct": run["merger"]["merge_memory_bytes"] / big_distinct,
+            "peak_bytes_per_distinct": run["memory"]["peak_tree_rss"] / big_distinct}
 
 
 def projections(result: dict) -> dict:
     """What a cluster of N machines does with each corpus of :data:`CORPORA`, by Heaps' law from the
-    measured figures: the bytes each worker thread reads and how long it counts them (at the rate a thread
-    counted here, the file's median run), the distinct pre-tokens, what the counts' parts and the sums carry,
-    and what the merging machine holds (the merge state, and the counts beside it while it is built);
+    measured figures: the bytes each worker thread reads and how long it counts them (at the rate a cluster
+    worker thread counted here: the shards' bytes over the cluster's median run and its threads; the rate of
+    a thread in this process, the file's median run, is kept beside it), the distinct pre-tokens, what the
+    counts' parts and the sums carry, and what the merging machine holds at its peak (the 11.9 GB run's peak
+    per distinct pre-token; where that run is missing, the state built here and the counts);
     ``min_count_2_bytes``: that with ``--min-count 2``, the share counted once at the measured size dropped
     (a larger corpus's share is its own)."""
     paper = result["on_paper"]
     heaps, per_count = paper["heaps_exponent"], paper["counts_bytes_per_distinct"]
-    per_merge = paper["merge_bytes_per_distinct"] or 0.0
+    per_merge = paper.get("peak_bytes_per_distinct") or (paper["merge_bytes_per_distinct"] or 0.0) + per_count
     settings = result["settings"]
-    per_thread = settings["bytes"] / (result["seconds"]["file"]["median"] * settings["local_workers"])
+    threads_here = settings["local_workers"] * settings["threads_per_worker"]
+    per_thread = settings["bytes"] / (result["seconds"]["shards_cluster"]["median"] * threads_here)
     paper["bytes_per_second_per_thread"] = per_thread
+    paper["bytes_per_second_per_thread_in_process"] = settings["bytes"] / (result["seconds"]["file"]["median"]
+                                                                           * settings["local_workers"])
 
     def distinct(size: float) -> float:
         return paper["distinct"] * (size / paper["bytes"]) ** heaps
@@ -192,16 +220,16 @@ def projections(result: dict) -> dict:
         whole = distinct(size)
         for machines in MACHINES:
             threads = machines * CORES_PER_MACHINE
-            tasks = 4 * threads  # bpe/corpus/cluster.py: TASKS_PER_THREAD tasks a thread
+            tasks = TASKS_PER_THREAD * threads
             rows[str(machines)] = {
                 "threads": threads, "bytes_per_thread": size / threads, "count_seconds": size / threads / per_thread,
                 "parts_bytes": tasks * distinct(size / tasks) * per_count,
                 "sums_bytes": whole * per_count,
             }
-        clusters[name] = {"bytes": size, "distinct": whole, "merging_machine_bytes": whole * (per_merge + per_count),
-                          "min_count_2_bytes": whole * (1 - paper["counted_once_share"]) * (per_merge + per_count),
+        clusters[name] = {"bytes": size, "distinct": whole, "merging_machine_bytes": whole * per_merge,
+                          "min_count_2_bytes": whole * (1 - paper["counted_once_share"]) * per_merge,
                           "machines": rows}
-    clusters["100 M distinct"] = {"distinct": 1e8, "merging_machine_bytes": 1e8 * (per_merge + per_count),
+    clusters["100 M distinct"] = {"distinct": 1e8, "merging_machine_bytes": 1e8 * per_merge,
                                   "bytes": paper["bytes"] * (1e8 / paper["distinct"]) ** (1 / heaps)}
     return clusters
 
@@ -216,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=SHARDS, help=f"shards the text is cut into (default {SHARDS})")
     parser.add_argument("--out", default=None, help="where the JSON goes (default out/cluster-bench.json)")
     parser.add_argument("--publish", action="store_true", help=f"write the committed {PUBLISHED} (clean tree)")
+    parser.add_argument("--reproject", metavar="FILE", default=None,
+                        help="time nothing: make FILE's on-paper figures again from its own measurements")
 
     def run(args) -> None:
+        if args.reproject:
+            reproject(args.reproject)
+            return
         run_cluster_bench(args.data, args.variant, args.repeat, args.shards, args.out, args.publish)
 
     return tool_main(parser, run, argv)

@@ -5,9 +5,11 @@ regex engine on the hot path), the counts go into C hash tables, one per thread,
 and the counts go to v8's compiled merge as arrays, never as a Python dict.  Its merge is v8's, unchanged.
 
 Why this is the step after v8.  v8 made the merge fast, and the run became the pre-tokenizer's, most of
-it on both kinds of text (docs/v8.md, "Where the time goes now").  A second process barely helped, because
-the matching was not the cost: a ``Counter`` update per pre-token, each distinct pre-token pickled from
-process to process, dicts summed.  So v9 changes what a pre-token costs, not how many cores count:
+it on both kinds of text (docs/v8.md, "Where the time goes now").  Half of that stage or more was not the
+matching a second worker shares: a ``Counter`` update per pre-token, each distinct pre-token pickled from
+process to process, dicts joined; measured on a shared 2-core machine, v8's counting took no less time
+with two workers than with one (docs/v3.md, "Measured").  So v9 changes what a pre-token costs, not how
+many cores count:
 
 1. **a scanner instead of a regex engine** (``scan_piece`` in ``bpe/split/_gpt2_scanner.pxi``, which
    ``variants/_v9_count.pyx`` includes).  The pattern is

@@ -124,6 +124,7 @@ def bench_settings(args):
     busy, load = parse_busy(getattr(args, "busy", 0))
     return BenchSettings(variants=args.variant, data=args.data, vocab_size=vocab_size(args), repeat=args.repeat,
                          special_tokens=special_tokens(args), workers=args.workers, peers=args.peers,
-                         force=args.force, progress=show_progress(args), limit=getattr(args, "limit", None),
+                         force=args.force, progress=show_progress(args), lines=not getattr(args, "quiet", False),
+                         limit=getattr(args, "limit", None),
                          busy=busy, load=load, json_out=getattr(args, "json", None),
                          text_column=getattr(args, "text_column", "text"))

@@ -79,9 +79,13 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
 def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]:
     s, data = settings, data_label(settings.data)
     corpus = open_corpus(path, text_column=s.text_column)
-    size = corpus.size
-    subset = (f"the first ~{min(parse_size(s.limit, '--limit'), size):,} of {size:,} bytes, --limit {s.limit}"
-              if s.limit is not None else f"{size:,} bytes")
+    size, text = corpus.size, corpus.text_size
+    if text is None:  # Parquet, JSON lines, compressed: the files' size is not the text's
+        subset = (f"the first ~{parse_size(s.limit, '--limit'):,} bytes of its text, --limit {s.limit}; "
+                  if s.limit is not None else "") + f"{size:,} bytes on disk, its text's counted as it is read"
+    else:
+        subset = (f"the first ~{min(parse_size(s.limit, '--limit'), size):,} of {size:,} bytes, --limit {s.limit}"
+                  if s.limit is not None else f"{size:,} bytes")
     if corpus.plain_file is not None:  # the cost model reads a text file's sample
         estimate = estimate_file(corpus.plain_file, [variant], s.vocab_size, s.special_tokens, s.workers, s.limit)
         said = f"estimate {estimate[0].describe()}"
@@ -107,7 +111,7 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     told = False  # whether the wrote line is out
     try:
         written = _save(settings, variant, path, vocab, merges, observer)  # saved before anything is printed
-        for line in summary_lines(settings, variant, vocab, merges, observer, elapsed):
+        for line in summary_lines(settings, variant, vocab, merges, observer, elapsed, text is not None):
             print(line, file=out)
         if written:
             print(_wrote(written), file=out)
@@ -130,10 +134,15 @@ def _wrote(written: list[Path]) -> str:
     return "wrote " + ", ".join(str(p) for p in written)
 
 
-def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer, elapsed: float) -> list[str]:
-    """What is printed after training: merges and seconds, each stage, peak memory, the longest tokens."""
+def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer, elapsed: float,
+                  plain: bool = True) -> list[str]:
+    """What is printed after training: merges and seconds, each stage, peak memory, the longest tokens.
+    ``plain``: the files' size was the text's (else the text's bytes, counted, are said)."""
     timer, corpus = observer.timer, observer.corpus
-    subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if settings.limit else ""
+    if not plain:
+        subset = f" ({corpus.bytes_used:,} bytes of text{', --limit' if settings.limit else ''})"
+    else:
+        subset = f" (first {corpus.bytes_used:,} of {corpus.file_bytes:,} bytes)" if settings.limit else ""
     lines = [f"trained {variant} on {data_label(settings.data)}{subset}: {len(merges):,} merges, "
              f"vocab {len(vocab):,}, {elapsed:.2f}s"]
     asked = settings.vocab_size - 256 - len(settings.special_tokens)

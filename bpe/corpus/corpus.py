@@ -78,6 +78,15 @@ class Corpus:
         """The files' bytes on disk; ``None`` for documents in memory (their size is known once read)."""
         return None if self.documents is not None else sum(source.size for source in self.sources)
 
+    @property
+    def text_size(self) -> int | None:
+        """The text's own bytes where the files hold nothing else (plain text, uncompressed): their size;
+        ``None`` where they are JSON lines, Parquet or compressed, whose text is counted as it is read."""
+        if self.documents is not None or not self.sources:
+            return None
+        plain = all(source.kind == "text" and source.compression is None for source in self.sources)
+        return self.size if plain else None
+
     def check(self) -> "Corpus":
         """Every package the reading needs is here, else one line saying what to install (before a byte is
         read)."""
@@ -112,8 +121,14 @@ class Corpus:
                         return
 
     def describe(self) -> str:
-        """A few words for a header line: ``3 files (1,234,567 bytes)``, ``the documents``."""
-        return self.label if self.size is None else f"{self.label} ({self.size:,} bytes)"
+        """A few words for a header line: ``3 files (1,234,567 bytes)``, ``the documents``; files whose size
+        is not their text's (Parquet, JSON lines, compressed) are said so: ``a.parquet (52,000 bytes on
+        disk; its text's bytes counted as it is read)``."""
+        if self.size is None:
+            return self.label
+        if self.text_size is None:
+            return f"{self.label} ({self.size:,} bytes on disk; its text's bytes counted as it is read)"
+        return f"{self.label} ({self.size:,} bytes)"
 
 
 def open_corpus(given, *, text_column: str = TEXT_COLUMN) -> Corpus:

@@ -63,3 +63,22 @@ def test_the_fastest_rung_runs_by_default_without_a_word():
     printed = out.getvalue().splitlines()
     assert printed[0].startswith(f"bpe-lab train: {DEFAULT_VARIANTS[0]} on tinystories-sample")
     assert not [line for line in printed if line.startswith("default variant")]
+
+
+def test_a_compressed_corpus_is_said_by_its_text_not_its_size_on_disk(tmp_path, capsys):
+    import gzip
+
+    from bpe.cli import main
+
+    documents = [f"document {i}: the same words again and again, " * 20 for i in range(30)]
+    path = tmp_path / "docs.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": d}) + "\n" for d in documents)
+    on_disk = path.stat().st_size
+    assert main(["train", "--variant", "v2", "--data", str(path), "--vocab-size", "270", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    header, trained = out.splitlines()[0], next(line for line in out.splitlines() if line.startswith("trained"))
+    assert f"({on_disk:,} bytes on disk, its text's counted as it is read)" in header
+    text_bytes = sum(len(d.encode()) for d in documents)
+    counted = int(trained.split("(")[1].split(" bytes of text")[0].replace(",", ""))
+    assert counted >= text_bytes > on_disk  # the text, not the compressed file

@@ -112,3 +112,17 @@ def test_committed_estimates_are_the_models_current_output(args, committed, tmp_
     for variant, estimate in now.items():
         modelled, committed_model = estimate["seconds"], then[variant]["seconds"]  # predictions, not timings
         assert modelled == pytest.approx(committed_model, rel=1e-9)
+
+
+def test_the_library_page_gives_train_bpes_whole_signature():
+    import inspect
+
+    from bpe import train_bpe
+
+    page = (DOCS / "library.md").read_text()
+    shown = re.search(r"`train_bpe\((.*?)\)`", page, re.S).group(1)
+    named = [part.strip().split("=")[0] for part in shown.replace("\n", " ").split(",") if part.strip() != "*"]
+    assert named == list(inspect.signature(train_bpe).parameters)
+    for name, parameter in inspect.signature(train_bpe).parameters.items():
+        if parameter.default is not inspect.Parameter.empty:
+            assert f"{name}={parameter.default!r}".replace("'", '"') in shown.replace("\n", " ")

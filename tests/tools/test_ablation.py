@@ -39,7 +39,7 @@ def merges_of(module, pretoken_counts, num_merges):
 
 def test_every_row_file_is_a_row():
     files = {path.stem for path in Path(ablation.__file__).parent.glob("*.py")}
-    assert files - {"__init__", "__main__"} == set(WITHOUT)
+    assert files - {"__init__", "__main__"} == set(WITHOUT) | set(ablation.CANDIDATES)
     assert ablation.BASE in ablation.ROWS and "v5" in ablation.ROWS
 
 
@@ -149,7 +149,8 @@ def v8_row(name):
 
 def test_every_v8_row_file_is_a_row_and_each_switch_is_real():
     files = {path.stem for path in Path(v8_rows.__file__).parent.glob("*.py")}
-    assert files - {"__init__"} == set(v8_rows.TRICKS) and v8_rows.ROWS == ("v8", *v8_rows.TRICKS)
+    assert files - {"__init__"} == set(v8_rows.TRICKS) | set(v8_rows.CANDIDATES)
+    assert v8_rows.ROWS == ("v8", *v8_rows.TRICKS)
     header = (v8_rows.REPO_ROOT / "variants" / "_v8_tricks.h").read_text(encoding="utf-8")
     merge = (v8_rows.REPO_ROOT / "variants" / "_v8_merge.pyx").read_text(encoding="utf-8")
     # every switch the header defines has a row, and every row's switch is one the merge reads
@@ -197,3 +198,23 @@ def test_the_v8_command_writes_every_row_compared_on_the_merge_phase(tmp_path):
         assert entry["identical"] and entry["merges_sha256"] == [regime["merges_sha256"]], name
         assert set(entry["vs_v8"]) == {"total", "merge_phase"}
     assert regime["rows"]["v8"]["vs_v8"]["merge_phase"]["ratio"] == 1.0
+
+
+@pytest.mark.parametrize("candidate, rung, counter", [
+    ("tools.ablation.v3_one_counting_worker", "v3", "count_file_parallel"),
+    ("tools.ablation.v8.one_counting_worker", "v8", "count_file_parallel_fast"),
+])
+def test_a_one_worker_candidate_counts_as_its_rung_with_one_worker(monkeypatch, candidate, rung, counter):
+    """The candidates the bench runs beside v3 and v8 (docs/v3.md): the rung's counts and merges, its
+    counter given one worker whatever the run asks for."""
+    module = import_module(candidate)
+    rung_module = VARIANTS[rung]
+    assert module.Merger is rung_module.Merger
+    counts = module.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    assert dict(counts.items()) == dict(rung_module.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2).items())
+    asked = []
+    real = getattr(module, counter)
+    monkeypatch.setattr(module, counter, lambda *a, **k: asked.append(k["workers"]) or real(*a, **k))
+    module.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    assert asked == [1]
+    assert train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=module, workers=2)[1] == cs336_merges()

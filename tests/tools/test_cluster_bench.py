@@ -8,7 +8,8 @@ import json
 import pytest
 
 from bpe.defaults import SPECIAL_TOKEN
-from tools.cluster_bench import CORPORA, cut_into_shards, run_cluster_bench
+from conftest import REPO_ROOT
+from tools.cluster_bench import AT_SCALE, CORPORA, cut_into_shards, run_cluster_bench
 
 pytest.importorskip("distributed")
 
@@ -39,3 +40,36 @@ def test_a_small_bench_agrees_and_writes_its_figures(tmp_path):
     assert set(paper["clusters"]) == {*CORPORA, "100 M distinct"}
     owt = paper["clusters"]["OpenWebText (11.9 GB)"]
     assert owt["distinct"] > paper["distinct"] and owt["min_count_2_bytes"] < owt["merging_machine_bytes"]
+    # the merging machine at its peak: the 11.9 GB run's whole process tree, per distinct pre-token (the state,
+    # what holds it while it is built, the counts), not the state alone
+    scale = json.loads((REPO_ROOT / AT_SCALE).read_text())
+    per_distinct = scale["memory"]["peak_tree_rss"] / scale["corpus"]["distinct_pretokens"]
+    assert paper["peak_bytes_per_distinct"] == pytest.approx(per_distinct)
+    assert owt["merging_machine_bytes"] == pytest.approx(owt["distinct"] * per_distinct)
+    assert paper["peak_bytes_per_distinct"] > paper["merge_bytes_per_distinct"]
+    # the projections count at a cluster worker thread's rate, not at a thread's in this process
+    cluster_rate = result["settings"]["bytes"] / (result["seconds"]["shards_cluster"]["median"] * 2)
+    assert paper["bytes_per_second_per_thread"] == pytest.approx(cluster_rate)
+    one = owt["machines"]["1"]
+    assert one["count_seconds"] == pytest.approx(one["bytes_per_thread"] / cluster_rate)
+
+
+def test_reproject_makes_the_on_paper_figures_again_from_a_runs_own_measurements(tmp_path):
+    from bpe.errors import BPEError
+    from tools.cluster_bench import reproject
+
+    committed = json.loads((REPO_ROOT / "docs" / "cluster-bench.json").read_text())
+    copy = tmp_path / "cluster-bench.json"
+    copy.write_text(json.dumps(committed))
+    result = reproject(copy, log=io.StringIO())
+    assert json.loads(copy.read_text()) == result
+    assert result["seconds"] == committed["seconds"] and result["machine"] == committed["machine"]  # nothing timed
+    assert result["projected_at"]
+    paper = result["on_paper"]
+    rate = result["settings"]["bytes"] / (result["seconds"]["shards_cluster"]["median"] * 2)
+    assert paper["bytes_per_second_per_thread"] == pytest.approx(rate)
+    owt = paper["clusters"]["OpenWebText (11.9 GB)"]
+    assert owt["merging_machine_bytes"] == pytest.approx(owt["distinct"] * paper["peak_bytes_per_distinct"])
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(BPEError, match="not a cluster bench's result"):
+        reproject(tmp_path / "other.json")

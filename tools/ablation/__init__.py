@@ -45,6 +45,8 @@ from tools.command import tool_main
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
 ROWS = ("v5", "v6", "no_lazy_index", "no_neighbour_groups", "no_floor", "no_gc_tuning", "no_fast_counter")
+#: Files beside the rows that are not rows: candidates ``bpe bench`` runs beside a rung (their docstrings).
+CANDIDATES = ("v3_one_counting_worker",)
 #: ``make ablation``'s regimes: (data, vocab size).
 REGIMES = (("gutenberg-books", 10_000), ("webtext-synth-20MB", 32_000))
 #: The row every other is compared with, in merges and in time.

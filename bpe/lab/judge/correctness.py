@@ -21,7 +21,7 @@ from bpe.counting.parallel import count_file_parallel
 from bpe.data.datasets import data_dir, make_data_folder
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
-from bpe.lab.judge.probe import PROBES, probes_verdict, with_vocab_problems
+from bpe.lab.judge.probe import PROBES, TIE_PROBE, probe_verdict, probes_verdict, settled_tie, with_vocab_problems
 from bpe.running.files import write_text_atomic
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 from bpe.training.train import train_bpe
@@ -48,9 +48,13 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
 
     evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
                         special_tokens)
-    verdicts = {name: with_vocab_problems(diagnose(merges, reference, evidence, name, reference_name,
-                                                   own_counts.get(name)), (vocab or {}).get(name) or [])
-                for name, merges in merge_lists.items()}
+    verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name),
+                               name_tie_order=False) for name, merges in merge_lists.items()}
+    for candidate in candidates:  # a tie broken the wrong way: which order, the tie probe tells before it is named
+        if verdicts.get(candidate.label, {}).get("cause") == "tie":
+            verdicts[candidate.label] = settled_tie(verdicts[candidate.label],
+                                                    probe_verdict(candidate, TIE_PROBE, run_once))
+    verdicts = {name: with_vocab_problems(verdict, (vocab or {}).get(name) or []) for name, verdict in verdicts.items()}
     for candidate in candidates:  # your own trainers, right so far: on the probes too
         if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
             probed = probes_verdict(candidate, run_once)
@@ -82,7 +86,10 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
     why = ("likely cause: " if v["cause"] else "") + v["explanation"]
     if v["step"] is None:  # the merges agree; its vocab, or its own pre-token counts, do not
         return f"DIFFERS in its {'vocab' if v['cause'] == 'vocab' else 'pre-token counts'}{where}", why
-    what = f"DIFFERS{where} at merge {v['step']:,} of {v['reference_merges']:,}: "
+    if v["step"] > v["reference_merges"]:  # merges past the reference's last: no "merge 244 of 243"
+        what = f"DIFFERS{where} after the reference's {v['reference_merges']:,} merges: "
+    else:
+        what = f"DIFFERS{where} at merge {v['step']:,} of {v['reference_merges']:,}: "
     if v["candidate_pair"] is None or v["reference_pair"] is None:
         return what + v["explanation"], ""
     return (what + f"{name} chose {v['candidate_pair']} (true count {v['candidate_count']:,}), "

@@ -91,10 +91,13 @@ class Evidence:
 
 
 def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Evidence, name: str = "candidate",
-             reference_name: str = "reference", candidate_counts: Mapping[bytes, int] | None = None) -> dict:
+             reference_name: str = "reference", candidate_counts: Mapping[bytes, int] | None = None,
+             name_tie_order: bool = True) -> dict:
     """The verdict for one run: ``{"verdict": "identical", ...}`` or the first divergence, explained.
 
-    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.  The
+    ``candidate_counts``: the candidate's own pre-token counts, when it has its own pre-tokenizer.
+    ``name_tie_order``: a tie broken the wrong way names the order that explains it (off where the tie probe
+    will tell, :func:`bpe.lab.judge.probe.settled_tie`: a tie of two pairs fits several orders).  The
     verdict's ``step`` is the number of the first merge that differs (1-based), a key kept for saved files.
     """
     at = first_divergence(merges, reference)
@@ -120,12 +123,13 @@ def diagnose(merges: Sequence[Pair], reference: Sequence[Pair], evidence: Eviden
     elif counts_differ:
         found["cause"], found["explanation"] = pretokenization_cause(candidate_counts, evidence, name)
     else:
-        found["cause"], found["explanation"] = likely_cause(mine, theirs, counts, reference[:at], evidence, name)
+        found["cause"], found["explanation"] = likely_cause(mine, theirs, counts, reference[:at], evidence, name,
+                                                            name_tie_order)
     return found
 
 
 def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequence[Pair], evidence: Evidence,
-                 name: str) -> tuple[str | None, str]:
+                 name: str, name_tie_order: bool = True) -> tuple[str | None, str]:
     """``(cause, one or two sentences)`` for a divergence where both sides chose a pair, from the same
     pre-token counts."""
     mine_n, theirs_n = counts.get(mine, 0), counts.get(theirs, 0)
@@ -138,7 +142,7 @@ def likely_cause(mine: Pair, theirs: Pair, counts: Counter[Pair], before: Sequen
                 f"{mine_n:,}), and {show(theirs)} occurs {recount.get(theirs, 0):,} times, not {theirs_n:,}")
     if mine_n == theirs_n and mine < theirs:
         tied = [pair for pair, n in counts.items() if n == mine_n]  # in the order the words meet them
-        return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name)
+        return "tie", tie_explanation(mine, theirs, mine_n, tied, before, name, name_tie_order)
     for how, mistaken in special_token_mistakes(evidence):
         recount = pair_counts_after(mistaken, before)
         if best_pair(recount) == mine and (recount.get(mine, 0) > mine_n or recount.get(theirs, 0) < theirs_n):

@@ -39,6 +39,7 @@ from bpe.counting.plain import count_text
 from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
+from bpe.lab.judge.tie_orders import TIE_OPENING, TIE_RULE
 from bpe.training.registry import best_variant
 from bpe.training.train import train_bpe
 
@@ -161,6 +162,29 @@ def probes_verdict(candidate: Candidate, run_once: Callable[..., dict]) -> dict:
         if verdict["verdict"] != "identical":
             break
     return verdict
+
+
+def settled_tie(verdict: dict, probed: dict) -> dict:
+    """A tie broken the wrong way on the data (``verdict``, its order not named: two tied pairs fit several
+    orders), with what the tie probe (``probed``: :func:`probe_verdict` on :data:`TIE_PROBE`), one tie per wrong
+    order, shows of the same trainer: the order its tie parts at, or that it breaks them all as CS336 does.
+
+    >>> data = {"cause": "tie", "explanation": TIE_OPENING + "both pairs occur 5 times and mine chose the smaller"
+    ...         + TIE_RULE}
+    >>> settled_tie(data, {"verdict": "differs", "cause": "tie", "step": 1, "explanation": TIE_OPENING
+    ...     + "both pairs occur 60 times and mine chose the smaller" + TIE_RULE})["explanation"][79:168]
+    'on the tie probe (one tie per wrong order) it parts at merge 1, where both pairs occur 60'
+    """
+    on_data = verdict["explanation"].removesuffix(TIE_RULE)
+    if probed["verdict"] == "identical":
+        found = "the tie probe (one tie per wrong order) it breaks as CS336 does, so no one order explains it"
+    elif probed.get("cause") == "tie":
+        found = (f"on the tie probe (one tie per wrong order) it parts at merge {probed['step']:,}, where "
+                 + probed["explanation"].removeprefix(TIE_OPENING).removesuffix(TIE_RULE))
+    else:
+        found = f"on the tie probe it differs otherwise: {probed['explanation']}"
+    return {**verdict, "explanation": f"{on_data}; {found}{TIE_RULE}",
+            "tie_probe": {key: probed.get(key) for key in ("verdict", "step", "cause")}}
 
 
 def with_vocab_problems(verdict: dict, problems: list[str]) -> dict:

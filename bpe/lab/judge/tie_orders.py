@@ -70,11 +70,18 @@ def wrong_orders(tied: Sequence[Pair], before: Sequence[Pair]) -> list[Order]:
     ]
 
 
+#: How a tie's sentence opens and ends (:func:`tie_explanation`), so that a sentence can be told apart.
+TIE_OPENING = "tie broken the wrong way: "
+TIE_RULE = "; CS336 breaks ties by the larger pair (compare the byte strings: max by (count, pair))"
+
+
 def tie_explanation(mine: Pair, theirs: Pair, count: int, tied: Sequence[Pair], before: Sequence[Pair],
-                    name: str) -> str:
+                    name: str, name_order: bool = True) -> str:
     """The sentence for a tie broken the wrong way: ``mine`` chosen over ``theirs`` (CS336's) among ``tied``
     (the pairs of the top count, in the order a trainer's words meet them) after the merges ``before``,
-    naming the first wrong order under which ``mine`` is the largest and ``theirs`` below it.
+    naming (with ``name_order``) the first wrong order under which ``mine`` is the largest and ``theirs``
+    below it.  Two tied pairs agree with several orders at once; the tie probe, one tie per order, tells
+    them apart (:func:`bpe.lab.judge.probe.settled_tie`).
 
     >>> tie_explanation((b"g", b"z"), (b"gh", b"i"), 5, [(b"gh", b"i"), (b"g", b"z")], [(b"g", b"h")], "mine")
     "tie broken the wrong way: both pairs occur 5 times and mine chose the smaller; it is the larger with each \
@@ -84,9 +91,8 @@ larger pair (compare the byte strings: max by (count, pair))"
     smaller = mine == min(tied)
     chose = "the smaller" if smaller else f"neither the larger nor the smallest of the {len(tied)} tied pairs"
     why = ""
-    for order in wrong_orders(tied, before):
+    for order in wrong_orders(tied, before) if name_order else ():
         if order.key(mine) == max(map(order.key, tied)) != order.key(theirs) and not (smaller and order.weak):
             why = "; " + order.how.format(mine=order.key(mine), theirs=order.key(theirs))
             break
-    return (f"tie broken the wrong way: both pairs occur {count:,} times and {name} chose {chose}{why}; CS336 "
-            "breaks ties by the larger pair (compare the byte strings: max by (count, pair))")
+    return f"{TIE_OPENING}both pairs occur {count:,} times and {name} chose {chose}{why}{TIE_RULE}"

@@ -58,7 +58,8 @@ class BenchSettings:
     limit: int | str | None = None
     peers: bool | str = False
     force: bool = False
-    progress: bool = False
+    progress: bool = False  # each run's live line (on a terminal), then its one line
+    lines: bool = False  # each run's one line on stderr as it ends, without a live line (stderr not a terminal)
     budget: float = LONG_RUN_SECONDS
     busy: int = 0
     load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
@@ -116,7 +117,8 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     print(header(result), file=out)
     if s.variants is None:  # the default: say when it is not the first choice, and why
         print(default_note(), file=out)
-    print("estimate per run: " + ", ".join(e.describe() for e in estimates.values()), file=out)
+    print("estimate per run, on idle cores (a busy machine takes longer): "
+          + ", ".join(e.describe() for e in estimates.values()), file=out, flush=True)
 
     # 3. Run each candidate ``repeat`` times in turns, each run a fresh process (:func:`plan.measure`); the first
     #    run keeps what the correctness check needs.  Print each one's table.
@@ -130,7 +132,7 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     merge_lists, own_counts = {}, {}  # by label: its merges; a Merger's own pre-token counts
     with spin_on_cores(s.busy, s.load):
         all_runs = measure("bench", p, runnable, s.repeat, out, failed=result.failed, for_check=True,
-                           progress=s.progress)
+                           progress=s.progress, lines=s.lines)
     for candidate in runnable:
         name, runs = candidate.label, all_runs.get(candidate.label)
         if runs is None:  # it failed

@@ -78,19 +78,23 @@ def in_turns(names: Sequence[str], repeat: int, run_one: Callable[[str, int], di
 
 
 def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = "", who: str = "", *,
-            failed: dict | None = None, for_check: bool = False, progress: bool = False) -> dict[str, list]:
+            failed: dict | None = None, for_check: bool = False, progress: bool = False,
+            lines: bool = False) -> dict[str, list]:
     """``repeat`` runs of each candidate of ``specs`` (``--variant`` entries, or candidates) on ``p`` in turns, by
     label, each a fresh process timing every stage (:func:`~bpe.lab.measure.timed_run.run_once`); a ``train_bpe``
     function, which takes a whole file, gets exactly the plan's bytes.  ``for_check``: each first run also keeps
     its merges (``merge_list``) and a ``Merger``'s own counts (``own_counts``; saving them is timed, so only there).
     With ``what``, said on ``log`` led by ``[tag]``: what the runs are on and ``who`` (default: the labels), then
-    each run; else with ``progress`` each run on stderr.  A failed run is a :class:`BPEError` naming ``tag``, or
-    with ``failed`` its line goes there and on ``log``, and its candidate drops out."""
+    each run; else with ``progress`` (a live line while it runs) or ``lines`` each run's one line on stderr as
+    it ends, so that a log or a pipe hears from a long bench between its tables.  A failed run is a
+    :class:`BPEError` naming ``tag``, or with ``failed`` its line goes there and on ``log``, and its candidate
+    drops out."""
     # The runner and what it needs, imported here: ``bpe train`` imports this module (its estimate plans the
     # run) but runs no candidate, and these would weigh on its start-up and on the peak memory it reports.
     from bpe.lab.fresh_process import lab_tempdir  # noqa: PLC0415
     from bpe.lab.judge.candidates import resolve  # noqa: PLC0415
     from bpe.lab.measure.timed_run import run_once, write_prefix  # noqa: PLC0415
+    from bpe.running.cores import measure_busy_cores  # noqa: PLC0415
 
     candidates = {c.label: c for c in (resolve(spec) if isinstance(spec, str) else spec for spec in specs)}
     if what:
@@ -106,10 +110,12 @@ def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = ""
             candidate, first = candidates[label], for_check and i == 0
             whole = candidate.kind == "function" and prefix is not None
             counts_out = counts[label] if first and candidate.kind == "merger" else None
+            busy = measure_busy_cores()  # the cores other processes keep busy as the run starts (50 ms, untimed)
             run = run_once(prefix if whole else p.path, candidate, p.vocab_size, p.special_tokens, p.workers,
                            None if whole else p.limit, want_merges=first,
                            counts_out=str(counts_out) if counts_out else None, progress=progress,
                            run_label=f"{label} run {i + 1}/{repeat}: ")
+            run["busy_cores"] = busy
             if "failed" in run and failed is None:
                 raise BPEError(f"[{tag}] {run['failed']}")
             if "failed" in run:
@@ -121,7 +127,7 @@ def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = ""
             if what:
                 print(f"  [{tag}] run {i + 1}/{repeat} {label}: total {run['total']:.2f} s, "
                       f"merge phase {run['merge_phase']:.2f} s", file=log, flush=True)
-            elif progress:
+            elif progress or lines:
                 print(f"  {label} run {i + 1}/{repeat}: {run['total']:.2f}s", file=sys.stderr, flush=True)
             return run
 

@@ -34,7 +34,7 @@ from bpe.lab.measure.candidate_estimate import candidate_estimate, probe_candida
 from bpe.lab.measure.estimate import corpus_shape, format_duration
 from bpe.lab.measure.peers import peer_columns, peer_names
 from bpe.lab.measure.publish import made_by, stamp, write_json_atomic
-from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages
+from bpe.lab.measure.report_plots import plot_merges, plot_scaling, plot_stages, shared_note
 from bpe.lab.measure.result import BenchResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD
 from bpe.lab.measure.table import markdown_lines
@@ -137,10 +137,11 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
     scaled = [n for n in tables_plan[0][1] if n in VARIANTS and estimate(n, vocab_size) <= RUN_BUDGET_SECONDS][-2:]
     scaled = scaled if settings.scaling else []
     seconds = planned_seconds(estimate, tables_plan, bench.repeat, scaled, vocab_size, scaling_workers(bench.workers))
+    unpriced = ", the peers not counted" if peers else ""
     print(f"bpe-lab report: {data_label(bench.data)}, tables at vocab "
           f"{', '.join(f'{v:,} ({len(n)} candidates)' for v, n in tables_plan)}, repeat {bench.repeat}; about "
-          f"{format_duration(seconds)} (estimated from the cost model{', the peers not counted' if peers else ''})",
-          file=log)
+          f"{format_duration(seconds)} on idle cores (estimated from the cost model{unpriced}; other work on the "
+          "machine stretches it)", file=log, flush=True)
     # Each table a forced bench at one vocab, the peers beside the first.
     table = replace(bench, variants=[c.spec for c in candidates], limit=None, busy=0, json_out=None, force=True)
     tables = [bench_checked(table, pipeline.plan(path, vocab, bench.special_tokens, workers),
@@ -203,10 +204,13 @@ def measure_scaling(bench: BenchSettings, path: Path, variants: list[str], log) 
     """Each rung's time on the first quarter, half and all of the data, and with 1, 2, ... workers."""
     size = path.stat().st_size
     worker_counts = scaling_workers(bench.workers)
-    out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts}
+    out: dict = {"sizes": {}, "workers": {}, "vocab_size": bench.vocab_size, "worker_counts": worker_counts,
+                 "busy_cores": 0.0}
 
     def median(variant: str, **changes) -> tuple[dict, Run]:
-        run = run_bench(replace(bench, variants=variant, progress=False, **changes), out=io.StringIO())
+        run = run_bench(replace(bench, variants=variant, progress=False, lines=False, **changes), out=io.StringIO())
+        seen = [r.facts.get("busy_cores") or 0.0 for r in run.variants[variant].runs]
+        out["busy_cores"] = max([out["busy_cores"], *seen])  # the most other processes kept busy as one started
         return run.settings, run.variants[variant].median
 
     for variant in variants:
@@ -269,5 +273,7 @@ def render_markdown(result: dict) -> str:
             "![elapsed time and cost per 100 merges against merges done, per variant](report-merges.png)", ""]
     if "scaling" in result:
         out += ["![time against corpus size and against workers](report-scaling.png)", ""]
+        if shared_note(result):
+            out += [shared_note(result) + ".", ""]
     out += ["Raw figures: [`report-bench.json`](report-bench.json)."]
     return "\n".join(out) + "\n"

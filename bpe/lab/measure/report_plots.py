@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bpe.lab.measure.peers import PEERS
+from bpe.running.cores import BUSY_SHARE
 from bpe.training.registry import VARIANTS
 
 STAGE_COLOURS = {"pretokenize": "#4c72b0", "pair_count": "#55a868", "select": "#c44e52", "update": "#8172b2"}
@@ -80,9 +81,14 @@ def plot_stages(result: dict, out: Path) -> None:
             ax.bar(names, [0.0 if t else o for o, t in zip(other, timed)], color="white", edgecolor="#555555",
                    hatch="..", label="total only (a train_bpe function)")
         labels = list(names)
+        # the axis from what is drawn: a bar is its stages' medians stacked, which may sum past the median total
+        tops = [b + (o if t else 0.0) for b, o, t in zip(bottoms, other, timed)]
+        tops += [o for o, t in zip(other, timed) if not t]
         for name, value in timed_peers(result).items() if i == 0 else ():
             ax.bar([name], [value], color="white", edgecolor=colour(name), hatch="//", linewidth=1.5)
             labels.append(name)
+            tops.append(value)
+        ax.set_ylim(0, 1.05 * max(tops, default=0.0) or 1.0)
         for tick, name in zip(ax.get_xticklabels(), labels):
             tick.set_color(colour(name))
         ax.set_title(f"{result['data']}, vocab {bench.settings['vocab_size']:,}", fontsize=10)
@@ -160,4 +166,25 @@ def plot_scaling(result: dict, out: Path) -> None:
     workers_ax.set_ylim(0, 1.35 * max(t for points in scaling["workers"].values() for _, t, _ in points))
     _label(workers_ax, f"time against workers ({result['machine']['cpu_count']} CPUs)", "pre-tokenization workers",
            "seconds", fontsize=7, loc="upper left", ncol=2)
+    if shared_note(result):
+        workers_ax.text(0.98, 0.02, shared_note(result).replace(": ", ":\n", 1), transform=workers_ax.transAxes,
+                        ha="right", va="bottom", fontsize=7, color="#a02020")
     save_figure(fig, out, f"Scaling (make report, {result['generated']})")
+
+
+def shared_note(result: dict) -> str:
+    """What the scaling runs shared their machine with, when other processes kept at least
+    :data:`~bpe.running.cores.BUSY_SHARE` of a core busy as one of them started (sampled before each run,
+    ``busy_cores``): then a worker may share its core with them, and more workers need not be faster.
+    Empty on a machine left to the runs.
+
+    >>> shared_note({"scaling": {"busy_cores": 1.2}, "machine": {"cpu_count": 2}})[:66]
+    'not an idle machine: other processes kept up to 1.2 of its 2 cores'
+    >>> shared_note({"scaling": {"busy_cores": 0.1}, "machine": {"cpu_count": 2}})
+    ''
+    """
+    busy = (result.get("scaling") or {}).get("busy_cores") or 0.0
+    if busy < BUSY_SHARE:
+        return ""
+    return (f"not an idle machine: other processes kept up to {busy:.1f} of its {result['machine']['cpu_count']} "
+            "cores busy as these runs started, so a worker may share a core with them")

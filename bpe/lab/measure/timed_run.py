@@ -115,7 +115,8 @@ class RunningLine(Progress):
     def text(self) -> str:
         elapsed = time.perf_counter() - self.started
         if self.phase == "merging":
-            detail = f"merging, {self.done:,} of {self.total:,}"
+            detail = (f"merging, {self.done:,} of {self.total:,}" if self.done <= self.total
+                      else f"merging, {self.done:,}, past the {self.total:,} asked for")
         elif self.phase:
             detail = f"{self.phase}, {100 * self.done / self.total:.0f}%" if self.total else self.phase
         else:

@@ -63,6 +63,11 @@ def test_smaller_pair_tie_break_is_diagnosed(tmp_path):
     assert reference[at - 2] != reference[at - 1] and verdict["reference_pair"] == repr_pair(reference[at - 1])
     assert verdict["candidate_count"] == verdict["reference_count"] > 0
     assert verdict["candidate_pair"] < verdict["reference_pair"]
+    # two tied pairs fit several wrong orders: the tie probe, one tie per order, names the one, before it is said
+    assert verdict["tie_probe"] == {"verdict": "differs", "step": 1, "cause": "tie"}
+    assert ("smaller_tie chose the smaller; on the tie probe (one tie per wrong order) it parts at merge 1, where "
+            "both pairs occur 60 times and smaller_tie chose the smaller; CS336 breaks ties") in verdict["explanation"]
+    assert "joined" not in verdict["explanation"]
     assert json.loads((tmp_path / "b.json").read_text())["verdicts"]["smaller_tie"] == verdict
     assert report.variants["smaller_tie"].median.stages["select"] > 0  # a Merger gets every stage
 
@@ -101,7 +106,9 @@ def test_failing_candidates_are_one_line_each_and_the_bench_goes_on(tmp_path, ca
     assert main(["bench", "--variant", "v2", "--variant", entries, "--data", "corpus-en", "--vocab-size", "300",
                  "--repeat", "1", "--workers", "1", "--json", str(out_json)]) == 1  # a failure: exit status 1
     captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err and captured.err == ""
+    assert "Traceback" not in captured.out + captured.err
+    # stderr, not a terminal here, holds only each run's one line (no live line)
+    assert all(re.fullmatch(r"  \S+ run 1/1: [\d.]+s", line) for line in captured.err.splitlines())
     assert "FAILED: raises raised ValueError: pair counts went negative (raises.py line 5)" in captured.out
     assert "FAILED: wrong_shape returned a list of length 43; expected (vocab, merges)" in captured.out
     assert "note: prints printed 2 line(s) to stdout (first: 'training on " in captured.out

@@ -147,7 +147,7 @@ def test_variant_all_skips_the_long_runs_with_a_note(monkeypatch, capsys):
                              out=sys.stdout)
     assert "v1" in report.skipped and "--variant v1 --force" in report.skipped["v1"]
     assert list(report.variants) == [name for name in VARIANTS if name != "v1"]
-    assert "estimate per run: v1 ~17 min" in capsys.readouterr().out
+    assert "estimate per run, on idle cores (a busy machine takes longer): v1 ~17 min" in capsys.readouterr().out
     with pytest.raises(BPEError, match=r"bench of v1 on tinystories-sample .* pass --force"):
         bench.run_bench(bench.BenchSettings("v1,v6", "tinystories-sample", 300, 1, [EOT], 1, budget=60), out=sys.stdout)
 
@@ -179,3 +179,15 @@ def test_bench_records_the_limit(tmp_path, capsys):
     assert report.variants["v2"].median.merges == 300 - 257
     assert (settings["workers"], settings["workers_from"]) == (None, "each run")  # one rung: as users run it
     assert report.variants["v2"].runs[0].facts["workers"] == 1  # v2 counts in its own process
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_bench_into_a_log_says_each_run_as_it_ends_in_one_line(capsys, quiet):
+    # stderr is not a terminal here (captured): no live line, but one line a run, so that a log or a pipe
+    # hears from a long bench before its tables; --quiet says none
+    assert main(["bench", "--variant", "v2,v6", "--data", "corpus-en", "--vocab-size", "260", "--repeat", "2",
+                 "--workers", "1", *(["--quiet"] if quiet else [])]) == 0
+    err = capsys.readouterr().err
+    ran = [line.split(":")[0].strip() for line in err.splitlines() if " run " in line]
+    assert ran == ([] if quiet else ["v2 run 1/2", "v6 run 1/2", "v2 run 2/2", "v6 run 2/2"])
+    assert "\r" not in err and "\033[" not in err

@@ -1,5 +1,6 @@
 """`bpe report` writes the markdown table and both plots from real bench runs (never asserting times)."""
 
+import io
 import json
 import re
 
@@ -138,5 +139,14 @@ def test_report_says_how_long_its_planned_runs_take_before_the_first(monkeypatch
     except Stop:
         pass
     assert log.getvalue().splitlines() == [
-        "bpe-lab report: tinystories-sample, tables at vocab 300 (2 candidates), repeat 3; about 2 min "
-        "(estimated from the cost model)"]
+        "bpe-lab report: tinystories-sample, tables at vocab 300 (2 candidates), repeat 3; about 2 min on idle "
+        "cores (estimated from the cost model; other work on the machine stretches it)"]
+
+
+def test_a_report_into_a_log_says_each_run_as_it_ends_in_one_line(tmp_path, capsys):
+    run_report(BenchSettings(["v2", "v6"], "tinystories-sample", 300, 2, EOT, 1, lines=True),
+               ReportSettings(scaling=False), out_dir=tmp_path, log=io.StringIO())
+    err = capsys.readouterr().err
+    assert [line.split(":")[0].strip() for line in err.splitlines() if " run " in line] == [
+        "v2 run 1/2", "v6 run 1/2", "v2 run 2/2", "v6 run 2/2"]
+    assert "\r" not in err

@@ -32,6 +32,8 @@ TRICKS = {
 }
 #: The rows, in the order they run and are shown: the rung, then v8 without each trick.
 ROWS = ("v8", *TRICKS)
+#: Files beside the rows that are not rows: candidates ``bpe bench`` runs beside v8 (their docstrings).
+CANDIDATES = ("one_counting_worker",)
 #: The row every other is compared with, in merges and in time.
 BASE = "v8"
 #: The time the rows are compared on: the tricks are all in the merge phase.
