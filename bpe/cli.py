@@ -199,6 +199,15 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--min-count", type=int, default=None, metavar="N",
                        help="drop pre-tokens counted fewer than N times before merging (off by default: it "
                             "changes the merges; it bounds the merge's memory on huge corpora)")
+    train.add_argument("--min-frequency", default=None, metavar="N",
+                       help="never merge a pair counted fewer than N times: training stops early at the first "
+                            "such pair and says so (HF tokenizers' min_frequency; off by default)")
+    train.add_argument("--max-token-length", default=None, metavar="N",
+                       help="never make a token longer than N bytes: a longer pair is passed over and the next "
+                            "best merged (off by default)")
+    train.add_argument("--continue", default=None, metavar="DIR", dest="continue_from",
+                       help="continue the tokenizer saved in DIR (by --out): its merges first, every id and its "
+                            "special tokens kept, then more learned from --data up to --vocab-size")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")

@@ -43,6 +43,7 @@ count_pretokens = count_file_serial
 class Merger:
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
         self.words = [(split_into_bytes(token), count) for token, count in pretoken_counts.items()]
+        self.set_aside_pairs: set[Pair] = set()  # never to be merged (max_token_length: bpe/training/merge_loop.py)
 
     def count_pairs(self) -> Counter[Pair]:
         pair_counts: Counter[Pair] = Counter()
@@ -53,9 +54,16 @@ class Merger:
 
     def select_best_pair(self) -> Pair | None:
         pair_counts = self.count_pairs()
-        if not pair_counts:
+        candidates = [pair for pair in pair_counts if pair not in self.set_aside_pairs]
+        if not candidates:
             return None
-        return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))
+        return max(candidates, key=lambda pair: (pair_counts[pair], pair))
+
+    def count_of(self, pair: Pair) -> int:
+        return self.count_pairs()[pair]
+
+    def set_aside(self, pair: Pair) -> None:
+        self.set_aside_pairs.add(pair)
 
     def merge(self, pair: Pair) -> None:
         self.words = [(merge_word(word, pair), count) for word, count in self.words]
