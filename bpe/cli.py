@@ -206,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="never make a token longer than N bytes: a longer pair is passed over and the next "
                             "best merged (off by default)")
     train.add_argument("--continue", default=None, metavar="DIR", dest="continue_from",
-                       help="continue the tokenizer saved in DIR (by --out): its merges first, every id and its "
-                            "special tokens kept, then more learned from --data up to --vocab-size")
+                       help="continue the tokenizer saved in DIR (by --out): its merges made first, its ids and "
+                            "special tokens kept, then more merges learned from --data")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")

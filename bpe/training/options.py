@@ -2,7 +2,7 @@
 checked here with the other arguments (phase 1), and the vocab of a continued run.
 
 * ``min_count``: the pre-tokens counted fewer times are dropped before the merges (``at_least`` in
-  :mod:`bpe.training.train`), as SentencePiece and HF ``tokenizers`` trim rare words;
+  :mod:`bpe.training.train`), as SentencePiece trims rare words;
 * ``min_frequency`` (HF ``tokenizers``' meaning): a pair counted fewer times is never merged, so training
   stops early and says why.  Not ``min_count``, which drops the rare *pre-tokens* before any merge;
 * ``max_token_length``: no merge makes a token longer than this many bytes; a pair too long is passed over

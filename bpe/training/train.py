@@ -243,8 +243,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
 
 def at_least(pretoken_counts: PretokenCounts, min_count: int) -> PretokenCounts:
     """The counts without the pre-tokens counted fewer than ``min_count`` times (``--min-count``, as
-    SentencePiece and HF ``tokenizers`` trim rare words): what the merges then start from.  The merges
-    change (a dropped pre-token's pairs no longer count), so it is off unless asked for; it bounds the
+    SentencePiece trims rare words; not ``min_frequency``, a rule of the merges): what the merges start from.
+    The merges change (a dropped pre-token's pairs no longer count), so it is off unless asked for; it bounds the
     merge state's memory, which grows with the distinct pre-tokens (docs/scaling-out.md)."""
     with closed_on_error(pretoken_counts):
         kept = PretokenCounts({token: count for token, count in pretoken_counts.items() if count >= min_count})
