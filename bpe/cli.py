@@ -93,6 +93,12 @@ def _add_encode_parser(sub) -> None:
     encode.add_argument("--encoder", choices=["compiled", "python"], default=None,
                         help="compiled: v9's scanner and the merges in C, on threads (the default where it is built); "
                              "python: the pure-Python encoder in a process pool")
+    encode.add_argument("--allowed-special", action="append", default=None, metavar="TOKEN",
+                        help="a special token whose text is encoded as that token (repeatable; all, or none); "
+                             "without this flag or the next, every special token is (tiktoken's allowed_special)")
+    encode.add_argument("--disallowed-special", action="append", default=None, metavar="TOKEN",
+                        help="a special token whose text in the file is an error (repeatable; all, or none: "
+                             "encoded as plain text); default with --allowed-special: all it does not allow")
     encode.add_argument("--peers", action="store_true",
                         help="then time tiktoken on the same text, merges and threads; check the ids are identical")
     encode.add_argument("--json", metavar="OUT", help="with --peers: write both timings and the check as JSON to OUT")
