@@ -11,6 +11,10 @@ tokens with a count.  Every merge then
 2. picks the most frequent pair (ties: the larger ``(bytes, bytes)`` tuple), and
 3. rewrites every word with that pair merged.
 
+Training's options call on two more methods, which state them as plainly: ``count_of`` recounts, and
+``set_aside`` keeps a set of pairs never to be merged, which ``select_best_pair`` passes over (the rules
+themselves are in ``bpe/training/merge_loop.py``).
+
 What it leaves out: any memory between merges.  Item 1 redoes all the counting although one merge
 changes only a few words; that is what v2 attacks.
 

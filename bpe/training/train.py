@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 
 from bpe.corpus.cluster import check_cluster, count_on_cluster
@@ -144,8 +144,8 @@ class Arguments:
     corpus: object = None
     cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
-    rules: Rules = Rules()  # min_frequency, max_token_length: what may be merged (bpe/training/options.py)
-    continued: Continued = Continued([])  # the merges made first, and the vocab kept (continued training)
+    rules: Rules = field(default_factory=Rules)  # min_frequency, max_token_length: what may be merged
+    continued: Continued = field(default_factory=lambda: Continued([]))  # the merges made first, the vocab kept
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
@@ -165,6 +165,8 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     check_min_frequency(min_frequency)
     check_max_token_length(max_token_length)
     continued = check_initial_merges(initial_merges, special_tokens, vocab_size)
+    if continued.vocab is not None:  # a tokenizer's vocab, kept as it is: the new merges fill it to vocab_size
+        num_merges = len(continued.merges) + vocab_size - len(continued.vocab)
     options = dict(min_count=min_count, rules=Rules(min_frequency, max_token_length), continued=continued)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)

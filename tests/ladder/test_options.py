@@ -174,6 +174,9 @@ def test_a_tokenizer_laid_out_otherwise_keeps_its_ids(tmp_path):
     got, more = train_bpe(corpus, 262, [EOT], variant="v1", initial_merges=Tokenizer(vocab, merges, [EOT]))
     assert more[:3] == merges and len(more) == 5
     assert got == vocab | {260: more[3][0] + more[3][1], 261: more[4][0] + more[4][1]}
+    extra = vocab | {len(vocab): b"zz"}  # a token no merge made: the new merges fill the vocab to its size all the same
+    got, more = train_bpe(corpus, 263, [EOT], variant="v1", initial_merges=Tokenizer(extra, merges, [EOT]))
+    assert len(got) == 263 and len(more) == 5 and got[260] == b"zz"
 
 
 def test_v7_in_shard_processes_follows_the_options(monkeypatch):
