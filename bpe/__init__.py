@@ -23,14 +23,15 @@ from bpe.errors import BPEError
 
 _LAZY = {
     "VARIANTS": "bpe.training.registry", "best_variant": "bpe.training.registry",
-    "load_tokenizer": "bpe.io.outputs", "NullTimer": "bpe.running.timer", "StageTimer": "bpe.running.timer",
+    "load_tokenizer": "bpe.io.outputs", "save_tokenizer": "bpe.io.outputs",
+    "NullTimer": "bpe.running.timer", "StageTimer": "bpe.running.timer",
     "Observer": "bpe.training.observer",
     "Tokenizer": "bpe.io.tokenizer", "train_bpe": "bpe.training.train",
     "train_bpe_from_iterator": "bpe.training.train",
 }
 
 __all__ = ["BPEError", "NullTimer", "Observer", "StageTimer", "Tokenizer", "VARIANTS", "best_variant",
-           "load_tokenizer", "train_bpe", "train_bpe_from_iterator"]
+           "load_tokenizer", "save_tokenizer", "train_bpe", "train_bpe_from_iterator"]
 
 
 def __getattr__(name: str):

@@ -93,6 +93,12 @@ def _add_encode_parser(sub) -> None:
     encode.add_argument("--encoder", choices=["compiled", "python"], default=None,
                         help="compiled: v9's scanner and the merges in C, on threads (the default where it is built); "
                              "python: the pure-Python encoder in a process pool")
+    encode.add_argument("--allowed-special", action="append", default=None, metavar="TOKEN",
+                        help="a special token whose text is encoded as that token (repeatable; all, or none); "
+                             "without this flag or the next, every special token is (tiktoken's allowed_special)")
+    encode.add_argument("--disallowed-special", action="append", default=None, metavar="TOKEN",
+                        help="a special token whose text in the file is an error (repeatable; all, or none: "
+                             "encoded as plain text); default with --allowed-special: all it does not allow")
     encode.add_argument("--peers", action="store_true",
                         help="then time tiktoken on the same text, merges and threads; check the ids are identical")
     encode.add_argument("--json", metavar="OUT", help="with --peers: write both timings and the check as JSON to OUT")
@@ -199,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--min-count", type=int, default=None, metavar="N",
                        help="drop pre-tokens counted fewer than N times before merging (off by default: it "
                             "changes the merges; it bounds the merge's memory on huge corpora)")
+    train.add_argument("--min-frequency", default=None, metavar="N",
+                       help="never merge a pair counted fewer than N times: training stops early at the first "
+                            "such pair and says so (HF tokenizers' min_frequency; off by default)")
+    train.add_argument("--max-token-length", default=None, metavar="N",
+                       help="never make a token longer than N bytes: a longer pair is passed over and the next "
+                            "best merged (off by default)")
+    train.add_argument("--continue", default=None, metavar="DIR", dest="continue_from",
+                       help="continue the tokenizer saved in DIR (by --out): its merges made first, its ids and "
+                            "special tokens kept, then more merges learned from --data")
     train.set_defaults(func=cmd_train)
 
     bench = sub.add_parser("bench", help="time each stage of training; compare variants")

@@ -2,6 +2,7 @@
 saved, peak memory, longest tokens), sizes read with units, bad values and contradictions refused in one line,
 out of memory said, results saved when the reader of stdout leaves."""
 
+import json
 import os
 import re
 import subprocess
@@ -208,3 +209,60 @@ def test_every_subcommand_help_opens_with_its_one_line_description():
                            text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
     assert shown.split("\n\n")[1] == ("train a tokenizer on a data set or text file and print its stage times "
                                       "(--out DIR saves it)")
+
+
+def test_min_frequency_stops_training_and_the_summary_says_why(capsys):
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "500", "--min-frequency", "100", "--variant", "v6",
+                 "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "trained v6 on corpus-en: 163 merges, vocab 420" in out
+    assert ("stopped early: 163 of 243 merges: the most frequent pair left is counted 99 times, fewer than the "
+            "minimum frequency 100") in out
+
+
+def test_max_token_length_keeps_every_token_short(tmp_path, capsys):
+    out_dir = tmp_path / "short"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "500", "--max-token-length", "3",
+                 "--out", str(out_dir)]) == 0
+    assert "longest tokens: ' of' (3 bytes" in capsys.readouterr().out
+    from bpe import load_tokenizer
+
+    tokenizer = load_tokenizer(out_dir)
+    assert len(tokenizer.merges) == 243 and max(len(a + b) for a, b in tokenizer.merges) == 3
+    settings = json.loads((out_dir / "train.json").read_text())["settings"]
+    assert settings["max_token_length"] == 3 and settings["min_frequency"] is None
+
+
+def test_continue_learns_more_and_equals_one_run(tmp_path, capsys):
+    first, more, one = tmp_path / "first", tmp_path / "more", tmp_path / "one"
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "300", "--out", str(first)]) == 0
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "400", "--continue", str(first),
+                 "--out", str(more)]) == 0
+    out = capsys.readouterr().out
+    assert (f"--continue {first}: its 43 merges are made first, every id and its special tokens kept, then more "
+            "are learned") in out
+    assert main(["train", "--data", "corpus-en", "--vocab-size", "400", "--out", str(one)]) == 0
+    for name in ("vocab.json", "merges.txt"):
+        assert (more / name).read_text() == (one / name).read_text()
+    info = json.loads((more / "train.json").read_text())
+    assert info["settings"]["continued_from"] == str(first) and info["special_tokens"] == EOT
+    capsys.readouterr()
+    one_line_error(capsys, ["train", "--data", "corpus-en", "--vocab-size", "400", "--continue", str(first),
+                            "--special", "<|x|>"],
+                   "--special ['<|x|>'] differs from the special tokens of the tokenizer being continued, "
+                   "['<|endoftext|>']: continued training keeps them and their ids (omit --special to take them)")
+    one_line_error(capsys, ["train", "--data", "corpus-en", "--vocab-size", "299", "--continue", str(first)],
+                   "--vocab-size 299 is smaller than the tokenizer being continued, which holds 300 tokens")
+    one_line_error(capsys, ["train", "--data", "corpus-en", "--continue", str(tmp_path / "none")],
+                   f"no saved tokenizer in {tmp_path / 'none'}: vocab.json is missing")
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "ten", "1.5"])
+def test_the_new_flags_refuse_a_bad_value_in_one_line(capsys, monkeypatch, value):
+    calls = _no_training(monkeypatch)
+    shown = value if value.lstrip("-").isdigit() else repr(value)
+    one_line_error(capsys, ["train", "--data", "corpus-en", "--min-frequency", value],
+                   f"--min-frequency must be a count of at least 1, got {shown} (or omit it")
+    one_line_error(capsys, ["train", "--data", "corpus-en", "--max-token-length", value],
+                   f"--max-token-length must be a number of bytes of at least 1, got {shown} (or omit it for no limit)")
+    assert calls == []

@@ -667,6 +667,25 @@ cdef class MergeState:
                 self._sift_down(0)
         return None
 
+    def set_aside(self, pair):
+        """The pair just selected is never to be merged (``max_token_length``; bpe/training/merge_loop.py): its
+        live entry, the heap's top, is popped.  One pushed again when its count rises surfaces and is set
+        aside again."""
+        cdef PairSlot *top
+        first, second = pair
+        if self.heap_size > 0:
+            top = &self.pairs[self.heap[0].slot]
+            if self.token_list[top.first] == first and self.token_list[top.second] == second:
+                self.pop()
+                return
+        raise ValueError(f"set_aside({pair!r}) must follow select_best_pair() returning that pair")
+
+    def count_of(self, pair):
+        """The pair's count now (``min_frequency``, continued training): 0 for a token no merge has made here."""
+        first, second = pair
+        a, b = self.token_ids.get(first), self.token_ids.get(second)
+        return 0 if a is None or b is None else self.pair_count(a, b)
+
     # -- the merge ------------------------------------------------------------------------------------------
 
     cdef inline int lower(self, int32_t slot, int64_t count) except -1:

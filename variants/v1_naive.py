@@ -11,6 +11,10 @@ tokens with a count.  Every merge then
 2. picks the most frequent pair (ties: the larger ``(bytes, bytes)`` tuple), and
 3. rewrites every word with that pair merged.
 
+Training's options call on two more methods, which state them as plainly: ``count_of`` recounts, and
+``set_aside`` keeps a set of pairs never to be merged, which ``select_best_pair`` passes over (the rules
+themselves are in ``bpe/training/merge_loop.py``).
+
 What it leaves out: any memory between merges.  Item 1 redoes all the counting although one merge
 changes only a few words; that is what v2 attacks.
 
@@ -43,6 +47,7 @@ count_pretokens = count_file_serial
 class Merger:
     def __init__(self, pretoken_counts: Mapping[bytes, int]):
         self.words = [(split_into_bytes(token), count) for token, count in pretoken_counts.items()]
+        self.set_aside_pairs: set[Pair] = set()  # never to be merged (max_token_length: bpe/training/merge_loop.py)
 
     def count_pairs(self) -> Counter[Pair]:
         pair_counts: Counter[Pair] = Counter()
@@ -53,9 +58,16 @@ class Merger:
 
     def select_best_pair(self) -> Pair | None:
         pair_counts = self.count_pairs()
-        if not pair_counts:
+        candidates = [pair for pair in pair_counts if pair not in self.set_aside_pairs]
+        if not candidates:
             return None
-        return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))
+        return max(candidates, key=lambda pair: (pair_counts[pair], pair))
+
+    def count_of(self, pair: Pair) -> int:
+        return self.count_pairs()[pair]
+
+    def set_aside(self, pair: Pair) -> None:
+        self.set_aside_pairs.add(pair)
 
     def merge(self, pair: Pair) -> None:
         self.words = [(merge_word(word, pair), count) for word, count in self.words]

@@ -44,6 +44,7 @@ class Merger:
         self.word_counts: list[int] = []
         self.pair_counts: dict[Pair, int] = {}
         self.pair_to_words: defaultdict[Pair, set[int]] = defaultdict(set)
+        self.set_aside_pairs: set[Pair] = set()  # as v1's: never to be merged (max_token_length)
         for word_id, (token, count) in enumerate(pretoken_counts.items()):
             word = split_into_bytes(token)
             self.words.append(word)
@@ -69,10 +70,15 @@ class Merger:
                     del self.pair_to_words[pair]
 
     def select_best_pair(self) -> Pair | None:
-        if not self.pair_counts:
-            return None
-        pair_counts = self.pair_counts
-        return max(pair_counts, key=lambda pair: (pair_counts[pair], pair))
+        pair_counts, aside = self.pair_counts, self.set_aside_pairs
+        candidates = (pair for pair in pair_counts if pair not in aside) if aside else pair_counts
+        return max(candidates, key=lambda pair: (pair_counts[pair], pair), default=None)
+
+    def count_of(self, pair: Pair) -> int:
+        return self.pair_counts.get(pair, 0)
+
+    def set_aside(self, pair: Pair) -> None:
+        self.set_aside_pairs.add(pair)
 
     def merge(self, pair: Pair) -> None:
         for word_id in self.pair_to_words.pop(pair):

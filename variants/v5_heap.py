@@ -105,3 +105,8 @@ class Merger(V4Merger):
             heapq.heappop(heap)
             self.stale_pops += 1
         return None
+
+    def set_aside(self, pair: Pair) -> None:
+        """The pair just selected is never to be merged: its live entry, the top, is popped (one pushed again
+        if its count rises surfaces, and is set aside again)."""
+        heapq.heappop(self.heap)

@@ -341,6 +341,18 @@ class Merger:
         token_bytes = self.token_bytes
         return token_bytes[ord(pair[0])], token_bytes[ord(pair[1])]
 
+    def set_aside(self, pair: Pair) -> None:
+        """The pair just selected is never to be merged (``max_token_length``): its live entry, the heap's top,
+        is popped; one offered again when its count rises surfaces and is set aside again."""
+        heappop(self.queue.heap)
+
+    def count_of(self, pair: Pair) -> int:
+        """The pair's count now (``min_frequency``, continued training): 0 for a token no merge has made here."""
+        first, second = self.token_ids.get(pair[0]), self.token_ids.get(pair[1])
+        if first is None or second is None:
+            return 0
+        return self.pair_counts.get(chr(first) + chr(second), 0)
+
     def merge(self, pair: Pair) -> None:
         ids = self.token_ids
         the_pair = chr(ids[pair[0]]) + chr(ids[pair[1]])

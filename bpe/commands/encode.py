@@ -20,13 +20,15 @@ def run(args) -> int:
     """The command, from its parsed arguments."""
     if args.json and not args.peers:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
+    specials = (special_tokens_flag(args.allowed_special, "--allowed-special"),
+                special_tokens_flag(args.disallowed_special, "--disallowed-special"))
     stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
                        chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
-                       text_column=args.text_column)
+                       text_column=args.text_column, specials=specials)
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers  # noqa: PLC0415 (start-up: the peers are optional)
 
-        compared = run_encode_peers(args.tokenizer, stats)
+        compared = run_encode_peers(args.tokenizer, stats, specials)
         if args.json:
             from bpe.lab.measure.publish import machine_info, write_json_atomic  # noqa: PLC0415 (start-up)
 
@@ -38,9 +40,21 @@ def run(args) -> int:
     return 0
 
 
+def special_tokens_flag(tokens: list[str] | None, flag: str):
+    """``--allowed-special``'s or ``--disallowed-special``'s tokens as ``Tokenizer.encode`` takes them: None
+    (not given), ``"all"``, an empty set (``none``), or the set of those named."""
+    if tokens is None or tokens in (["all"], ["none"]):
+        return tokens and ("all" if tokens == ["all"] else set())
+    if "all" in tokens or "none" in tokens:
+        raise BPEError(f"{flag} all or none stands alone: got {' '.join(tokens)}")
+    return set(tokens)
+
+
 def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk_bytes=CHUNK_BYTES,
-               progress: bool | None = None, encoder: str | None = None, text_column: str = "text") -> EncodeStats:
-    """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures."""
+               progress: bool | None = None, encoder: str | None = None, text_column: str = "text",
+               specials: tuple = (None, None)) -> EncodeStats:
+    """The ``bpe encode`` command: encode, with a progress bar over bytes on a terminal, and print the figures;
+    ``specials``: the special tokens allowed and disallowed (``Tokenizer.encode``'s, as tiktoken's)."""
     show = sys.stderr.isatty() if progress is None else progress
     bars = []
 
@@ -51,8 +65,8 @@ def run_encode(tokenizer_dir, data, out, *, workers=None, errors="strict", chunk
     try:
         stats = encode_file(tokenizer_dir, resolve_data(data), out, workers=workers, errors=errors,
                             chunk_bytes=chunk_bytes, on_bytes=lambda n: bars[0].update(n), on_size=on_size,
-                            encoder=encoder,
-                            text_column=text_column)
+                            encoder=encoder, text_column=text_column, allowed_special=specials[0],
+                            disallowed_special=specials[1])
     finally:
         for bar in bars:
             bar.close()

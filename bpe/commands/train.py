@@ -9,9 +9,10 @@ stop signal once the tokenizer is in place does not silence.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bpe.commands.arguments import show_progress, special_tokens, vocab_size
@@ -19,24 +20,32 @@ from bpe.corpus.cluster import distributed
 from bpe.corpus.corpus import open_corpus
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.io.outputs import OutputLock, check_output_dir, save_tokenizer, token_report
+from bpe.io.outputs import OutputLock, check_output_dir, load_tokenizer, save_tokenizer, token_report
 from bpe.lab.measure.estimate import check_affordable, estimate_file
 from bpe.lab.measure.publish import machine_info
 from bpe.running.sizes import format_size, parse_size
 from bpe.running.timer import StageTimer
 from bpe.training import train as training  # train_bpe looked up as each run starts: tests replace it
 from bpe.training.observer import Observer
+from bpe.training.options import (
+    check_initial_merges,
+    check_max_token_length,
+    check_min_count,
+    check_min_frequency,
+    stopped_early,
+)
 from bpe.training.registry import DEFAULT_VARIANTS, best_variant, default_note, get_variant
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """What one ``bpe train`` was asked for (``vocab_size`` and ``special_tokens`` already resolved)."""
+    """What one ``bpe train`` was asked for (``vocab_size`` and ``special_tokens`` already resolved;
+    ``special_tokens`` is None where ``--continue`` takes the saved tokenizer's)."""
 
     data: str | None
     variant: str | None  # None: the fastest rung (bpe.training.registry.best_variant)
     vocab_size: int
-    special_tokens: list[str]
+    special_tokens: list[str] | None
     workers: int | None = None
     limit: str | None = None  # e.g. "50MB": the first bytes, to the next document boundary
     errors: str = "strict"
@@ -47,20 +56,40 @@ class TrainSettings:
     text_column: str = "text"  # the JSON field or Parquet column of a corpus's text
     cluster: str | None = None  # a Dask scheduler's address (or local): the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped (changes the merges)
+    # The options of bpe/training/options.py: as typed (a value that is not a whole number is refused there).
+    min_frequency: int | str | None = None  # a pair counted fewer times is never merged
+    max_token_length: int | str | None = None  # no token longer, in bytes
+    continue_from: str | None = None  # a saved tokenizer's directory: its merges first, its ids kept
 
 
 def run(args) -> int:
     """The command, from its parsed arguments."""
-    run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
-                            args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            show_progress(args), args.text_column, args.cluster, args.min_count))
+    saved_specials = args.continue_from is not None and args.special is None and not args.no_special
+    run_train(TrainSettings(args.data, args.variant, vocab_size(args), None if saved_specials else special_tokens(args),
+                            args.workers, args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
+                            show_progress(args), args.text_column, args.cluster, args.min_count,
+                            whole_number(args.min_frequency), whole_number(args.max_token_length),
+                            args.continue_from))
     return 0
+
+
+def whole_number(text: str | None) -> int | str | None:
+    """A flag's value as an int where it reads as one; else as typed, for the check to name it."""
+    return int(text) if text is not None and re.fullmatch(r"\s*[-+]?[0-9]+\s*", text) else text
 
 
 def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
     training.check_workers(settings.workers)
-    training.check_min_count(settings.min_count)
+    check_min_count(settings.min_count)
+    check_min_frequency(settings.min_frequency)
+    check_max_token_length(settings.max_token_length)
+    continued = None
+    if settings.continue_from is not None:  # loaded and checked now: a wrong directory fails before training
+        continued = load_tokenizer(settings.continue_from)
+        if settings.special_tokens is None:
+            settings = replace(settings, special_tokens=list(continued.special_tokens))
+        check_initial_merges(continued, settings.special_tokens, settings.vocab_size)
     path = resolve_data(settings.data)
     open_corpus(path, text_column=settings.text_column)  # a glob that matches nothing fails now
     if settings.cluster is not None:
@@ -70,13 +99,13 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
     if settings.formats and settings.out_dir is None:
         raise BPEError("--format needs --out DIR (where to write the exported files)")
     if settings.out_dir is None:
-        return _train(settings, path, variant, out or sys.stdout)
+        return _train(settings, path, variant, out or sys.stdout, continued)
     check_output_dir(settings.out_dir)  # fail now, not after training
     with OutputLock(settings.out_dir):  # held until saved: a second run into the same directory fails at once
-        return _train(settings, path, variant, out or sys.stdout)
+        return _train(settings, path, variant, out or sys.stdout, continued)
 
 
-def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]:
+def _train(settings: TrainSettings, path: Path, variant: str, out, continued=None) -> list[Path]:
     s, data = settings, data_label(settings.data)
     corpus = open_corpus(path, text_column=s.text_column)
     size, text = corpus.size, corpus.text_size
@@ -99,13 +128,18 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     if s.min_count is not None:
         print(f"--min-count {s.min_count:,}: pre-tokens counted fewer times are dropped before the merges, which "
               "then differ from training on every pre-token", file=out)
+    if continued is not None:
+        print(f"--continue {s.continue_from}: its {len(continued.merges):,} merges are made first, every id and its "
+              "special tokens kept, then more are learned", file=out)
     if s.cluster is not None:  # the line a user (and a test) sees before the cluster counts
         print(f"counting on the Dask cluster at {s.cluster}", file=sys.stderr, flush=True)
     observer = Observer(timer=StageTimer(), progress=s.progress)
     started = time.perf_counter()
     vocab, merges = training.train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
                                        errors=s.errors, limit=s.limit, observer=observer,
-                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count)
+                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count,
+                                       min_frequency=s.min_frequency, max_token_length=s.max_token_length,
+                                       initial_merges=continued)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out
@@ -146,7 +180,7 @@ def summary_lines(settings: TrainSettings, variant: str, vocab, merges, observer
     lines = [f"trained {variant} on {data_label(settings.data)}{subset}: {len(merges):,} merges, "
              f"vocab {len(vocab):,}, {elapsed:.2f}s"]
     asked = settings.vocab_size - 256 - len(settings.special_tokens)
-    stopped = training.stopped_early(len(merges), asked, corpus.bytes_used)
+    stopped = stopped_early(len(merges), asked, corpus.bytes_used, observer.stopped)
     if stopped:
         lines.append(stopped)
     lines += [f"  {name:<12} {seconds:8.3f}s" for name, seconds in timer.as_dict()["stages"].items()]
@@ -166,7 +200,9 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
     info = {
         "settings": {"variant": variant, "data": data_label(s.data), "path": str(path), "vocab_size": s.vocab_size,
                      "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors,
-                     "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count},
+                     "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count,
+                     "min_frequency": s.min_frequency, "max_token_length": s.max_token_length,
+                     "continued_from": s.continue_from},
         "corpus": asdict(observer.corpus),
         "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
         "result": {"merges": len(merges), "vocab_size": len(vocab)},

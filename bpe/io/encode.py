@@ -123,9 +123,11 @@ def load_tokenizer_dir(directory: str | os.PathLike):
     return _TOKENIZERS[key]
 
 
-def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: str = "strict") -> bytes:
-    """Task: the packed ids of bytes ``[start, end)`` of ``path`` (runs in a worker, or in the parent)."""
-    tokenizer = load_tokenizer_dir(tokenizer_dir)
+def encode_chunk(tokenizer_dir: str, path: str, start: int, end: int, errors: str = "strict",
+                 specials: tuple = (None, None)) -> bytes:
+    """Task: the packed ids of bytes ``[start, end)`` of ``path`` (runs in a worker, or in the parent), the
+    special tokens as ``Tokenizer.with_specials(*specials)`` takes them (the file was searched for those refused)."""
+    tokenizer = load_tokenizer_dir(tokenizer_dir).with_specials(*specials)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -319,7 +321,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
                 workers: int | None = None, errors: str = "strict", chunk_bytes: int = CHUNK_BYTES,
                 on_bytes: Callable[[int], None] | None = None,
                 on_size: Callable[[int], None] | None = None, encoder: str | None = None,
-                text_column: str = "text") -> EncodeStats:
+                text_column: str = "text", allowed_special=None, disallowed_special=None) -> EncodeStats:
     """Encode the file ``data`` (a path: ``bpe encode`` turns a data set's name into one) with the tokenizer in
     ``tokenizer_dir`` into ``out``.
 
@@ -329,15 +331,20 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
 
     Any other corpus (a directory, a glob, JSON lines, Parquet: :mod:`bpe.corpus.corpus`, the text in
     ``text_column``) is first written as one text file beside ``out``, each document followed by the
-    tokenizer's first special token, and that file is encoded (then removed).
+    tokenizer's first special token, and that file is encoded (then removed).  ``allowed_special`` and
+    ``disallowed_special``: a plain text file's special tokens, as ``Tokenizer.encode`` takes them.
     """
-    tokenizer = load_tokenizer_dir(tokenizer_dir)
+    specials = (allowed_special, disallowed_special)
+    tokenizer = load_tokenizer_dir(tokenizer_dir).with_specials(*specials)  # before a worker forks: in each
     compiled = choose_encoder(tokenizer, encoder)
     corpus = open_corpus(data, text_column=text_column)
     out = check_output_file(out)
     if corpus.plain_file is not None:
+        tokenizer.refuse_disallowed_in_file(corpus.plain_file)
         return _encode_path(tokenizer_dir, tokenizer, compiled, corpus.plain_file, out, workers, errors, chunk_bytes,
-                            on_bytes, on_size)
+                            on_bytes, on_size, specials)
+    if specials != (None, None):  # its documents are joined by a special token, which these would change too
+        raise BPEError("--allowed-special and --disallowed-special take one text file, not a corpus of documents")
     with text_file_of(corpus, tokenizer.special_tokens, out.parent, errors=errors) as path:
         stats = _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
                              on_size)
@@ -345,7 +352,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
 
 
 def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
-                 on_size) -> EncodeStats:
+                 on_size, specials=(None, None)) -> EncodeStats:
     """:func:`encode_file` on one text file."""
     path = text_file.check_input_file(path)
     workers = default_workers() if workers is None else workers
@@ -364,13 +371,13 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
         if compiled is not None:
             encode_on_threads(compiled, tokenizer, path, spans, writer, workers, errors, on_bytes)
         else:
-            tasks = ((str(tokenizer_dir), str(path), start, end, errors) for start, end in spans)
+            tasks = ((str(tokenizer_dir), str(path), start, end, errors, specials) for start, end in spans)
             # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
             # One worker needs no pool: the parent encodes, with the same task function.
             with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
                             memory_advice="try fewer --workers or a smaller --chunk-size") if workers > 1 \
                     else nullcontext() as pool:
-                for (_, _, start, end, _), packed in encoded_in_order(pool, encode_chunk, tasks):
+                for (_, _, start, end, _, _), packed in encoded_in_order(pool, encode_chunk, tasks):
                     writer.write(packed)
                     if on_bytes is not None:
                         on_bytes(end - start)

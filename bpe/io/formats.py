@@ -1,5 +1,6 @@
 """The tokenizer file formats, one function each way: GPT-2 ``vocab.json``/``merges.txt``, tiktoken
-ranks, Hugging Face ``tokenizer.json``.
+ranks (and the settings beside them), Hugging Face ``tokenizer.json`` (and the files ``transformers`` reads
+beside it for the special tokens).
 
 Text only, no directories: :mod:`bpe.io.outputs` decides where files go and writes them atomically,
 :class:`bpe.io.tokenizer.Tokenizer` reads them back with :func:`load_vocab` and :func:`load_merges`,
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from bpe.io.byte_unicode import encode_token
 from bpe.io.checks import parse_merges, parse_vocab, read_json, read_text
+from bpe.split.patterns import GPT2_PATTERN
 
 
 def vocab_json(vocab: dict[int, bytes]) -> str:
@@ -45,6 +47,49 @@ def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> st
     return "".join(lines)
 
 
+def tiktoken_settings(vocab: dict[int, bytes], special_tokens: Sequence[str], name: str = "bpe-lab") -> str:
+    """What ``tiktoken.Encoding`` takes beside the ranks (``tiktoken.json``, next to ``tokenizer.tiktoken``): its
+    name, the GPT-2 pattern and the special tokens' ids, so that ``tiktoken.Encoding(**settings,
+    mergeable_ranks=load_tiktoken_bpe(ranks))`` is the encoding these files hold."""
+    ids = _lowest_ids(vocab)
+    data = {"name": name, "pat_str": GPT2_PATTERN,
+            "special_tokens": {t: ids[t.encode("utf-8")] for t in special_tokens}}
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _lowest_ids(vocab: dict[int, bytes]) -> dict[bytes, int]:
+    """Each token's id, the lowest where two ids hold the same bytes (the one the tokenizer encodes with)."""
+    return {token: token_id for token_id, token in sorted(vocab.items(), reverse=True)}
+
+
+def hf_tokenizer_config(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> str:
+    """``tokenizer_config.json``: what ``transformers.AutoTokenizer`` reads beside ``tokenizer.json`` to know the
+    special tokens.  The first is the end of text (``eos_token``, the token training puts between documents),
+    the others are ``additional_special_tokens``; each is listed in ``added_tokens_decoder`` by id, special."""
+    ids = _lowest_ids(vocab)
+    config: dict = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
+                    "added_tokens_decoder": {str(ids[t.encode("utf-8")]): _hf_added(t) for t in special_tokens}}
+    config.update(_hf_special_tokens(special_tokens))
+    return json.dumps(config, ensure_ascii=False, indent=2) + "\n"
+
+
+def hf_special_tokens_map(special_tokens: Sequence[str]) -> str:
+    """``special_tokens_map.json``: the same roles, for the versions of ``transformers`` that read them here."""
+    return json.dumps(_hf_special_tokens(special_tokens), ensure_ascii=False, indent=2) + "\n"
+
+
+def _hf_special_tokens(special_tokens: Sequence[str]) -> dict:
+    roles: dict = {"eos_token": special_tokens[0]} if special_tokens else {}
+    if len(special_tokens) > 1:
+        roles["additional_special_tokens"] = list(special_tokens[1:])
+    return roles
+
+
+def _hf_added(token: str) -> dict:
+    return {"content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+            "special": True}
+
+
 def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
                       special_tokens: Sequence[str]) -> str:
     """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own."""
@@ -54,16 +99,12 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
     for token_id, token in sorted(vocab.items()):
         model_vocab.setdefault(encode_token(token), token_id)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    ids = {token: token_id for token_id, token in sorted(vocab.items(), reverse=True)}
+    ids = _lowest_ids(vocab)
     data = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [
-            {"id": ids[t.encode("utf-8")], "content": t, "single_word": False, "lstrip": False,
-             "rstrip": False, "normalized": False, "special": True}
-            for t in special_tokens
-        ],
+        "added_tokens": [{"id": ids[t.encode("utf-8")], **_hf_added(t)} for t in special_tokens],
         "normalizer": None,
         "pre_tokenizer": byte_level,
         "post_processor": None,

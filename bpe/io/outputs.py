@@ -7,9 +7,12 @@
 * ``DIR/merges.txt``: one merge per line, ``first second`` in the same form, in the order made;
 * ``DIR/train.json``: the settings, stage timings and corpus figures of the run;
 * with ``--format tiktoken``: ``DIR/tokenizer.tiktoken``, lines ``base64(token) rank``, the file
-  ``tiktoken.load.load_tiktoken_bpe`` reads (special tokens and pattern are in ``train.json``);
+  ``tiktoken.load.load_tiktoken_bpe`` reads, and ``DIR/tiktoken.json``, the rest of what
+  ``tiktoken.Encoding`` takes (its name, the pattern, the special tokens' ids);
 * with ``--format hf``: ``DIR/tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (BPE model,
-  ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens).
+  ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens), and
+  ``DIR/tokenizer_config.json`` and ``DIR/special_tokens_map.json``, from which
+  ``transformers.AutoTokenizer`` knows the special tokens (the first, the end of text, as ``eos_token``).
 
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
 (``.DIR.new-PID``) and swapped in with two renames while SIGINT, SIGTERM and SIGHUP are held back,
@@ -35,14 +38,25 @@ from pathlib import Path
 
 from bpe.errors import BPEError, stop_signals_held
 from bpe.io.checks import check_merges, check_train_info, read_json
-from bpe.io.formats import hf_tokenizer_json, load_merges, load_vocab, merges_txt, tiktoken_ranks, vocab_json
+from bpe.io.formats import (
+    hf_special_tokens_map,
+    hf_tokenizer_config,
+    hf_tokenizer_json,
+    load_merges,
+    load_vocab,
+    merges_txt,
+    tiktoken_ranks,
+    tiktoken_settings,
+    vocab_json,
+)
 from bpe.io.tokenizer import Tokenizer
 from bpe.running.files import check_writable_dir, write_flushed
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
 #: Every file a saved tokenizer directory may hold; a directory with anything else is not replaced.
-TOKENIZER_FILES = ("vocab.json", "merges.txt", TRAIN_INFO, "tokenizer.tiktoken", "tokenizer.json")
+TOKENIZER_FILES = ("vocab.json", "merges.txt", TRAIN_INFO, "tokenizer.tiktoken", "tiktoken.json", "tokenizer.json",
+                   "tokenizer_config.json", "special_tokens_map.json")
 
 
 def check_output_dir(out_dir: str | os.PathLike) -> Path:
@@ -169,8 +183,11 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
              TRAIN_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
     if "tiktoken" in formats:
         files["tokenizer.tiktoken"] = tiktoken_ranks(vocab, special_tokens)
+        files["tiktoken.json"] = tiktoken_settings(vocab, special_tokens, name=Path(out_dir).name or "bpe-lab")
     if "hf" in formats:
         files["tokenizer.json"] = hf_tokenizer_json(vocab, merges, special_tokens)
+        files["tokenizer_config.json"] = hf_tokenizer_config(vocab, special_tokens)
+        files["special_tokens_map.json"] = hf_special_tokens_map(special_tokens)
     written = [out_dir / name for name in files]
     in_place = []
     try:

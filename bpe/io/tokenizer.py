@@ -36,13 +36,16 @@ the Python path, which :meth:`Tokenizer.encode_packed_python` always takes.
 
 from __future__ import annotations
 
+import copy
+import mmap
+import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, repeat
 
 import regex
 
-from bpe.errors import BPEError
+from bpe.errors import ArgumentError, BPEError
 from bpe.io.checks import check_merges
 from bpe.io.compiled import compiled_encoder
 from bpe.io.formats import load_merges, load_vocab
@@ -81,6 +84,30 @@ class _PretokenCache(dict):
 _UNSET = object()
 
 
+class DisallowedSpecialToken(ArgumentError, ValueError):
+    """A text holds a special token that ``encode`` was told to refuse (``disallowed_special``); a
+    ``ValueError`` too, as tiktoken's is."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        why = f"the text holds {token!r}, a special token that is disallowed: "
+        super().__init__(why + "allow it (allowed_special) to encode it as that token, or pass disallowed_special=() "
+                               "to encode it as plain text",
+                         why + "allow it (--allowed-special) to encode it as that token, or give --disallowed-special "
+                               "none to encode it as plain text")
+
+    def __reduce__(self):  # from a pool worker, pickled: made again from its token
+        return type(self), (self.token,)
+
+
+def _token_set(tokens, parameter: str) -> frozenset:
+    """``tokens`` (a set, list or tuple of strings) as a frozenset, or one line naming what it is instead."""
+    if isinstance(tokens, str) or not isinstance(tokens, (set, frozenset, list, tuple)) or not all(
+            isinstance(t, str) for t in tokens):
+        raise BPEError(f"{parameter} must be \"all\" or a set of special tokens (strings), got {tokens!r}")
+    return frozenset(tokens)
+
+
 class Tokenizer:
     def __init__(self, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
                  special_tokens: Sequence[str] | None = None, *, compiled: bool = True):
@@ -99,23 +126,75 @@ class Tokenizer:
         #: ``array`` type code of packed ids: ``H`` (uint16) when every id fits, else a 4-byte unsigned.
         self.typecode = "H" if max(self.vocab, default=0) < 1 << 16 else _UINT32
         self._build_id_merges()
-        pattern = special_token_regex(self.special_tokens)
-        self._special_split = None if pattern is None else regex.compile(f"({pattern.pattern})")
-        self._max_special_len = max((len(t) for t in self.special_tokens), default=0)
-        self._special_packed = {t: array(self.typecode, [self.token_ids[t.encode("utf-8")]]).tobytes()
-                                for t in self.special_tokens}
+        self._base = self  # what with_specials() starts from: this tokenizer, or the one a view was made of
+        self._split_out(self.special_tokens, ())
         self._cache = _PretokenCache(self._bpe)
         #: Whether ``encode_packed`` uses the compiled encoder where it is built (False: always Python).
         self.compiled = compiled
         self._compiled = _UNSET
 
+    def _split_out(self, tokens: Sequence[str], disallowed: Iterable[str]) -> None:
+        """Which special tokens the text is split on and encoded as tokens, and which refuse the text."""
+        pattern = special_token_regex(tokens)
+        self._special_split = None if pattern is None else regex.compile(f"({pattern.pattern})")
+        self._special_packed = {t: array(self.typecode, [self.token_ids[t.encode("utf-8")]]).tobytes() for t in tokens}
+        #: The special tokens a text may not hold (:meth:`with_specials`; none unless one was asked for).
+        self.disallowed_special = tuple(disallowed)
+        self._disallowed = special_token_regex(list(disallowed))
+        self._max_special_len = max((len(t) for t in (*tokens, *disallowed)), default=0)
+        self._views: dict[tuple[frozenset, frozenset], Tokenizer] = {}
+
     def __getstate__(self) -> dict:
-        """Pickled without the compiled encoder (C memory): it is built again at first use."""
-        return {key: value for key, value in self.__dict__.items() if key != "_compiled"}
+        """Pickled without the compiled encoder (C memory) and the views: each is built again at first use."""
+        return {key: value if key != "_views" else {} for key, value in self.__dict__.items() if key != "_compiled"}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._compiled = _UNSET
+
+    def with_specials(self, allowed_special=None, disallowed_special=None) -> Tokenizer:
+        """This tokenizer as ``encode`` runs with ``allowed_special`` and ``disallowed_special`` (tiktoken's meanings):
+        the same merges and cache; split on the allowed special tokens alone, the others encoded as the text they
+        spell; a text holding a disallowed one refused (:class:`DisallowedSpecialToken`).  Made once per setting.
+
+        Neither given: this tokenizer, every special token a token (CS336's contract).  One given, the other
+        takes tiktoken's default: ``allowed_special=set()`` (none), ``disallowed_special="all"`` (every special
+        token not allowed).  ``"all"`` names every special token; a token that is not one of them is not
+        allowed (tiktoken ignores it too), and a disallowed one is still looked for in the text.
+        """
+        if allowed_special is None and disallowed_special is None:
+            return self
+        if self._base is not self:
+            return self._base.with_specials(allowed_special, disallowed_special)
+        specials = frozenset(self.special_tokens)
+        allowed = (specials if allowed_special == "all" else frozenset() if allowed_special is None
+                   else _token_set(allowed_special, "allowed_special") & specials)
+        disallowed = (specials - allowed if disallowed_special in (None, "all")
+                      else _token_set(disallowed_special, "disallowed_special"))
+        view = self._views.get((allowed, disallowed))
+        if view is None:
+            view = copy.copy(self)  # the vocab, the merges and the cache shared; not the compiled encoder
+            view.special_tokens = [t for t in self.special_tokens if t in allowed]  # as the encoders read them
+            view._split_out(view.special_tokens, sorted(disallowed))
+            view._compiled = _UNSET
+            self._views[allowed, disallowed] = view
+        return view
+
+    def refuse_disallowed(self, text: str) -> None:
+        """A :class:`DisallowedSpecialToken` if ``text`` holds a special token :meth:`with_specials` disallowed."""
+        if self._disallowed is not None and (found := self._disallowed.search(text)) is not None:
+            raise DisallowedSpecialToken(found.group())
+
+    def refuse_disallowed_in_file(self, path) -> None:
+        """:meth:`refuse_disallowed` for a whole file, searched as bytes before it is encoded in chunks (a token
+        across two chunks is still found; a byte search runs at memory speed)."""
+        if not self.disallowed_special or os.path.getsize(path) == 0:
+            return
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            found = [(data.find(token.encode("utf-8")), token) for token in self.disallowed_special]
+        first = min(((at, token) for at, token in found if at >= 0), default=None)
+        if first is not None:
+            raise DisallowedSpecialToken(first[1])
 
     def compiled_encoder(self):
         """The compiled encoder of these merges (:mod:`bpe.io.compiled`), built at first use; ``None`` where
@@ -184,14 +263,20 @@ class Tokenizer:
         check_merges(vocab, merges, vocab_filepath, merges_filepath)
         return cls(vocab, merges, special_tokens)
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, allowed_special=None, disallowed_special=None) -> list[int]:
+        """The ids of ``text``.  ``allowed_special``, ``disallowed_special``: what a special token's text in it
+        is, as tiktoken's ``encode`` has them (:meth:`with_specials`): by default a token (CS336's contract)."""
         ids = array(self.typecode)
-        ids.frombytes(self.encode_packed(text))
+        ids.frombytes(self.encode_packed(text, allowed_special=allowed_special, disallowed_special=disallowed_special))
         return ids.tolist()
 
-    def encode_packed(self, text: str) -> bytes:
+    def encode_packed(self, text: str, *, allowed_special=None, disallowed_special=None) -> bytes:
         """The ids of ``text`` as machine integers of type :attr:`typecode` (native byte order): compiled
-        where it is built (:meth:`compiled_encoder`), else :meth:`encode_packed_python`; the same ids."""
+        where it is built (:meth:`compiled_encoder`), else :meth:`encode_packed_python`; the same ids.
+        The special tokens as :meth:`encode` takes them."""
+        if allowed_special is not None or disallowed_special is not None:
+            return self.with_specials(allowed_special, disallowed_special).encode_packed(text)
+        self.refuse_disallowed(text)
         encoder = self.compiled_encoder()
         if encoder is not None:
             try:
@@ -216,15 +301,17 @@ class Tokenizer:
                 out.append(b"".join(map(lookup, split_pretokens(piece))))
         return b"".join(out)
 
-    def encode_iterable(self, texts: Iterable[str]) -> Iterator[int]:
-        """Ids of the concatenation of ``texts`` (e.g. a file's lines), the same as ``encode`` of it all.
+    def encode_iterable(self, texts: Iterable[str], *, allowed_special=None, disallowed_special=None) -> Iterator[int]:
+        """Ids of the concatenation of ``texts`` (e.g. a file's lines), the same as ``encode`` of it all, the
+        special tokens too (:meth:`encode`).
 
         Text is buffered only until a safe cut is seen (after a complete special token, or at a newline
         that follows an ASCII non-space character), so memory stays bounded for ordinary text.  The ids
         come out through ``chain`` (C) from one list per piece: a generator yielding each id itself
         made streaming 1.9x slower than ``encode``.
         """
-        return chain.from_iterable(self._encoded_pieces(texts))
+        view = self.with_specials(allowed_special, disallowed_special)
+        return chain.from_iterable(view._encoded_pieces(texts))
 
     def _encoded_pieces(self, texts: Iterable[str]) -> Iterator[list[int]]:
         buffer = ""
@@ -232,6 +319,9 @@ class Tokenizer:
             buffer += text
             if len(buffer) < STREAM_BUFFER_CHARS:
                 continue
+            # The whole buffer is searched before a cut: a disallowed token across it is then still seen whole,
+            # as none starts within the longest special token of the buffer's end (_last_safe_cut).
+            self.refuse_disallowed(buffer)
             cut = self._last_safe_cut(buffer)
             if cut:
                 yield self.encode(buffer[:cut])

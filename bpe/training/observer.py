@@ -21,10 +21,13 @@ What it holds, and who tells it what:
 * ``on_workers(processes)``: once the pre-tokens are counted, how many processes counted them (the
   largest pool the counting started; 1: this process alone), whatever count was asked for;
 * ``on_corpus(corpus)``: then the :class:`Corpus` figures;
+* ``on_stopped(why)``: once the merges are made, if an option ended them before the vocab asked for
+  (``min_frequency``, ``max_token_length``: :class:`~bpe.training.merge_loop.Rules`), why, as a phrase
+  the "stopped early" line ends with (:func:`~bpe.training.options.stopped_early`);
 * ``on_summary(summary)``: once the merges are made, what the rung's ``Merger.summary()`` returned,
   untouched (v7: ``{"gathered_at": ...}``); a Merger without ``summary`` tells it nothing.
 
-The default keeps what it hears (``workers``, ``corpus``, ``summary``); a subclass may act on it as it
+The default keeps what it hears (``workers``, ``corpus``, ``stopped``, ``summary``); a subclass may act on it as it
 comes.
 
 Why the timer and the progress stay objects of their own rather than ``on_stage``/``on_merge``
@@ -61,6 +64,7 @@ class Observer:
         self.progress = make_progress(progress)
         self.workers: int | None = None
         self.corpus: Corpus | None = None
+        self.stopped: str | None = None
         self.summary: dict = {}
 
     def on_workers(self, processes: int) -> None:
@@ -70,6 +74,10 @@ class Observer:
     def on_corpus(self, corpus: Corpus) -> None:
         """The pre-tokens are counted: the figures of the text."""
         self.corpus = corpus
+
+    def on_stopped(self, why: str) -> None:
+        """The merges are made, fewer than asked for: an option stopped them, for this reason."""
+        self.stopped = why
 
     def on_summary(self, summary: dict) -> None:
         """The merges are made: the Merger's own facts about its run (its ``summary()``)."""

@@ -18,8 +18,8 @@ A rung module defines
 * ``Merger``: the merge algorithm (:class:`Merger` below, driven by
   :func:`bpe.training.merge_loop.run_merges`).  It accepts what ``count_pretokens`` returned and also
   a plain mapping of pre-token bytes to counts (``bpe trace``, ``python -m tools.merge_cost`` and the tests pass
-  one).  Besides its two methods it may define ``close()`` and ``summary()``, each optional (see
-  :class:`Merger`).
+  one).  Besides its two methods it defines ``count_of(pair)`` and ``set_aside(pair)``, which training's
+  options call on (see :class:`Merger`), and it may define ``close()`` and ``summary()``, each optional.
 
 Two are optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
 them: ``"processes"`` (the process pool of :mod:`bpe.running.pool`, the default) or ``"threads"``
@@ -61,8 +61,24 @@ COUNT_PRETOKENS_PARAMETERS = (
 )
 
 
+#: What every rung's ``Merger`` defines (:class:`Merger`): the two stages, then what the options call on.
+MERGER_METHODS = ("select_best_pair", "merge", "count_of", "set_aside")
+
+
 class Merger(Protocol):
-    """A rung's merge algorithm: one method per timed stage.
+    """A rung's merge algorithm: one method per timed stage, and two that training's options call on.
+
+    The two are called only when ``train_bpe`` is given the option (:class:`~bpe.training.merge_loop.Rules`,
+    :func:`~bpe.training.merge_loop.replay_merges`), so a run without options never calls them:
+
+    * ``count_of(pair) -> int``: the pair's count now, 0 for a pair no word holds, also for a token no merge
+      has made in this Merger (``min_frequency``; continued training, ``initial_merges``, which merges only
+      the pairs the words hold);
+    * ``set_aside(pair)``: called right after ``select_best_pair()`` returned ``pair``, which is then never
+      to be merged (``max_token_length``); ``select_best_pair()`` then returns the best of the others.
+      A pair may be returned again where the rung's structure can bring it back (a lazy heap, when its count
+      rises): the loop sets it aside again.  A heap that only peeks at its top pops it (v5, v6, v8); a rung
+      that scans keeps a set of the pairs set aside (v1, v2).
 
     Two methods are optional, each called only if the Merger defines it:
 
@@ -79,6 +95,10 @@ class Merger(Protocol):
     def select_best_pair(self) -> Pair | None: ...  # select: the most frequent pair, ties -> larger bytes
 
     def merge(self, pair: Pair) -> None: ...  # update: rewrite the words, keep the counts up to date
+
+    def count_of(self, pair: Pair) -> int: ...  # the pair's count now (min_frequency, continued training)
+
+    def set_aside(self, pair: Pair) -> None: ...  # the pair just selected is never to be merged (max_token_length)
 
 
 def merger_summary(merger) -> dict | None:
@@ -123,7 +143,7 @@ def check_rung(module: ModuleType) -> list[str]:
     if merger is None:
         problems.append(f"{name}.Merger is missing")
     else:
-        for method in ("select_best_pair", "merge"):
+        for method in MERGER_METHODS:
             if not callable(getattr(merger, method, None)):
                 problems.append(f"{name}.Merger has no method {method}")
     return problems

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 
 from bpe.corpus.cluster import check_cluster, count_on_cluster
@@ -35,8 +35,15 @@ from bpe.errors import ArgumentError, BPEError
 from bpe.running.pool import pools_started
 from bpe.running.sizes import parse_size
 from bpe.split.chunking import find_limit_end
-from bpe.training.merge_loop import Pair, run_merges
+from bpe.training.merge_loop import Pair, Rules, run_merges
 from bpe.training.observer import Corpus, Observer
+from bpe.training.options import (
+    Continued,
+    check_initial_merges,
+    check_max_token_length,
+    check_min_count,
+    check_min_frequency,
+)
 from bpe.training.registry import get_variant
 from bpe.training.rung import merger_summary
 
@@ -110,21 +117,6 @@ def check_workers(workers) -> int | None:
     return workers
 
 
-def stopped_early(made: int, asked: int, bytes_used: int | None = None) -> str | None:
-    """The line saying that training stopped before the vocab asked for, and why; ``None`` if it did not.
-
-    >>> stopped_early(0, 243, 0)
-    'stopped early: 0 of 243 merges: the text is empty (no pair to merge)'
-    >>> stopped_early(12, 243)
-    'stopped early: 12 of 243 merges: no pair left to merge (every pre-token is a single token)'
-    """
-    if made >= asked:
-        return None
-    if made == 0 and bytes_used == 0:
-        return f"stopped early: 0 of {asked:,} merges: the text is empty (no pair to merge)"
-    return f"stopped early: {made:,} of {asked:,} merges: no pair left to merge (every pre-token is a single token)"
-
-
 def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     """ids 0-255: the bytes; then the special tokens in the order given; then one id per merge."""
     vocab: Vocab = {i: bytes([i]) for i in range(256)}
@@ -152,10 +144,14 @@ class Arguments:
     corpus: object = None
     cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
+    rules: Rules = field(default_factory=Rules)  # min_frequency, max_token_length: what may be merged
+    continued: Continued = field(default_factory=lambda: Continued([]))  # the merges made first, the vocab kept
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
-                    text_column: str = "text", cluster=None, min_count: int | None = None) -> Arguments:
+                    text_column: str = "text", cluster=None, min_count: int | None = None,
+                    min_frequency: int | None = None, max_token_length: int | None = None,
+                    initial_merges=None) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
     special_tokens = check_special_tokens(special_tokens)
@@ -166,6 +162,12 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit, "limit") if limit is not None else None
     check_min_count(min_count)
+    check_min_frequency(min_frequency)
+    check_max_token_length(max_token_length)
+    continued = check_initial_merges(initial_merges, special_tokens, vocab_size)
+    if continued.vocab is not None:  # a tokenizer's vocab, kept as it is: the new merges fill it to vocab_size
+        num_merges = len(continued.merges) + vocab_size - len(continued.vocab)
+    options = dict(min_count=min_count, rules=Rules(min_frequency, max_token_length), continued=continued)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -174,15 +176,9 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     if path is not None and cluster is None:  # one local text file: counted as it always was
         file_bytes = check_input_file(path).stat().st_size
         return Arguments(path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
-                         min_count=min_count)  # the file itself, where a directory or a glob named just it
+                         **options)  # the file itself, where a directory or a glob named just it
     return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
-                     cluster, min_count)
-
-
-def check_min_count(min_count) -> None:
-    if min_count is not None and (isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1):
-        why = f"must be a count of at least 1, got {min_count!r}"
-        raise ArgumentError(f"min_count {why}", f"--min-count {why} (or omit it to keep every pre-token)")
+                     cluster, **options)
 
 
 def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
@@ -249,8 +245,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
 
 def at_least(pretoken_counts: PretokenCounts, min_count: int) -> PretokenCounts:
     """The counts without the pre-tokens counted fewer than ``min_count`` times (``--min-count``, as
-    SentencePiece and HF ``tokenizers`` trim rare words): what the merges then start from.  The merges
-    change (a dropped pre-token's pairs no longer count), so it is off unless asked for; it bounds the
+    SentencePiece trims rare words; not ``min_frequency``, a rule of the merges): what the merges start from.
+    The merges change (a dropped pre-token's pairs no longer count), so it is off unless asked for; it bounds the
     merge state's memory, which grows with the distinct pre-tokens (docs/scaling-out.md)."""
     with closed_on_error(pretoken_counts):
         kept = PretokenCounts({token: count for token, count in pretoken_counts.items() if count >= min_count})
@@ -270,16 +266,21 @@ def closed_on_error(pretoken_counts: PretokenCounts):
 
 
 def make_merges(arguments: Arguments, pretoken_counts: PretokenCounts, observer: Observer) -> list[Pair]:
-    """Phase 3: the rung's ``Merger`` built over the counts (``pair_count``), then up to ``num_merges``
-    merges (:func:`~bpe.training.merge_loop.run_merges`: ``select`` and ``update``).
+    """Phase 3: the rung's ``Merger`` built over the counts (``pair_count``), the merges of a continued run
+    made first (timed as ``update``), then up to ``num_merges`` merges in all
+    (:func:`~bpe.training.merge_loop.run_merges`: ``select`` and ``update``, as the ``rules`` allow).
 
-    Then the observer hears the Merger's ``summary()``, untouched; like ``close()`` it is optional.
+    Then the observer hears why the merges stopped early where an option stopped them, and the Merger's
+    ``summary()``, untouched; like ``close()`` it is optional.
     """
-    timer = observer.timer
+    timer, rules = observer.timer, arguments.rules
     with closed_on_error(pretoken_counts), timer.stage("pair_count"):
         merger = arguments.rung.Merger(pretoken_counts)
-    merges = run_merges(merger, arguments.num_merges, timer, progress=observer.progress)
+    merges = run_merges(merger, arguments.num_merges, timer, progress=observer.progress, rules=rules,
+                        initial=arguments.continued.merges)
     timer.finish()
+    if rules.why is not None:
+        observer.on_stopped(rules.why)
     facts = merger_summary(merger)
     if facts is not None:
         observer.on_summary(facts)
@@ -299,6 +300,9 @@ def train_bpe(
     text_column: str = "text",
     cluster=None,
     min_count: int | None = None,
+    min_frequency: int | None = None,
+    max_token_length: int | None = None,
+    initial_merges=None,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -321,10 +325,16 @@ def train_bpe(
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
     (:mod:`bpe.corpus.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
     merges: it changes the merges, so it is off by default.
+
+    Off by default too (:mod:`bpe.training.options`): ``min_frequency`` (a pair counted fewer times is never
+    merged), ``max_token_length`` (no merge makes a longer token, in bytes), ``initial_merges`` (continued
+    training from a list of merges or a ``Tokenizer``, whose ids are kept: one run's result on the same corpus).
     """
     # 1. Check the arguments, all of them, before a byte is read.
     arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
-                                text_column=text_column, cluster=cluster, min_count=min_count)
+                                text_column=text_column, cluster=cluster, min_count=min_count,
+                                min_frequency=min_frequency, max_token_length=max_token_length,
+                                initial_merges=initial_merges)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)
@@ -333,6 +343,8 @@ def train_bpe(
     # 3. Merge.
     merges = make_merges(arguments, pretoken_counts, observer)
     # 4. The vocab and the merges.
+    if arguments.continued.vocab is not None:  # a tokenizer continued: its vocab kept, the new ids after it
+        return arguments.continued.vocab_after(merges), merges
     return build_vocab(arguments.special_tokens, merges), merges
 
 
@@ -349,6 +361,9 @@ def train_bpe_from_iterator(
     observer: Observer | None = None,
     text_column: str = "text",
     min_count: int | None = None,
+    min_frequency: int | None = None,
+    max_token_length: int | None = None,
+    initial_merges=None,
 ) -> tuple[Vocab, list[Pair]]:
     """Train on documents in memory, as HF ``tokenizers``' and rustbpe's ``train_from_iterator`` do: an
     iterator of strings, or of lists of strings (HF's batches), or a Hugging Face ``datasets`` object (its
@@ -367,4 +382,5 @@ def train_bpe_from_iterator(
     corpus = TrainingCorpus(documents=iterator, text_column=text_column,
                             label="the dataset" if is_dataset(iterator) else "the iterator")
     return train_bpe(corpus, vocab_size, special_tokens, variant=variant, workers=workers, errors=errors,
-                     limit=limit, observer=observer, text_column=text_column, min_count=min_count)
+                     limit=limit, observer=observer, text_column=text_column, min_count=min_count,
+                     min_frequency=min_frequency, max_token_length=max_token_length, initial_merges=initial_merges)

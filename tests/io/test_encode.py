@@ -644,3 +644,50 @@ def test_ctrl_c_on_threads_is_one_line_no_output_no_thread(trained_dir, tmp_path
     assert proc.returncode == 130 and err == "bpe: interrupted\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
     assert live_processes(session=proc.pid) == []
+
+
+# --- bpe encode's --allowed-special and --disallowed-special: tiktoken's settings, the same ids ---------------
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+@pytest.mark.parametrize("flags, setting", [
+    ([], dict(allowed_special="all")),  # neither flag: every special token a token, as always
+    (["--allowed-special", "all"], dict(allowed_special="all")),
+    (["--disallowed-special", "none"], dict(disallowed_special=())),
+    (["--allowed-special", "none", "--disallowed-special", "none"], dict(allowed_special=set(), disallowed_special=())),
+    (["--allowed-special", EOT], dict(allowed_special={EOT})),
+])
+def test_encode_flags_give_tiktokens_ids(gpt2_dir, gpt2_tiktoken, tmp_path, flags, setting, encoder):
+    text = (FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8") * 4
+    source, out = tmp_path / "text.txt", tmp_path / "ids.npy"
+    source.write_text(text, encoding="utf-8")
+    assert main(["encode", "--tokenizer", str(gpt2_dir), "--data", str(source), "--out", str(out), "--workers", "2",
+                 "--chunk-size", "500", "--encoder", encoder, *flags]) == 0
+    assert np.load(out).tolist() == gpt2_tiktoken.encode(text, **setting)
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_a_disallowed_special_token_in_the_file_is_one_line_and_no_output(gpt2_dir, tmp_path, capsys, encoder):
+    source, out = tmp_path / "text.txt", tmp_path / "ids.npy"
+    source.write_text("plain text\n" * 500 + f"then {EOT} once\n", encoding="utf-8")
+    for flags in (["--allowed-special", "none"], ["--disallowed-special", "all"]):
+        assert main(["encode", "--tokenizer", str(gpt2_dir), "--data", str(source), "--out", str(out),
+                     "--chunk-size", "300", "--encoder", encoder, *flags]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"bpe: error: the text holds '{EOT}', a special token that is disallowed: allow it "
+                       "(--allowed-special) to encode it as that token, or give --disallowed-special none to encode "
+                       "it as plain text\n")
+        assert not out.exists()
+
+
+def test_special_token_flags_refuse_what_they_cannot_take(gpt2_dir, tmp_path, capsys):
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text(json.dumps({"text": "one"}) + "\n" + json.dumps({"text": "two"}) + "\n")
+    out = tmp_path / "ids.npy"
+    for flags, message in [
+        (["--data", str(corpus), "--allowed-special", "all"],
+         "--allowed-special and --disallowed-special take one text file, not a corpus of documents"),
+        (["--data", "tinystories-sample", "--allowed-special", "all", "--allowed-special", EOT],
+         f"--allowed-special all or none stands alone: got all {EOT}"),
+    ]:
+        assert main(["encode", "--tokenizer", str(gpt2_dir), "--out", str(out), *flags]) == 2
+        assert capsys.readouterr().err == f"bpe: error: {message}\n"

@@ -96,7 +96,8 @@ def held_out_text() -> str:
 
 def test_cli_writes_all_files(trained):
     names = sorted(p.name for p in trained.iterdir())
-    assert names == ["merges.txt", "tokenizer.json", "tokenizer.tiktoken", "train.json", "vocab.json"]
+    assert names == ["merges.txt", "special_tokens_map.json", "tiktoken.json", "tokenizer.json", "tokenizer.tiktoken",
+                     "tokenizer_config.json", "train.json", "vocab.json"]
     info = json.loads((trained / "train.json").read_text())
     assert info["settings"]["limit"] == "400KB" and info["settings"]["variant"] == "v2"
     assert 400_000 <= info["corpus"]["bytes_used"] < 420_000 < info["corpus"]["file_bytes"]
@@ -122,6 +123,35 @@ def test_tiktoken_loads_the_export(trained):
     ids = enc.encode(text, allowed_special="all")
     assert enc.decode(ids) == text
     assert ids == ours.encode(text)
+
+
+def test_the_one_line_loader_builds_tiktokens_encoding_from_the_export(trained):
+    """docs/outputs.md's loader: the ranks and tiktoken.json beside them are the whole encoding."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    settings = json.loads((trained / "tiktoken.json").read_text())
+    assert settings == {"name": trained.name, "pat_str": GPT2_PATTERN, "special_tokens": {EOT: 256}}
+    enc = tiktoken.Encoding(**json.loads((trained / "tiktoken.json").read_text()),
+                            mergeable_ranks=load_tiktoken_bpe(str(trained / "tokenizer.tiktoken")))
+    text = held_out_text()
+    assert enc.encode(text, allowed_special="all") == load_tokenizer(trained).encode(text)
+
+
+def test_transformers_knows_the_special_tokens_of_the_export(tmp_path):
+    """AutoTokenizer reads tokenizer.json and, beside it, which tokens are special: the first is the end of text."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    out = tmp_path / "two"
+    vocab, merges = train_bpe(DEFAULT_CORPUS, 400, [EOT, "<|pad|>"], limit="100KB")
+    save_tokenizer(out, vocab, merges, [EOT, "<|pad|>"], formats=["hf"])
+    hf = transformers.AutoTokenizer.from_pretrained(str(out))
+    assert hf.eos_token == EOT and hf.eos_token_id == 256
+    assert sorted(hf.all_special_tokens) == sorted([EOT, "<|pad|>"])
+    text = f"the cat{EOT}sat<|pad|> on the mat"
+    ids = hf(text).input_ids
+    assert ids == load_tokenizer(out).encode(text)
+    assert hf.decode(ids, skip_special_tokens=True) == "the catsat on the mat"
+    assert json.loads((out / "special_tokens_map.json").read_text()) == {
+        "eos_token": EOT, "additional_special_tokens": ["<|pad|>"]}
 
 
 def test_hf_tokenizers_loads_the_export(trained):

@@ -234,3 +234,113 @@ def test_ctrl_c_stops_a_long_encode(gpt2_vocab, gpt2_merges):
         timer.cancel()
     assert not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
     assert tok.encode_packed("it goes on") == tok.encode_packed_python("it goes on")
+
+
+# --- Special tokens as tiktoken takes them: allowed_special, disallowed_special --------------------------
+
+PAD = "<|pad|>"
+#: Each setting as tiktoken's encode takes it; ours takes the same keywords (neither given: CS336's, below).
+SETTINGS = [dict(allowed_special="all"), dict(allowed_special=set()), dict(disallowed_special=()),
+            dict(allowed_special={PAD}), dict(allowed_special={PAD}, disallowed_special=()),
+            dict(disallowed_special={PAD}), dict(allowed_special="all", disallowed_special=()),
+            dict(allowed_special={EOT, "<|not one of ours|>"}, disallowed_special=())]
+SPECIAL_TEXTS = ["no special token here, only text",
+                 f"{EOT}starts, ends{PAD}", f"a story {EOT}\n\nanother{PAD}{PAD} x{EOT}{EOT}y",
+                 f"inside a word: ab{PAD}cd and ' {EOT}' after a space",
+                 (FIXTURES / "special_token_double_newlines_non_whitespace.txt").read_text(encoding="utf-8")]
+
+
+@pytest.fixture(scope="module")
+def two_specials(tmp_path_factory):
+    """Our own tokenizer with two special tokens, and tiktoken loading its saved ranks."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    from bpe import save_tokenizer, train_bpe
+
+    vocab, merges = train_bpe(FIXTURES / "tinystories_sample.txt", 400, [EOT, PAD])
+    folder = tmp_path_factory.mktemp("two") / "tok"
+    save_tokenizer(folder, vocab, merges, [EOT, PAD], formats=["tiktoken"])
+    encoding = tiktoken.Encoding("ours", pat_str=GPT2_PATTERN,
+                                 mergeable_ranks=load_tiktoken_bpe(str(folder / "tokenizer.tiktoken")),
+                                 special_tokens={EOT: 256, PAD: 257})
+    return vocab, merges, encoding
+
+
+def tiktokens(encoding, text, setting):
+    """tiktoken's ids, or "refused" where it raises for a disallowed special token."""
+    try:
+        return encoding.encode(text, **setting)
+    except ValueError:
+        return "refused"
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("setting", SETTINGS, ids=str)
+def test_each_special_token_setting_gives_tiktokens_ids(two_specials, setting, compiled):
+    vocab, merges, encoding = two_specials
+    tokenizer = Tokenizer(vocab, merges, [EOT, PAD], compiled=compiled)
+    assert compiled or tokenizer.compiled_encoder() is None
+    for text in SPECIAL_TEXTS:
+        expected = tiktokens(encoding, text, setting)
+        if expected == "refused":
+            with pytest.raises(ValueError, match=r"^the text holds '<\|(endoftext|pad)\|>', a special token that is "
+                                                 r"disallowed: allow it \(allowed_special\)"):
+                tokenizer.encode(text, **setting)
+            with pytest.raises(BPEError):
+                list(tokenizer.encode_iterable([text, text], **setting))
+            continue
+        assert tokenizer.encode(text, **setting) == expected, text
+        assert list(tokenizer.encode_iterable(io.StringIO(text * 3), **setting)) == encoding.encode(text * 3, **setting)
+        assert tokenizer.encode_packed(text, **setting) == array_of(tokenizer, expected)
+        assert tokenizer.decode(expected) == text
+
+
+def array_of(tokenizer, ids) -> bytes:
+    from array import array
+
+    return array(tokenizer.typecode, ids).tobytes()
+
+
+def test_with_neither_keyword_every_special_token_is_a_token(two_specials):
+    """CS336's contract, which tiktoken's default (refuse them) would break: tiktoken's "all"."""
+    vocab, merges, encoding = two_specials
+    tokenizer = Tokenizer(vocab, merges, [EOT, PAD])
+    for text in SPECIAL_TEXTS:
+        assert tokenizer.encode(text) == encoding.encode(text, allowed_special="all")
+    assert tokenizer.with_specials() is tokenizer
+    assert tokenizer.with_specials(allowed_special=set()) is tokenizer.with_specials(disallowed_special="all")
+
+
+def test_a_disallowed_token_across_a_streaming_cut_is_still_found(two_specials, monkeypatch):
+    import bpe.io.tokenizer as module
+
+    monkeypatch.setattr(module, "STREAM_BUFFER_CHARS", 16)
+    vocab, merges, _ = two_specials
+    tokenizer = Tokenizer(vocab, merges, [EOT, PAD])
+    lines = ["word!\n"] * 40 + ["x<|pa", "d|>y\n"] + ["more!\n"] * 40  # the token comes in two pieces
+    with pytest.raises(ValueError, match="'<|pad|>'"):
+        list(tokenizer.encode_iterable(lines, allowed_special={EOT}))
+    assert len(list(tokenizer.encode_iterable(lines, disallowed_special=()))) > 80
+
+
+@pytest.mark.parametrize("setting, message", [
+    (dict(allowed_special=EOT), "allowed_special must be \"all\" or a set of special tokens (strings), got "
+                                "'<|endoftext|>'"),
+    (dict(disallowed_special="none"), "disallowed_special must be \"all\" or a set of special tokens (strings), "
+                                      "got 'none'"),
+    (dict(allowed_special={1}), "allowed_special must be \"all\" or a set of special tokens (strings), got {1}"),
+])
+def test_a_setting_that_is_not_a_set_of_tokens_is_one_line(two_specials, setting, message):
+    vocab, merges, _ = two_specials
+    with pytest.raises(BPEError) as caught:
+        Tokenizer(vocab, merges, [EOT, PAD]).encode("text", **setting)
+    assert str(caught.value) == message
+
+
+def test_a_refusal_comes_back_whole_from_a_pool_worker():
+    import pickle
+
+    from bpe.io.tokenizer import DisallowedSpecialToken
+
+    error = pickle.loads(pickle.dumps(DisallowedSpecialToken(EOT)))
+    assert isinstance(error, ValueError) and error.token == EOT and "--allowed-special" in error.flagged

@@ -265,3 +265,31 @@ def test_unbuilt_v8_says_why_in_one_line(compiled_unbuilt):
         assert str(error.value) == v8_compiled.NOT_BUILT
     assert "\n" not in v8_compiled.NOT_BUILT and "C compiler" in v8_compiled.NOT_BUILT
     assert v8_compiled.NOT_BUILT.endswith(f"then {rebuild_hint()}")  # in the words of this install
+
+
+@built
+def test_set_aside_pops_the_selected_pair_and_count_of_reads_the_state():
+    """What training's options call on, in C: set_aside pops the live top (and only after it was selected),
+    count_of reads a pair's count, 0 for a pair no word holds or a token never made."""
+    merger = v8_compiled.Merger({b"low": 5, b"lower": 2, b"newest": 6})
+    assert merger.select_best_pair() == (b"w", b"e") and merger.count_of((b"w", b"e")) == 8
+    assert merger.count_of((b"x", b"y")) == 0 and merger.count_of((b"lo", b"w")) == 0
+    with pytest.raises(ValueError, match=r"set_aside\(\(b'l', b'o'\)\) must follow select_best_pair\(\) returning"):
+        merger.set_aside((b"l", b"o"))
+    merger.set_aside((b"w", b"e"))
+    assert merger.select_best_pair() == (b"o", b"w")  # the next best; (w, e) is never returned again
+    merger.merge((b"o", b"w"))
+    assert merger.count_of((b"l", b"ow")) == 7 and merger.count_of((b"o", b"w")) == 0
+
+
+@built
+@settings(max_examples=200, deadline=None)
+@given(words=st.dictionaries(st.binary(min_size=1, max_size=10), st.integers(1, 5), max_size=20),
+       longest=st.integers(1, 6), least=st.integers(1, 4))
+def test_the_options_give_v1s_merges(words, longest, least):
+    from bpe.training.merge_loop import Rules
+
+    for rules in (dict(max_token_length=longest), dict(min_frequency=least), dict(max_token_length=longest,
+                                                                                   min_frequency=least)):
+        expected = run_merges(v1_naive.Merger(words), 40, NullTimer(), rules=Rules(**rules))
+        assert run_merges(v8_compiled.Merger(words), 40, NullTimer(), rules=Rules(**rules)) == expected

@@ -39,8 +39,8 @@ from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.measure.table import Column, terminal_lines
 from bpe.running.pool import default_workers
+from bpe.training.options import stopped_early
 from bpe.training.registry import default_note
-from bpe.training.train import stopped_early
 
 
 @dataclass(frozen=True)

@@ -249,15 +249,16 @@ def first_difference(ours, theirs) -> int | None:
     return None if len(ours) == len(theirs) else common
 
 
-def run_encode_peers(tokenizer_dir, stats) -> dict:
+def run_encode_peers(tokenizer_dir, stats, specials: tuple = (None, None)) -> dict:
     """After ``bpe encode`` (``stats``): time tiktoken on the same file and threads; print the ratio and the
-    check, and return them (``ours``, ``tiktoken``: seconds and CPU seconds; ``ids_identical``)."""
+    check, and return them (``ours``, ``tiktoken``: seconds and CPU seconds; ``ids_identical``).  ``specials``:
+    ``bpe encode``'s allowed and disallowed special tokens (``Tokenizer.with_specials``), which tiktoken is given."""
     # numpy (bpe.io.encode imports it too) is kept out of the peer child: see _CHILD_CODE.
     import numpy as np  # noqa: PLC0415
 
     from bpe.io.encode import load_tokenizer_dir  # noqa: PLC0415
 
-    tokenizer = load_tokenizer_dir(tokenizer_dir)
+    tokenizer = load_tokenizer_dir(tokenizer_dir).with_specials(*specials)
     encoding = tiktoken_encoding(tokenizer)
     with open(stats.path, encoding="utf-8", newline="") as f:
         text = f.read()
