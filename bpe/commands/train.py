@@ -15,9 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bpe.commands.arguments import show_progress, special_tokens, vocab_size
-from bpe.corpus.cluster import distributed
 from bpe.corpus.corpus import open_corpus
+from bpe.corpus.scheduler import distributed
 from bpe.data.datasets import data_label, resolve_data
+from bpe.defaults import CLUSTER_TIMEOUT
 from bpe.errors import BPEError
 from bpe.io.outputs import OutputLock, check_output_dir, save_tokenizer, token_report
 from bpe.lab.measure.estimate import check_affordable, estimate_file
@@ -47,13 +48,15 @@ class TrainSettings:
     text_column: str = "text"  # the JSON field or Parquet column of a corpus's text
     cluster: str | None = None  # a Dask scheduler's address (or local): the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped (changes the merges)
+    cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
 
 
 def run(args) -> int:
     """The command, from its parsed arguments."""
     run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            show_progress(args), args.text_column, args.cluster, args.min_count))
+                            show_progress(args), args.text_column, args.cluster, args.min_count,
+                            args.cluster_timeout))
     return 0
 
 
@@ -101,7 +104,8 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     started = time.perf_counter()
     vocab, merges = training.train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
                                        errors=s.errors, limit=s.limit, observer=observer,
-                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count)
+                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count,
+                                       cluster_timeout=s.cluster_timeout)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out

@@ -25,12 +25,13 @@ from os import PathLike
 from bpe.corpus.cluster import check_cluster, count_on_cluster
 from bpe.corpus.corpus import Corpus as TrainingCorpus  # (Corpus below is the observer's: a run's figures)
 from bpe.corpus.corpus import open_corpus
+from bpe.corpus.scheduler import check_cluster_timeout
 from bpe.corpus.sources import is_dataset
 from bpe.corpus.text_file import check_input_file
 from bpe.counting.documents import count_documents, counts_bytes
 from bpe.counting.parts import parts_of
 from bpe.counting.plain import PretokenCounts
-from bpe.defaults import SPECIAL_TOKENS
+from bpe.defaults import CLUSTER_TIMEOUT, SPECIAL_TOKENS
 from bpe.errors import ArgumentError, BPEError
 from bpe.running.pool import pools_started
 from bpe.running.sizes import parse_size
@@ -152,10 +153,12 @@ class Arguments:
     corpus: object = None
     cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
+    cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
-                    text_column: str = "text", cluster=None, min_count: int | None = None) -> Arguments:
+                    text_column: str = "text", cluster=None, min_count: int | None = None,
+                    cluster_timeout: float = CLUSTER_TIMEOUT) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
     special_tokens = check_special_tokens(special_tokens)
@@ -166,6 +169,7 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit, "limit") if limit is not None else None
     check_min_count(min_count)
+    cluster_timeout = check_cluster_timeout(cluster_timeout)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -176,7 +180,7 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
         return Arguments(path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
                          min_count=min_count)  # the file itself, where a directory or a glob named just it
     return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
-                     cluster, min_count)
+                     cluster, min_count, cluster_timeout)
 
 
 def check_min_count(min_count) -> None:
@@ -232,7 +236,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
                 if arguments.cluster is not None:
                     pretoken_counts, used = count_on_cluster(
                         arguments.cluster, parts_of(arguments.rung), corpus, arguments.special_tokens,
-                        raw=counts_bytes(arguments.rung), errors=arguments.errors, on_bytes=progress.on_bytes)
+                        raw=counts_bytes(arguments.rung), errors=arguments.errors, on_bytes=progress.on_bytes,
+                        timeout=arguments.cluster_timeout)
                 else:
                     pretoken_counts, used = count_documents(
                         arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
@@ -299,6 +304,7 @@ def train_bpe(
     text_column: str = "text",
     cluster=None,
     min_count: int | None = None,
+    cluster_timeout: float = CLUSTER_TIMEOUT,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -319,12 +325,14 @@ def train_bpe(
     Hugging Face ``datasets`` object; each document then ends with the first special token, so none
     merges across, and the merges equal those of one file of the documents so separated.  ``cluster`` (a
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
-    (:mod:`bpe.corpus.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
-    merges: it changes the merges, so it is off by default.
+    (:mod:`bpe.corpus.cluster`); ``cluster_timeout``: the seconds a scheduler at an address has to answer
+    (:mod:`bpe.corpus.scheduler`), else one line says so.  ``min_count`` drops the pre-tokens counted fewer
+    times before the merges: it changes the merges, so it is off by default.
     """
     # 1. Check the arguments, all of them, before a byte is read.
     arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
-                                text_column=text_column, cluster=cluster, min_count=min_count)
+                                text_column=text_column, cluster=cluster, min_count=min_count,
+                                cluster_timeout=cluster_timeout)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)
