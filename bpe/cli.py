@@ -14,7 +14,7 @@ import sys
 from bpe import defaults
 from bpe.commands import arguments
 from bpe.commands.arguments import check_workers, describe
-from bpe.console import console, exit_with, failure, tell
+from bpe.console import console, exit_with, failure, handle_from_the_start, tell
 from bpe.dependencies import dependency_problem
 from bpe.errors import BPEError
 from bpe.interface import typed, typed_options
@@ -202,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--cluster", default=None, metavar="ADDRESS",
                        help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
                             "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
+    train.add_argument("--cluster-timeout", type=float, default=defaults.CLUSTER_TIMEOUT, metavar="SECONDS",
+                       help="how long the scheduler at --cluster tcp://... has to answer, else one line says so "
+                            f"(default {defaults.CLUSTER_TIMEOUT:g})")
     train.add_argument("--min-count", type=int, default=None, metavar="N",
                        help="drop pre-tokens counted fewer than N times before merging (off by default: it "
                             "changes the merges; it bounds the merge's memory on huge corpora)")
@@ -292,8 +295,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``bpe`` command and ``python -m bpe``: :func:`main` on this process's arguments, then exit with its
-    status (:func:`bpe.console.exit_with`: no traceback from a signal in that last moment)."""
+    """:func:`main` on this process's arguments, then exit with its status (:func:`bpe.console.exit_with`: no
+    traceback from a signal in that last moment), the stop signals handled from here on.  ``bpe/__main__.py``
+    (``python -m bpe`` and the ``bpe`` command) does the same from an earlier moment, before this module's
+    imports."""
+    handle_from_the_start()
     exit_with(main, lambda: _debugging[0])
 
 

@@ -1,4 +1,5 @@
-"""Defaults that every command shares, in one place: the special token and the vocab size.
+"""Defaults that every command shares, in one place: the special token and the vocab size (and how long a
+cluster's scheduler has to answer).
 
 CS336 Assignment 1 trains TinyStories at vocab 10,000 and OpenWebText at 32,000; a data set carries
 its own default (:attr:`bpe.data.datasets.Dataset.vocab_size`), and a plain file path gets
@@ -20,3 +21,8 @@ WEB_VOCAB_SIZE = 32_000
 
 #: The data set a command uses when given none: shipped with the repo, 2.3 MB.
 DATASET = "gutenberg-sample"
+
+#: Seconds a Dask scheduler named by ``--cluster tcp://...`` has to answer (``--cluster-timeout``): its greeting,
+#: then Dask's client's connection (:mod:`bpe.corpus.scheduler`).  A scheduler greets within milliseconds; the
+#: rest is room for a slow network.
+CLUSTER_TIMEOUT = 20.0

@@ -221,6 +221,41 @@ def workers_running(proc: subprocess.Popen) -> bool:
     return bool(live_processes(parent=proc.pid))
 
 
+@pytest.fixture
+def threads_ran(monkeypatch) -> list[int]:
+    """For each :func:`bpe.running.threads.run_threads` call while the test runs, in order, how many of its
+    threads handled an item: what a multi-thread test asserts, since a run asked for N threads may start fewer
+    (a file of one chunk) and one fast thread could take every item before the next starts.  So each thread
+    waits at its first item until every thread it runs has one (a barrier): a run of N threads over N items or
+    more shows N, whatever the timing.  Every module's own reference to the function is replaced."""
+    import sys
+    import threading
+
+    from bpe.running import threads as threads_module
+
+    real, seen = threads_module.run_threads, []
+
+    def spy(work, items, *, threads, **keywords):
+        barrier = threading.Barrier(max(1, min(threads, len(items))), timeout=HANG_GUARD_SECONDS)
+        ran: set[int] = set()
+
+        def first_waits(thread, item):
+            if thread not in ran:
+                ran.add(thread)
+                barrier.wait()
+            return work(thread, item)
+
+        try:
+            return real(first_waits, items, threads=threads, **keywords)
+        finally:
+            seen.append(len(ran))
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "run_threads", None) is real:
+            monkeypatch.setattr(module, "run_threads", spy)
+    return seen
+
+
 def threads_running(proc: subprocess.Popen, at_least: int = 3) -> bool:
     """Whether ``proc`` runs ``at_least`` threads (its main thread and the compiled encoder's), read from /proc."""
     try:

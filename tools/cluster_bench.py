@@ -9,7 +9,7 @@ same counts:
 * **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.counting.documents.count_documents`);
 * **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.corpus.cluster.count_on_cluster`),
   the cluster started once beforehand, in a process of its own as ``--cluster local`` starts it
-  (:func:`bpe.corpus.cluster.local_cluster`; its start is timed apart).
+  (:func:`bpe.corpus.scheduler.local_cluster`; its start is timed apart).
 
 Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
 the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
@@ -37,8 +37,9 @@ import sys
 import time
 from pathlib import Path
 
-from bpe.corpus.cluster import TASKS_PER_THREAD, count_on_cluster, distributed, local_cluster
+from bpe.corpus.cluster import TASKS_PER_THREAD, count_on_cluster
 from bpe.corpus.corpus import Corpus, open_corpus
+from bpe.corpus.scheduler import distributed, local_cluster
 from bpe.counting.documents import count_documents, counts_bytes
 from bpe.counting.parts import parts_of
 from bpe.data.datasets import REPO_ROOT, data_label, resolve_data, shown_path

@@ -142,7 +142,12 @@ cdef enum:
 
 
 cdef class MergeState:
-    """The words, the pair counts, the index and the heap, in C arrays; one merge per ``merge`` call."""
+    """The words, the pair counts, the index and the heap, in C arrays; one merge per ``merge`` call.
+
+    Built once, by ``__init__``: every method of a state whose build did not run or failed partway (a
+    subclass that skips it, ``MergeState.__new__``, a ``MemoryError`` or a Ctrl-C during the build) is a
+    ``RuntimeError``, never a read of arrays not made; a second ``__init__`` is refused too (it would lose
+    the first build's arrays), and so is a merge after one stopped partway (``broken``)."""
 
     # words
     cdef char *block
@@ -184,6 +189,7 @@ cdef class MergeState:
     cdef int32_t *scratch
     cdef Py_ssize_t scratch_capacity
     cdef bint broken             # a merge stopped partway (an interrupt, or an internal error): refuse more
+    cdef bint built              # __init__ ran to its end: every array is made
     cdef bint fail_next_table_for_tests  # the next table allocation fails, as malloc would (tests only)
     cdef bint interrupt_for_tests        # the next check for a signal raises KeyboardInterrupt (tests only)
     # what a run reports
@@ -228,6 +234,9 @@ cdef class MergeState:
         cdef int32_t i
         cdef int side
         cdef WordSource source
+        if self.built or self.token_bytes != NULL:
+            raise RuntimeError("this v8 merge state was built already (or its build failed partway): a state is "
+                               "built once; build a new one from the pre-token counts")
         if isinstance(pretoken_counts, dict):
             source.counts = <PyObject *>pretoken_counts
         elif hasattr(pretoken_counts, "pretoken_arrays"):
@@ -262,6 +271,13 @@ cdef class MergeState:
         self._build_words(&source)
         self._build_pairs()
         self._build_heap()
+        self.built = True
+
+    cdef inline int _ready(self) except -1:
+        if not self.built:
+            raise RuntimeError("this v8 merge state was never built (its __init__ did not run, or failed "
+                               "partway): build a new one from the pre-token counts")
+        return 0
 
     # -- the build ----------------------------------------------------------------------------------------
 
@@ -399,6 +415,7 @@ cdef class MergeState:
 
         v1's tokens *are* bytes, so should two merges ever make the same bytes ((a, bc) and (ab, c)),
         they make one token here too, and the second merge's pairs may already exist."""
+        self._ready()
         found = self.token_ids.get(merged)
         if found is not None:
             return found
@@ -654,6 +671,7 @@ cdef class MergeState:
         The top entry is only peeked at: once its pair is merged, its count is zero and it is dropped."""
         cdef int64_t live
         cdef int32_t slot
+        self._ready()
         while self.heap_size > 0:
             slot = self.heap[0].slot
             live = self.pairs[slot].count
@@ -726,11 +744,13 @@ cdef class MergeState:
         """Merge ``pair`` (two tokens' bytes) into one token in every word that holds it, and update the
         counts, the index and the heap.  The bookkeeping of the ids is here, not in Python around the
         call: a Python method per merge cost a fifth of the merge phase on web-like text."""
+        self._ready()
         first, second = pair
         self._merge(self.token_ids[first], self.token_ids[second], self.add_token(first + second))
 
     def merge_ids(self, int32_t a, int32_t b, int32_t n):
         """:meth:`merge` by token ids, the new one from :meth:`add_token` (for tests of the state)."""
+        self._ready()
         self._merge(a, b, n)
 
     cdef int _merge(self, int32_t a, int32_t b, int32_t n) except -1:
@@ -919,15 +939,19 @@ cdef class MergeState:
     @property
     def tokens(self):
         """Each token's bytes, by id."""
+        self._ready()
         return self.token_list
 
     def pair_count(self, int32_t first, int32_t second):
-        cdef int32_t slot = self.find(first, second)
+        cdef int32_t slot
+        self._ready()
+        slot = self.find(first, second)
         return 0 if slot < 0 else self.pairs[slot].count
 
     def live_pairs(self):
         """``{(first id, second id): count}`` of every pair with a count above zero (``bpe trace``)."""
         cdef int32_t slot
+        self._ready()
         return {(self.pairs[slot].first, self.pairs[slot].second): self.pairs[slot].count
                 for slot in range(self.num_pairs) if self.pairs[slot].count > 0}
 
@@ -936,6 +960,7 @@ cdef class MergeState:
         cdef Py_ssize_t w
         cdef WordHead *head
         cdef int32_t j
+        self._ready()
         result = []
         for w in range(self.num_words):
             head = word_at(self.block, self.offsets[w])
@@ -944,8 +969,10 @@ cdef class MergeState:
 
     def holders(self, int32_t first, int32_t second):
         """The word numbers listed under a pair (lazy: may name words that lost it), for ``bpe trace``."""
-        cdef int32_t slot = self.find(first, second)
+        cdef int32_t slot
         cdef Py_ssize_t w
+        self._ready()
+        slot = self.find(first, second)
         if slot < 0:
             return []
         return sorted({self.pairs[slot].holders[w] for w in range(self.pairs[slot].size)})
@@ -953,24 +980,29 @@ cdef class MergeState:
     @property
     def table_buckets(self):
         """The pair table's buckets (a power of two, at least twice the slots)."""
+        self._ready()
         return self.table_mask + 1
 
     # -- test-only hooks: faults no real input can cause ------------------------------------------------------
 
     def _fail_next_table_allocation_for_tests(self):
         """Make the next allocation of the pair table fail as malloc would (tests of ``_grow_table``)."""
+        self._ready()
         self.fail_next_table_for_tests = True
 
     def _interrupt_at_next_check_for_tests(self):
         """Make the next check for a signal (every 16,384 words a loop visits) raise KeyboardInterrupt, as a
         Ctrl-C arriving then would (tests of a merge interrupted partway)."""
+        self._ready()
         self.interrupt_for_tests = True
 
     def _unfile_pair_for_tests(self, int32_t first, int32_t second):
         """Make a filed pair unfindable (a broken table, for tests of ``held_slot``): its bucket keeps its
         slot, so other pairs' probes still pass it, but its key becomes one no pair of ids has."""
         cdef uint64_t key = pair_key(first, second)
-        cdef size_t i = spread(key) & self.table_mask
+        cdef size_t i
+        self._ready()
+        i = spread(key) & self.table_mask
         while self.table[i].slot >= 0:
             if self.table[i].key == key:
                 self.table[i].key = pair_key(-1, -1)
@@ -980,12 +1012,14 @@ cdef class MergeState:
 
     @property
     def heap_entries(self):
+        self._ready()
         return self.heap_size
 
     @property
     def pair_slots(self):
         """The slots made so far, a pair's slot kept when its count falls to zero: the table holds them at
         most half full (tests of its growth)."""
+        self._ready()
         return self.num_pairs
 
     def memory_bytes(self):
@@ -993,6 +1027,7 @@ cdef class MergeState:
         counted at its allocated size (a block grown by doubling has room to spare)."""
         cdef int64_t total = 0
         cdef int32_t slot
+        self._ready()
         # words: the records and their offsets
         total += max(self.block_units, 1) * 16 + max(self.num_words, 1) * sizeof(uint32_t)
         # tokens: their bytes, where each starts and its length, the neighbour rows, the rows touched

@@ -332,13 +332,26 @@ cdef int land(Table *t, InFlight *flight) noexcept nogil:
     return DONE
 
 
+#: What each state of a part is (``Counter.part_state``).
+cdef enum:
+    PART_OPEN = 0            # not merged: its keys are in the threads' tables
+    PART_MERGING = 1         # merge_part running
+    PART_MERGED = 2          # merged: write_part may read it
+
+
 cdef class Counter:
     """One table per thread, the class tables and the special tokens; ``count`` counts a span of a buffer
     into a thread's table without the GIL, ``merge_part`` and ``write_part`` make the arrays.
 
     The threads themselves are Python's (``variants/v9_counting_compiled.py`` starts them): each call
     releases the GIL for its whole span, so N threads count on N cores with no process, no pickling
-    and no OpenMP, which macOS's clang lacks."""
+    and no OpenMP, which macOS's clang lacks.
+
+    Its life runs one way, and a call out of turn is a ``RuntimeError``, never a read of freed or unmade
+    tables: ``count`` and ``add_counts`` until the first ``merge_part`` (with one table, the part takes the
+    table over); each part merged once, and written (``write_part``) only once merged; after ``release()``,
+    nothing but ``release()`` and ``stop()``; ``release()`` refused while a call runs on another thread.
+    These checks run with the GIL held, before a call lets it go, so two threads cannot both pass one."""
 
     cdef Classes classes
     cdef bytes stage1, stage2                 # kept alive: classes points into them
@@ -351,6 +364,9 @@ cdef class Counter:
     cdef Py_ssize_t *lengths
     cdef uint8_t starts[256]
     cdef int one_start, num_special
+    cdef uint8_t *states                      # each part's PART_OPEN, PART_MERGING or PART_MERGED
+    cdef bint released, merging               # release() called; a merge_part called (counting is over)
+    cdef int running                          # calls under way now that read or write the tables
 
     def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2, int spread=1):
         """``spread``: for one table that will hold one part, a range of hashes (``add_counts`` of a part: a
@@ -361,7 +377,10 @@ cdef class Counter:
         self.parts = NULL
         self.tokens = NULL
         self.lengths = NULL
+        self.states = NULL
         self.num_tables = 0
+        self.released = self.merging = False
+        self.running = 0
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         if spread < 1 or (threads > 1 and spread != 1):
@@ -399,7 +418,8 @@ cdef class Counter:
             self.one_start = self.tokens[0][0]
         self.tables = <Table *>calloc(threads, sizeof(Table))
         self.parts = <Table *>calloc(threads, sizeof(Table))
-        if self.tables == NULL or self.parts == NULL:
+        self.states = <uint8_t *>calloc(threads, sizeof(uint8_t))
+        if self.tables == NULL or self.parts == NULL or self.states == NULL:
             raise MemoryError()
         self.num_tables = threads
         for i in range(threads):
@@ -408,14 +428,14 @@ cdef class Counter:
         self.stop_flag = 0
 
     def __dealloc__(self):
-        self.release()
+        self._free_tables()
         free(self.tables)
         free(self.parts)
+        free(self.states)
         free(self.tokens)
         free(self.lengths)
 
-    def release(self):
-        """Let go of every table (the arrays written by ``write_part`` are the caller's)."""
+    cdef void _free_tables(self) noexcept:
         cdef int i
         if self.tables != NULL:
             for i in range(self.num_tables):
@@ -423,6 +443,36 @@ cdef class Counter:
         if self.parts != NULL:
             for i in range(self.num_tables):
                 table_free(&self.parts[i])
+        self.released = True
+
+    def release(self):
+        """Let go of every table (the arrays written by ``write_part`` are the caller's); every later call but
+        ``release()`` and ``stop()`` is refused.  Refused itself while a call runs on another thread."""
+        if self.running:
+            raise RuntimeError(f"this Counter is in use ({self.running} call(s) under way on other threads): "
+                               "release it once they have returned")
+        self._free_tables()
+
+    cdef int _usable(self) except -1:
+        if self.released:
+            raise RuntimeError("this Counter was released (release()): its tables are gone; make a new Counter")
+        return 0
+
+    cdef int _countable(self, int thread) except -1:
+        self._usable()
+        if self.merging:
+            raise RuntimeError("this Counter's tables are being merged into parts (merge_part): counting is over; "
+                               "make a new Counter to count more")
+        if thread < 0 or thread >= self.num_tables:
+            raise IndexError(f"no table {thread}: {self.num_tables} threads")
+        return 0
+
+    def part_state(self, int part):
+        """``"open"`` (its keys still in the threads' tables), ``"merging"`` or ``"merged"``."""
+        self._usable()
+        if part < 0 or part >= self.num_tables:
+            raise IndexError(f"no part {part}")
+        return ("open", "merging", "merged")[self.states[part]]
 
     def stop(self):
         """Ask every ``count`` running now to return (within ``CHECK_EVERY`` bytes): Ctrl-C, or a failure
@@ -436,17 +486,28 @@ cdef class Counter:
         hold part of the span: the caller gives up, or checks the span first with ``first_invalid``).
         Raises ``MemoryError``, ``KeyboardInterrupt`` (after ``stop()``) or a ``ValueError`` for a
         pre-token of 2 GiB or more."""
-        cdef Py_ssize_t bad = -1, i = 0, end, found_length = 0, n = data.shape[0]
+        cdef Py_ssize_t bad = -1, n = data.shape[0]
         cdef int result = DONE
         cdef const uint8_t *p
         cdef CountSink sink
-        if thread < 0 or thread >= self.num_tables:
-            raise IndexError(f"no table {thread}: {self.num_tables} threads")
+        self._countable(thread)
         if n == 0:
             return -1
         sink.table = &self.tables[thread]
         sink.flight.size = sink.flight.next = 0
         p = &data[0]
+        self.running += 1
+        try:
+            self._count(p, n, &sink, &result, &bad)
+        finally:
+            self.running -= 1
+        return self._outcome(result, bad)
+
+    cdef void _count(self, const uint8_t *p, Py_ssize_t n, CountSink *sink, int *outcome,
+                     Py_ssize_t *bad_at) noexcept:
+        """``count``'s loop, without the GIL: the result into ``outcome``, the first bad byte into ``bad_at``."""
+        cdef Py_ssize_t bad = -1, i = 0, end, found_length = 0
+        cdef int result = DONE
         with nogil:
             while True:
                 if V9_LOAD(&self.stop_flag):  # between pieces too: a text of short documents may have no long one
@@ -454,7 +515,7 @@ cdef class Counter:
                     break
                 end = find_special(p, i, n, self.tokens, self.lengths, self.num_special, self.starts,
                                    self.one_start, &found_length)
-                result = scan_piece(&self.classes, p + i, end - i, count_one, &sink, &self.stop_flag, &bad)
+                result = scan_piece(&self.classes, p + i, end - i, count_one, sink, &self.stop_flag, &bad)
                 if result != DONE:
                     if result == BAD_UTF8:
                         bad += i
@@ -463,7 +524,8 @@ cdef class Counter:
                     result = land(sink.table, &sink.flight)
                     break
                 i = end + found_length
-        return self._outcome(result, bad)
+        outcome[0] = result
+        bad_at[0] = bad
 
     def add_counts(self, int thread, const uint8_t[::1] keys, const int64_t[::1] ends, const int64_t[::1] counts):
         """Add counts already made into table ``thread``: pre-token ``k`` is ``keys[ends[k - 1]:ends[k]]``
@@ -476,8 +538,7 @@ cdef class Counter:
         cdef int64_t start = 0, end, size = keys.shape[0]
         cdef int result = DONE
         cdef Table *t
-        if thread < 0 or thread >= self.num_tables:
-            raise IndexError(f"no table {thread}: {self.num_tables} threads")
+        self._countable(thread)
         if counts.shape[0] != n:
             raise ValueError(f"{n} ends but {counts.shape[0]} counts")
         if n == 0:
@@ -492,7 +553,19 @@ cdef class Counter:
                 start = end
         if bad >= 0:
             raise ValueError(f"entry {bad} of the counts' arrays is not a pre-token (its end, its count)")
-        start = 0
+        self.running += 1
+        try:
+            result = self._add_arrays(t, keys, ends, counts, n)
+        finally:
+            self.running -= 1
+        self._outcome(result, -1)
+
+    cdef int _add_arrays(self, Table *t, const uint8_t[::1] keys, const int64_t[::1] ends,
+                         const int64_t[::1] counts, Py_ssize_t n) noexcept:
+        """``add_counts``'s loop, without the GIL, over arrays checked: DONE or why not."""
+        cdef Py_ssize_t k
+        cdef int64_t start = 0, end
+        cdef int result = DONE
         with nogil:
             # An empty table is grown to hold the arrays' keys at once (all distinct): no key moved n times.
             while t.used == 0 and <size_t>n * 3 > (t.mask + 1) * 2 and result == DONE:
@@ -510,7 +583,7 @@ cdef class Counter:
                     break
                 t.total += counts[k]
                 start = end
-        self._outcome(result, -1)
+        return result
 
     def first_invalid(self, const uint8_t[::1] data):
         """The offset of the first byte of ``data`` that is not UTF-8, or -1 (what Python's strict
@@ -518,6 +591,7 @@ cdef class Counter:
         cdef Py_ssize_t i = 0, n = data.shape[0]
         cdef uint32_t cp
         cdef int width
+        self._usable()
         with nogil:
             while i < n:
                 if data[i] < 0x80:
@@ -542,6 +616,7 @@ cdef class Counter:
 
     def totals(self):
         """``(distinct pre-tokens in each thread's table, pre-tokens counted in all)``."""
+        self._usable()
         return [self.tables[i].used for i in range(self.num_tables)], sum(self.tables[i].total
                                                                           for i in range(self.num_tables))
 
@@ -549,20 +624,21 @@ cdef class Counter:
         """Gather the keys of part ``part`` (their hash's top bits, scaled to the number of parts) from
         every thread's table into a table of its own, summing their counts.  Each part is merged by one
         thread with the GIL released; the parts are disjoint, so the threads share nothing.
-        Returns the part's distinct pre-tokens and their bytes."""
-        cdef int t, k, result = DONE
-        cdef size_t i, largest = 0, total = 0, wanted, capacity = 1 << 12
+        Returns the part's distinct pre-tokens and their bytes.  Each part is merged once; the first call
+        ends the counting (``count`` is refused after it)."""
+        cdef int result = DONE
         cdef Table *into
-        cdef Slot *s
-        cdef Slot *waiting[AHEAD]  # slots whose place in the part was fetched, added AHEAD slots later
-        cdef int next_waiting = 0, num_waiting = 0
-        cdef uint64_t parts = self.num_tables
-        # the part's hashes: lowest to highest, those h with (h x parts) >> 32 == part
-        cdef uint64_t lowest = ((<uint64_t>part << 32) + parts - 1) // parts
-        cdef uint64_t highest = (((<uint64_t>(part + 1) << 32) + parts - 1) // parts) - 1
-        cdef size_t first, span, step
+        self._usable()
         if part < 0 or part >= self.num_tables:
             raise IndexError(f"no part {part}")
+        if self.running and not self.merging:
+            raise RuntimeError("a count is under way on another thread: merge the parts once every count has "
+                               "returned")
+        if self.states[part] != PART_OPEN:
+            raise RuntimeError(f"part {part} is {'merged' if self.states[part] == PART_MERGED else 'being merged'}"
+                               " already: each part is merged once")
+        self.merging = True
+        self.states[part] = PART_MERGING
         into = &self.parts[part]
         table_free(into)
         if self.num_tables == 1:  # one table holds the one part already: it becomes the part, no copy
@@ -571,7 +647,31 @@ cdef class Counter:
             self.tables[0].blocks = NULL
             self.tables[0].num_blocks = self.tables[0].blocks_capacity = 0
             self.tables[0].used = 0
+            self.tables[0].mask = 0
+            self.states[part] = PART_MERGED
             return into.used, part_bytes(into)
+        self.running += 1
+        try:
+            result = self._merge_part(part, into)
+        finally:
+            self.running -= 1
+            # merged, or open again: a part that failed (memory, a stop) is whole in the threads' tables still
+            self.states[part] = PART_MERGED if result == DONE else PART_OPEN
+        self._outcome(result, -1)
+        return into.used, part_bytes(into)
+
+    cdef int _merge_part(self, int part, Table *into) noexcept:
+        """``merge_part``'s gathering of part ``part`` into ``into``, without the GIL: DONE or why not."""
+        cdef int t, k, result = DONE
+        cdef size_t i, largest = 0, total = 0, wanted, capacity = 1 << 12
+        cdef Slot *s
+        cdef Slot *waiting[AHEAD]  # slots whose place in the part was fetched, added AHEAD slots later
+        cdef int next_waiting = 0, num_waiting = 0
+        cdef uint64_t parts = self.num_tables
+        # the part's hashes: lowest to highest, those h with (h x parts) >> 32 == part
+        cdef uint64_t lowest = ((<uint64_t>part << 32) + parts - 1) // parts
+        cdef uint64_t highest = (((<uint64_t>(part + 1) << 32) + parts - 1) // parts) - 1
+        cdef size_t first, span, step
         with nogil:
             # Room for twice the largest table's share of the part (or all the shares, if fewer): the
             # threads' tables hold mostly the same keys, so the part is seldom much larger than a share,
@@ -618,8 +718,7 @@ cdef class Counter:
             while result == DONE and k < num_waiting:  # the last few still waiting
                 result = table_add(into, key_of(waiting[k]), waiting[k].length, waiting[k].hash, waiting[k].count)
                 k += 1
-        self._outcome(result, -1)
-        return into.used, part_bytes(into)
+        return result
 
     def write_part(self, int part, uint8_t[::1] keys, int64_t[::1] ends, int64_t[::1] counts,
                    Py_ssize_t first, int64_t at):
@@ -630,8 +729,11 @@ cdef class Counter:
         cdef Py_ssize_t k = first
         cdef int64_t written = at
         cdef Slot *s
+        self._usable()
         if part < 0 or part >= self.num_tables:
             raise IndexError(f"no part {part}")
+        if self.states[part] != PART_MERGED:
+            raise RuntimeError(f"part {part} is not merged: call merge_part({part}) first")
         table = &self.parts[part]
         if first < 0 or <size_t>first + table.used > <size_t>ends.shape[0] or ends.shape[0] != counts.shape[0]:
             raise IndexError("the arrays cannot hold this part")

@@ -11,8 +11,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from bpe.data.datasets import resolve_data
-from bpe.errors import BPEError
-from bpe.io.encode import CHUNK_BYTES, EncodeStats, encode_file, peak_rss_mb
+from bpe.errors import BPEError, out_of_memory
+from bpe.io.encode import CHUNK_BYTES, MEMORY_ADVICE, EncodeStats, encode_file, peak_rss_mb
 from bpe.running.sizes import parse_size
 
 
@@ -22,9 +22,12 @@ def run(args) -> int:
         raise BPEError("--json writes the comparison with tiktoken: give --peers too")
     specials = (special_tokens_flag(args.allowed_special, "--allowed-special"),
                 special_tokens_flag(args.disallowed_special, "--disallowed-special"))
-    stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
-                       chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
-                       text_column=args.text_column, specials=specials)
+    try:
+        stats = run_encode(args.tokenizer, args.data, args.out, workers=args.workers, errors=args.errors,
+                           chunk_bytes=parse_size(args.chunk_size, "--chunk-size"), encoder=args.encoder,
+                           text_column=args.text_column, specials=specials)
+    except MemoryError:  # in this process (the compiled encoder's threads, the writer): encode's advice, not train's
+        raise BPEError(out_of_memory(advice=MEMORY_ADVICE)) from None
     if args.peers:
         from bpe.lab.measure.peers import run_encode_peers  # noqa: PLC0415 (start-up: the peers are optional)
 

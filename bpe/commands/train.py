@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bpe.commands.arguments import show_progress, special_tokens, vocab_size
-from bpe.corpus.cluster import distributed
 from bpe.corpus.corpus import open_corpus
+from bpe.corpus.scheduler import distributed
 from bpe.data.datasets import data_label, resolve_data
+from bpe.defaults import CLUSTER_TIMEOUT
 from bpe.errors import BPEError
 from bpe.io.outputs import OutputLock, check_output_dir, load_tokenizer, save_tokenizer, token_report
 from bpe.lab.measure.estimate import check_affordable, estimate_file
@@ -60,6 +61,7 @@ class TrainSettings:
     min_frequency: int | str | None = None  # a pair counted fewer times is never merged
     max_token_length: int | str | None = None  # no token longer, in bytes
     continue_from: str | None = None  # a saved tokenizer's directory: its merges first, its ids kept
+    cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
 
 
 def run(args) -> int:
@@ -69,7 +71,7 @@ def run(args) -> int:
                             args.workers, args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
                             show_progress(args), args.text_column, args.cluster, args.min_count,
                             whole_number(args.min_frequency), whole_number(args.max_token_length),
-                            args.continue_from))
+                            args.continue_from, args.cluster_timeout))
     return 0
 
 
@@ -139,7 +141,7 @@ def _train(settings: TrainSettings, path: Path, variant: str, out, continued=Non
                                        errors=s.errors, limit=s.limit, observer=observer,
                                        text_column=s.text_column, cluster=s.cluster, min_count=s.min_count,
                                        min_frequency=s.min_frequency, max_token_length=s.max_token_length,
-                                       initial_merges=continued)
+                                       initial_merges=continued, cluster_timeout=s.cluster_timeout)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out

@@ -6,7 +6,8 @@
   documents in memory) cutting it into pieces;
 * ``batches``: the pieces joined into batches of documents, each followed by the separator;
 * ``text_file``: a plain text file checked, read in safe chunks, and the one line for bytes that are not UTF-8;
-* ``cluster``: the counting of a corpus's files on a Dask cluster, summed there by part.
+* ``cluster``: the counting of a corpus's files on a Dask cluster, summed there by part;
+* ``scheduler``: reaching its scheduler (an address probed first, or a local cluster started for the run).
 
 A new corpus format goes in ``sources`` (its reader) and ``corpus`` (its name's suffix).
 """

@@ -28,6 +28,9 @@ because a task is a pure function of its file, summed only once it has ended.  P
 is bad, the run ends with one line naming the file.  Ctrl-C (or SIGTERM) cancels every task this run
 gave the cluster before it leaves.
 
+The scheduler is reached (an address probed first, or a local cluster started for the run) by
+:mod:`bpe.corpus.scheduler`.
+
 Without Dask installed, the one line says what to install: ``pip install 'bpe-lab[cluster]'``.
 """
 
@@ -35,20 +38,16 @@ from __future__ import annotations
 
 import itertools
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from bpe.corpus.batches import batches, counting_tokens, separator_of
 from bpe.corpus.corpus import Corpus
+from bpe.corpus.scheduler import CLUSTER_TIMEOUT, connect, distributed
 from bpe.corpus.sources import source_pieces, text_spans
-from bpe.dependencies import optional_module
 from bpe.errors import BPEError
 
 #: A map task counts at least this many bytes (a range of a file, or files grouped): less is not worth a task.
@@ -60,11 +59,6 @@ TASKS_PER_THREAD = 2
 #: (``started-PID-N``), then waits while a file named ``hold`` is there: so a test kills a worker, or
 #: interrupts a run, while a task is counting, waiting for the file rather than for time to pass.
 TASKS_STARTED_ENV = "BPE_TEST_CLUSTER_TASKS"
-
-
-def distributed():
-    """``dask.distributed``, or the one line saying how to install it."""
-    return optional_module("distributed", "counting on a cluster (--cluster)", "cluster", "dask[distributed]")
 
 
 def check_cluster(cluster, corpus: Corpus, limit: int | None) -> None:
@@ -81,70 +75,12 @@ def check_cluster(cluster, corpus: Corpus, limit: int | None) -> None:
         raise BPEError("--limit is not taken with --cluster: the cluster counts whole files; give the files to count")
 
 
-#: What a local cluster's own process runs: a LocalCluster, its address on stdout, then a wait for stdin to
-#: close (the training process closes it when done, or dies and the system closes it).  Its workers keep
-#: their lock files in the folder given, not in Dask's default (``$TMPDIR/dask-scratch-space``, left behind).
-_LOCAL_CLUSTER = """
-import sys
-from distributed import LocalCluster
-with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, dashboard_address=None,
-                  local_directory=sys.argv[2]) as c:
-    print(c.scheduler_address, flush=True)
-    sys.stdin.read()
-"""
-
-
-@contextmanager
-def local_cluster(workers: int | None = None, env: dict[str, str] | None = None) -> Iterator[str]:
-    """A Dask ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each, for the block;
-    its scheduler's address.  It runs in a process of its own, in a session of its own: the caller's
-    process is left as it was found (a LocalCluster started in it leaves multiprocessing's resource
-    tracker behind as its child), and a Ctrl-C at the terminal reaches the training process alone, which
-    closes the cluster on its way out.  Its scratch folder is a temporary one, removed after it.
-    ``env``: more environment for the cluster's processes."""
-    distributed()
-    workers = workers or os.cpu_count() or 1
-    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="bpe-dask-") as scratch:
-        process = subprocess.Popen([sys.executable, "-c", _LOCAL_CLUSTER, str(workers), scratch],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                                   start_new_session=True,
-                                   env={**os.environ, "DASK_TEMPORARY_DIRECTORY": scratch, **(env or {})})
-        try:
-            address = process.stdout.readline().strip()
-            if not address:
-                process.wait()
-                log.seek(0)
-                said = log.read().decode(errors="replace").strip().splitlines()
-                raise BPEError(f"a local Dask cluster did not start (exit status {process.returncode}): "
-                               f"{said[-1] if said else 'nothing said'}")
-            yield address
-        finally:
-            process.stdin.close()  # the cluster closes and its process ends
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-
-def connect(cluster, stack: ExitStack):
-    """The client given, or one connected to the address (``local``: :func:`local_cluster`, started here),
-    what this run starts entered into ``stack`` to be closed with it."""
-    dist = distributed()
-    if not isinstance(cluster, str):
-        return cluster
-    address = stack.enter_context(local_cluster()) if cluster.strip() == "local" else cluster
-    try:
-        return stack.enter_context(dist.Client(address, timeout="10s"))
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise BPEError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
-
-
 def count_on_cluster(cluster, parts_of_counts: tuple[Callable, Callable, Callable], corpus: Corpus,
                      special_tokens: Sequence[str], *, raw: bool = False, errors: str = "strict",
-                     on_bytes: Callable[[int], None] | None = None):
+                     on_bytes: Callable[[int], None] | None = None, timeout: float = CLUSTER_TIMEOUT):
     """The pre-token counts of ``corpus``'s files, counted on ``cluster`` (a Client, or an address), as
-    ``(counts, text bytes counted)``; ``on_bytes(n)`` as each file (or range) is counted, in bytes read.
+    ``(counts, text bytes counted)``; ``on_bytes(n)`` as each file (or range) is counted, in bytes read;
+    ``timeout``: seconds to wait for the scheduler at an address to answer (:func:`connect`).
 
     ``parts_of_counts`` is how the rung's counts travel, ``(count_parts, sum_parts, joined_parts)``
     (:func:`bpe.counting.parts.parts_of`), and ``raw`` whether its counter takes plain text as bytes."""
@@ -152,7 +88,7 @@ def count_on_cluster(cluster, parts_of_counts: tuple[Callable, Callable, Callabl
     stack = ExitStack()
     futures: list = []
     try:
-        client = connect(cluster, stack)
+        client = connect(cluster, stack, timeout)
         parts = max(1, sum(client.nthreads().values()))
         count_parts, sum_parts, joined_parts = parts_of_counts
         tasks = _tasks(corpus, counting_tokens(special_tokens), parts, errors)
@@ -225,6 +161,10 @@ def _result(future, tasks):
             raise BPEError(f"cluster workers died counting {_task_named(exc, tasks)} as often as the scheduler "
                            "allows (distributed.scheduler.allowed-failures): out of memory, or killed; see the "
                            "workers' logs") from None
+        if "can't start new thread" in str(exc):  # short of address space for a thread's stack (ulimit -v)
+            raise BPEError(f"out of memory while counting on the cluster: a thread could not be started ({exc}), in "
+                           "this process or on a worker; raise the address-space limit (ulimit -v) where it is set, "
+                           "or lift it") from None
         if isinstance(exc, ImportError):
             raise BPEError(f"a cluster worker cannot import what counting needs ({exc}): install bpe-lab, at this "
                            "version, where the workers run") from None

@@ -85,8 +85,52 @@ def _decompressed(raw, source: Source):
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if source.compression == "zstd":
         zstandard = optional_module("zstandard", f"reading zstd-compressed {source.location}", "corpora")
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+        return io.BufferedReader(_ZstdFrames(raw, zstandard.ZstdDecompressor()))
     return raw
+
+
+class _ZstdFrames(io.RawIOBase):
+    """zstd frames one after another, decompressed; a stream that ends inside a frame is an ``EOFError``, as
+    ``gzip`` says of a cut member.  (zstandard's own ``stream_reader`` ends quietly there: a file cut short
+    would train on what it held.)  The input is fed a little at a time, so the output of one feed stays
+    small."""
+
+    FEED = 1 << 14
+
+    def __init__(self, raw, decompressor):
+        self._raw, self._decompressor = raw, decompressor
+        self._frame = None  # the frame being read: a decompressobj, None between frames
+        self._out = b""
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._at == len(self._out):
+            data = self._raw.read(self.FEED)
+            if not data:
+                if self._frame is not None:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                return 0
+            self._out, self._at = self._feed(data), 0
+        n = min(len(buffer), len(self._out) - self._at)
+        buffer[:n] = self._out[self._at:self._at + n]
+        self._at += n
+        return n
+
+    def _feed(self, data: bytes) -> bytes:
+        parts = []
+        while data:
+            if self._frame is None:
+                self._frame = self._decompressor.decompressobj()
+            parts.append(self._frame.decompress(data))
+            data = b""
+            if self._frame.eof:  # a frame ended: what follows it starts the next
+                data, self._frame = self._frame.unused_data, None
+        return b"".join(parts)
+
+
 def pieces_of(source: Source, special_tokens: Sequence[str], text_column: str, errors: str,
                span: tuple[int, int] | None = None, raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
     """The pieces of one source; ``span``: only bytes ``start:stop`` of a plain text file (two safe cuts)."""

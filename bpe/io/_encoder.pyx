@@ -72,10 +72,13 @@ include "_encoder_text.pxi"
 
 cdef class Cache:
     """One thread's cache of pre-token -> ids, BPE's scratch, and its stop flag.  A cache is used by one
-    call at a time (``Encoder.encode`` refuses a busy one); keep one per thread."""
+    call at a time (``Encoder.encode`` refuses a busy one); keep one per thread.  It holds one encoder's ids:
+    the first ``Encoder`` that uses it is its own, and another is refused (its ids would come from the
+    other's merges)."""
 
     cdef CacheState state
     cdef bint busy
+    cdef object encoder                       # the Encoder whose ids it holds, set at its first use
 
     def __cinit__(self, Py_ssize_t entries=CACHE_ENTRIES):
         if entries < 1 or entries > 1 << 30:
@@ -218,9 +221,12 @@ cdef class Encoder:
 
         ``out`` must hold ``width`` bytes for each byte of ``data`` (a text never has more ids than bytes).
         Returns the number of ids written, or ``-1 - offset`` where the byte at ``offset`` is not UTF-8 (the
-        ids before it are written; the caller decides what to say).  Raises ``KeyError`` for a byte the
-        vocab has no token for (as ``Tokenizer._bpe``), ``KeyboardInterrupt`` after ``cache.stop()``,
-        ``MemoryError``, and ``ValueError`` for a pre-token of 2 GiB or more."""
+        caller decides what to say); ``out`` then holds no defined ids: some of the pre-tokens before the bad
+        byte were written, not all (up to ``AHEAD`` of them wait in flight, and the piece being scanned is
+        not split), and their number is not returned.  Raises ``KeyError`` for a byte the vocab has no
+        token for (as ``Tokenizer._bpe``), ``KeyboardInterrupt`` after ``cache.stop()``, ``MemoryError``,
+        ``ValueError`` for a pre-token of 2 GiB or more, for an ``out`` too small or overlapping ``data``,
+        and for a cache another encoder has used, and ``RuntimeError`` for a cache in use by another call."""
         cdef Py_ssize_t n = data.shape[0], bad = -1
         cdef int result
         cdef Sink sink
@@ -228,8 +234,13 @@ cdef class Encoder:
             raise ValueError(f"the output holds {out.shape[0] // self.width} ids; {n} bytes of text may need {n}")
         if cache.busy:
             raise RuntimeError("this cache is in use by another call: keep one cache per thread")
+        if cache.encoder is not None and cache.encoder is not self:
+            raise ValueError("this cache holds another encoder's ids (from its merges): keep a cache per encoder")
         if n == 0:
             return 0
+        if <const uint8_t *>&out[0] < &data[0] + n and &data[0] < <const uint8_t *>&out[0] + out.shape[0]:
+            raise ValueError("the output overlaps the text: give the ids a buffer of their own")
+        cache.encoder = self
         sink.merges = &self.merges
         sink.cache = &cache.state
         sink.out = &out[0]

@@ -52,7 +52,8 @@ from bpe.corpus.batches import text_file_of
 from bpe.corpus.corpus import open_corpus
 from bpe.errors import BPEError
 from bpe.io import compiled as compiled_module  # its names (UNAVAILABLE) read at each call, as tests set them
-from bpe.io.outputs import load_tokenizer
+from bpe.io.outputs import load_tokenizer, where_it_is
+from bpe.running.files import remove_orphaned_temporaries, temporary_of
 from bpe.running.pool import WorkerPool, default_workers
 from bpe.running.threads import read_span, run_threads
 from bpe.split.chunking import iter_chunks
@@ -65,6 +66,9 @@ CHUNK_BYTES = 1 << 20
 ROUND_CHUNKS_PER_THREAD = 16
 #: What ``--encoder`` names: v9's compiled encoder, or the pure-Python one in a process pool.
 ENCODERS = ("compiled", "python")
+#: What to try when encoding runs out of memory, in this process or a worker: each thread or worker holds its
+#: chunk's text and ids (and a thread its cache of pre-tokens), so fewer of them, or smaller chunks, need less.
+MEMORY_ADVICE = "try fewer --workers or a smaller --chunk-size"
 #: Bytes reserved for the .npy header: the header of any 1-D array shorter than 10**19 fits (tested).
 NPY_HEADER_BYTES = 128
 
@@ -117,8 +121,8 @@ def load_tokenizer_dir(directory: str | os.PathLike):
     key = str(Path(directory).resolve())
     if key not in _TOKENIZERS:
         if not Path(directory).is_dir():
-            raise BPEError(f"tokenizer directory not found: {directory} (train one with: "
-                           "python -m bpe train --out DIR)")
+            raise BPEError(f"tokenizer directory not found: {directory} (train one with: python -m bpe train --out "
+                           f"DIR){where_it_is(directory)}")
         _TOKENIZERS[key] = load_tokenizer(directory)
     return _TOKENIZERS[key]
 
@@ -239,12 +243,14 @@ def encoded_in_order(pool, fn: Callable, tasks: Iterator[tuple]) -> Iterator[tup
 class NpyWriter:
     """A 1-D ``.npy`` written as it grows: header space first, data appended, header filled in at the end.
 
-    The file is a temporary sibling of ``out`` until :meth:`commit` renames it; :meth:`abort` removes it.
-    An OS error while writing (a full disk, a file-size limit) is a :class:`BPEError` naming ``out``.
+    The file is a temporary sibling of ``out`` until :meth:`commit` renames it; :meth:`abort` removes it, and
+    the next run into ``out`` those that runs killed outright left.  An OS error while writing (a full disk, a
+    file-size limit) is a :class:`BPEError` naming ``out``.
     """
 
     def __init__(self, out: Path, dtype):
         self.out, self.dtype = out, np.dtype(dtype)
+        remove_orphaned_temporaries(out)
         self.tmp = self.temporary(out)
         self.count = 0
         self._file = None
@@ -258,8 +264,8 @@ class NpyWriter:
 
     @staticmethod
     def temporary(out: Path) -> Path:
-        """The temporary sibling of ``out`` that this process writes before the rename."""
-        return out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        """The temporary sibling of ``out`` that this process writes before the rename: ``.NAME.PID.tmp``."""
+        return temporary_of(out)
 
     def write(self, packed: bytes) -> None:
         with self._naming_out():
@@ -375,7 +381,7 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
             # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
             # One worker needs no pool: the parent encodes, with the same task function.
             with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
-                            memory_advice="try fewer --workers or a smaller --chunk-size") if workers > 1 \
+                            memory_advice=MEMORY_ADVICE) if workers > 1 \
                     else nullcontext() as pool:
                 for (_, _, start, end, _, _), packed in encoded_in_order(pool, encode_chunk, tasks):
                     writer.write(packed)

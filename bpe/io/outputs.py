@@ -15,10 +15,14 @@
   ``transformers.AutoTokenizer`` knows the special tokens (the first, the end of text, as ``eos_token``).
 
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
-(``.DIR.new-PID``) and swapped in with two renames while SIGINT, SIGTERM and SIGHUP are held back,
-so a reader sees the old tokenizer or the new one, never a mix, and a re-train leaves no file of the
-previous run (an old ``tokenizer.json`` beside a new vocab); one that comes earlier removes the
-sibling (the CLI turns SIGTERM and SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  Only a
+(``.DIR.new-*``) and swapped in while SIGINT, SIGTERM and SIGHUP are held back, so a reader sees the old
+tokenizer or the new one, never a mix, and a re-train leaves no file of the previous run (an old
+``tokenizer.json`` beside a new vocab); one that comes earlier removes the sibling (the CLI turns SIGTERM and
+SIGHUP into the interrupt Ctrl-C is: :mod:`bpe.console`).  The swap is one step where the system has one
+(Linux's ``renameat2``: :func:`bpe.running.files.exchange`), so not even ``kill -9`` finds ``DIR`` missing;
+elsewhere it is two renames, the old set first moved aside to ``.DIR.old-PID``: a run killed between the two
+leaves it there and no ``DIR``, and the next run that writes ``DIR`` puts it back before anything else
+(:func:`restore_interrupted_save`), while a reader that finds no ``DIR`` names where it is.  Only a
 directory that holds nothing but these files (or nothing) is replaced; anything else in it is an error
 before training.  A second run into the same ``DIR`` meanwhile fails at once (:class:`OutputLock`, an
 ``flock`` on the hidden ``.DIR.lock`` beside it, removed when the run ends and released by the kernel
@@ -50,7 +54,8 @@ from bpe.io.formats import (
     vocab_json,
 )
 from bpe.io.tokenizer import Tokenizer
-from bpe.running.files import check_writable_dir, write_flushed
+from bpe.leftovers import running
+from bpe.running.files import check_writable_dir, exchange, write_flushed
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
@@ -110,6 +115,11 @@ class OutputLock:
             os.close(fd)
         self.fd = fd
         OutputLock._held.add(self.out_dir)
+        try:
+            restore_interrupted_save(self.out_dir)  # the lock says no run is swapping it now
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
@@ -133,8 +143,7 @@ def replace_dir(out_dir: Path, files: dict[str, str], swapped=lambda: None) -> N
     out_dir = Path(os.path.abspath(out_dir))
     parent = out_dir.parent
     parent.mkdir(parents=True, exist_ok=True)
-    for stale in [*parent.glob(f".{out_dir.name}.new-*"), *parent.glob(f".{out_dir.name}.old-*")]:
-        shutil.rmtree(stale, ignore_errors=True)  # left by a run killed mid-save; the lock says none is live
+    restore_interrupted_save(out_dir)
     new = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
     old = parent / f".{out_dir.name}.old-{os.getpid()}"
     try:
@@ -143,23 +152,61 @@ def replace_dir(out_dir: Path, files: dict[str, str], swapped=lambda: None) -> N
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(new, 0o777 & ~umask)  # mkdtemp's 0700, widened to what mkdir would have made
-        # The two renames cannot be made one system call portably; with SIGINT, SIGTERM and SIGHUP held back
-        # a Ctrl-C lands after both, so an interrupted run leaves the old directory or the new one.
+        # With SIGINT, SIGTERM and SIGHUP held back a Ctrl-C lands after the swap, so an interrupted run leaves
+        # the old directory or the new one.  One step where the system swaps two names (the old set then sits
+        # at ``new``'s name, removed below); else two renames, and a kill -9 between them leaves the old set at
+        # ``old`` for the next run to put back (restore_interrupted_save).
         with stop_signals_held():
             had_old = out_dir.exists()
-            if had_old:
-                os.rename(out_dir, old)
-            try:
-                os.rename(new, out_dir)
-            except OSError:
+            if not (had_old and exchange(new, out_dir)):
                 if had_old:
-                    os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
-                raise
+                    os.rename(out_dir, old)
+                try:
+                    os.rename(new, out_dir)
+                except OSError:
+                    if had_old:
+                        os.rename(old, out_dir)  # put the old tokenizer back rather than leave none
+                    raise
             swapped()
     finally:
         shutil.rmtree(new, ignore_errors=True)
         if out_dir.exists():  # swapped (or never moved): the old set aside, if any, is not needed; a Ctrl-C
             shutil.rmtree(old, ignore_errors=True)  # held back till now does not leave it behind
+
+
+def interrupted_save(out_dir: str | os.PathLike, *, locked: bool = False) -> Path | None:
+    """Where the tokenizer of ``out_dir`` is when a save killed between its two renames left it aside
+    (``.DIR.old-PID``) and no ``out_dir``; None otherwise.  Without the :class:`OutputLock` (``locked``), only
+    a set whose process is gone counts: a live save is between its renames for an instant."""
+    out_dir = Path(os.path.abspath(out_dir))
+    if out_dir.exists():
+        return None
+    aside = [path for path in out_dir.parent.glob(f".{out_dir.name}.old-*")
+             if path.is_dir() and not path.is_symlink() and (pid := path.name.rsplit("-", 1)[1]).isdigit()
+             and (locked or not running(int(pid)))]
+    return max(aside, key=lambda path: path.stat().st_mtime, default=None)
+
+
+def restore_interrupted_save(out_dir: str | os.PathLike) -> None:
+    """Put back the tokenizer a save killed between its two renames left aside (:func:`interrupted_save`), as
+    that save would have done had it failed there, and remove what else killed saves left beside ``out_dir``
+    (a set being written, an old set once swapped out).  The caller holds the :class:`OutputLock`, so no save
+    is under way."""
+    out_dir = Path(os.path.abspath(out_dir))
+    aside = interrupted_save(out_dir, locked=True)
+    if aside is not None:
+        os.rename(aside, out_dir)
+    for stale in [*out_dir.parent.glob(f".{out_dir.name}.new-*"), *out_dir.parent.glob(f".{out_dir.name}.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def where_it_is(directory: str | os.PathLike) -> str:
+    """For a tokenizer directory that is not there: where a killed save left it, in words ("" if nowhere)."""
+    aside = interrupted_save(directory)
+    if aside is None:
+        return ""
+    return (f"; a run killed while saving it left the previous tokenizer at {aside}: the next bpe train --out "
+            f"{directory} puts it back first, or move it back yourself (mv {aside} {directory})")
 
 
 def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
@@ -211,6 +258,8 @@ def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] |
     directory = Path(directory)
     paths = {name: directory / name for name in ("vocab.json", "merges.txt", TRAIN_INFO)}
     why = {TRAIN_INFO: " (it records the special tokens and the merge count; see docs/outputs.md)"}
+    if not directory.exists():
+        raise BPEError(f"no saved tokenizer in {directory}: the directory is missing{where_it_is(directory)}")
     for name, path in paths.items():
         if not path.is_file():
             raise BPEError(f"no saved tokenizer in {directory}: {name} is missing{why.get(name, '')}")

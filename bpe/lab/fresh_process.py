@@ -10,11 +10,8 @@ next lab run removes the folder it left (:func:`lab_tempdir`).
 from __future__ import annotations
 
 import functools
-import glob
 import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +23,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
+from bpe.leftovers import process_stat, remove_orphans, running
 from bpe.running.workers import die_with_parent
 
 RESULT_ENV = "BPE_LAB_RESULT"
@@ -115,11 +113,8 @@ def dies_with_this_process():
 
 
 #: A lab run's temporary folder, ``bpe-KIND-PID-*``, names the process that made it: one whose process is gone
-#: (killed outright, it could not remove it) is removed by the next run (:func:`remove_orphaned_folders`).
-_LAB_FOLDER = re.compile(r"bpe-(?:bench|lab-child|profile|probe|merge-cost)-(\d+)-")
-#: A file in a lab folder: lines ``PID GLOB``, files outside the folder made by process PID (scalene's in /tmp),
-#: removed with the folder once PID has ended.
-LEFTOVERS = "leftovers"
+#: (killed outright, it could not remove it) is removed by the next run (:func:`remove_orphaned_folders`, the rule
+#: of :mod:`bpe.leftovers`, whose :data:`LEFTOVERS` file names the files outside it a folder takes along).
 
 
 def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
@@ -131,52 +126,8 @@ def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
 
 def remove_orphaned_folders(where: str | Path | None = None) -> None:
     """Remove this user's lab folders in ``where`` (default: the temporary folder) whose process has ended, and
-    every process their :data:`LEFTOVERS` name too, with the files it names."""
-    try:
-        entries = list(Path(where or tempfile.gettempdir()).iterdir())
-    except OSError:
-        return
-    for folder in entries:
-        owner = _LAB_FOLDER.match(folder.name)
-        if owner is None or running(int(owner.group(1))):
-            continue
-        try:
-            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
-                continue
-            leftovers = (folder / LEFTOVERS).read_text().splitlines() if (folder / LEFTOVERS).exists() else []
-        except OSError:
-            continue
-        made_by = [line.partition(" ") for line in leftovers]
-        if any(pid.isdigit() and running(int(pid)) for pid, _, _ in made_by):
-            continue  # a process it names runs on: kept, with its record, for a later run
-        for _, _, pattern in made_by:
-            for path in glob.glob(pattern):
-                try:
-                    os.remove(path)
-                except OSError:
-                    pass
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
-    try:
-        os.kill(pid, 0)  # signal 0 only asks whether the process is there
-    except ProcessLookupError:
-        return False
-    except OSError:  # there, and someone else's
-        return True
-    fields = _stat(pid)
-    return fields is None or fields[0] != "Z"  # no /proc (not Linux), or it has just gone: taken as running
-
-
-def _stat(pid: int | str) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after ``pid (comm)``: state, ppid, pgrp, ...; ``None`` where unread."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
+    every process their :data:`LEFTOVERS` name too, with the files it names (:func:`bpe.leftovers.remove_orphans`)."""
+    remove_orphans(where)
 
 
 #: How long :func:`end_process_group` gives a group to end on SIGTERM before SIGKILL; it only bounds a wait.
@@ -219,7 +170,7 @@ def _group_lives(group: int) -> bool:
         entries = os.listdir("/proc")
     except OSError:
         return False
-    return any((fields := _stat(name)) and int(fields[2]) == group and fields[0] not in "ZX"
+    return any((fields := process_stat(name)) and int(fields[2]) == group and fields[0] not in "ZX"
                for name in filter(str.isdigit, entries))
 
 

@@ -4,18 +4,24 @@ line before anything is written.
 Every command that writes (a tokenizer's files, a result file, a page, a generated data set, the reference
 cache) writes through here: each file into a temporary sibling, flushed, then renamed into place, so an
 error, Ctrl-C or a full disk leaves the old file or none, never half of one; :func:`check_writable_dir` and
-:func:`check_free_space` say before the work why it could not be written.
+:func:`check_free_space` say before the work why it could not be written.  A temporary file is named by its
+process's pid (``.NAME.PID.tmp``): one that a run killed outright left is removed by the next write of ``NAME``
+(:func:`remove_orphaned_temporaries`, :mod:`bpe.leftovers`' rule).  A folder is swapped for another in one step
+where the system can (:func:`exchange`).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from bpe.errors import BPEError
+from bpe.leftovers import remove_orphans
 from bpe.running.sizes import format_size
 
 
@@ -67,7 +73,8 @@ def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:
     temps: list[tuple[Path, Path]] = []
     try:
         for name, text in files.items():
-            tmp = out_dir / f".{name}.{os.getpid()}.tmp"
+            tmp = temporary_of(out_dir / name)
+            remove_orphaned_temporaries(out_dir / name)
             temps.append((tmp, out_dir / name))
             write_flushed(tmp, text, shown=out_dir / name)
         for tmp, final in temps:
@@ -75,6 +82,56 @@ def write_files_atomic(out_dir: Path, files: dict[str, str]) -> None:
     finally:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
+
+
+def temporary_of(path: Path) -> Path:
+    """The temporary sibling this process writes ``path`` into before the rename: ``.NAME.PID.tmp``."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def remove_orphaned_temporaries(path: Path) -> None:
+    """Remove the temporary siblings of ``path`` (:func:`temporary_of`) that runs killed outright left: those of
+    this user whose process is gone (:func:`bpe.leftovers.remove_orphans`)."""
+    remove_orphans(path.parent, re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.tmp\Z"))
+
+
+#: renameat2's flag that swaps the two paths (Linux 3.15, glibc 2.28), and the directory it reads them from.
+_RENAME_EXCHANGE, _AT_FDCWD = 2, -100
+_renameat2: list = []  # the C function, once looked up (None where there is none)
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one step, so that no moment sees either name missing: Linux's ``renameat2``
+    with ``RENAME_EXCHANGE``.  True once swapped; False where this system or this file system cannot (nothing
+    has changed then, and the caller renames twice)."""
+    if not _renameat2:
+        _renameat2.append(_find_renameat2())
+    function = _renameat2[0]
+    if function is None:
+        return False
+    import ctypes  # noqa: PLC0415 (found above: loaded)
+
+    if function(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):  # not here: two renames will do
+        return False
+    raise OSError(code, os.strerror(code), str(first), None, str(second))
+
+
+def _find_renameat2():
+    """The C library's ``renameat2``, or None (not Linux, an older C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes  # noqa: PLC0415 (only where a folder is swapped)
+
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (ImportError, OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
 
 
 def write_flushed(path: Path, text: str, *, shown: Path) -> None:

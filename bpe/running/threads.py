@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from bpe.dependencies import address_space_limit
 from bpe.errors import BPEError, stop_signals_held
-from bpe.interface import option
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -111,10 +111,37 @@ def _join_if_started(worker: threading.Thread) -> None:
 
 
 def _no_thread(started: int, wanted: int, exc: BaseException) -> str:
-    """The one line for a thread the system would not start, ``started`` of ``wanted`` being up."""
-    fewer = f" or use fewer workers ({option('--workers', str(max(1, started)))})" if wanted > 1 else ""
-    return (f"could not start a thread ({exc}; {started} of {wanted} running): no room for its stack under the "
-            f"address-space limit (ulimit -v), or no thread left (ulimit -u); raise the limit{fewer}")
+    """The one line for a thread the system would not start, ``started`` of ``wanted`` being up.
+
+    A thread reserves its stack's size of address space as it starts (``ulimit -s``: 8 MiB by default), so
+    under an address-space limit (``ulimit -v``) that room is what is missing.  Fewer ``--workers`` is no way
+    out: the run with fewer threads meets the same limit a little later (measured: under ``ulimit -v 180000``,
+    2 workers failed on the second thread and 1 worker on its only one); a larger limit, or smaller stacks
+    (``ulimit -s 1024``: the same runs then trained), is."""
+    limit, stack = address_space_limit(), _stack_bytes()
+    said = f"could not start a thread ({exc}; {started} of {wanted} running)"
+    if limit is None:
+        return (f"{said}: the system gives no more threads: this user's processes and threads are limited "
+                "(ulimit -u), or memory is short; raise that limit or free some memory")
+    smaller = ("" if stack is None or stack <= 1 << 20 else
+               f", or give each thread a smaller stack (ulimit -s 1024: 1 MiB, where each reserves {stack >> 20} "
+               "MiB now)")
+    return (f"{said}: the address-space limit, {limit >> 20} MiB (ulimit -v {limit >> 10}), leaves no room for "
+            f"its stack; raise the limit or lift it{smaller}")
+
+
+def _stack_bytes() -> int | None:
+    """The address space a new thread's stack reserves: Python's own setting, else the C library's default,
+    which on Linux is the stack limit (``ulimit -s``); None where it cannot be told."""
+    size = threading.stack_size()
+    if size:
+        return size
+    try:
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    return None if soft == resource.RLIM_INFINITY or soft <= 0 else soft
 
 
 def read_span(path: str | Path, start: int, stop: int, buffers: list[bytearray], thread: int) -> memoryview:

@@ -25,12 +25,13 @@ from os import PathLike
 from bpe.corpus.cluster import check_cluster, count_on_cluster
 from bpe.corpus.corpus import Corpus as TrainingCorpus  # (Corpus below is the observer's: a run's figures)
 from bpe.corpus.corpus import open_corpus
+from bpe.corpus.scheduler import check_cluster_timeout
 from bpe.corpus.sources import is_dataset
 from bpe.corpus.text_file import check_input_file
 from bpe.counting.documents import count_documents, counts_bytes
 from bpe.counting.parts import parts_of
 from bpe.counting.plain import PretokenCounts
-from bpe.defaults import SPECIAL_TOKENS
+from bpe.defaults import CLUSTER_TIMEOUT, SPECIAL_TOKENS
 from bpe.errors import ArgumentError, BPEError
 from bpe.running.pool import pools_started
 from bpe.running.sizes import parse_size
@@ -146,12 +147,13 @@ class Arguments:
     min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
     rules: Rules = field(default_factory=Rules)  # min_frequency, max_token_length: what may be merged
     continued: Continued = field(default_factory=lambda: Continued([]))  # the merges made first, the vocab kept
+    cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
                     text_column: str = "text", cluster=None, min_count: int | None = None,
                     min_frequency: int | None = None, max_token_length: int | None = None,
-                    initial_merges=None) -> Arguments:
+                    initial_merges=None, cluster_timeout: float = CLUSTER_TIMEOUT) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
     special_tokens = check_special_tokens(special_tokens)
@@ -164,10 +166,12 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     check_min_count(min_count)
     check_min_frequency(min_frequency)
     check_max_token_length(max_token_length)
+    cluster_timeout = check_cluster_timeout(cluster_timeout)
     continued = check_initial_merges(initial_merges, special_tokens, vocab_size)
     if continued.vocab is not None:  # a tokenizer's vocab, kept as it is: the new merges fill it to vocab_size
         num_merges = len(continued.merges) + vocab_size - len(continued.vocab)
-    options = dict(min_count=min_count, rules=Rules(min_frequency, max_token_length), continued=continued)
+    options = dict(min_count=min_count, rules=Rules(min_frequency, max_token_length), continued=continued,
+                   cluster_timeout=cluster_timeout)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -228,7 +232,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
                 if arguments.cluster is not None:
                     pretoken_counts, used = count_on_cluster(
                         arguments.cluster, parts_of(arguments.rung), corpus, arguments.special_tokens,
-                        raw=counts_bytes(arguments.rung), errors=arguments.errors, on_bytes=progress.on_bytes)
+                        raw=counts_bytes(arguments.rung), errors=arguments.errors, on_bytes=progress.on_bytes,
+                        timeout=arguments.cluster_timeout)
                 else:
                     pretoken_counts, used = count_documents(
                         arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
@@ -303,6 +308,7 @@ def train_bpe(
     min_frequency: int | None = None,
     max_token_length: int | None = None,
     initial_merges=None,
+    cluster_timeout: float = CLUSTER_TIMEOUT,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -323,8 +329,9 @@ def train_bpe(
     Hugging Face ``datasets`` object; each document then ends with the first special token, so none
     merges across, and the merges equal those of one file of the documents so separated.  ``cluster`` (a
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
-    (:mod:`bpe.corpus.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
-    merges: it changes the merges, so it is off by default.
+    (:mod:`bpe.corpus.cluster`); ``cluster_timeout``: the seconds a scheduler at an address has to answer
+    (:mod:`bpe.corpus.scheduler`), else one line says so.  ``min_count`` drops the pre-tokens counted fewer
+    times before the merges: it changes the merges, so it is off by default.
 
     Off by default too (:mod:`bpe.training.options`): ``min_frequency`` (a pair counted fewer times is never
     merged), ``max_token_length`` (no merge makes a longer token, in bytes), ``initial_merges`` (continued
@@ -334,7 +341,7 @@ def train_bpe(
     arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
                                 text_column=text_column, cluster=cluster, min_count=min_count,
                                 min_frequency=min_frequency, max_token_length=max_token_length,
-                                initial_merges=initial_merges)
+                                initial_merges=initial_merges, cluster_timeout=cluster_timeout)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)

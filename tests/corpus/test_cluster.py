@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 import bpe.corpus.cluster as cluster_module
+import bpe.corpus.scheduler as scheduler_module
 from bpe import train_bpe
 from bpe.errors import BPEError
+from bpe.leftovers import LEFTOVERS
 from conftest import DEFAULT_CORPUS, REPO_ROOT, alive, child_env, live_processes, read_stderr_until, wait_for
 
 distributed = pytest.importorskip("distributed")
@@ -40,8 +42,8 @@ def hook(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def client(hook):
     """A ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``, in a process of its own
-    (:func:`bpe.corpus.cluster.local_cluster`: this process keeps no child of it), and a client."""
-    with cluster_module.local_cluster(2, env={cluster_module.TASKS_STARTED_ENV: str(hook)}) as address, \
+    (:func:`bpe.corpus.scheduler.local_cluster`: this process keeps no child of it), and a client."""
+    with scheduler_module.local_cluster(2, env={cluster_module.TASKS_STARTED_ENV: str(hook)}) as address, \
             distributed.Client(address) as connected:
         connected.wait_for_workers(2)
         yield connected
@@ -166,16 +168,27 @@ def test_a_cluster_takes_files_and_says_so_in_one_line(client, books):
 
 def test_a_local_cluster_leaves_no_process_or_file_behind(books, tmp_path, monkeypatch):
     """``--cluster local`` starts a LocalCluster for the run, in a process of its own, and ends it; its
-    workers' scratch folder (Dask's default: ``$TMPDIR/dask-scratch-space``) goes with it."""
+    workers' scratch folder (``$TMPDIR/bpe-dask-PID-*``, not Dask's default ``dask-scratch-space``) goes with
+    it, and so do the ones runs killed outright left, once their process and their cluster's are gone
+    (:mod:`bpe.leftovers`; tests/corpus/test_scheduler.py kills a run for real)."""
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setenv("TMPDIR", str(temp))
     monkeypatch.setattr("tempfile.tempdir", str(temp))
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()  # its pid names a process that has ended
+    left = temp / f"bpe-dask-{ended.pid}-orphan"
+    serving = temp / f"bpe-dask-{ended.pid}-cluster-alive"  # its cluster's process (this one, here) runs on
+    running = temp / f"bpe-dask-{os.getpid()}-owner-alive"
+    for folder in (left, serving, running):
+        folder.mkdir()
+    (left / LEFTOVERS).write_text(f"{ended.pid}\n")
+    (serving / LEFTOVERS).write_text(f"{os.getpid()}\n")
     before = set(live_processes(parent=os.getpid()))
     expected = train_bpe(books / "shards", 300, [EOT], variant="v9")
     assert train_bpe(books / "shards", 300, [EOT], variant="v9", cluster="local") == expected
     assert set(live_processes(parent=os.getpid())) == before
-    assert sorted(p.name for p in temp.iterdir()) == []
+    assert sorted(p.name for p in temp.iterdir()) == sorted([serving.name, running.name])
 
 
 def test_without_dask_cluster_says_what_to_install(tmp_path):
@@ -188,3 +201,17 @@ def test_without_dask_cluster_says_what_to_install(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == ("bpe: error: counting on a cluster (--cluster) needs dask[distributed], which this Python "
                            "lacks: pip install 'bpe-lab[cluster]' (or: pip install 'dask[distributed]')\n")
+
+
+def test_a_thread_refused_while_waiting_on_the_cluster_is_one_line():
+    """Under an address-space limit Dask's client may fail to start a thread while it waits for a result (seen
+    at ``ulimit -v 700000`` with ``--cluster local``): one line, not its traceback."""
+    class Refused:
+        def result(self):
+            raise RuntimeError("can't start new thread")
+
+    with pytest.raises(BPEError) as error:
+        cluster_module._result(Refused(), [])
+    assert str(error.value) == ("out of memory while counting on the cluster: a thread could not be started (can't "
+                                "start new thread), in this process or on a worker; raise the address-space limit "
+                                "(ulimit -v) where it is set, or lift it")

@@ -214,6 +214,9 @@ def bad_inputs(folder: Path) -> list[tuple[object, str]]:
     numbers = folder / "numbers.parquet"
     pq.write_table(pa.table({"text": [1, 2]}), numbers)
     (folder / "empty").mkdir()
+    compress = zstandard.ZstdCompressor().compress
+    lines = b"".join(b'{"text": "document %d of a few"}\n' % i for i in range(3000))
+    zstd_lines = compress(lines[:40_000]) + compress(lines[40_000:])  # two frames
     return [
         (jsonl("a.jsonl", b'{"text": "a"}\nnot json\n'),
          f"{folder}/a.jsonl, line 2: not JSON (Expecting value: line 1 column 1 (char 0)); each line must be one JSON "
@@ -231,6 +234,13 @@ def bad_inputs(folder: Path) -> list[tuple[object, str]]:
         (jsonl("g.jsonl.gz", gzip.compress(b'{"text": "a"}\n' * 100)[:40]),
          f"{folder}/g.jsonl.gz: cannot read it as gzip: Compressed file ended before the end-of-stream marker "
          "was reached"),
+        # zstandard's own reader ends quietly inside a cut frame (it trained on what it had read): cut anywhere,
+        # within a frame or a later frame of several, it is refused as a cut gzip is
+        *[(jsonl(f"z{cut}.jsonl.zst", zstd_lines[:cut]),
+           f"{folder}/z{cut}.jsonl.zst: cannot read it as zstd: Compressed file ended before the end-of-stream "
+           "marker was reached") for cut in (3, len(zstd_lines) // 3, len(zstd_lines) - 1)],
+        (jsonl("y.jsonl.zst", b"plain text"),
+         f"{folder}/y.jsonl.zst: cannot read it as zstd: zstd decompressor error: Unknown frame descriptor"),
         (table, f"{table}: no column 'text' (its columns: 'body', 'n'); name the text's column with --text-column"),
         (nulls, f"{nulls}, row 2: column 'text' is null, not a string"),
         (numbers, f"{numbers}: column 'text' holds int64, not strings"),

@@ -70,6 +70,35 @@ def assert_ended_cleanly(proc, err: str, started: list[int], signum: int) -> Non
              f"processes left over: {started}")
 
 
+@pytest.mark.parametrize("hold", [True, False], ids=["at its start", "as its modules are imported"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, *SIGNALS], ids=lambda s: signal.Signals(s).name)
+def test_a_signal_as_the_command_starts_is_its_one_line(tmp_path, signum, hold):
+    """The stop signals are in hand before the command line's modules are imported (numpy alone takes a few
+    hundred milliseconds): a signal then used to end ``bpe`` with no line (SIGTERM, SIGHUP: killed by it) or a
+    ``KeyboardInterrupt`` traceback (SIGINT).  The process writes a file once its signals are in hand
+    (``bpe.console.STARTED_ENV``), and, held, waits there for the signal; not held, it goes on with its
+    imports, and the signal, sent as soon as the file is there, lands in them."""
+    from bpe.console import HOLD_AT_START_ENV, STARTED_ENV
+
+    marker = tmp_path / "started"
+    env = child_env(**{STARTED_ENV: str(marker)}, **({HOLD_AT_START_ENV: "1"} if hold else {}))
+    proc = subprocess.Popen([sys.executable, "-m", "bpe", "train", "--variant", "v2", "--data", str(DEFAULT_CORPUS),
+                             "--quiet", "--out", str(tmp_path / "tok")], cwd=REPO_ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait_for(lambda: marker.exists(), "the command never took its signals in hand", proc)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=HANG_GUARD_SECONDS)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    name = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    assert err == f"bpe: {name}\n", err
+    assert proc.returncode == 128 + signum and out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["started"]
+
+
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_train_in_its_pool(tmp_path, signum):
     out = tmp_path / "tok"

@@ -337,22 +337,24 @@ def test_bad_input_is_one_clear_line(trained_dir, tmp_path, capsys, args, messag
 # --- In the process pool (--encoder python) or on threads (compiled): the same ids, and the failure cases ---
 
 @pytest.mark.parametrize("encoder", ENCODERS)
-def test_several_workers_give_the_same_ids_in_document_order(trained_dir, tmp_path, encoder):
+def test_several_workers_give_the_same_ids_in_document_order(trained_dir, tmp_path, encoder, threads_ran):
     tokenizer = load_tokenizer(trained_dir)
     text = DEFAULT_CORPUS.read_text(encoding="utf-8")
     stats = encode_file(trained_dir, DEFAULT_CORPUS, tmp_path / "ids.npy", workers=3, chunk_bytes=64 * 1024,
                         encoder=encoder)
     expected, _, _ = tiktoken_ids(tokenizer, tiktoken_encoding(tokenizer), text, threads=3)
     assert stats.workers == 3 and stats.encoder == encoder
+    assert threads_ran == ([3] if encoder == "compiled" else [])  # 36 chunks: one round, on 3 threads
     assert first_difference(np.load(tmp_path / "ids.npy"), expected) is None
     assert live_processes(parent=os.getpid()) == [] and not bpe_threads()
 
 
 @pytest.mark.parametrize("encoder", ENCODERS)
-def test_bad_utf8_in_a_worker_names_the_offset(gpt2_dir, tmp_path, write_corpus, encoder):
+def test_bad_utf8_in_a_worker_names_the_offset(gpt2_dir, tmp_path, write_corpus, encoder, threads_ran):
     data = write_corpus(b"hello world\n" * 1000 + b"bad \xff byte\n" + b"more\n" * 100)
     with pytest.raises(BPEError, match=r"invalid UTF-8 at byte offset 12004 \(byte 0xff\)"):
         encode_file(gpt2_dir, data, tmp_path / "ids.npy", workers=2, chunk_bytes=1000, encoder=encoder)
+    assert threads_ran == ([2] if encoder == "compiled" else [])
     assert not (tmp_path / "ids.npy").exists() and live_processes(parent=os.getpid()) == [] and not bpe_threads()
 
 
@@ -392,7 +394,8 @@ def test_ctrl_c_is_one_line_no_output_no_process(trained_dir, tmp_path, times, h
 
 @needs_compiled
 @pytest.mark.parametrize("chunk_bytes", [100, 1 << 20])
-def test_replace_gives_the_python_encoders_ids(gpt2_dir, gpt2_tiktoken, tmp_path, write_corpus, chunk_bytes):
+def test_replace_gives_the_python_encoders_ids(gpt2_dir, gpt2_tiktoken, tmp_path, write_corpus, chunk_bytes,
+                                               threads_ran):
     """--errors replace: bad bytes (a stray continuation, a cut character, an overlong form, a surrogate,
     past U+10FFFF) in several chunks, one next to a special token: Python's decoder decides, on both paths."""
     bad = (b"caf\xc3 ok \xff\xfe <|endoftext|>\x80x \xe4\xb8 end \xf0\x9f\x99\n\xc0\xaf \xed\xa0\x80 "
@@ -407,6 +410,8 @@ def test_replace_gives_the_python_encoders_ids(gpt2_dir, gpt2_tiktoken, tmp_path
         ids[encoder] = np.load(out).tolist()
     assert ids["compiled"] == ids["python"]
     assert ids["compiled"] == gpt2_tiktoken.encode(raw.decode("utf-8", "replace"), allowed_special="all")
+    # 100-byte chunks: rounds of 32 on both threads; one chunk of 1 MiB holds the whole file: one thread
+    assert threads_ran and set(threads_ran) == {2 if chunk_bytes < len(raw) else 1}
 
 
 @needs_compiled
@@ -423,7 +428,7 @@ def test_strict_bad_utf8_is_the_same_line_on_both_encoders(gpt2_dir, tmp_path, w
 
 @needs_compiled
 @pytest.mark.parametrize("encoder", ENCODERS)
-def test_uint32_ids_are_the_same_on_both_encoders(tmp_path, write_corpus, encoder):
+def test_uint32_ids_are_the_same_on_both_encoders(tmp_path, write_corpus, encoder, threads_ran):
     from bpe.training.train import build_vocab
 
     text_pairs = {b"ab", b"bc", b" a", b"ca"}
@@ -434,6 +439,7 @@ def test_uint32_ids_are_the_same_on_both_encoders(tmp_path, write_corpus, encode
     stats = encode_file(tmp_path / "tok", data, tmp_path / "ids.npy", workers=2, chunk_bytes=40, encoder=encoder)
     ids = np.load(tmp_path / "ids.npy")
     assert ids.dtype == np.uint32 and stats.encoder == encoder
+    assert threads_ran == ([2] if encoder == "compiled" else [])
     assert ids.tolist()[:4] == [65_790, 32, 65_789, 256]
     assert ids.tolist() == _python_ids(load_tokenizer(tmp_path / "tok"), data.read_text(encoding="utf-8"))
 
@@ -447,7 +453,7 @@ def _python_ids(tokenizer, text: str) -> list[int]:
 
 
 @needs_compiled
-def test_ctrl_c_while_encoding_stops_every_thread(trained_dir, tmp_path, monkeypatch):
+def test_ctrl_c_while_encoding_stops_every_thread(trained_dir, tmp_path, monkeypatch, threads_ran):
     """SIGINT is sent from the progress callback, in the main thread, once the first chunk is written: the
     other threads are mid-chunk then; each stops at its next look at its flag, and none takes a new
     chunk.  No thread is left, nor the temporary .npy."""
@@ -463,6 +469,7 @@ def test_ctrl_c_while_encoding_stops_every_thread(trained_dir, tmp_path, monkeyp
                     encoder="compiled")
     chunks = -(-big.stat().st_size // (64 * 1024))
     assert sent and not bpe_threads() and len(started) < chunks // 2, (len(started), chunks)
+    assert threads_ran == [2]  # both threads were encoding when the interrupt came
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
 
 
@@ -604,18 +611,19 @@ def test_not_built_falls_back_to_the_python_encoder(gpt2_dir, gpt2_tiktoken, tmp
 
 
 @needs_compiled
-def test_cli_names_the_encoder(trained_dir, tmp_path, capsys):
+def test_cli_names_the_encoder(trained_dir, tmp_path, capsys, threads_ran):
     for encoder, said in (("compiled", "2 threads (compiled encoder)"), ("python", "2 workers (python encoder)")):
         assert main(["encode", "--tokenizer", str(trained_dir), "--data", "tinystories-sample", "--out",
                      str(tmp_path / f"{encoder}.npy"), "--workers", "2", "--chunk-size", "1KiB",
                      "--encoder", encoder]) == 0
         assert said in capsys.readouterr().out
+    assert threads_ran == [2]  # the compiled run's 4 chunks, on its 2 threads; the python run has none
     assert np.array_equal(np.load(tmp_path / "compiled.npy"), np.load(tmp_path / "python.npy"))
 
 
 @needs_compiled
 @pytest.mark.parametrize("kind", sorted(text_kinds.SOURCES))
-def test_every_kind_of_text_gives_tiktokens_ids_on_threads(gpt2_dir, gpt2_tiktoken, tmp_path, kind):
+def test_every_kind_of_text_gives_tiktokens_ids_on_threads(gpt2_dir, gpt2_tiktoken, tmp_path, kind, threads_ran):
     """The lab's kinds of text (tools.text_kinds: web text, other scripts, mixed, emoji, combining marks,
     digits, whitespace), ~40 KB each, cut in 2 KB chunks over 2 threads: tiktoken's ids, and the Python path's."""
     documents, text = text_kinds.SOURCES[kind](), ""
@@ -626,6 +634,7 @@ def test_every_kind_of_text_gives_tiktokens_ids_on_threads(gpt2_dir, gpt2_tiktok
     stats = encode_file(gpt2_dir, path, tmp_path / "ids.npy", workers=2, chunk_bytes=2048, encoder="compiled")
     ids = np.load(tmp_path / "ids.npy").tolist()
     assert stats.workers == 2 and ids == gpt2_tiktoken.encode(text, allowed_special="all")
+    assert threads_ran and set(threads_ran) == {2}  # each round of 32 chunks (two for 3-byte characters) on both
     assert ids == _python_ids(load_tokenizer(gpt2_dir), text)
 
 
@@ -691,3 +700,70 @@ def test_special_token_flags_refuse_what_they_cannot_take(gpt2_dir, tmp_path, ca
     ]:
         assert main(["encode", "--tokenizer", str(gpt2_dir), "--out", str(out), *flags]) == 2
         assert capsys.readouterr().err == f"bpe: error: {message}\n"
+
+
+# --- The compiled objects used out of turn, a killed run's leftovers, memory running out ----------------------
+
+@needs_compiled
+def test_a_cache_holds_one_encoders_ids_and_the_output_is_its_own_buffer():
+    """A cache filled by one encoder would hand another its ids (silently wrong, or cut to 16 bits): refused.
+    An output laid over the text would be read as text while it is written: refused."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    first, second = (Tokenizer(vocab, []).compiled_encoder().encoder for _ in range(2))
+    cache, out = compiled_module.Cache(), bytearray(10)
+    assert first.encode(cache, b"hello", out) == 5
+    with pytest.raises(ValueError, match="^this cache holds another encoder's ids"):
+        second.encode(cache, b"hello", out)
+    assert first.encode(cache, b"again", out) == 5  # still its own encoder's
+    shared = bytearray(b"hello world") + bytearray(40)
+    with pytest.raises(ValueError, match="^the output overlaps the text"):
+        first.encode(compiled_module.Cache(), memoryview(shared)[:11], memoryview(shared)[5:])
+
+
+@needs_compiled
+@pytest.mark.parametrize("before", [b"", b"word " * 3, b"a<|endoftext|>", "caf\u00e9 ".encode() * 40])
+def test_a_bad_byte_is_its_offset_and_no_ids_are_promised(gpt2_dir, before):
+    """``Encoder.encode`` returns ``-1 - offset`` at the first byte that is not UTF-8; what it wrote by then is
+    some of the ids before it, not all (as its docstring says), so the caller reads none: it raises."""
+    compiled = load_tokenizer(gpt2_dir).compiled_encoder()
+    data = before + b"\xff tail"
+    with compiled.cache() as cache:
+        assert compiled.encoder.encode(cache, data, bytearray(len(data) * compiled.width)) == -1 - len(before)
+        with pytest.raises(compiled_module.InvalidUTF8) as error:
+            compiled.encode_bytes(cache, data)
+    assert error.value.offset == len(before)
+    assert "some of the pre-tokens before the bad\n        byte were written, not all" in \
+        compiled_module.Encoder.encode.__doc__
+
+
+def test_a_killed_runs_temporary_output_is_removed_by_the_next(gpt2_dir, tmp_path):
+    """``.ids.npy.PID.tmp`` of a run killed outright (its process gone) goes with the next encode into the same
+    file; one whose process runs, and another output's, stay (:mod:`bpe.leftovers`' rule)."""
+    import subprocess
+
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()  # its pid names a process that has ended
+    dead = tmp_path / f".ids.npy.{ended.pid}.tmp"
+    live = tmp_path / f".ids.npy.{os.getppid()}.tmp"
+    other = tmp_path / f".other.npy.{ended.pid}.tmp"
+    for path in (dead, live, other):
+        path.write_bytes(b"\0" * 128)
+    encode_file(gpt2_dir, FIXTURES / "german.txt", tmp_path / "ids.npy", workers=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ids.npy", live.name, other.name])
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_out_of_memory_while_encoding_gives_encodes_advice(trained_dir, tmp_path, monkeypatch, capsys, encoder):
+    """Memory running out in this process (the compiled encoder's threads, the writer) is encode's line, not
+    train's (``--limit``, ``--vocab-size``): what encoding holds grows with the threads and the chunks."""
+    from bpe.io import encode as encode_module
+
+    def short(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(encode_module, "encode_on_threads", short)
+    monkeypatch.setattr(encode_module, "encoded_in_order", short)
+    assert main(["encode", "--tokenizer", str(trained_dir), "--data", str(FIXTURES / "german.txt"), "--out",
+                 str(tmp_path / "ids.npy"), "--workers", "1", "--encoder", encoder]) == 2
+    assert capsys.readouterr().err == "bpe: error: out of memory; try fewer --workers or a smaller --chunk-size\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -353,34 +353,126 @@ def test_a_concurrent_run_into_the_same_out_fails_at_once(tmp_path, monkeypatch,
     assert calls == [] and not out.exists()
 
 
-_KILLED_BETWEEN_RENAMES = """
+_SIGNAL_IN_THE_SWAP = """
 import os, signal, sys
 from bpe import train_bpe
 from bpe.io import outputs
 vocab, merges = train_bpe(sys.argv[1], int(sys.argv[3]), ["<|endoftext|>"], variant="v6")
-real_rename = os.rename
-def rename_then_signal(src, dst):
-    real_rename(src, dst)
-    os.kill(os.getpid(), getattr(signal, sys.argv[4]))  # the worst moment: between the two renames
-outputs.os.rename = rename_then_signal
+sent = getattr(signal, sys.argv[4])
+if sys.argv[5] == "renames":  # a system without the one-step swap: two renames, the signal between them
+    outputs.exchange = lambda first, second: False
+    real_rename = os.rename
+    def rename_then_signal(src, dst):
+        real_rename(src, dst)
+        os.kill(os.getpid(), sent)  # the worst moment: between the two renames
+    outputs.os.rename = rename_then_signal
+else:  # the one-step swap, the signal right after it
+    real_exchange = outputs.exchange
+    def exchange_then_signal(first, second):
+        swapped = real_exchange(first, second)
+        assert swapped, "this system cannot swap two folders in one step"
+        os.kill(os.getpid(), sent)
+        return swapped
+    outputs.exchange = exchange_then_signal
 outputs.save_tokenizer(sys.argv[2], vocab, merges, ["<|endoftext|>"])
 """
 
 
+def swap_interrupted(out: Path, signame: str, swap: str, merges: int = 280) -> subprocess.CompletedProcess:
+    """A save over ``out`` in a fresh process (``merges`` + 257 tokens), ``signame`` sent to it in the middle of
+    its swap: between its two renames, or right after the one-step swap (``swap``)."""
+    return subprocess.run([sys.executable, "-c", _SIGNAL_IN_THE_SWAP, str(CORPUS_EN), str(out), str(merges), signame,
+                           swap], cwd=REPO_ROOT, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+
+
+def skip_without_one_step_swap(folder: Path) -> None:
+    """Skip where ``folder``'s file system (or the system) cannot swap two folders in one step."""
+    from bpe.running.files import exchange
+
+    (folder / "a").mkdir()
+    (folder / "b").mkdir()
+    try:
+        if not exchange(folder / "a", folder / "b"):
+            pytest.skip("no one-step swap here (Linux's renameat2, on a file system that has it)")
+    finally:
+        (folder / "a").rmdir()
+        (folder / "b").rmdir()
+
+
+@pytest.mark.parametrize("swap", ["renames", "exchange"])
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
-def test_a_signal_between_the_renames_leaves_old_or_new_never_a_mix(tmp_path, signame, small_result):
+def test_a_signal_in_the_swap_leaves_old_or_new_never_a_mix(tmp_path, signame, swap, small_result):
+    if swap == "exchange":
+        skip_without_one_step_swap(tmp_path)
     out = tmp_path / "tok"
     vocab, merges = small_result
     save_tokenizer(out, vocab, merges, [EOT], formats=["hf"])  # the old tokenizer, with an export
-    proc = subprocess.run([sys.executable, "-c", _KILLED_BETWEEN_RENAMES, str(CORPUS_EN), str(out), "280", signame],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0  # the signal did end it
+    proc = swap_interrupted(out, signame, swap)
+    assert proc.returncode != 0, proc.stderr  # the signal did end it
     names = sorted(p.name for p in out.iterdir())
     assert names == ["merges.txt", "train.json", "vocab.json"]  # the new set whole: no old tokenizer.json
     assert len((out / "merges.txt").read_text().splitlines()) == 280 - 257
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("tok", ".tok.lock")]
     save_tokenizer(out, vocab, merges, [EOT])  # the next save clears what the killed one left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"], leftovers
+
+
+def test_kill_9_in_the_one_step_swap_leaves_a_whole_set_at_the_name(tmp_path, small_result):
+    """No clean-up runs after SIGKILL: where the system swaps two folders in one step (Linux), the name holds
+    the new set the moment after, and the old one sits beside it until the next save removes it."""
+    skip_without_one_step_swap(tmp_path)
+    out = tmp_path / "tok"
+    save_tokenizer(out, *small_result, [EOT], formats=["hf"])
+    proc = swap_interrupted(out, "SIGKILL", "exchange")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "train.json", "vocab.json"]
+    assert len(load_tokenizer(out).merges) == 280 - 257
+    save_tokenizer(out, *small_result, [EOT])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
+
+
+def killed_between_the_renames(out: Path, small_result) -> Path:
+    """``out`` saved, then a save over it killed (SIGKILL, so none of its clean-up runs) between its two
+    renames, as a system without the one-step swap does them: no ``out``, the old set at ``.NAME.old-PID``."""
+    save_tokenizer(out, *small_result, [EOT], formats=["hf"])
+    proc = swap_interrupted(out, "SIGKILL", "renames")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    aside = list(out.parent.glob(f".{out.name}.old-*"))
+    assert not out.exists() and len(aside) == 1 and aside[0].is_dir()
+    return aside[0]
+
+
+def test_a_save_killed_between_its_renames_is_named_by_a_reader(tmp_path, small_result, capsys):
+    out = tmp_path / "tok"
+    aside = killed_between_the_renames(out, small_result)
+    hint = (f"a run killed while saving it left the previous tokenizer at {aside}: the next bpe train --out {out} "
+            f"puts it back first, or move it back yourself (mv {aside} {out})")
+    with pytest.raises(BPEError) as error:
+        load_tokenizer(out)
+    assert str(error.value) == f"no saved tokenizer in {out}: the directory is missing; {hint}"
+    assert main(["encode", "--tokenizer", str(out), "--data", str(FIXTURES / "german.txt"), "--out",
+                 str(tmp_path / "ids.npy")]) == 2
+    assert capsys.readouterr().err == (f"bpe: error: tokenizer directory not found: {out} (train one with: python -m "
+                                       f"bpe train --out DIR); {hint}\n")
+    assert aside.is_dir() and not out.exists()  # a reader moves nothing
+
+
+def test_a_save_killed_between_its_renames_is_put_back_by_the_next_run(tmp_path, small_result, capsys, write_corpus):
+    """The next ``bpe train --out`` puts the old set back as it takes the output's lock, before it trains: a run
+    that then fails (here, on a bad byte) leaves the tokenizer the user had, whole."""
+    out = tmp_path / "tok"
+    aside = killed_between_the_renames(out, small_result)
+    before = {p.name: p.read_bytes() for p in aside.iterdir()}
+    bad = write_corpus(b"a few words \xff")
+    assert main(["train", "--data", str(bad), "--vocab-size", "300", "--out", str(out), "--quiet"]) == 2
+    assert "invalid UTF-8" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the old set, its export too
+    assert load_tokenizer(out).merges == small_result[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus0.txt", "tok"]
+    killed_between_the_renames(out, small_result)  # and once more: a run that trains replaces it, nothing left
+    assert main(["train", "--data", str(CORPUS_EN), "--vocab-size", "270", "--out", str(out), "--quiet"]) == 0
+    assert len(load_tokenizer(out).merges) == 270 - 257
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus0.txt", "tok"]
 
 
 def test_an_interrupt_held_back_during_the_swap_carries_what_was_saved(tmp_path, monkeypatch, small_result):

@@ -148,6 +148,63 @@ def test_a_merge_interrupted_partway_leaves_a_state_that_refuses_every_merge():
         assert str(error.value) == BROKEN
 
 
+NEVER_BUILT = ("this v8 merge state was never built (its __init__ did not run, or failed partway): build a new one "
+               "from the pre-token counts")
+
+
+def unbuilt_states():
+    """States whose build did not run, or failed partway (before its arrays, and after some of them)."""
+    from bpe.variants._v8_merge import MergeState
+
+    class SkipsTheBuild(MergeState):
+        def __init__(self, counts):  # a subclass that forgets super().__init__
+            pass
+
+    failed_late = MergeState.__new__(MergeState)
+    with pytest.raises(TypeError):
+        failed_late.__init__({b"ab": 1, b"cd": "x"})  # the words' block made, a count not an integer
+    failed_early = MergeState.__new__(MergeState)
+    with pytest.raises(TypeError):
+        failed_early.__init__(["ab"])  # refused before any array
+    return {"__new__": MergeState.__new__(MergeState), "subclass": SkipsTheBuild({b"ab": 1}),
+            "failed late": failed_late, "failed early": failed_early}
+
+
+@built
+@pytest.mark.parametrize("how", ["__new__", "subclass", "failed late", "failed early"])
+def test_a_state_never_built_refuses_every_use(how):
+    """``pair_count``, ``holders`` and ``select_best_pair`` read arrays not made (exit 139) before."""
+    state = unbuilt_states()[how]
+    calls = [state.select_best_pair, lambda: state.merge((b"a", b"b")), lambda: state.merge_ids(97, 98, 256),
+             lambda: state.add_token(b"ab"), lambda: state.tokens, lambda: state.pair_count(97, 98),
+             state.live_pairs, state.words, lambda: state.holders(97, 98), lambda: state.table_buckets,
+             lambda: state.heap_entries, lambda: state.pair_slots, state.memory_bytes,
+             state._interrupt_at_next_check_for_tests, state._fail_next_table_allocation_for_tests,
+             lambda: state._unfile_pair_for_tests(97, 98)]
+    for call in calls:
+        with pytest.raises(RuntimeError) as error:
+            call()
+        assert str(error.value) == NEVER_BUILT
+    if how == "failed early":  # nothing was made: the build may be tried again, and then it works
+        state.__init__({b"ab": 3})
+        assert state.select_best_pair() == (b"a", b"b")
+
+
+@built
+def test_a_state_is_built_once():
+    """A second ``__init__`` would drop the first build's arrays (and lose its merges); one after a build that
+    failed partway, the arrays it made."""
+    state = v8_compiled.Merger({b"abab": 3})
+    state.merge(state.select_best_pair())
+    for counts in ({b"cd": 1}, {b"abab": 3}):
+        with pytest.raises(RuntimeError, match="^this v8 merge state was built already"):
+            state.__init__(counts)
+    assert state.words() == [([256, 256], 3)]  # untouched
+    failed = unbuilt_states()["failed late"]
+    with pytest.raises(RuntimeError, match="^this v8 merge state was built already"):
+        failed.__init__({b"ab": 1})
+
+
 @built
 def test_a_merge_that_finishes_clears_the_mark():
     # The mark is set for the length of every merge and cleared at its end: an uninterrupted run merges on.

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from bpe.counting.plain import count_file_serial, count_text
 from bpe.errors import BPEError
+from bpe.running import cores
 from bpe.running.threads import run_threads
 from bpe.split import gpt2_classes
 from bpe.training import registry
@@ -107,28 +108,35 @@ def test_the_same_scanner_at_every_position_of_a_line():
 
 @pytest.fixture
 def many_chunks(monkeypatch):
-    """Cut every file into up to 64 chunks, whatever its size: the edges land everywhere."""
-    monkeypatch.setattr(v9, "plan_chunk_count", lambda size, workers: max(1, min(64, size // 8)))
+    """Cut every file into up to 64 chunks, whatever its size: the edges land everywhere, and a file of a few
+    hundred bytes has chunks enough for 3 threads.  The plan is read twice, by how many threads count
+    (``cores.workers_for``) and by where the file is cut (v9's own name for it): both are replaced."""
+    plan = lambda size, workers: max(1, min(64, size // 8))  # noqa: E731
+    monkeypatch.setattr(v9, "plan_chunk_count", plan)
+    monkeypatch.setattr(cores, "plan_chunk_count", plan)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
-def test_a_file_in_many_chunks_on_threads(write_corpus, many_chunks, workers):
+def test_a_file_in_many_chunks_on_threads(write_corpus, many_chunks, threads_ran, workers):
     text = ("one two<|endoftext|>three\r\n four   five\u00a0six's\n" * 30 + "<|endoftext|>" * 3
             + "caf\u00e9 \u4e2d\u6587  \n\n 42 " * 40)
     path = write_corpus(text)
     got = v9.count_pretokens(path, [EOT], workers=workers)
     assert dict(got) == dict(count_text(text, [EOT]))
     assert got.total() == sum(count_text(text, [EOT]).values()) and len(got) == len(count_text(text, [EOT]))
+    assert threads_ran == [workers] * 3  # counting, then the parts merged and written, each on every thread
 
 
-def test_the_fixtures_and_the_shipped_corpus(tmp_path):
+def test_the_fixtures_and_the_shipped_corpus(tmp_path, many_chunks, threads_ran):
     from conftest import DEFAULT_CORPUS, FIXTURES, TINYSTORIES_SAMPLE
 
     for path in (CORPUS_EN, TINYSTORIES_SAMPLE, FIXTURES / "german.txt", FIXTURES / "address.txt", DEFAULT_CORPUS):
+        threads_ran.clear()
         assert dict(v9.count_pretokens(path, [EOT], workers=2)) == dict(count_file_serial(path, [EOT])), path
+        assert threads_ran == [2, 2, 2], path
 
 
-def test_bad_utf8_is_the_plain_counters_one_line_naming_the_first_bad_byte(write_corpus, many_chunks):
+def test_bad_utf8_is_the_plain_counters_one_line_naming_the_first_bad_byte(write_corpus, many_chunks, threads_ran):
     path = write_corpus(b"fine text here " * 40 + b"bad \xe2\x82 byte " + b"more text " * 40 + b"\xff end")
     with pytest.raises(BPEError) as plain:
         count_file_serial(path, [EOT])
@@ -136,6 +144,7 @@ def test_bad_utf8_is_the_plain_counters_one_line_naming_the_first_bad_byte(write
         with pytest.raises(BPEError) as compiled:
             v9.count_pretokens(path, [EOT], workers=workers)
         assert str(compiled.value) == str(plain.value) and "byte offset 604" in str(plain.value)
+    assert threads_ran == [1, 2, 3]  # each count failed on its threads, before any merge
 
 
 @pytest.mark.parametrize("data", [b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\xf8",
@@ -149,10 +158,11 @@ def test_each_kind_of_bad_sequence_is_found_where_python_finds_it(write_corpus, 
     assert str(compiled.value) == str(plain.value)
 
 
-def test_errors_replace_counts_what_the_plain_counter_counts(write_corpus, many_chunks):
+def test_errors_replace_counts_what_the_plain_counter_counts(write_corpus, many_chunks, threads_ran):
     path = write_corpus(b"caf\xc3\xa9 \xff\xfe ok<|endoftext|>\xe2\x82 x\xed\xa0\x80y " * 20 + b"clean tail " * 20)
     got = v9.count_pretokens(path, [EOT], workers=2, errors="replace")
     assert dict(got) == dict(count_file_serial(path, [EOT], errors="replace"))
+    assert threads_ran == [2, 2, 2]
 
 
 def test_empty_and_hidden_content_files(write_corpus):
@@ -169,9 +179,9 @@ def test_a_limit_counts_only_its_bytes(write_corpus):
 
 # --- The counts into v8's merge, as arrays ---------------------------------------------------------------
 
-def test_the_arrays_give_the_merges_the_dict_gives():
+def test_the_arrays_give_the_merges_the_dict_gives(threads_ran):
     counts = v9.count_pretokens(CORPUS_EN, [EOT], workers=2)
-    assert isinstance(counts, v9.CompiledCounts)
+    assert isinstance(counts, v9.CompiledCounts) and threads_ran == [2, 2, 2]  # the file is two chunks
     from conftest import v1_merges_and_words
 
     as_dict = dict(counts)
@@ -213,9 +223,9 @@ def test_bad_arrays_are_refused_before_the_merge(keys, ends, counts, message):
         v8_compiled.MergeState(arrays)
 
 
-def test_cs336_merges_and_the_default():
+def test_cs336_merges_and_the_default(threads_ran):
     _, merges = train_bpe(CORPUS_EN, 500, [EOT], variant="v9", workers=2)
-    assert merges == cs336_merges()
+    assert merges == cs336_merges() and threads_ran == [2, 2, 2]
     assert registry.best_variant() == "v9"
 
 
@@ -250,10 +260,30 @@ def test_a_thread_the_system_refuses_is_one_line_and_the_others_are_joined(monke
     monkeypatch.setattr(threading.Thread, "start", second_refused)
     with pytest.raises(BPEError) as raised:
         run_threads(lambda thread, item: item, range(6), threads=2, stop=lambda: stops.append(1))
-    assert str(raised.value) == ("could not start a thread (can't start new thread; 1 of 2 running): no room for "
-                                 "its stack under the address-space limit (ulimit -v), or no thread left "
-                                 "(ulimit -u); raise the limit or use fewer workers (--workers 1)")
+    assert str(raised.value).startswith("could not start a thread (can't start new thread; 1 of 2 running): ")
+    assert "--workers" not in str(raised.value)  # a run on fewer threads meets the same limit: no way out
     assert stops == [1] and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+
+
+@pytest.mark.parametrize("limit, stack, line", [
+    (180_000 << 10, 8 << 20, "the address-space limit, 175 MiB (ulimit -v 180000), leaves no room for its stack; "
+                             "raise the limit or lift it, or give each thread a smaller stack (ulimit -s 1024: 1 "
+                             "MiB, where each reserves 8 MiB now)"),
+    (180_000 << 10, 1 << 20, "the address-space limit, 175 MiB (ulimit -v 180000), leaves no room for its stack; "
+                             "raise the limit or lift it"),
+    (None, 8 << 20, "the system gives no more threads: this user's processes and threads are limited (ulimit -u), "
+                    "or memory is short; raise that limit or free some memory"),
+], ids=["address space, 8 MiB stacks", "address space, small stacks", "no limit"])
+def test_a_refused_thread_is_told_what_helps(monkeypatch, limit, stack, line):
+    """The advice is what let the run go on when it was tried (under ``ulimit -v 180000``, v9 on 2 threads:
+    ``ulimit -s 1024`` trained, a larger ``ulimit -v`` trained), never fewer ``--workers``: there, 1 worker
+    failed on its one thread as 2 had on their second."""
+    from bpe.running import threads as threads_module
+
+    monkeypatch.setattr(threads_module, "address_space_limit", lambda: limit)
+    monkeypatch.setattr(threads_module, "_stack_bytes", lambda: stack)
+    said = threads_module._no_thread(0, 1, RuntimeError("can't start new thread"))
+    assert said == f"could not start a thread (can't start new thread; 0 of 1 running): {line}"
 
 
 @pytest.mark.parametrize("where", ["after start", "before start"])
@@ -299,7 +329,7 @@ def test_not_built_says_why_in_one_line(monkeypatch):
         assert str(error.value) == v9.NOT_BUILT and "\n" not in v9.NOT_BUILT
 
 
-def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
+def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks, threads_ran):
     """The interrupt is sent from the progress callback, which runs in the main thread once the first chunk
     is counted: the other chunks are under way then, and their threads must stop and be joined."""
     path = write_corpus("plenty of words to count here, " * 20_000)
@@ -307,6 +337,7 @@ def test_ctrl_c_while_counting_stops_every_thread(write_corpus, many_chunks):
     with pytest.raises(KeyboardInterrupt):
         v9.count_pretokens(path, [EOT], workers=2, on_bytes=on_bytes)
     assert sent and not [t for t in threading.enumerate() if t.name.startswith("bpe-thread")]
+    assert threads_ran == [2]  # both threads were counting when the interrupt came
 
 
 def test_a_clusters_parts_sum_to_the_counts_of_the_whole():
@@ -338,3 +369,99 @@ def test_add_counts_refuses_arrays_that_are_not_counts():
         counter.release()
     with pytest.raises(ValueError, match="spread must be 1 with several tables"):
         v9.Counter(2, [], *gpt2_classes.class_tables(), spread=3)
+
+
+# --- The Counter's life: a call out of turn is an error, never a read of freed or unmade tables ---------------
+
+def new_counter(threads: int = 1):
+    counter = v9.Counter(threads, [EOT], *gpt2_classes.class_tables())
+    counter.count(0, b"low lower lowest<|endoftext|>low")
+    return counter
+
+
+RELEASED = "^this Counter was released \\(release\\(\\)\\): its tables are gone; make a new Counter$"
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["one table", "two tables"])
+def test_a_released_counter_refuses_every_use(threads):
+    """Each of these read freed tables before (exit 139); ``release()`` itself may come twice, as the rung's
+    own clean-up makes it."""
+    counter = new_counter(threads)
+    counter.release()
+    counter.release()
+    calls = [lambda: counter.count(0, b"more words"), lambda: counter.merge_part(0),
+             lambda: counter.write_part(0, bytearray(64), v9.int64s(8), v9.int64s(8), 0, 0),
+             lambda: counter.add_counts(0, b"low", v9.int64s([3]), v9.int64s([1])), counter.totals,
+             lambda: counter.first_invalid(b"abc"), lambda: counter.part_state(0)]
+    for call in calls:
+        with pytest.raises(RuntimeError, match=RELEASED):
+            call()
+    counter.stop()  # still answers: a Ctrl-C's clean-up may call it at any time
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["one table", "two tables"])
+def test_each_part_is_merged_once_and_written_only_once_merged(threads):
+    counter = new_counter(threads)
+    try:
+        with pytest.raises(RuntimeError, match="^part 0 is not merged: call merge_part\\(0\\) first$"):
+            counter.write_part(0, bytearray(64), v9.int64s(8), v9.int64s(8), 0, 0)
+        assert counter.part_state(0) == "open"
+        distinct, size = counter.merge_part(0)
+        assert counter.part_state(0) == "merged"
+        with pytest.raises(RuntimeError, match="^part 0 is merged already: each part is merged once$"):
+            counter.merge_part(0)  # with one table this read the table the first call had taken over (exit 139)
+        for call in (lambda: counter.count(0, b"more"), lambda: counter.add_counts(0, b"low", v9.int64s([3]),
+                                                                                      v9.int64s([1]))):
+            with pytest.raises(RuntimeError, match="^this Counter's tables are being merged into parts"):
+                call()
+        keys, ends, counts = bytearray(size), v9.int64s(distinct), v9.int64s(distinct)
+        assert counter.write_part(0, keys, ends, counts, 0, 0) == distinct
+        if threads == 1:
+            assert dict(v9.CompiledCounts(keys, ends, counts, 0)) == {b"low": 2, b" lower": 1, b" lowest": 1}
+    finally:
+        counter.release()
+
+
+def test_a_part_whose_merge_failed_may_be_merged_again():
+    """A stop (or memory running out) leaves the part whole in the threads' tables: it is open again."""
+    counter = new_counter(2)
+    try:
+        counter.stop()
+        with pytest.raises(KeyboardInterrupt):
+            counter.merge_part(0)
+        assert counter.part_state(0) == "open"
+    finally:
+        counter.release()
+
+
+def test_a_release_racing_a_count_on_another_thread_is_refused_or_refuses_the_count():
+    """A count runs without the GIL; a ``release()`` from another thread meanwhile would free its table under
+    it.  Whichever comes first, the other is a ``RuntimeError``: the release while the count runs, or the count
+    once the tables are gone."""
+    counter = v9.Counter(1, [], *gpt2_classes.class_tables())
+    text = b"word " * 2_000_000
+    started, outcome = threading.Event(), {}
+
+    def count() -> None:
+        started.set()
+        try:
+            outcome["result"] = counter.count(0, text)
+        except RuntimeError as exc:
+            outcome["refused"] = str(exc)
+
+    runner = threading.Thread(target=count)
+    runner.start()
+    started.wait()
+    try:
+        counter.release()
+        released = None
+    except RuntimeError as exc:
+        released = str(exc)
+    runner.join()
+    if released is None:  # the release came first: the count found no tables
+        assert outcome == {"refused": "this Counter was released (release()): its tables are gone; make a new "
+                                      "Counter"}
+    else:
+        assert released.startswith("this Counter is in use (1 call(s) under way on other threads)")
+        assert outcome == {"result": -1}
+    counter.release()
