@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 
 # A venv made before a C compiler was installed lacks v8 and v9: `make venv` tries the build again.
 venv: $(VENV)/.installed
-	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count, bpe.io._encoder' 2>/dev/null || { \
+	@$(PY) -c 'import bpe.variants._v8_merge, bpe.variants._v9_count, bpe.io._encoder, bpe.variants._v10_merge' 2>/dev/null || { \
 		echo "v8 or v9 is not built: building the compiled rungs (pip install -e . again, about 40 s)"; \
 		$(PY) -m pip install --disable-pip-version-check --progress-bar off --no-deps -e . && \
 		$(BUILT_SAYS); }
@@ -122,7 +122,7 @@ test-all: $(VENV)/.installed $(VENV)/.browser test-debug
 # out/debug-build/; the rungs' own build in .venv is not touched. About 3 min on 2 cores, so make test-all
 # runs it and make test does not.
 ASAN ?= 1
-DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/io/test_encode.py
+DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/variants/test_v10.py tests/io/test_encode.py
 test-debug: $(VENV)/.installed
 	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
 	$(PY) -m tools.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)

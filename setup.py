@@ -15,7 +15,11 @@ from setuptools.command.build_ext import build_ext as setuptools_build_ext
 
 #: What each compiled module is, for the line.
 WHAT = {"bpe.variants._v8_merge": "v8's compiled merge", "bpe.variants._v9_count": "v9's compiled counter",
-        "bpe.io._encoder": "the compiled encoder"}
+        "bpe.io._encoder": "the compiled encoder", "bpe.variants._v10_merge": "v10's compiled merge"}
+
+#: The modules that start threads of their own (POSIX threads): compiled and linked with -pthread, which gcc
+#: and clang take everywhere they build (MSVC has no POSIX threads: the module then runs on one thread).
+THREADED = {"bpe.variants._v10_merge"}
 
 
 class build_ext(setuptools_build_ext):  # noqa: N801 (the command's name, which setuptools' warnings print)
@@ -36,6 +40,9 @@ class build_ext(setuptools_build_ext):  # noqa: N801 (the command's name, which 
                   f"compiler (gcc or clang) builds {them}", file=sys.stderr, flush=True)
 
     def build_extension(self, ext):
+        if ext.name in THREADED and self.compiler.compiler_type != "msvc":
+            ext.extra_compile_args = [*ext.extra_compile_args, "-pthread"]
+            ext.extra_link_args = [*ext.extra_link_args, "-pthread"]
         try:
             super().build_extension(ext)
         except Exception as error:  # an optional module's failure is setuptools' to pass over: only noted

@@ -127,14 +127,15 @@ def pool_variant_names() -> list[str]:
 
 @pytest.fixture
 def compiled_unbuilt(monkeypatch):
-    """v8 and v9 as an install without a C compiler leaves them: neither built, each saying why; the
+    """v8, v9 and v10 as an install without a C compiler leaves them: none built, each saying why; the
     registry's list of what runs made again on the way in and out."""
     from bpe.training import registry
-    from bpe.variants import v8_compiled, v9_counting_compiled
+    from bpe.variants import v8_compiled, v9_counting_compiled, v10_threads_compact
 
     monkeypatch.setattr(v8_compiled, "UNAVAILABLE", v8_compiled.NOT_BUILT)
     monkeypatch.setattr(v8_compiled, "MergeState", None)
     monkeypatch.setattr(v9_counting_compiled, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
+    monkeypatch.setattr(v10_threads_compact, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
     monkeypatch.setattr(registry.VARIANTS, "_runnable", None)
     yield
     monkeypatch.undo()

@@ -43,7 +43,7 @@ from bpe.errors import BPEError
 SOURCE_FOLDERS = tuple(REPO_ROOT / folder for folder in ("variants", "bpe/io", "bpe/split", "bpe/running"))
 #: The compiled modules of the package, each from its ``.pyx`` (a path from the checkout's root).
 COMPILED = {"bpe.variants._v8_merge": "variants/_v8_merge.pyx", "bpe.variants._v9_count": "variants/_v9_count.pyx",
-            "bpe.io._encoder": "bpe/io/_encoder.pyx"}
+            "bpe.io._encoder": "bpe/io/_encoder.pyx", "bpe.variants._v10_merge": "variants/_v10_merge.pyx"}
 #: Where the debug build goes, and the folder of its modules (``BPE_COMPILED_FROM``).
 DEBUG_DIR = REPO_ROOT / "out" / "debug-build"
 #: The directives the debug build turns on in each ``.pyx``'s ``# cython:`` line (set there, a directive

@@ -124,6 +124,11 @@ RUNGS: dict[str, Rung] = {
     # is v8's: so are its trace state and what is counted (v9 changes the counting alone).
     "v9": Rung(CostModel("heap", 2.6e-5, 1.8e-8, 1.6e-8, 24, bytes_per_second=100e6, table_bytes_per_word=64),
                compiled_state, _V8_COUNTS, compiled_twin, "compiled: the counting in C as well"),
+    # v9's counting and a merge of its own, compact and on threads, read through the same interface as v8's
+    # (trace, walkthrough).  Its cost model is v9's until its own runs are fitted.
+    "v10": Rung(CostModel("heap", 2.6e-5, 1.8e-8, 1.6e-8, 24, bytes_per_second=100e6, table_bytes_per_word=64),
+                compiled_state, _V8_COUNTS, compiled_twin,
+                "the merge compact and on threads: 16-bit ids, a merge's words shared by threads"),
 }
 
 
