@@ -67,7 +67,7 @@ help:
 	@echo "  make data      list the data sets; make data DATA=tinystories downloads one into data/ (offline: DATA=tinystories-synth SIZE=20MB generates a stand-in)"
 	@echo "  make report    bench every variant, write out/report/report.md and its plots: slow, minutes, said as it starts (DATA, VOCAB, REPEAT, PEERS=1; PUBLISH=1: docs/)"
 	@echo "  make reproduce each step of the article series on the ladder: their ratio beside yours, stage by stage, and why they differ; out/articles.md and .csv (QUICK=1, PUBLISH=1; docs/articles.md)"
-	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS; RUNG=v8: v8 without each trick, docs/v8-ablation.json)"
+	@echo "  make ablation  v6 without each of its techniques, beside v5 and v6: docs/v6-ablation.json (GUTENBERG, REPEAT, WORKERS; RUNG=v8 or v10: without each trick, docs/RUNG-ablation.json)"
 	@echo "  make walkthrough  the class page: one HTML page stepping through corpus-en's merges at vocab 400, each rung's work counted, in seconds (FULL=1: DATA's at its vocab, minutes; DATA, VOCAB, VARIANT, BENCH=bench.json, OUT=page.html)"
 	@echo "  make figures   rewrite the figures the pages quote from the committed result files (python -m tools.figures checks them)"
 	@echo "  make profile   scalene profile of one variant into out/profiles/: make profile VARIANT=v2 (DATA, VOCAB, WORKERS; PUBLISH=1: profiles/)"
@@ -180,13 +180,15 @@ reproduce: $(VENV)/.installed
 # docs/v6-ablation.json, then `make figures`. Gutenberg-like text at vocab 10,000 (GUTENBERG: the data set
 # or a path to gutenberg-books.txt) and web-like at 32,000; about 10 minutes on an idle 2-core machine.
 # RUNG=v8: v8 without each of its tricks (docs/v8.md, "What each trick buys"), each row v8's merge built again
-# into out/v8-ablation/ with one trick off (about 30 s, once), into docs/v8-ablation.json.
+# into out/v8-ablation/ with one trick off (about 30 s, once), into docs/v8-ablation.json. RUNG=v10: v10 without
+# each of its ideas, beside v9 (docs/v10.md), into docs/v10-ablation.json.
 GUTENBERG ?= gutenberg-books
 RUNG      ?= v6
 ABLATION_SAYS_v6 := v6 without each of its techniques (about 10 min on an idle 2-core machine; slow)
 ABLATION_SAYS_v8 := v8 without each of its tricks (about 3 min on 2 cores, its builds included; slow)
+ABLATION_SAYS_v10 := v10 without each of its ideas, beside v9 (about 5 min on idle 2 cores, its builds included; slow)
 ablation: $(VENV)/.installed
-	@echo "$(or $(ABLATION_SAYS_$(RUNG)),RUNG is v6 or v8, not $(RUNG))"
+	@echo "$(or $(ABLATION_SAYS_$(RUNG)),RUNG is v6, v8 or v10, not $(RUNG))"
 	$(PY) -m tools.ablation $(if $(filter-out v6,$(RUNG)),--rung $(RUNG)) --data $(GUTENBERG) --vocab-size 10000 \
 		--data webtext-synth-20MB --vocab-size 32000 --repeat $(REPEAT) $(if $(WORKERS),--workers $(WORKERS)) \
 		--json $(or $(JSON),docs/$(RUNG)-ablation.json)

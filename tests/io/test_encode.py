@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from bpe import BPEError, Tokenizer
 from bpe.cli import main
 from bpe.io import compiled as compiled_module
-from bpe.io.encode import NPY_HEADER_BYTES, encode_file, npy_header
+from bpe.io.npy import NPY_HEADER_BYTES, npy_header
+from bpe.io.encode import encode_file
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.running.workers import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV

@@ -218,3 +218,48 @@ def test_a_one_worker_candidate_counts_as_its_rung_with_one_worker(monkeypatch, 
     module.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
     assert asked == [1]
     assert train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=module, workers=2)[1] == cs336_merges()
+
+
+# --- v10's ablation: v10's merge built again with one switch set, and one merge thread -------------------
+
+needs_v10 = pytest.mark.skipif(VARIANTS.module("v10").UNAVAILABLE is not None,
+                               reason=str(VARIANTS.module("v10").UNAVAILABLE))
+
+
+def v10_row(name):
+    return import_module(f"tools.ablation.v10.{name}")
+
+
+def test_every_v10_row_file_is_a_row_and_each_switch_is_real():
+    from tools.ablation import v10 as v10_rows
+
+    files = {path.stem for path in Path(v10_rows.__file__).parent.glob("*.py")}
+    assert files - {"__init__"} == set(v10_rows.SWITCHES) | {"one_merge_thread"} | set(v10_rows.CANDIDATES)
+    assert v10_rows.ROWS == ("v9", "v10", *v10_rows.SWITCHES, "one_merge_thread")
+    header = (v10_rows.REPO_ROOT / "variants" / "_v10_switches.h").read_text(encoding="utf-8")
+    merge = (v10_rows.REPO_ROOT / "variants" / "_v10_merge.pyx").read_text(encoding="utf-8")
+    for macro, value in v10_rows.SWITCHES.values():  # a switch the header defines, set away from its default
+        default = re.search(rf"^#define {macro} (\d+)$", header, re.M)
+        assert default and default.group(1) != value and f'"{macro}"' in merge, macro
+
+
+@needs_v10
+def test_the_one_merge_thread_row_merges_on_one_thread():
+    row = v10_row("one_merge_thread")
+    counts = row.count_pretokens(CORPUS_EN, ["<|endoftext|>"], workers=2)
+    merger = row.Merger(counts)
+    try:
+        assert merger.summary()["merge_threads"] == 1
+    finally:
+        merger.close()
+    assert train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=row, workers=2)[1] == cs336_merges()
+
+
+@pytest.mark.slow  # a build of v10's merge per row the first time (about a minute on 2 cores), then seconds
+@needs_v10
+@pytest.mark.parametrize("name", ["wide_ids", "exact_holders", "no_floored_heap", "no_prefetch"])
+def test_v10_row_gives_v1s_merges(name):
+    _, merges = train_bpe(CORPUS_EN, 500, ["<|endoftext|>"], variant=v10_row(name))
+    assert merges == cs336_merges()
+    for corpus in (OVERLAPS, REPEATS, TIES):
+        assert merges_of(v10_row(name), corpus, 60) == merges_of(v1_naive, corpus, 60)

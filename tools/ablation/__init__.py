@@ -40,7 +40,7 @@ from bpe.lab.measure.publish import stamp, write_json_atomic
 from bpe.lab.measure.spread import compare, ratio_text, summarized
 from bpe.running.sizes import parse_count
 from bpe.training.registry import VARIANTS, get_variant
-from tools.ablation import v8
+from tools.ablation import v8, v10
 from tools.command import tool_main
 
 #: The rows, in the order they run and are shown: the rungs, then v6 without each technique.
@@ -54,7 +54,7 @@ BASE = "v6"
 #: The time the rows are compared on.
 FIGURE = "total"
 #: The rungs with an ablation.
-RUNGS = ("v6", "v8")
+RUNGS = ("v6", "v8", "v10")
 
 
 def row_spec(row: str) -> str:
@@ -85,14 +85,15 @@ def pair_regimes(data: Sequence[str] | None, vocab_sizes: Sequence[str | int] | 
 
 
 def ablation_of(rung: str):
-    """The module that holds a rung's rows: this one for v6, ``v8`` for v8 (its rows built first)."""
+    """The module that holds a rung's rows: this one for v6, ``v8`` for v8, ``v10`` for v10 (their rows built
+    first)."""
     if rung not in RUNGS:
         raise BPEError(f"no ablation of {rung!r}: --rung is one of {', '.join(RUNGS)}")
     if rung == "v6":
         return sys.modules[__name__]
     if rung not in VARIANTS:  # not built here: the registry's one line says why
         get_variant(rung)
-    return v8
+    return v8 if rung == "v8" else v10
 
 
 def run_ablation(data: Sequence[str] | None = None, vocab_sizes: Sequence[str | int] | None = None, repeat: int = 3,
@@ -176,12 +177,13 @@ def ablation_table(regime: dict, ideas: dict[str, str], base: str = BASE, figure
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ablation",
-                                     description="v6 (or v8) without each of its techniques in turn, beside the "
-                                                 "rung (docs/v6.md, docs/v8.md)")
-    parser.add_argument("--rung", choices=("v6", "v8"), default="v6",
+                                     description="v6 (or v8, v10) without each of its techniques in turn, beside "
+                                                 "the rung (docs/v6.md, docs/v8.md, docs/v10.md)")
+    parser.add_argument("--rung", choices=RUNGS, default="v6",
                         help="v6: v6 without each technique, beside v5 and v6, compared on the total; v8: v8 "
                              "without each trick, each built once into out/v8-ablation/, compared on the merge "
-                             "phase (default v6)")
+                             "phase; v10: v10 without each idea, beside v9, built into out/v10-ablation/, compared "
+                             "on the merge phase (default v6)")
     parser.add_argument("--data", action="append", default=None,
                         help="data set name or file path; repeat for several regimes, each with its --vocab-size "
                              "(default: gutenberg-books at 10,000 and webtext-synth-20MB at 32,000)")
