@@ -48,6 +48,12 @@ def add_text_column(p: argparse.ArgumentParser) -> None:
                    help="where --data's JSON lines or Parquet files hold the text (default: text)")
 
 
+def add_pattern(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pattern", default="gpt2", metavar="P",
+                   help="the pre-tokenization pattern: gpt2 (default), cl100k (GPT-4's), o200k (GPT-4o's), or a "
+                        "regex of your own (docs/patterns.md)")
+
+
 def add_errors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: fail naming the offset (strict) or decode with U+FFFD (replace)")
@@ -126,4 +132,4 @@ def bench_settings(args):
                          special_tokens=special_tokens(args), workers=args.workers, peers=args.peers,
                          force=args.force, progress=show_progress(args), limit=getattr(args, "limit", None),
                          busy=busy, load=load, json_out=getattr(args, "json", None),
-                         text_column=getattr(args, "text_column", "text"))
+                         text_column=getattr(args, "text_column", "text"), pattern=getattr(args, "pattern", "gpt2"))

@@ -19,11 +19,12 @@ from bpe.corpus.cluster import distributed
 from bpe.corpus.corpus import open_corpus
 from bpe.data.datasets import data_label, resolve_data
 from bpe.errors import BPEError
-from bpe.io.outputs import OutputLock, check_output_dir, save_tokenizer, token_report
+from bpe.io.outputs import OutputLock, check_output_dir, save_tokenizer, tiktoken_warning, token_report
 from bpe.lab.measure.estimate import check_affordable, estimate_file
 from bpe.lab.measure.publish import machine_info
 from bpe.running.sizes import format_size, parse_size
 from bpe.running.timer import StageTimer
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name, resolve_pattern
 from bpe.training import train as training  # train_bpe looked up as each run starts: tests replace it
 from bpe.training.observer import Observer
 from bpe.training.registry import DEFAULT_VARIANTS, best_variant, default_note, get_variant
@@ -47,13 +48,15 @@ class TrainSettings:
     text_column: str = "text"  # the JSON field or Parquet column of a corpus's text
     cluster: str | None = None  # a Dask scheduler's address (or local): the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped (changes the merges)
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern: gpt2, cl100k, o200k or a regex
 
 
 def run(args) -> int:
     """The command, from its parsed arguments."""
     run_train(TrainSettings(args.data, args.variant, vocab_size(args), special_tokens(args), args.workers,
                             args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
-                            show_progress(args), args.text_column, args.cluster, args.min_count))
+                            show_progress(args), args.text_column, args.cluster, args.min_count,
+                            pattern=args.pattern))
     return 0
 
 
@@ -61,6 +64,7 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
     training.check_workers(settings.workers)
     training.check_min_count(settings.min_count)
+    resolve_pattern(settings.pattern)  # a bad regex: its one line before anything is read
     path = resolve_data(settings.data)
     open_corpus(path, text_column=settings.text_column)  # a glob that matches nothing fails now
     if settings.cluster is not None:
@@ -87,8 +91,9 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
         said = f"estimate {estimate[0].describe()}"
     else:
         estimate, said = [], f"{len(corpus.sources):,} file(s), counted as they are read (no estimate)"
-    print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}; "
-          f"{said}", file=out)
+    pattern = "" if pattern_name(s.pattern) == DEFAULT_PATTERN else f", pattern {pattern_name(s.pattern)}"
+    print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}"
+          f"{pattern}; {said}", file=out)
     if s.variant is None and variant != DEFAULT_VARIANTS[0]:  # the default is not the fastest here: say why
         print(default_note(), file=out)
     check_affordable(estimate, f"training {variant} on {data} at vocab {s.vocab_size:,}", s.force)
@@ -101,7 +106,8 @@ def _train(settings: TrainSettings, path: Path, variant: str, out) -> list[Path]
     started = time.perf_counter()
     vocab, merges = training.train_bpe(path, s.vocab_size, s.special_tokens, variant=variant, workers=s.workers,
                                        errors=s.errors, limit=s.limit, observer=observer,
-                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count)
+                                       text_column=s.text_column, cluster=s.cluster, min_count=s.min_count,
+                                       pattern=s.pattern)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out
@@ -157,12 +163,17 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
     info = {
         "settings": {"variant": variant, "data": data_label(s.data), "path": str(path), "vocab_size": s.vocab_size,
                      "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors,
-                     "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count},
+                     "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count,
+                     "pattern": s.pattern},
         "corpus": asdict(observer.corpus),
         "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
         "result": {"merges": len(merges), "vocab_size": len(vocab)},
         "timings": observer.timer.as_dict(),
         "machine": machine_info(),
     }
-    return save_tokenizer(settings.out_dir, vocab, merges, settings.special_tokens, formats=settings.formats,
-                          train_info=info)
+    written = save_tokenizer(settings.out_dir, vocab, merges, settings.special_tokens, formats=settings.formats,
+                             train_info=info, pattern=s.pattern)
+    warning = tiktoken_warning(vocab, s.pattern) if "tiktoken" in s.formats else None
+    if warning is not None:
+        print(f"bpe: warning: {warning}", file=sys.stderr)
+    return written

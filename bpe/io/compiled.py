@@ -11,7 +11,7 @@ What it cannot hold, and leaves to the Python path: an empty special token (the 
 puts the token between every two characters), and an id that does not fit the tokenizer's packed type
 (``array`` raises there, as it always has); and a custom pattern, which has no scanner.  GPT-4's and
 GPT-4o's patterns (``pattern="cl100k"``, ``"o200k"``) have theirs (:mod:`bpe.split.patterns`); the
-Tokenizer splits by GPT-2's alone for now, so it asks for GPT-2's.
+Tokenizer asks for the pattern it was trained with.
 
 Each thread encodes with a :class:`Cache` of its own (the pre-token -> ids table, BPE's scratch, a stop
 flag); :meth:`CompiledEncoder.borrow` lends one, kept warm from call to call, and ``give_back`` returns it.
@@ -27,7 +27,7 @@ from bpe.interface import not_built
 from bpe.running.threads import run_threads
 from bpe.split.gpt2_classes import class_tables
 from bpe.split.pattern_classes import contraction_folds, scanner_tables
-from bpe.split.patterns import CUSTOM, SCANNERS, resolve_pattern
+from bpe.split.patterns import CUSTOM, DEFAULT_PATTERN, SCANNERS, resolve_pattern
 
 try:
     from bpe.io._encoder import Cache, Encoder
@@ -99,7 +99,7 @@ class CompiledEncoder:
         return out
 
 
-def compiled_encoder(tokenizer, pattern: str = "gpt2") -> CompiledEncoder | None:
+def compiled_encoder(tokenizer, pattern: str = DEFAULT_PATTERN) -> CompiledEncoder | None:
     """The compiled encoder of ``tokenizer``'s merges, cutting text by ``pattern`` (a name, or a regex), or
     ``None`` where it is not built or cannot hold them (see the module's docstring): the caller then encodes
     in Python."""

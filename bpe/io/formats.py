@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from bpe.io.byte_unicode import encode_token
 from bpe.io.checks import parse_merges, parse_vocab, read_json, read_text
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name, resolve_pattern
 
 
 def vocab_json(vocab: dict[int, bytes]) -> str:
@@ -46,8 +47,9 @@ def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> st
 
 
 def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
-                      special_tokens: Sequence[str]) -> str:
-    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own."""
+                      special_tokens: Sequence[str], pattern: str = DEFAULT_PATTERN) -> str:
+    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own, or with
+    ``pattern``'s (:func:`hf_pre_tokenizer`)."""
     # Special tokens are in the model's vocab too (as in GPT-2's file): an added token missing from
     # it would get a fresh id from `tokenizers`, not ours.
     model_vocab: dict[str, int] = {}
@@ -65,7 +67,7 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
             for t in special_tokens
         ],
         "normalizer": None,
-        "pre_tokenizer": byte_level,
+        "pre_tokenizer": hf_pre_tokenizer(pattern, byte_level),
         "post_processor": None,
         "decoder": byte_level,
         "model": {
@@ -76,6 +78,31 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
         },
     }
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def hf_pre_tokenizer(pattern: str, byte_level: dict) -> dict:
+    r"""GPT-2's split is ``ByteLevel``'s own (``use_regex``); any other pattern is a ``Split`` of the text by
+    it (each match a pre-token), then ``ByteLevel`` without its regex, as HF writes GPT-4-style tokenizers.
+
+    ``tokenizers`` runs the pattern with Oniguruma, which reads ``{1,3}+`` not as possessive but as a
+    repeat of the repeat: cl100k's ``\p{N}{1,3}+`` goes as ``\p{N}{1,3}``, the same matches (nothing
+    follows it in its alternative to give anything back to); its other possessive forms Oniguruma reads as
+    ``regex`` does.  A custom pattern goes as it is written."""
+    if pattern_name(pattern) == DEFAULT_PATTERN:
+        return byte_level
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False},
+        dict(byte_level, use_regex=False)]}
+
+
+def hf_pattern(pattern: str) -> str:
+    """The pattern as ``tokenizers`` is given it, to split as ``regex`` does (:func:`hf_pre_tokenizer`).
+
+    >>> hf_pattern("cl100k").count("{1,3}+"), hf_pattern("o200k") == resolve_pattern("o200k")[1]
+    (0, True)
+    """
+    name, text = resolve_pattern(pattern)
+    return text.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}") if name == "cl100k" else text
 
 
 def load_vocab(path: str | os.PathLike) -> dict[int, bytes]:

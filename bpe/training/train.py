@@ -35,10 +35,11 @@ from bpe.errors import ArgumentError, BPEError
 from bpe.running.pool import pools_started
 from bpe.running.sizes import parse_size
 from bpe.split.chunking import find_limit_end
+from bpe.split.patterns import DEFAULT_PATTERN, cuts_of, pattern_name
 from bpe.training.merge_loop import Pair, run_merges
 from bpe.training.observer import Corpus, Observer
 from bpe.training.registry import get_variant
-from bpe.training.rung import merger_summary
+from bpe.training.rung import merger_summary, pattern_keyword
 
 Vocab = dict[int, bytes]
 
@@ -152,10 +153,12 @@ class Arguments:
     corpus: object = None
     cluster: object = None  # a dask.distributed Client or a scheduler's address: the counting goes there
     min_count: int | None = None  # pre-tokens counted fewer times are dropped before the merges
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern: a name (gpt2, cl100k, o200k) or a regex
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
-                    text_column: str = "text", cluster=None, min_count: int | None = None) -> Arguments:
+                    text_column: str = "text", cluster=None, min_count: int | None = None,
+                    pattern: str = DEFAULT_PATTERN) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
     special_tokens = check_special_tokens(special_tokens)
@@ -166,6 +169,9 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit, "limit") if limit is not None else None
     check_min_count(min_count)
+    if pattern_name(pattern) != DEFAULT_PATTERN and cluster is not None:  # the cluster's tasks split by GPT-2's
+        raise ArgumentError(f"a cluster counts by GPT-2's pattern alone, not pattern {pattern!r}: count locally",
+                            f"--cluster counts by GPT-2's pattern alone, not --pattern {pattern!r}: count locally")
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -173,10 +179,11 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     path = corpus.plain_file
     if path is not None and cluster is None:  # one local text file: counted as it always was
         file_bytes = check_input_file(path).stat().st_size
+        # the file itself, where a directory or a glob named just it
         return Arguments(path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
-                         min_count=min_count)  # the file itself, where a directory or a glob named just it
+                         min_count=min_count, pattern=pattern)
     return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
-                     cluster, min_count)
+                     cluster, min_count, pattern)
 
 
 def check_min_count(min_count) -> None:
@@ -204,11 +211,13 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
             # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
             end = arguments.file_bytes or None
             if arguments.limit is not None:
-                end = find_limit_end(path, arguments.limit, special_tokens, errors=errors)
+                end = find_limit_end(path, arguments.limit, special_tokens, errors=errors,
+                                     cuts=cuts_of(arguments.pattern))
             progress.start_bytes(arguments.file_bytes if end is None else end)
             with pools_started() as pools:  # the processes it used, which the rung may choose itself
                 pretoken_counts = arguments.rung.count_pretokens(path, special_tokens, workers=arguments.workers,
-                                                                 errors=errors, end=end, on_bytes=progress.on_bytes)
+                                                                 errors=errors, end=end, on_bytes=progress.on_bytes,
+                                                                 **pattern_keyword(arguments.pattern))
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
@@ -236,7 +245,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
                 else:
                     pretoken_counts, used = count_documents(
                         arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
-                        errors=arguments.errors, limit=arguments.limit, on_bytes=progress.on_bytes)
+                        errors=arguments.errors, limit=arguments.limit, on_bytes=progress.on_bytes,
+                        pattern=arguments.pattern)
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
@@ -299,6 +309,7 @@ def train_bpe(
     text_column: str = "text",
     cluster=None,
     min_count: int | None = None,
+    pattern: str = DEFAULT_PATTERN,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -320,11 +331,14 @@ def train_bpe(
     merges across, and the merges equal those of one file of the documents so separated.  ``cluster`` (a
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
     (:mod:`bpe.corpus.cluster`).  ``min_count`` drops the pre-tokens counted fewer times before the
-    merges: it changes the merges, so it is off by default.
+    merges: it changes the merges, so it is off by default.  ``pattern`` splits the text into pre-tokens:
+    ``"gpt2"`` (the default, the CS336 handout's), ``"cl100k"`` (GPT-4's), ``"o200k"`` (GPT-4o's), or any
+    other string as a regex of one's own (:mod:`bpe.split.patterns`, docs/patterns.md); every variant gives
+    the same merges with every pattern.
     """
     # 1. Check the arguments, all of them, before a byte is read.
     arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
-                                text_column=text_column, cluster=cluster, min_count=min_count)
+                                text_column=text_column, cluster=cluster, min_count=min_count, pattern=pattern)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)
@@ -349,6 +363,7 @@ def train_bpe_from_iterator(
     observer: Observer | None = None,
     text_column: str = "text",
     min_count: int | None = None,
+    pattern: str = DEFAULT_PATTERN,
 ) -> tuple[Vocab, list[Pair]]:
     """Train on documents in memory, as HF ``tokenizers``' and rustbpe's ``train_from_iterator`` do: an
     iterator of strings, or of lists of strings (HF's batches), or a Hugging Face ``datasets`` object (its
@@ -367,4 +382,4 @@ def train_bpe_from_iterator(
     corpus = TrainingCorpus(documents=iterator, text_column=text_column,
                             label="the dataset" if is_dataset(iterator) else "the iterator")
     return train_bpe(corpus, vocab_size, special_tokens, variant=variant, workers=workers, errors=errors,
-                     limit=limit, observer=observer, text_column=text_column, min_count=min_count)
+                     limit=limit, observer=observer, text_column=text_column, min_count=min_count, pattern=pattern)

@@ -365,7 +365,8 @@ def test_a_counter_refuses_tables_that_are_not_its_patterns():
     with pytest.raises(ValueError, match="an ASCII byte"):
         v9.Counter(1, [], *pattern_classes.scanner_tables("o200k"), pattern=2, folds=[(0x17F, 300)])
     with pytest.raises(ValueError, match="more than 8"):
-        v9.Counter(1, [], *pattern_classes.scanner_tables("o200k"), pattern=2, folds=[(0x100 + k, 115) for k in range(9)])
+        v9.Counter(1, [], *pattern_classes.scanner_tables("o200k"), pattern=2,
+                   folds=[(0x100 + k, 115) for k in range(9)])
 
 
 def test_the_batches_are_used_where_they_stand_for_findall():
