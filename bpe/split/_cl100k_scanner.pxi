@@ -34,7 +34,7 @@ cdef enum:
 # --- The contractions, in any case --------------------------------------------------------------------------
 # ``(?i:...)`` matches a letter in either case, and regex also takes U+017F (long s) for an ``s``: ``'ſ`` is
 # a contraction to it.  Which character matches which letter is read off regex too
-# (patterns.contraction_folds), into this table: nothing here knows a case.
+# (pattern_classes.contraction_folds), into this table: nothing here knows a case.
 
 ctypedef struct Folds:
     uint8_t ascii[128]              # the contraction letter (lower case) an ASCII character matches, or 0
