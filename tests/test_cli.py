@@ -63,6 +63,11 @@ def test_vocab_size_reads_units_like_limit(capsys):
     (["train", "--data", "corpus-en", "--special", ""], "--special '': special tokens must not be empty"),
     (["train", "--data", "corpus-en", "--workers", "100000"], "--workers 100,000 is too many: at most"),
     (["bench", "--data", "corpus-en", "--workers", "100000"], "--workers 100,000 is too many: at most"),
+    (["train", "--data", "corpus-en", "--pattern", "(a"], "--pattern '(a' is not a regex: missing ) at position 2"),
+    (["bench", "--data", "corpus-en", "--pattern", "[z-a]"], "--pattern '[z-a]' is not a regex: bad character range"),
+    (["train", "--data", "corpus-en", "--pattern", r"(\w+)"], r"--pattern '(\\w+)' has 1 capturing group(s)"),
+    (["train", "--data", "corpus-en", "--pattern", "o200k", "--cluster", "local"],
+     "--cluster counts by GPT-2's pattern alone, not --pattern 'o200k': count locally"),
 ])
 def test_bad_values_are_one_line(argv, message, capsys):
     one_line_error(capsys, argv, message)

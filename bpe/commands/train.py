@@ -24,7 +24,7 @@ from bpe.lab.measure.estimate import check_affordable, estimate_file
 from bpe.lab.measure.publish import machine_info
 from bpe.running.sizes import format_size, parse_size
 from bpe.running.timer import StageTimer
-from bpe.split.patterns import DEFAULT_PATTERN, pattern_name, resolve_pattern
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training import train as training  # train_bpe looked up as each run starts: tests replace it
 from bpe.training.observer import Observer
 from bpe.training.registry import DEFAULT_VARIANTS, best_variant, default_note, get_variant
@@ -64,7 +64,7 @@ def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
     training.check_workers(settings.workers)
     training.check_min_count(settings.min_count)
-    resolve_pattern(settings.pattern)  # a bad regex: its one line before anything is read
+    training.check_pattern(settings.pattern, settings.cluster)  # a bad regex: its one line before anything is read
     path = resolve_data(settings.data)
     open_corpus(path, text_column=settings.text_column)  # a glob that matches nothing fails now
     if settings.cluster is not None:

@@ -143,8 +143,8 @@ def choose_encoder(tokenizer, encoder: str | None):
     compiled = tokenizer.compiled_encoder()
     if compiled is None and encoder == "compiled":
         raise BPEError(compiled_module.UNAVAILABLE
-                       or "the compiled encoder cannot hold this tokenizer (an empty special token, or an id past its "
-                          "packed type): use --encoder python")
+                       or "the compiled encoder cannot hold this tokenizer (an empty special token, an id past its "
+                          "packed type, or a pattern of its own, which has no scanner): use --encoder python")
     return compiled
 
 

@@ -169,9 +169,7 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     rung = variant if hasattr(variant, "Merger") else get_variant(variant)
     limit = parse_size(limit, "limit") if limit is not None else None
     check_min_count(min_count)
-    if pattern_name(pattern) != DEFAULT_PATTERN and cluster is not None:  # the cluster's tasks split by GPT-2's
-        raise ArgumentError(f"a cluster counts by GPT-2's pattern alone, not pattern {pattern!r}: count locally",
-                            f"--cluster counts by GPT-2's pattern alone, not --pattern {pattern!r}: count locally")
+    check_pattern(pattern, cluster)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -190,6 +188,14 @@ def check_min_count(min_count) -> None:
     if min_count is not None and (isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1):
         why = f"must be a count of at least 1, got {min_count!r}"
         raise ArgumentError(f"min_count {why}", f"--min-count {why} (or omit it to keep every pre-token)")
+
+
+def check_pattern(pattern, cluster=None) -> None:
+    """One line for a pattern that is not a name or a regex; and for another than GPT-2's on a cluster, whose
+    counting tasks split by GPT-2's alone."""
+    if pattern_name(pattern) != DEFAULT_PATTERN and cluster is not None:
+        raise ArgumentError(f"a cluster counts by GPT-2's pattern alone, not pattern {pattern!r}: count locally",
+                            f"--cluster counts by GPT-2's pattern alone, not --pattern {pattern!r}: count locally")
 
 
 def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:

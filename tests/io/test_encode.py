@@ -644,3 +644,32 @@ def test_ctrl_c_on_threads_is_one_line_no_output_no_thread(trained_dir, tmp_path
     assert proc.returncode == 130 and err == "bpe: interrupted\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
     assert live_processes(session=proc.pid) == []
+
+
+@pytest.fixture(scope="module", params=["cl100k", "o200k", r"\w+|[^\w\s]+|\s+"], ids=["cl100k", "o200k", "custom"])
+def pattern_dir(request, tmp_path_factory):
+    """``(pattern, directory)``: a 1,000-token vocab trained with the pattern on the default corpus's first 200 KB."""
+    out = tmp_path_factory.mktemp("pattern")
+    assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "1000", "--limit", "200KB", "--workers",
+                 "1", "--pattern", request.param, "--out", str(out)]) == 0
+    return request.param, out
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_bpe_encode_splits_by_the_saved_tokenizers_pattern(pattern_dir, tmp_path, encoder, capsys):
+    """The pattern comes from the tokenizer's train.json; the file is cut by its rule into many chunks, on
+    threads or in the pool, and the ids are tiktoken's with that pattern (--peers checks them; a custom regex,
+    which has no scanner, is encoded in Python either way)."""
+    pattern, directory = pattern_dir
+    tokenizer = load_tokenizer(directory)
+    assert tokenizer.pattern_name == ("custom" if "\\" in pattern else pattern)
+    data = tmp_path / "data.txt"
+    data.write_text(DEFAULT_CORPUS.read_text(encoding="utf-8")[-60_000:] + "HelloWorld 2024!\n\n  x/y\n",
+                    encoding="utf-8")
+    stats = encode_file(directory, data, tmp_path / "ids.npy", workers=2, chunk_bytes=4096,
+                        encoder=None if "\\" in pattern else encoder)
+    expected = tiktoken_encoding(tokenizer).encode(data.read_text(encoding="utf-8"), allowed_special="all")
+    assert first_difference(np.load(tmp_path / "ids.npy"), expected) is None and stats.tokens == len(expected)
+    assert main(["encode", "--tokenizer", str(directory), "--data", str(data), "--out", str(tmp_path / "cli.npy"),
+                 "--workers", "1", "--peers"]) == 0
+    assert "ids identical to tiktoken's" in capsys.readouterr().out
