@@ -133,3 +133,15 @@ def test_the_number_of_disagreements_is_the_one_the_docs_state(name):
     stated = re.search(r"tiktoken ([\d.]+) and regex ([\d.]+)", page)
     assert stated is not None and stated.groups() == (VERSIONS["tiktoken"], VERSIONS["regex"])
     assert f"{SIZES[name]:,}" in page
+
+
+def test_a_stream_is_cut_where_the_pattern_allows(trained, monkeypatch):
+    """``encode_iterable`` cuts its buffer by the pattern's rule (for cl100k and o200k not at a newline after
+    punctuation, which their pre-tokens hold): the ids are those of the whole text."""
+    import bpe.io.tokenizer as tokenizer_module
+
+    name, tokenizer, encoding = trained
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER_CHARS", 64)
+    lines = [f"Line {i}: HelloWorld!\n\n  x/y 12345 don'T\r\n" for i in range(200)]
+    text = "".join(lines)
+    assert list(tokenizer.encode_iterable(lines)) == tokenizer.encode(text) == encoding.encode(text)
