@@ -29,7 +29,7 @@ TEST_MINUTES     := 8
 .PHONY: help shell bench lint test test-all test-debug fuzz venv clean profile report data reproduce figures ablation walkthrough benchmark benchmark-compare
 
 # The install builds the compiled code (the compiled rungs' private parts, variants/_*.pyx; the encoder,
-# bpe/io/_encoder.pyx; with the scanner they include from bpe/split/ and the hint from bpe/running/; with
+# bpe/io/_encoder.pyx; with the scanners they include from bpe/split/ and the hint from bpe/running/; with
 # setuptools and Cython) when a C compiler is found, and goes on without it otherwise; an edit of their sources
 # rebuilds them.
 COMPILED_SOURCES := $(wildcard variants/_*.pyx variants/_*.h bpe/*/_*.pyx bpe/*/_*.pxi bpe/*/_*.h)
@@ -122,7 +122,8 @@ test-all: $(VENV)/.installed $(VENV)/.browser test-debug
 # out/debug-build/; the rungs' own build in .venv is not touched. About 3 min on 2 cores, so make test-all
 # runs it and make test does not.
 ASAN ?= 1
-DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/variants/test_v10.py tests/io/test_encode.py
+DEBUG_TESTS := tests/variants/test_v8.py tests/variants/test_v9.py tests/variants/test_v10.py tests/io/test_encode.py \
+	tests/split/test_scanners.py
 test-debug: $(VENV)/.installed
 	@echo "the compiled rungs built with bounds checks$(if $(filter 1,$(ASAN)), and AddressSanitizer,) into out/debug-build/, and their tests run against that build (about 3 min on 2 cores)"
 	$(PY) -m tools.builds $(if $(filter 1,$(ASAN)),--asan) -- -q $(DEBUG_TESTS)

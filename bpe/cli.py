@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--format", action="append", choices=["tiktoken", "hf"], default=None,
                        help="with --out, also write DIR/tokenizer.tiktoken or DIR/tokenizer.json (repeatable)")
     arguments.add_text_column(train)
+    arguments.add_pattern(train)
     train.add_argument("--cluster", default=None, metavar="ADDRESS",
                        help="count on a Dask cluster: its scheduler (tcp://host:8786), or local for one on this "
                             "machine; the files must be readable by its workers (pip install 'bpe-lab[cluster]')")
@@ -227,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     arguments.add_training_args(bench, bench=True)
     bench.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3); the median is reported")
     arguments.add_text_column(bench)
+    arguments.add_pattern(bench)
     arguments.add_json(bench)
     bench.add_argument("--busy", default="0", metavar="N[:bursty]",
                        help="measure with N other processes each spinning on a core (a machine that is not idle); "

@@ -64,6 +64,11 @@ def test_vocab_size_reads_units_like_limit(capsys):
     (["train", "--data", "corpus-en", "--special", ""], "--special '': special tokens must not be empty"),
     (["train", "--data", "corpus-en", "--workers", "100000"], "--workers 100,000 is too many: at most"),
     (["bench", "--data", "corpus-en", "--workers", "100000"], "--workers 100,000 is too many: at most"),
+    (["train", "--data", "corpus-en", "--pattern", "(a"], "--pattern '(a' is not a regex: missing ) at position 2"),
+    (["bench", "--data", "corpus-en", "--pattern", "[z-a]"], "--pattern '[z-a]' is not a regex: bad character range"),
+    (["train", "--data", "corpus-en", "--pattern", r"(\w+)"], r"--pattern '(\\w+)' has 1 capturing group(s)"),
+    (["train", "--data", "corpus-en", "--pattern", "o200k", "--cluster", "local"],
+     "--cluster counts by GPT-2's pattern alone, not --pattern 'o200k': count locally"),
 ])
 def test_bad_values_are_one_line(argv, message, capsys):
     one_line_error(capsys, argv, message)
@@ -254,7 +259,7 @@ def test_continue_learns_more_and_equals_one_run(tmp_path, capsys):
     one_line_error(capsys, ["train", "--data", "corpus-en", "--vocab-size", "299", "--continue", str(first)],
                    "--vocab-size 299 is smaller than the tokenizer being continued, which holds 300 tokens")
     one_line_error(capsys, ["train", "--data", "corpus-en", "--continue", str(tmp_path / "none")],
-                   f"no saved tokenizer in {tmp_path / 'none'}: vocab.json is missing")
+                   f"no saved tokenizer in {tmp_path / 'none'}: the directory is missing")
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "ten", "1.5"])

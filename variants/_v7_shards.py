@@ -41,12 +41,13 @@ from itertools import repeat
 from operator import add
 
 from bpe.corpus.text_file import check_input_file
-from bpe.counting.fast import count_text_fast
-from bpe.counting.parallel import PART_KEY, _take_part, count_file_parallel_fast, count_into_parts
+from bpe.counting.fast import count_file_serial_fast, count_text_fast
+from bpe.counting.parallel import PART_KEY, _take_part, count_file_parallel_fast, count_into_parts, counters_for
 from bpe.errors import BPEError
 from bpe.running.cores import plan_chunk_count
 from bpe.running.pool import WorkerPool, default_workers
 from bpe.running.workers import CHANNEL_KEY, worker_state
+from bpe.split.patterns import DEFAULT_PATTERN
 
 #: The longest a process waiting for the other end of a merge channel polls it before it sleeps.  The
 #: other end usually answers within a fraction of a millisecond, and waking a sleeping process costs a
@@ -179,8 +180,10 @@ class ShardedCounts:
 
 def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int | None, errors: str,
                           end: int | None, on_bytes: Callable[[int], None] | None,
-                          worth_shards: Callable[[int], bool]) -> ShardedCounts:
-    """Count the file in a shard pool; part ``p``'s pre-token counts stay in worker ``p``.
+                          worth_shards: Callable[[int], bool], pattern: str = DEFAULT_PATTERN) -> ShardedCounts:
+    """Count the file in a shard pool; part ``p``'s pre-token counts stay in worker ``p``.  ``pattern``: GPT-2's
+    is counted by the fast counter, any other by its plain counter (v6's rule,
+    :func:`bpe.counting.parallel.counters_for`), the file cut by its rule either way.
 
     ``worth_shards(distinct pre-tokens)`` says whether shard processes pay; if not, the parts are
     gathered here and the pool is stopped.  One worker, no fork, or a file too small for two chunks
@@ -195,11 +198,12 @@ def count_into_shard_pool(path, special_tokens: Sequence[str], *, workers: int |
     # A file whose size reads 0 (/proc files) is counted as v6 counts it, and is far too small for shards.
     if workers == 1 or size == 0 or plan_chunk_count(size, workers) < 2 or not can_fork():
         return ShardedCounts(local=count_file_parallel_fast(path, special_tokens, workers=workers, errors=errors,
-                                                            end=end, on_bytes=on_bytes))
+                                                            end=end, on_bytes=on_bytes, pattern=pattern))
     pool = open_shard_pool(workers, str(path))
     try:
+        counter, _ = counters_for(count_text_fast, count_file_serial_fast, pattern)
         distinct = sum(count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes,
-                                        counter=count_text_fast))
+                                        counter=counter, pattern=pattern))
         if worth_shards(distinct):
             return ShardedCounts(pool)
         counts: dict[bytes, int] = {}

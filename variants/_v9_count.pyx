@@ -7,7 +7,9 @@ while the text is counted, and no regex engine runs.  Each structure replaces on
 * the **scanner** (``scan_piece``, in ``_gpt2_scanner.pxi``, which the compiled encoder includes too)
   replaces ``regex.findall`` (and ``re``'s ASCII twin): the GPT-2 pattern is six alternatives over
   three character classes, so one pass over the UTF-8 bytes, one character class looked up per
-  character, decides every pre-token with no backtracking;
+  character, decides every pre-token with no backtracking (GPT-4's and GPT-4o's patterns have scanners
+  of their own, ``_scanners.pxi``, one chosen when the counter is made; a custom pattern's pre-tokens
+  come from ``regex`` itself, on the same threads, through ``add_tokens``);
 * the **tables** (``Table``) replace a ``Counter`` per chunk: open addressing on a 32-bit hash of the
   bytes, a short key kept in its slot, a long one in an arena; one table per thread, so the threads
   share nothing while they count;
@@ -25,6 +27,9 @@ exception.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.long cimport PyLong_AsSsize_t
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 cdef extern from "_hints.h":
     void prefetch "BPE_PREFETCH"(const void *p) nogil
@@ -44,7 +49,7 @@ cdef extern from *:
     """
     void written_zeros "v9_written_zeros"(void *p, size_t size) nogil
 
-include "_gpt2_scanner.pxi"
+include "_scanners.pxi"
 
 cdef enum:
     INLINE = 16                  # keys this long or shorter live in their slot
@@ -337,6 +342,19 @@ cdef enum:
     PART_OPEN = 0            # not merged: its keys are in the threads' tables
     PART_MERGING = 1         # merge_part running
     PART_MERGED = 2          # merged: write_part may read it
+cdef inline Py_ssize_t utf8_offset(const uint8_t *data, Py_ssize_t size, bint ascii, Py_ssize_t byte,
+                                    Py_ssize_t index, Py_ssize_t target) noexcept nogil:
+    """The byte offset of character ``target`` in ``data`` (a text's UTF-8, ``size`` bytes), walking from
+    character ``index`` at byte ``byte``: one step per character, a character's length read off its first
+    byte (Python made these bytes: they are UTF-8); in an ASCII text, characters are bytes.  Never past
+    ``size``."""
+    if ascii:
+        byte += target - index
+        return byte if byte <= size else size
+    while index < target and byte < size:
+        byte += 1 if data[byte] < 0x80 else 2 if data[byte] < 0xE0 else 3 if data[byte] < 0xF0 else 4
+        index += 1
+    return byte if byte <= size else size
 
 
 cdef class Counter:
@@ -355,6 +373,8 @@ cdef class Counter:
 
     cdef Classes classes
     cdef bytes stage1, stage2                 # kept alive: classes points into them
+    cdef Folds folds                          # the contractions' letters in any case (cl100k, o200k)
+    cdef readonly int pattern                 # which scanner (_scanners.pxi): GPT-2's unless told
     cdef Table *tables
     cdef Table *parts
     cdef int num_tables
@@ -368,10 +388,13 @@ cdef class Counter:
     cdef bint released, merging               # release() called; a merge_part called (counting is over)
     cdef int running                          # calls under way now that read or write the tables
 
-    def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2, int spread=1):
+    def __cinit__(self, int threads, special_tokens, bytes stage1, bytes stage2, int spread=1, int pattern=0,
+                  folds=()):
         """``spread``: for one table that will hold one part, a range of hashes (``add_counts`` of a part: a
         cluster's sum), an odd multiplier, so that its keys' homes cover every slot (``home_of``); with
-        several tables it must be 1, as ``merge_part`` reads each part's range of slots."""
+        several tables it must be 1, as ``merge_part`` reads each part's range of slots.  ``pattern``: the
+        scanner's number (``bpe.split.patterns.SCANNERS``), ``stage1`` and ``stage2`` that pattern's
+        tables and ``folds`` its contractions' letters (``scanner_tables``, ``contraction_folds``)."""
         cdef int i, code
         self.tables = NULL
         self.parts = NULL
@@ -395,6 +418,8 @@ cdef class Counter:
                 raise ValueError("the class tables disagree")
         for i in range(128):
             self.classes.ascii[i] = self.classes.stage2[(<size_t>self.classes.stage1[0] << 8) | i]
+        set_up_pattern(&self.classes, &self.folds, pattern, folds)
+        self.pattern = pattern
         self.special = sorted((t.encode("utf-8") for t in special_tokens), key=len, reverse=True)
         if self.special:
             self.tokens = <const uint8_t **>malloc(len(self.special) * sizeof(uint8_t *))
@@ -515,7 +540,8 @@ cdef class Counter:
                     break
                 end = find_special(p, i, n, self.tokens, self.lengths, self.num_special, self.starts,
                                    self.one_start, &found_length)
-                result = scan_piece(&self.classes, p + i, end - i, count_one, sink, &self.stop_flag, &bad)
+                result = scan_with(self.pattern, &self.classes, &self.folds, p + i, end - i, count_one, sink,
+                                   &self.stop_flag, &bad)
                 if result != DONE:
                     if result == BAD_UTF8:
                         bad += i
@@ -526,6 +552,133 @@ cdef class Counter:
                 i = end + found_length
         outcome[0] = result
         bad_at[0] = bad
+
+    def add_tokens(self, int thread, list tokens):
+        """Count each of ``tokens`` once more in table ``thread``: a ``str`` as its UTF-8, a ``bytes`` as it is.
+        The pre-tokens of a custom pattern, which ``regex`` found on this thread (v9's Python side): so any
+        pattern counts into the same tables, on threads, with nothing pickled.
+
+        Each token's bytes are found with the GIL held, in C (a ``str`` keeps its UTF-8, made once, and an
+        ASCII one is its own), then all are hashed and added without it, through the pre-tokens in flight.
+        Raises ``TypeError`` for a token of another type, ``UnicodeEncodeError`` for a lone surrogate (before
+        anything is added), ``MemoryError``, ``KeyboardInterrupt`` after ``stop()``, and ``ValueError`` for a
+        token of 2 GiB or more."""
+        cdef Py_ssize_t k, n = len(tokens), size = 0
+        cdef const char *data
+        cdef Pending *items
+        cdef InFlight flight
+        cdef int result = DONE
+        cdef Table *t
+        cdef object token
+        self._countable(thread)
+        if n == 0:
+            return
+        if <size_t>n > (<size_t>-1) // sizeof(Pending):
+            raise MemoryError()
+        items = <Pending *>malloc(<size_t>n * sizeof(Pending))
+        if items == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n):  # the list is not changed meanwhile: no Python code runs in this loop
+                token = tokens[k]
+                if type(token) is str:
+                    data = PyUnicode_AsUTF8AndSize(token, &size)
+                elif type(token) is bytes:
+                    data, size = PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token)
+                else:
+                    raise TypeError(f"a pre-token is str or bytes, not {type(token).__name__}")
+                if size > MAX_TOKEN:
+                    result = TOO_LONG
+                    break
+                items[k].key = <const uint8_t *>data
+                items[k].length = <uint32_t>size
+            t = &self.tables[thread]
+            flight.size = flight.next = 0
+            self.running += 1  # release() refuses while a call is under way
+            try:
+                with nogil:
+                    k = 0
+                    while result == DONE and k < n:
+                        if (k & 0xFFFF) == 0 and V9_LOAD(&self.stop_flag):
+                            result = STOPPED
+                            break
+                        result = add(t, &flight, items[k].key, items[k].length)
+                        k += 1
+                    if result == DONE:
+                        result = land(t, &flight)  # the tokens' bytes live while the list does: until we return
+            finally:
+                self.running -= 1
+        finally:
+            free(items)
+        self._outcome(result, -1)
+
+    def add_spans(self, int thread, str text, Py_ssize_t start, list ends, Py_ssize_t at_char=0,
+                  Py_ssize_t at_byte=0):
+        """Count the pre-tokens ``text[start:ends[0]]``, ``text[ends[0]:ends[1]]``, ... once more in table
+        ``thread``, as UTF-8: a custom pattern's next matches, end to end, by their ends in characters (a
+        ``regex`` match's ``ends(1)``).  Cheaper under the GIL than ``add_tokens``: no ``str`` per token, one
+        ``int`` each, read in C; the text's UTF-8 is made once (an ASCII text is its own), and the walk from
+        characters to bytes, the hashing and the adding run without the GIL.
+
+        ``(at_char, at_byte)``: a character offset at or before ``start`` and its byte offset in the text's
+        UTF-8, so that a text matched in several batches is walked once (the start: ``0, 0``).  Returns
+        ``(added, end_char, end_byte)``: the tokens added, which are fewer than ``ends`` where the next is
+        empty (a pattern's empty match: the caller takes over there, findall having rules of its own for
+        those), and where the last one added ends (``start``'s offsets where none was).  Raises
+        ``ValueError`` for offsets that go back or past the text, ``MemoryError``, ``KeyboardInterrupt``
+        after ``stop()``."""
+        cdef Py_ssize_t k, n = len(ends), chars = len(text), size = 0, c, b, e, next_b, added = 0
+        cdef const uint8_t *data
+        cdef Py_ssize_t *offsets
+        cdef bint ascii = text.isascii()
+        cdef InFlight flight
+        cdef int result = DONE
+        cdef Table *t
+        self._countable(thread)
+        data = <const uint8_t *>PyUnicode_AsUTF8AndSize(text, &size)
+        if not (0 <= at_char <= start <= chars and 0 <= at_byte <= size):
+            raise ValueError(f"offsets out of order: {at_char}, {start} of {chars} characters; byte {at_byte}")
+        if <size_t>n > (<size_t>-1) // sizeof(Py_ssize_t):
+            raise MemoryError()
+        offsets = <Py_ssize_t *>malloc(<size_t>(n if n else 1) * sizeof(Py_ssize_t))
+        if offsets == NULL:
+            raise MemoryError()
+        try:
+            c = start
+            for k in range(n):  # every end checked before anything is added
+                e = PyLong_AsSsize_t(ends[k])
+                if e < c or e > chars:
+                    raise ValueError(f"end {k}, {e}, goes back or past the text ({chars} characters)")
+                offsets[k] = c = e
+            t = &self.tables[thread]
+            flight.size = flight.next = 0
+            self.running += 1  # release() refuses while a call is under way
+            try:
+                with nogil:
+                    c, b = at_char, at_byte
+                    b = utf8_offset(data, size, ascii, b, c, start)
+                    c = start
+                    while added < n:
+                        e = offsets[added]
+                        if e == c:  # an empty token
+                            break
+                        if (added & 0xFFFF) == 0 and V9_LOAD(&self.stop_flag):
+                            result = STOPPED
+                            break
+                        next_b = utf8_offset(data, size, ascii, b, c, e)
+                        result = add(t, &flight, data + b, next_b - b)
+                        if result != DONE:
+                            break
+                        c, b = e, next_b
+                        added += 1
+                    if result == DONE:
+                        result = land(t, &flight)  # the text's UTF-8 lives while the text does: until we return
+            finally:
+                self.running -= 1
+        finally:
+            free(offsets)
+        self._outcome(result, -1)
+        return added, c, b
 
     def add_counts(self, int thread, const uint8_t[::1] keys, const int64_t[::1] ends, const int64_t[::1] counts):
         """Add counts already made into table ``thread``: pre-token ``k`` is ``keys[ends[k - 1]:ends[k]]``
@@ -744,7 +897,8 @@ cdef class Counter:
                     continue
                 if written + s.length > keys.shape[0]:
                     break
-                memcpy(&keys[written], key_of(s), s.length)
+                if s.length:  # an empty pre-token (a custom pattern's empty match) has no byte to copy
+                    memcpy(&keys[written], key_of(s), s.length)
                 written += s.length
                 ends[k] = written
                 counts[k] = s.count

@@ -73,27 +73,29 @@ class ThreadedCounts(v9.CompiledCounts):
 
     def __init__(self, counts: v9.CompiledCounts, workers: int | None):
         keys, ends, numbers = counts.pretoken_arrays()
-        super().__init__(keys, ends, numbers, counts.total())
+        super().__init__(keys, ends, numbers, counts.total(), has_empty=counts.has_empty)
         self.workers = workers
 
 
 def count_pretokens(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None, pattern: str = "gpt2",
 ) -> ThreadedCounts:
     """v9's counter, unchanged; its counts carry the ``workers`` asked for to the merge."""
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
-    counts = v9.count_pretokens(path, special_tokens, workers=workers, errors=errors, end=end, on_bytes=on_bytes)
+    counts = v9.count_pretokens(path, special_tokens, workers=workers, errors=errors, end=end, on_bytes=on_bytes,
+                                pattern=pattern)
     return ThreadedCounts(counts, workers)
 
 
 def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, workers: int | None = None,
-                on_text: Callable[[int], None] | None = None) -> ThreadedCounts:
+                on_text: Callable[[int], None] | None = None, pattern: str = "gpt2") -> ThreadedCounts:
     """v9's counter of a stream of texts, unchanged; its counts carry the ``workers`` asked for to the merge."""
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
-    return ThreadedCounts(v9.count_texts(texts, special_tokens, workers=workers, on_text=on_text), workers)
+    return ThreadedCounts(v9.count_texts(texts, special_tokens, workers=workers, on_text=on_text, pattern=pattern),
+                          workers)
 
 
 def merge_threads(pretoken_counts, threads: int | None) -> int:
@@ -165,8 +167,12 @@ class LongWordsMerger(v9.Merger):
 
 
 def _as_source(pretoken_counts):
-    """What the compiled state reads: v9's arrays as they are, a dict, or any other mapping as a dict."""
-    if hasattr(pretoken_counts, "pretoken_arrays") or isinstance(pretoken_counts, dict):
+    """What the compiled state reads: v9's arrays as they are, a dict, or any other mapping as a dict.  Arrays
+    holding an empty pre-token (a custom pattern's empty match) are read as a dict too, as v9's Merger reads
+    them: the arrays' reader takes each pre-token to end after the one before."""
+    if isinstance(pretoken_counts, dict):
+        return pretoken_counts
+    if hasattr(pretoken_counts, "pretoken_arrays") and not getattr(pretoken_counts, "has_empty", False):
         return pretoken_counts
     return dict(pretoken_counts)
 

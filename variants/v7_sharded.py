@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from bpe.counting.parallel import count_file_parallel_fast, partition
 from bpe.counting.plain import add_counts
+from bpe.split.patterns import DEFAULT_PATTERN
 from bpe.training.merge_loop import Pair
 from bpe.variants._v7_policy import StallWatch, merge_processes, parent_share, shard_count
 from bpe.variants._v7_shards import ShardedCounts, ShardProcesses, count_into_shard_pool, gathered
@@ -101,8 +102,10 @@ class Shard:
 
 
 def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-                    end: int | None = None, on_bytes: Callable[[int], None] | None = None) -> ShardedCounts:
-    """Count the file in the pool that will hold the shards; part ``p``'s counts stay in worker ``p``.
+                    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+                    pattern: str = DEFAULT_PATTERN) -> ShardedCounts:
+    """Count the file in the pool that will hold the shards; part ``p``'s counts stay in worker ``p``.  Another
+    pattern than GPT-2's is counted as v6 counts it, by its plain counter in the same pool, and sharded the same.
 
     Too few processes or distinct pre-tokens for shard processes to pay (:func:`merge_processes`,
     :func:`shard_count`): the file is counted as v6 counts it, or the parts are gathered here and the
@@ -111,9 +114,9 @@ def count_pretokens(path, special_tokens: Sequence[str], *, workers: int | None 
     processes = merge_processes(workers)
     if processes == 1 and workers is None:  # no shard process: count on every free core, as v6 does
         return ShardedCounts(local=count_file_parallel_fast(path, special_tokens, errors=errors, end=end,
-                                                            on_bytes=on_bytes))
+                                                            on_bytes=on_bytes, pattern=pattern))
     return count_into_shard_pool(path, special_tokens, workers=processes, errors=errors, end=end, on_bytes=on_bytes,
-                                 worth_shards=lambda distinct: shard_count(distinct, processes) > 1)
+                                 worth_shards=lambda distinct: shard_count(distinct, processes) > 1, pattern=pattern)
 
 
 class Merger(V6Merger):

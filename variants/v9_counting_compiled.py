@@ -27,6 +27,13 @@ many cores count:
    where each ends, its count), which v8's ``MergeState`` reads in place.  At OpenWebText's size the
    dict was 55 million ``bytes`` objects and the peak of the run.
 
+Other patterns.  ``count_pretokens``, ``count_texts`` and ``count_bytes`` take ``pattern=`` (default
+``"gpt2"``): GPT-4's ``"cl100k"`` and GPT-4o's ``"o200k"`` have scanners of their own
+(``bpe/split/_cl100k_scanner.pxi``, ``bpe/split/_o200k_scanner.pxi``), chosen when the counter is made;
+any other regex is counted by ``regex`` itself, on the same threads into the same tables
+(:func:`_count_with_regex`).  Each pattern has its own rule for where a file may be cut
+(:func:`bpe.split.patterns.cuts_of`).
+
 What it leaves out: a faster merge (v8's, now the larger part of a web-like run); SIMD classification of the text
 (the scanner reads a byte at a time, with ASCII in its tight loop).  Encoding uses the same scanner:
 ``bpe/io/_encoder.pyx`` includes it (``bpe encode``, docs/encoding.md).
@@ -43,9 +50,12 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from itertools import accumulate, chain, islice, repeat
-from operator import add
+from operator import add, eq
 from pathlib import Path
+
+import regex
 
 from bpe.corpus.text_file import check_input_file, decode_utf8
 from bpe.errors import BPEError
@@ -55,6 +65,8 @@ from bpe.running.pool import record_workers
 from bpe.running.threads import read_span, run_threads
 from bpe.split.chunking import find_chunk_boundaries, has_hidden_content
 from bpe.split.gpt2_classes import class_tables
+from bpe.split.pattern_classes import contraction_folds, scanner_tables
+from bpe.split.patterns import CUSTOM, SCANNERS, custom_regex, cuts_of, resolve_pattern, split_on_special_tokens
 
 from . import v8_compiled
 
@@ -92,8 +104,12 @@ class CompiledCounts(Mapping):
     (2, 3, {b'low': 2, b'lower': 1})
     """
 
-    def __init__(self, keys: bytes | bytearray, ends: memoryview, counts: memoryview, total: int):
+    def __init__(self, keys: bytes | bytearray, ends: memoryview, counts: memoryview, total: int, *,
+                 has_empty: bool = False):
         self._keys, self._ends, self._counts, self._total = keys, ends, counts, total
+        #: Whether an empty pre-token is among them: a custom pattern's empty match, which ``findall`` counts
+        #: (and so do these counts) but v8's state does not read from arrays (v9's ``Merger`` then reads the dict).
+        self.has_empty = has_empty
         self._dict: dict[bytes, int] | None = None
         self._distinct: int | None = None  # set once the arrays are let go
 
@@ -140,7 +156,7 @@ _DISAGREE = ("internal error: v9's scanner found a byte that is not UTF-8 in {so
 
 def count_pretokens(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None, pattern: str = "gpt2",
 ) -> CompiledCounts:
     """The pre-token counts of the file (or its first ``end`` bytes), counted by the compiled scanner on
     ``workers`` threads (default: the cores other processes leave free).
@@ -150,10 +166,11 @@ def count_pretokens(
     merged by part into the arrays.  (Not a memory map: its pages would count as the process's memory,
     the whole file of it by the end.)  A byte that is not UTF-8 gives the plain counter's one line,
     naming the first such byte of the file; with ``errors="replace"`` a chunk holding one is decoded as
-    Python decodes it and counted from that.
+    Python decodes it and counted from that.  ``pattern``: a name (:mod:`bpe.split.patterns`) or a regex.
     """
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
+    name, pattern = resolve_pattern(pattern)
     path = Path(path) if end is not None else check_input_file(path)
     size = path.stat().st_size if end is None else end
     whole = None
@@ -165,16 +182,19 @@ def count_pretokens(
         boundaries = [0, size]
     else:
         boundaries = find_chunk_boundaries(path, special_tokens, plan_chunk_count(size, threads), end=size,
-                                           errors=errors)
+                                           errors=errors, cuts=cuts_of(name))
     spans = [(start, stop) for start, stop in zip(boundaries[:-1], boundaries[1:]) if stop > start]
     buffers = [bytearray() for _ in range(threads)]
-    counter = Counter(threads, list(special_tokens), *class_tables())
+    counter = _counter(threads, special_tokens, name)
 
     def count_span(thread: int, span: tuple[int, int]) -> int:
         start, stop = span
         data = memoryview(whole)[start:stop] if whole is not None else read_span(path, start, stop, buffers,
                                                                                    thread)
-        if errors == "replace" and counter.first_invalid(data) >= 0:
+        if name == CUSTOM:  # the plain counter's decoding, its one line for a bad byte, then regex
+            text = decode_utf8(bytes(data), offset=start, errors=errors, source=str(path))
+            _count_with_regex(counter, thread, text, special_tokens, pattern)
+        elif errors == "replace" and counter.first_invalid(data) >= 0:
             # Python's own decoder decides what replaces what; the scanner counts its result.
             fixed = bytes(data).decode("utf-8", "replace").encode("utf-8")
             counter.count(thread, fixed)
@@ -187,7 +207,7 @@ def count_pretokens(
         record_workers(threads)
         run_threads(count_span, spans, threads=threads, stop=counter.stop,
                     on_result=None if on_bytes is None else lambda i, n: on_bytes(n))
-        return _arrays(counter, threads)
+        return _arrays(counter, threads, name)
     finally:
         counter.release()
 
@@ -198,25 +218,30 @@ TEXTS_PER_THREAD = 4
 
 
 def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, workers: int | None = None,
-                on_text: Callable[[int], None] | None = None) -> CompiledCounts:
+                on_text: Callable[[int], None] | None = None, pattern: str = "gpt2") -> CompiledCounts:
     """A stream of texts (a corpus's batches of documents, ``bpe/corpus/corpus.py``) counted by the same
     scanner into the same tables as a file's chunks, on ``workers`` threads (default: the free cores).
 
     Each text is encoded to UTF-8 by the thread that counts it (the corpus reader has checked it can
     be; a plain file's chunk comes as its bytes, checked), then counted with the GIL released.  The stream is
     taken a window at a time, ``TEXTS_PER_THREAD`` texts a thread, so memory holds a window of texts and the
-    tables, not the corpus.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.
+    tables, not the corpus.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.  ``pattern``: a name
+    or a regex, as for :func:`count_pretokens`.
     """
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
+    name, pattern = resolve_pattern(pattern)
     texts = iter(texts)
     first = list(islice(texts, 2))  # a stream of one text is counted on this thread alone
     threads = 1 if len(first) < 2 else choose_workers(workers)
-    counter = Counter(threads, list(special_tokens), *class_tables())
+    counter = _counter(threads, special_tokens, name)
 
     def count_text(thread: int, item: tuple[int, str | bytes]) -> int:
         index, text = item
-        if counter.count(thread, _utf8(text)) >= 0:  # checked by the reader: valid UTF-8
+        if name == CUSTOM:
+            _count_with_regex(counter, thread, text if isinstance(text, str) else text.decode("utf-8"),
+                              special_tokens, pattern)
+        elif counter.count(thread, _utf8(text)) >= 0:  # checked by the reader: valid UTF-8
             raise BPEError(_DISAGREE.format(source="a batch of documents"))
         return index
 
@@ -226,7 +251,7 @@ def count_texts(texts: Iterable[str | bytes], special_tokens: Sequence[str], *, 
         while window := list(islice(items, threads * TEXTS_PER_THREAD)):
             run_threads(count_text, window, threads=threads, stop=counter.stop,
                         on_result=None if on_text is None else lambda i, index: on_text(index))
-        return _arrays(counter, threads)
+        return _arrays(counter, threads, name)
     finally:
         counter.release()
 
@@ -292,27 +317,101 @@ def _part_arrays(counter, part: int) -> tuple[bytes, bytes, bytes]:
     return bytes(keys), ends.tobytes(), counts.tobytes()
 
 
-def count_bytes(data: bytes, special_tokens: Sequence[str] = ()) -> CompiledCounts:
+def count_bytes(data: bytes, special_tokens: Sequence[str] = (), *, pattern: str = "gpt2") -> CompiledCounts:
     """The pre-token counts of one UTF-8 text in memory, on this thread: the scanner without the file.
 
     >>> sorted(count_bytes("don't stop, 42x<|endoftext|>x".encode(), ["<|endoftext|>"]).items())
     [(b' 42', 1), (b' stop', 1), (b"'t", 1), (b',', 1), (b'don', 1), (b'x', 2)]
+    >>> sorted(count_bytes("DON'T stop, 2024".encode(), pattern="o200k").items())
+    [(b' ', 1), (b' stop', 1), (b',', 1), (b'202', 1), (b'4', 1), (b"DON'T", 1)]
     """
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
-    counter = Counter(1, list(special_tokens), *class_tables())
+    name, pattern = resolve_pattern(pattern)
+    counter = _counter(1, special_tokens, name)
     try:
-        if counter.count(0, data) >= 0:
+        if name == CUSTOM:
+            _count_with_regex(counter, 0, decode_utf8(bytes(data)), special_tokens, pattern)
+        elif counter.count(0, data) >= 0:
             decode_utf8(bytes(data))
             raise BPEError(_DISAGREE.format(source="the text"))
-        return _arrays(counter, 1)
+        return _arrays(counter, 1, name)
     finally:
         counter.release()
 
 
-def _arrays(counter, threads: int) -> CompiledCounts:
+def _counter(threads: int, special_tokens: Sequence[str], name: str):
+    """A counter of ``threads`` tables whose scanner is the named pattern's; GPT-2's is made as it always
+    was.  A custom pattern's counter scans nothing (its pre-tokens come from ``regex``: ``add_tokens``), so
+    it is given GPT-2's tables, which it does not read."""
+    if name in ("gpt2", CUSTOM):
+        return Counter(threads, list(special_tokens), *class_tables())
+    return Counter(threads, list(special_tokens), *scanner_tables(name), pattern=SCANNERS[name],
+                   folds=contraction_folds())
+
+
+# --- A custom pattern: regex's matches counted on the threads, into the same tables ----------------------------
+# ``regex`` releases the GIL while it matches when asked (``concurrent=True``), but ``findall`` takes it back
+# for every match to make its string: with two threads they spend their time handing the GIL to each other,
+# and two count no faster than one.  So each thread asks for many pre-tokens per match: the pattern
+# repeated, each repetition captured, ``(?:(?>(PATTERN))){1,BATCH}``, is one search that runs without the
+# GIL, and its captures are the next pre-tokens findall would give, in order.  Not as strings: where each
+# ends (``ends(1)``, a list of ints, cheaper to make), which ``add_spans`` reads in C and turns into byte
+# offsets in the text's UTF-8 without the GIL, hashing and adding each pre-token there.  What still holds
+# the GIL (the list of ends, the split at special tokens) is about a tenth of the work on one thread.
+#
+# Why the captures are findall's.  Each repetition is the pattern's first match where the last one ended:
+# the atomic group ``(?>...)`` keeps the engine from going back into a repetition to try another of the
+# pattern's matches (it would, to avoid an empty one), and the repetition stops where the pattern fails.
+# findall, too, takes the pattern's first match where the last one ended, and where there is none it
+# searches on, as the next ``search`` does.  Two things differ: an empty match (findall's rules for those
+# are its own; so at the first empty capture the rest of the piece goes to findall itself, from there),
+# and anything that names the start of the search or the whole pattern (``\G``, recursion ``(?R)``), or
+# searches differently (reversed, POSIX, best match): such patterns are counted by findall alone.
+
+#: Pre-tokens one search hands over at most: it bounds the captures held at once, and how long a thread
+#: runs before it looks at the stop flag again (``add_tokens`` does).
+BATCH = 4096
+_UNSAFE_FLAGS = regex.REVERSE | regex.POSIX | regex.BESTMATCH | regex.ENHANCEMATCH
+
+
+def _repeated(compiled: regex.Pattern) -> regex.Pattern | None:
+    """The pattern repeated and captured (above), or None where findall alone gives its matches."""
+    if compiled.flags & _UNSAFE_FLAGS or any(part in compiled.pattern for part in ("\\G", "(?R)", "(?0)")):
+        return None
+    try:
+        return regex.compile(f"(?:(?>({compiled.pattern}))){{1,{BATCH}}}", flags=compiled.flags)
+    except regex.error:
+        return None
+
+
+_repeated_of = cache(_repeated)
+
+
+def _count_with_regex(counter, thread: int, text: str, special_tokens: Sequence[str], pattern: str) -> None:
+    """Count the custom pattern's pre-tokens of ``text`` into table ``thread``: the pieces between special
+    tokens as the plain counter cuts them, each matched by ``regex`` a batch at a time (above), or by
+    ``findall`` where the batches cannot stand for it."""
+    compiled = custom_regex(pattern)
+    repeated = _repeated_of(compiled)
+    for piece in split_on_special_tokens(text, special_tokens):
+        if repeated is None:
+            counter.add_tokens(thread, compiled.findall(piece))
+            continue
+        pos, at_char, at_byte = 0, 0, 0
+        while (found := repeated.search(piece, pos, concurrent=True)) is not None:
+            ends = found.ends(1)
+            added, at_char, at_byte = counter.add_spans(thread, piece, found.start(), ends, at_char, at_byte)
+            if added < len(ends):  # an empty match, at at_char: findall goes on from there, by its own rules
+                counter.add_tokens(thread, compiled.findall(piece, at_char))
+                break
+            pos = found.end()
+
+
+def _arrays(counter, threads: int, name: str = "gpt2") -> CompiledCounts:
     """Merge the threads' tables by part, each part on its own thread, then write the parts into one set
-    of arrays, each part into its own range."""
+    of arrays, each part into its own range.  A custom pattern may have counted an empty match: the arrays
+    say so (an end equal to the one before, in C: ``map`` of ``eq``)."""
     parts = run_threads(lambda thread, part: counter.merge_part(part), range(threads), threads=threads,
                         stop=counter.stop)
     firsts = list(accumulate((n for n, _ in parts), initial=0))
@@ -322,7 +421,8 @@ def _arrays(counter, threads: int) -> CompiledCounts:
                 range(threads), threads=threads, stop=counter.stop)
     _, total = counter.totals()
     counter.release()  # the tables, before the merge builds its state beside the arrays
-    return CompiledCounts(keys, ends, counts, total)
+    has_empty = name == CUSTOM and len(ends) > 0 and (ends[0] == 0 or any(map(eq, ends[1:], ends[:-1])))
+    return CompiledCounts(keys, ends, counts, total, has_empty=has_empty)
 
 
 def int64s(values: int | list[int]) -> memoryview:
@@ -345,7 +445,10 @@ class Merger(v8_compiled.Merger):
         if UNAVAILABLE is not None:
             raise BPEError(UNAVAILABLE)
         if isinstance(pretoken_counts, CompiledCounts):
-            v8_compiled.MergeState.__init__(self, pretoken_counts)  # the arrays, read where they are
+            if pretoken_counts.has_empty:  # the state reads an empty pre-token from a dict, not from arrays
+                super().__init__(pretoken_counts)
+            else:
+                v8_compiled.MergeState.__init__(self, pretoken_counts)  # the arrays, read where they are
             # The state holds every word now: the arrays would only sit beside it through the merges (1.5 GB
             # at OpenWebText's size), so the Merger takes them over and lets them go, as v7's shards do theirs.
             pretoken_counts.close()

@@ -12,6 +12,7 @@ import argparse
 from bpe import defaults
 from bpe.data.datasets import default_vocab_size
 from bpe.errors import BPEError
+from bpe.running.cores import check_workers as workers_checked
 from bpe.running.progress import wants_progress
 from bpe.running.sizes import parse_count
 
@@ -46,6 +47,12 @@ def add_output(p: argparse.ArgumentParser, flag: str, default: str, committed: s
 def add_text_column(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text-column", default="text", metavar="COL",
                    help="where --data's JSON lines or Parquet files hold the text (default: text)")
+
+
+def add_pattern(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pattern", default="gpt2", metavar="P",
+                   help="the pre-tokenization pattern: gpt2 (default), cl100k (GPT-4's), o200k (GPT-4o's), or a "
+                        "regex of your own (docs/patterns.md)")
 
 
 def add_errors(p: argparse.ArgumentParser) -> None:
@@ -97,11 +104,7 @@ def check_workers(args) -> None:
     """``--workers`` checked as training checks it, for every command that takes it: some run with ``workers or
     the CPU count``, where a 0 would pass unsaid."""
     if isinstance(getattr(args, "workers", None), int):
-        # imported here: bpe.training.train (its pool, its rungs' registry) adds about 40 ms to every
-        # command's start, `bpe --help` included, measured with python -X importtime
-        from bpe.training.train import check_workers as checked  # noqa: PLC0415
-
-        checked(args.workers)
+        workers_checked(args.workers)
 
 
 def show_progress(args) -> bool:
@@ -127,4 +130,4 @@ def bench_settings(args):
                          force=args.force, progress=show_progress(args), lines=not getattr(args, "quiet", False),
                          limit=getattr(args, "limit", None),
                          busy=busy, load=load, json_out=getattr(args, "json", None),
-                         text_column=getattr(args, "text_column", "text"))
+                         text_column=getattr(args, "text_column", "text"), pattern=getattr(args, "pattern", "gpt2"))

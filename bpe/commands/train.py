@@ -21,11 +21,13 @@ from bpe.corpus.scheduler import distributed
 from bpe.data.datasets import data_label, resolve_data
 from bpe.defaults import CLUSTER_TIMEOUT
 from bpe.errors import BPEError
-from bpe.io.outputs import OutputLock, check_output_dir, load_tokenizer, save_tokenizer, token_report
+from bpe.io.outputs import OutputLock, check_output_dir, load_tokenizer, save_tokenizer, tiktoken_warning, token_report
 from bpe.lab.measure.estimate import check_affordable, estimate_file
 from bpe.lab.measure.publish import machine_info
+from bpe.running.cores import check_workers
 from bpe.running.sizes import format_size, parse_size
 from bpe.running.timer import StageTimer
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training import train as training  # train_bpe looked up as each run starts: tests replace it
 from bpe.training.observer import Observer
 from bpe.training.options import (
@@ -33,6 +35,7 @@ from bpe.training.options import (
     check_max_token_length,
     check_min_count,
     check_min_frequency,
+    check_pattern,
     stopped_early,
 )
 from bpe.training.registry import DEFAULT_VARIANTS, best_variant, default_note, get_variant
@@ -62,6 +65,7 @@ class TrainSettings:
     max_token_length: int | str | None = None  # no token longer, in bytes
     continue_from: str | None = None  # a saved tokenizer's directory: its merges first, its ids kept
     cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern: gpt2, cl100k, o200k or a regex
 
 
 def run(args) -> int:
@@ -71,7 +75,7 @@ def run(args) -> int:
                             args.workers, args.limit, args.errors, args.out, tuple(args.format or ()), args.force,
                             show_progress(args), args.text_column, args.cluster, args.min_count,
                             whole_number(args.min_frequency), whole_number(args.max_token_length),
-                            args.continue_from, args.cluster_timeout))
+                            args.continue_from, args.cluster_timeout, pattern=args.pattern))
     return 0
 
 
@@ -82,10 +86,11 @@ def whole_number(text: str | None) -> int | str | None:
 
 def run_train(settings: TrainSettings, out=None) -> list[Path]:
     """Train as ``settings`` ask, save (with ``out_dir``) and print the summary; the paths written."""
-    training.check_workers(settings.workers)
+    check_workers(settings.workers)
     check_min_count(settings.min_count)
     check_min_frequency(settings.min_frequency)
     check_max_token_length(settings.max_token_length)
+    check_pattern(settings.pattern, settings.cluster)  # a bad regex: its one line before anything is read
     continued = None
     if settings.continue_from is not None:  # loaded and checked now: a wrong directory fails before training
         continued = load_tokenizer(settings.continue_from)
@@ -122,8 +127,9 @@ def _train(settings: TrainSettings, path: Path, variant: str, out, continued=Non
         said = f"estimate {estimate[0].describe()}"
     else:
         estimate, said = [], f"{len(corpus.sources):,} file(s), counted as they are read (no estimate)"
-    print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}; "
-          f"{said}", file=out)
+    pattern = "" if pattern_name(s.pattern) == DEFAULT_PATTERN else f", pattern {pattern_name(s.pattern)}"
+    print(f"bpe-lab train: {variant} on {data} ({subset}), vocab {s.vocab_size:,}, special {s.special_tokens}"
+          f"{pattern}; {said}", file=out)
     if s.variant is None and variant != DEFAULT_VARIANTS[0]:  # the default is not the fastest here: say why
         print(default_note(), file=out)
     check_affordable(estimate, f"training {variant} on {data} at vocab {s.vocab_size:,}", s.force)
@@ -141,7 +147,8 @@ def _train(settings: TrainSettings, path: Path, variant: str, out, continued=Non
                                        errors=s.errors, limit=s.limit, observer=observer,
                                        text_column=s.text_column, cluster=s.cluster, min_count=s.min_count,
                                        min_frequency=s.min_frequency, max_token_length=s.max_token_length,
-                                       initial_merges=continued, cluster_timeout=s.cluster_timeout)
+                                       initial_merges=continued, cluster_timeout=s.cluster_timeout,
+                                       pattern=s.pattern)
     elapsed = time.perf_counter() - started
     written: list[Path] = []
     told = False  # whether the wrote line is out
@@ -204,12 +211,16 @@ def _save(settings: TrainSettings, variant: str, path: Path, vocab, merges, obse
                      "special_tokens": s.special_tokens, "workers": s.workers, "limit": s.limit, "errors": s.errors,
                      "text_column": s.text_column, "cluster": s.cluster, "min_count": s.min_count,
                      "min_frequency": s.min_frequency, "max_token_length": s.max_token_length,
-                     "continued_from": s.continue_from},
+                     "continued_from": s.continue_from, "pattern": s.pattern},
         "corpus": asdict(observer.corpus),
         "merger": observer.summary,  # the merger's own facts (v7: gathered_at); {} for most
         "result": {"merges": len(merges), "vocab_size": len(vocab)},
         "timings": observer.timer.as_dict(),
         "machine": machine_info(),
     }
-    return save_tokenizer(settings.out_dir, vocab, merges, settings.special_tokens, formats=settings.formats,
-                          train_info=info)
+    written = save_tokenizer(settings.out_dir, vocab, merges, settings.special_tokens, formats=settings.formats,
+                             train_info=info, pattern=s.pattern)
+    warning = tiktoken_warning(vocab, s.pattern) if "tiktoken" in s.formats else None
+    if warning is not None:
+        print(f"bpe: warning: {warning}", file=sys.stderr)
+    return written

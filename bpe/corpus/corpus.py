@@ -100,15 +100,16 @@ class Corpus:
         return self
 
     def pieces(self, special_tokens: Sequence[str], *, errors: str = "strict", limit: int | None = None,
-               raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
+               raw: bool = False, pattern: str = "gpt2") -> Iterator[tuple[str | bytes, tuple, int]]:
         """``(text, where, read)`` for each piece in order: a text counted on its own, where it came from
         (for a message), and the bytes of the source read for it (the progress).  ``limit``: stop once the
         pieces hold that many bytes of text, at a document's end (a plain file: at its first safe cut).
-        ``raw``: a plain file's chunks as their UTF-8 bytes, checked but not decoded (for a counter of bytes)."""
+        ``raw``: a plain file's chunks as their UTF-8 bytes, checked but not decoded (for a counter of bytes).
+        ``pattern``: the pattern the pieces will be split by, whose rule cuts a plain file's chunks."""
         if self.documents is not None:
             readers = [documents_of(self.documents, self.text_column)]
         else:
-            readers = (pieces_of(source, special_tokens, self.text_column, errors, raw=raw)
+            readers = (pieces_of(source, special_tokens, self.text_column, errors, raw=raw, pattern=pattern)
                        for source in self.sources)
         used = 0
         for reader in readers:

@@ -11,7 +11,7 @@ Each is one line naming the address instead.
 A local cluster (``--cluster local``) that cannot start is one line with the cause its log gives (Dask's last
 line is an INFO line on its way out), memory named where it ran short; Ctrl-C while it starts, or while it
 counts, ends it at once; its scratch folder, left by a run killed outright, is removed by the next
-(:mod:`bpe.leftovers`).
+(:mod:`bpe.running.leftovers`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 from bpe.defaults import CLUSTER_TIMEOUT
 from bpe.dependencies import address_space_limit, optional_module
 from bpe.errors import ArgumentError, BPEError
-from bpe.leftovers import LEFTOVERS, remove_orphans
+from bpe.running.leftovers import LEFTOVERS, remove_orphans
 
 
 def distributed():
@@ -74,7 +74,7 @@ def local_cluster(workers: int | None = None, env: dict[str, str] | None = None)
     closes the cluster on its way out: at once (its whole process group killed) when the block failed or
     was interrupted, also while the cluster starts, and by closing it when the block ended well.  Its scratch
     folder is a temporary one, ``bpe-dask-PID-*``, removed after it; one that a run killed outright left is
-    removed by the next (:mod:`bpe.leftovers`).  ``env``: more environment for the cluster's processes."""
+    removed by the next (:mod:`bpe.running.leftovers`).  ``env``: more environment for the cluster's processes."""
     distributed()
     workers = workers or os.cpu_count() or 1
     remove_orphans()

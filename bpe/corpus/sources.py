@@ -21,6 +21,7 @@ from bpe.corpus.text_file import decode_utf8
 from bpe.dependencies import optional_module
 from bpe.errors import BPEError
 from bpe.split.chunking import boundaries_of, chunks_of
+from bpe.split.patterns import DEFAULT_PATTERN, cuts_of
 
 #: The text field (JSON) or column (Parquet, a dataset) read when none is named.
 TEXT_COLUMN = "text"
@@ -132,13 +133,15 @@ class _ZstdFrames(io.RawIOBase):
 
 
 def pieces_of(source: Source, special_tokens: Sequence[str], text_column: str, errors: str,
-               span: tuple[int, int] | None = None, raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
-    """The pieces of one source; ``span``: only bytes ``start:stop`` of a plain text file (two safe cuts)."""
+              span: tuple[int, int] | None = None, raw: bool = False,
+              pattern: str = DEFAULT_PATTERN) -> Iterator[tuple[str | bytes, tuple, int]]:
+    """The pieces of one source; ``span``: only bytes ``start:stop`` of a plain text file (two safe cuts);
+    ``pattern``: the one the pieces will be split by, whose rule says where a plain text file may be cut."""
     if source.kind == "parquet":
         return _parquet_pieces(source, text_column)
     if source.kind == "jsonl":
         return _jsonl_pieces(source, text_column, errors)
-    return _text_pieces(source, special_tokens, errors, span or (0, source.size), raw)
+    return _text_pieces(source, special_tokens, errors, span or (0, source.size), raw, cuts_of(pattern))
 
 
 def source_pieces(source: Source, special_tokens: Sequence[str], *, text_column: str = TEXT_COLUMN,
@@ -158,13 +161,13 @@ def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *,
 
 
 def _text_pieces(source: Source, special_tokens: Sequence[str], errors: str, span: tuple[int, int],
-                 raw: bool = False) -> Iterator[tuple[str | bytes, tuple, int]]:
+                 raw: bool = False, cuts: str = "gpt2") -> Iterator[tuple[str | bytes, tuple, int]]:
     """A plain text file (or a span of it) in safely cut chunks (:func:`bpe.split.chunking.chunks_of`),
     each decoded; or, ``raw``, as bytes, decoded only to be checked where it is not ASCII (with
     ``errors="replace"``, the bytes of what Python's decoder makes of it)."""
     first, end = span
     with _opened(source) as f:
-        for start, stop in chunks_of(f, end, special_tokens, errors=errors, start=first):
+        for start, stop in chunks_of(f, end, special_tokens, errors=errors, start=first, cuts=cuts):
             f.seek(start)
             data = f.read(stop - start)
             if len(data) != stop - start:

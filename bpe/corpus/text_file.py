@@ -67,15 +67,15 @@ def check_input_file(path: str | Path) -> Path:
 
 def read_texts(
     path: str | Path, special_tokens: Sequence[str], *, errors: str = "strict", end: int | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None, cuts: str = "gpt2",
 ) -> Iterator[str]:
     """The file's text (or its first ``end`` bytes), decoded one safely cut chunk at a time.
 
     The chunks are cut where :mod:`bpe.split.chunking` says no pre-token can span the cut, so the
     pre-tokens of the chunks are exactly those of the whole text while memory holds one chunk (a few
-    MB), not the file.  ``on_bytes(n)`` is called once the caller is done with a chunk of ``n`` bytes.
-    The path is checked only when no ``end`` is given: a caller that found the end
-    (:func:`bpe.training.train.train_bpe`) checked it.
+    MB), not the file; ``cuts`` names the pattern's rule (:func:`bpe.split.patterns.cuts_of`).  ``on_bytes(n)``
+    is called once the caller is done with a chunk of ``n`` bytes.  The path is checked only when no ``end``
+    is given: a caller that found the end (:func:`bpe.training.train.train_bpe`) checked it.
     """
     path = check_input_file(path) if end is None else Path(path)
     if end is None and path.stat().st_size == 0:
@@ -87,7 +87,7 @@ def read_texts(
             on_bytes(len(data))
         return
     with open(path, "rb") as f:
-        for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors):
+        for start, stop in iter_chunks(path, special_tokens, end=end, errors=errors, cuts=cuts):
             f.seek(start)
             yield decode_utf8(f.read(stop - start), offset=start, errors=errors, source=str(path))
             if on_bytes is not None:

@@ -25,10 +25,16 @@ spread over the workers, and what crosses the pipes is each distinct pre-token a
 
 :func:`count_into_parts` stops after step 3 and leaves the parts in the workers, for a caller that
 keeps its words there (the words never travel to the parent).
+
+Every function here takes the pattern (``pattern=``, GPT-2's by default; :mod:`bpe.split.patterns`): the
+file is cut by its rule, and each text counted by the plain counter of that pattern.  The fast split is
+GPT-2's alone, so the fast functions count any other pattern with the plain counter, in the same pool: the
+same counts as v1's, without the fast split's speed (:func:`counters_for`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import pickle
@@ -47,6 +53,7 @@ from bpe.running.cores import choose_workers, plan_chunk_count, workers_for
 from bpe.running.pool import WorkerPool
 from bpe.running.workers import worker_state
 from bpe.split.chunking import find_chunk_boundaries, has_hidden_content
+from bpe.split.patterns import DEFAULT_PATTERN, cuts_of, pattern_name
 
 #: A text counter: ``(text, special_tokens) -> Counter[bytes]``, a module-level function (it is sent to
 #: the workers by reference).
@@ -145,9 +152,10 @@ def _checked(path: str | Path, end: int | None) -> tuple[Path, int]:
 def count_into_parts(
     pool: WorkerPool, path: str | Path, special_tokens: Sequence[str], *, errors: str = "strict",
     end: int | None = None, on_bytes: Callable[[int], None] | None = None, counter: TextCounter = count_text,
+    pattern: str = DEFAULT_PATTERN,
 ) -> list[int]:
     """Count the file (or its first ``end`` bytes) in ``pool`` with ``counter`` and leave part ``p`` in
-    worker ``p``.
+    worker ``p``; the file is cut by ``pattern``'s rule, which ``counter`` must count by.
 
     Afterwards ``worker_state()[PART_KEY]`` in worker ``p`` is the ``Counter[bytes]`` of exactly the
     pre-tokens with ``partition(token, pool.size) == p``.  Returns the number of distinct pre-tokens in
@@ -157,7 +165,8 @@ def count_into_parts(
     if size == 0 and end is None and has_hidden_content(path):
         raise BPEError(f"{path} reports a size of 0 but has content (a /proc or device file?): the process pool "
                        "needs a regular file; copy it to one first")
-    boundaries = find_chunk_boundaries(path, special_tokens, plan_chunk_count(size, pool.size), end=end, errors=errors)
+    boundaries = find_chunk_boundaries(path, special_tokens, plan_chunk_count(size, pool.size), end=end, errors=errors,
+                                       cuts=cuts_of(pattern))
     run = (os.getpid(), next(_runs))  # tells this count's running Counter from an earlier one's
     chunks = [(run, counter, str(path), start, stop, list(special_tokens), errors)
               for start, stop in zip(boundaries[:-1], boundaries[1:])]
@@ -170,10 +179,10 @@ def count_into_parts(
 
 def count_file_parallel(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None, pattern: str = DEFAULT_PATTERN,
 ) -> PretokenCounts:
     """Counts of every pre-token in the file (or its first ``end`` bytes), counted in ``workers`` processes
-    with the plain counter (v3-v5).
+    with the plain counter of ``pattern`` (v3-v5).
 
     One worker, or a file too small for two chunks, is counted in this process instead (the serial
     streaming counter of v1 and v2: the same counts without the process hop).  ``workers=None`` takes
@@ -181,36 +190,59 @@ def count_file_parallel(
     count is used as is.  Any failure (bad bytes, a worker that died, Ctrl-C) terminates the whole pool
     before the exception leaves this function.
     """
-    return _count_file(count_text, count_file_serial, path, special_tokens, workers=workers, errors=errors,
-                       end=end, on_bytes=on_bytes)
+    return _count_file(*counters_for(count_text, count_file_serial, pattern), path, special_tokens,
+                       workers=workers, errors=errors, end=end, on_bytes=on_bytes, pattern=pattern)
 
 
 def count_file_parallel_fast(
     path: str | Path, special_tokens: Sequence[str], *, workers: int | None = None, errors: str = "strict",
-    end: int | None = None, on_bytes: Callable[[int], None] | None = None,
+    end: int | None = None, on_bytes: Callable[[int], None] | None = None, pattern: str = DEFAULT_PATTERN,
 ) -> PretokenCounts:
     """:func:`count_file_parallel` with the fast pre-tokenizer (v6, v7): each worker counts its chunks with
     :func:`~bpe.counting.fast.count_text_fast`, and one worker or a tiny file is counted
-    in this process by :func:`~bpe.counting.fast.count_file_serial_fast`.  The same counts.
+    in this process by :func:`~bpe.counting.fast.count_file_serial_fast`.  The same counts.  Another pattern
+    than GPT-2's is counted by its plain counter (:func:`counters_for`).
     """
-    return _count_file(count_text_fast, count_file_serial_fast, path, special_tokens, workers=workers,
-                       errors=errors, end=end, on_bytes=on_bytes)
+    return _count_file(*counters_for(count_text_fast, count_file_serial_fast, pattern), path, special_tokens,
+                       workers=workers, errors=errors, end=end, on_bytes=on_bytes, pattern=pattern)
 
 
 def count_texts_parallel(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
-                         on_text: Callable[[int], None] | None = None) -> PretokenCounts:
+                         on_text: Callable[[int], None] | None = None,
+                         pattern: str = DEFAULT_PATTERN) -> PretokenCounts:
     """A stream of texts (a corpus's batches of documents, :mod:`bpe.corpus.corpus`) counted in the pool
-    with the plain counter (v3-v5): each idle worker takes the next text, and the counts are reduced
-    by part as a file's are.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.  A stream of
-    one text, or one worker, is counted in this process (:func:`~bpe.counting.plain.count_texts`).
+    with the plain counter of ``pattern`` (v3-v5): each idle worker takes the next text, and the counts are
+    reduced by part as a file's are.  ``on_text(i)`` is called as text ``i`` (from 0) is counted.  A stream
+    of one text, or one worker, is counted in this process (:func:`~bpe.counting.plain.count_texts`).
     """
-    return _count_texts(count_text, count_texts, texts, special_tokens, workers=workers, on_text=on_text)
+    return _count_texts(*counters_for(count_text, count_texts, pattern), texts, special_tokens, workers=workers,
+                        on_text=on_text)
 
 
 def count_texts_parallel_fast(texts: Iterable[str], special_tokens: Sequence[str], *, workers: int | None = None,
-                              on_text: Callable[[int], None] | None = None) -> PretokenCounts:
-    """:func:`count_texts_parallel` with the fast pre-tokenizer (v6-v8): the same counts."""
-    return _count_texts(count_text_fast, count_texts_fast, texts, special_tokens, workers=workers, on_text=on_text)
+                              on_text: Callable[[int], None] | None = None,
+                              pattern: str = DEFAULT_PATTERN) -> PretokenCounts:
+    """:func:`count_texts_parallel` with the fast pre-tokenizer (v6-v8): the same counts (another pattern
+    than GPT-2's: its plain counter)."""
+    return _count_texts(*counters_for(count_text_fast, count_texts_fast, pattern), texts, special_tokens,
+                        workers=workers, on_text=on_text)
+
+
+def counters_for(counter: TextCounter, count_serially: Callable[..., PretokenCounts],
+                 pattern: str) -> tuple[TextCounter, Callable[..., PretokenCounts]]:
+    """``(counter, count_serially)`` as given for GPT-2's pattern; for any other, the plain counter of that
+    pattern in their place (the fast split is GPT-2's alone): partials of module-level functions, which
+    pickle by reference as the workers need.
+
+    >>> counters_for(count_text_fast, count_file_serial_fast, "gpt2")[0] is count_text_fast
+    True
+    >>> counters_for(count_text_fast, count_file_serial_fast, "o200k")[0].keywords
+    {'pattern': 'o200k'}
+    """
+    if pattern_name(pattern) == "gpt2":
+        return counter, count_serially
+    serial = count_texts if count_serially in (count_texts, count_texts_fast) else count_file_serial
+    return functools.partial(count_text, pattern=pattern), functools.partial(serial, pattern=pattern)
 
 
 def _count_texts(counter: TextCounter, count_serially: Callable[..., PretokenCounts], texts: Iterable[str],
@@ -241,7 +273,7 @@ def _count_texts(counter: TextCounter, count_serially: Callable[..., PretokenCou
 
 def _count_file(counter: TextCounter, count_serially: Callable[..., PretokenCounts], path: str | Path,
                 special_tokens: Sequence[str], *, workers: int | None, errors: str, end: int | None,
-                on_bytes: Callable[[int], None] | None) -> PretokenCounts:
+                on_bytes: Callable[[int], None] | None, pattern: str) -> PretokenCounts:
     """The pool (``counter`` in each worker), or ``count_serially`` in this process when one worker or
     one chunk would do."""
     path, size = _checked(path, end)
@@ -253,7 +285,8 @@ def _count_file(counter: TextCounter, count_serially: Callable[..., PretokenCoun
     if workers == 1 or size == 0:  # size 0 includes files that only look empty, like /proc/cpuinfo
         return count_serially(path, special_tokens, errors=errors, end=end, on_bytes=on_bytes)
     with WorkerPool(workers, source=str(path)) as pool:
-        count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes, counter=counter)
+        count_into_parts(pool, path, special_tokens, errors=errors, end=end, on_bytes=on_bytes, counter=counter,
+                         pattern=pattern)
         total = PretokenCounts()
         for part in pool.broadcast(_take_part):
             dict.update(total, part)  # disjoint parts: a C-level join, not Counter's Python-level sum

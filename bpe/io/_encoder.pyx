@@ -6,8 +6,8 @@ it is built (:mod:`bpe.io.compiled` builds it from a tokenizer and falls back to
 is not).  The ids are those of the Python path exactly: the same split, the same merge procedure.  Each
 structure below replaces one of the Python path's:
 
-* the **scanner** (``scan_piece`` and ``find_special``, from ``bpe/split/_gpt2_scanner.pxi``, the very code
-  v9 counts with) replaces the fast pre-tokenizer (``split_pretokens``: ``re`` and ``regex`` over a
+* the **scanner** (``scan_with`` and ``find_special``, from ``bpe/split/_scanners.pxi``, which gathers
+  GPT-2's, cl100k's and o200k's scanners: the very code v9 counts with) replaces the fast pre-tokenizer (``split_pretokens``: ``re`` and ``regex`` over a
   ``str``) and the special-token ``regex.split``: the bytes are never decoded, no pre-token is ever a
   Python string;
 * the **merge table** (``Merges``) replaces ``Tokenizer._pair_rank``, a dict of id pairs: open
@@ -38,7 +38,7 @@ from libc.string cimport memcmp, memcpy, memset
 cdef extern from "_hints.h":
     void prefetch "BPE_PREFETCH"(const void *p) nogil
 
-include "_gpt2_scanner.pxi"
+include "_scanners.pxi"
 
 # The encoder's own results, below the scanner's (an Emit may return its own below -4).
 cdef enum:
@@ -111,16 +111,21 @@ cdef class Encoder:
     Built by :mod:`bpe.io.compiled` from a tokenizer: ``pairs[rank]`` is the id pair merged at that rank
     and ``merged[rank]`` the id it makes (``Tokenizer._pair_rank`` and ``_rank_merged``), ``byte_ids[b]``
     the id of byte ``b`` (None: none), ``specials`` the special tokens' ``(bytes, id)``, ``width`` 2 or 4
-    (bytes an id takes in the output: every id must fit)."""
+    (bytes an id takes in the output: every id must fit); ``pattern`` the scanner's number, with its tables
+    and ``folds`` (``bpe.split.patterns.SCANNERS``, ``bpe.split.pattern_classes``: ``scanner_tables``,
+    ``contraction_folds``)."""
 
     cdef Classes classes
     cdef bytes stage1, stage2                 # kept alive: classes points into them
+    cdef Folds folds                          # the contractions' letters in any case (cl100k, o200k)
+    cdef readonly int pattern                 # which scanner (_scanners.pxi): GPT-2's unless told
     cdef Merges merges
     cdef Specials specials
     cdef list special_bytes                   # kept alive: specials.tokens points into them
     cdef readonly int width
 
-    def __cinit__(self, bytes stage1, bytes stage2, byte_ids, pairs, merged, specials, int width):
+    def __cinit__(self, bytes stage1, bytes stage2, byte_ids, pairs, merged, specials, int width, int pattern=0,
+                  folds=()):
         cdef Py_ssize_t i, count, capacity
         cdef uint64_t pair, limit
         cdef size_t slot
@@ -143,6 +148,8 @@ cdef class Encoder:
                 raise ValueError("the class tables disagree")
         for i in range(128):
             self.classes.ascii[i] = self.classes.stage2[(<size_t>self.classes.stage1[0] << 8) | i]
+        set_up_pattern(&self.classes, &self.folds, pattern, folds)
+        self.pattern = pattern
         # the bytes
         if len(byte_ids) != 256:
             raise ValueError("byte_ids must name an id (or None) for each of the 256 bytes")
@@ -216,6 +223,45 @@ cdef class Encoder:
         free(self.specials.lengths)
         free(self.specials.ids)
 
+    def pieces(self, const uint8_t[::1] data):
+        """The pre-tokens of ``data`` (UTF-8 text) as ``encode`` cuts it, as ``bytes``, the special tokens
+        left out.  Raises ``ValueError`` where the text is not UTF-8, ``MemoryError``."""
+        cdef Py_ssize_t n = data.shape[0], i = 0, end, found = 0, bad = -1
+        cdef size_t k
+        cdef int result = DONE
+        cdef int stop = 0
+        cdef Spans spans
+        if n == 0:
+            return []
+        memset(&spans, 0, sizeof(Spans))
+        spans.base = &data[0]
+        try:
+            with nogil:
+                while result == DONE:
+                    if self.specials.count:
+                        end = find_special(&data[0], i, n, self.specials.tokens, self.specials.lengths,
+                                           self.specials.count, self.specials.starts, self.specials.one_start, &found)
+                    else:
+                        end = n
+                    if end > i:
+                        result = scan_with(self.pattern, &self.classes, &self.folds, &data[i], end - i, collect_one,
+                                           &spans, &stop, &bad)
+                        if result == BAD_UTF8:
+                            bad += i
+                    if end >= n:
+                        break
+                    i = end + found
+            if result == BAD_UTF8:
+                raise ValueError(f"invalid UTF-8 at byte {bad}")
+            if result == NO_MEMORY:
+                raise MemoryError()
+            if result != DONE:
+                raise AssertionError(f"the split failed with code {result}")
+            text = bytes(data)
+            return [text[spans.items[2 * k]:spans.items[2 * k] + spans.items[2 * k + 1]] for k in range(spans.size)]
+        finally:
+            free(spans.items)
+
     def encode(self, Cache cache not None, const uint8_t[::1] data, uint8_t[::1] out):
         """Encode ``data`` (UTF-8 text) into ``out``, ``width`` bytes an id, with ``cache`` (one thread's).
 
@@ -252,7 +298,8 @@ cdef class Encoder:
         cache.busy = True
         try:
             with nogil:
-                result = encode_text(&self.classes, &self.specials, &data[0], n, &sink, &bad)
+                result = encode_text(self.pattern, &self.classes, &self.folds, &self.specials, &data[0], n, &sink,
+                                     &bad)
         finally:
             cache.busy = False
         if result == DONE:

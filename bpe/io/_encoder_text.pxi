@@ -1,5 +1,6 @@
 # A text encoded, included (textually) by the compiled encoder, ``_encoder.pyx``, after its tables and BPE: the
-# scanner's pre-tokens, each looked up in the cache or encoded, the ids written in order into the caller's buffer.
+# scanner's pre-tokens, each looked up in the cache or encoded, the ids written in order into the caller's buffer;
+# and the split alone, the pre-tokens as the scanner cuts them (``Encoder.pieces``).
 
 # --- Encoding a text: the scanner's pre-tokens, each looked up or encoded, ids written in order ------------
 
@@ -112,8 +113,8 @@ cdef int flush(Sink *s) noexcept nogil:
     return DONE
 
 
-cdef int encode_text(const Classes *classes, const Specials *sp, const uint8_t *p, Py_ssize_t n, Sink *s,
-                     Py_ssize_t *bad) noexcept nogil:
+cdef int encode_text(int pattern, const Classes *classes, const Folds *folds, const Specials *sp, const uint8_t *p,
+                     Py_ssize_t n, Sink *s, Py_ssize_t *bad) noexcept nogil:
     """Every id of ``p[:n]`` into the sink: the special tokens split out (their ids), each piece between
     them scanned.  DONE or why not; BAD_UTF8 with ``*bad`` the offset in ``p``."""
     cdef Py_ssize_t i = 0, end, found = 0, checked = 0
@@ -127,7 +128,7 @@ cdef int encode_text(const Classes *classes, const Specials *sp, const uint8_t *
         else:
             end = n
         if end > i:
-            result = scan_piece(classes, p + i, end - i, encode_one, s, stop, bad)
+            result = scan_with(pattern, classes, folds, p + i, end - i, encode_one, s, stop, bad)
             if result != DONE:
                 if result == BAD_UTF8:
                     bad[0] += i
@@ -148,3 +149,31 @@ cdef int encode_text(const Classes *classes, const Specials *sp, const uint8_t *
             if V9_LOAD(stop):
                 return STOPPED
             checked = i
+
+
+# --- The split alone: where the scanner cuts, for the tests and the lab -----------------------------------------
+# The pre-tokens of a text as this encoder's scanner hands them out, special tokens left out: what
+# ``regex.findall`` over the pieces between special tokens gives, held to it by the tests, since the ids
+# alone would not show every wrong cut (a text of characters no merge covers encodes to its bytes however
+# it is cut).
+
+ctypedef struct Spans:
+    const uint8_t *base
+    Py_ssize_t *items        # (offset, length) of each pre-token, in order
+    size_t size, capacity    # pre-tokens held, and room for
+
+
+cdef int collect_one(void *sink, const uint8_t *pretoken, Py_ssize_t length) noexcept nogil:
+    """The scanner's ``Emit`` for the split: the pre-token's offset and length, appended (NO_MEMORY when
+    the array cannot grow)."""
+    cdef Spans *spans = <Spans *>sink
+    cdef void *grown
+    if spans.size == spans.capacity:
+        grown = room(spans.items, &spans.capacity, spans.size, 1, 2 * sizeof(Py_ssize_t))
+        if grown == NULL:
+            return NO_MEMORY
+        spans.items = <Py_ssize_t *>grown
+    spans.items[2 * spans.size] = pretoken - spans.base
+    spans.items[2 * spans.size + 1] = length
+    spans.size += 1
+    return DONE

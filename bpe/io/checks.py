@@ -31,6 +31,7 @@ from pathlib import Path
 
 from bpe.errors import BPEError
 from bpe.io.byte_unicode import decode_token, encode_token
+from bpe.split.patterns import DEFAULT_PATTERN, resolve_pattern
 
 
 class _Pairs(list):
@@ -190,3 +191,16 @@ def check_train_info(info: _Pairs, vocab: dict[int, bytes], merges: Sequence[tup
         raise BPEError(f"{paths['vocab.json']} has {len(vocab):,} tokens, but 256 bytes + {len(specials)} special "
                        f"+ {len(merges):,} merged make {expected:,}")
     return specials
+
+
+def recorded_pattern(info: _Pairs, path: Path) -> str:
+    """The pattern ``train.json`` records (``pattern``), GPT-2's where it records none (a tokenizer saved
+    before the pattern was recorded); one that is not a string, or not a regex, is a :class:`BPEError`."""
+    pattern = dict(info).get("pattern", DEFAULT_PATTERN)
+    if not isinstance(pattern, str):
+        raise BPEError(f"{path}: \"pattern\" must be the pre-tokenization pattern as a string, got {pattern!r}"[:200])
+    try:
+        resolve_pattern(pattern)
+    except BPEError as exc:
+        raise BPEError(f"{path}: the recorded {exc}") from None
+    return pattern

@@ -9,7 +9,9 @@ classes v9's (:mod:`bpe.split.gpt2_classes`), so both paths give the same ids
 
 What it cannot hold, and leaves to the Python path: an empty special token (the Python path's split then
 puts the token between every two characters), and an id that does not fit the tokenizer's packed type
-(``array`` raises there, as it always has).
+(``array`` raises there, as it always has); and a custom pattern, which has no scanner.  GPT-4's and
+GPT-4o's patterns (``pattern="cl100k"``, ``"o200k"``) have theirs (:mod:`bpe.split.patterns`); the
+Tokenizer asks for the pattern it was trained with.
 
 Each thread encodes with a :class:`Cache` of its own (the pre-token -> ids table, BPE's scratch, a stop
 flag); :meth:`CompiledEncoder.borrow` lends one, kept warm from call to call, and ``give_back`` returns it.
@@ -24,6 +26,8 @@ from contextlib import contextmanager
 from bpe.interface import not_built
 from bpe.running.threads import run_threads
 from bpe.split.gpt2_classes import class_tables
+from bpe.split.pattern_classes import contraction_folds, scanner_tables
+from bpe.split.patterns import CUSTOM, DEFAULT_PATTERN, SCANNERS, resolve_pattern
 
 try:
     from bpe.io._encoder import Cache, Encoder
@@ -95,10 +99,12 @@ class CompiledEncoder:
         return out
 
 
-def compiled_encoder(tokenizer) -> CompiledEncoder | None:
-    """The compiled encoder of ``tokenizer``'s merges, or ``None`` where it is not built or cannot hold them
-    (see the module's docstring): the caller then encodes in Python."""
-    if Encoder is None or any(not token for token in tokenizer.special_tokens):
+def compiled_encoder(tokenizer, pattern: str = DEFAULT_PATTERN) -> CompiledEncoder | None:
+    """The compiled encoder of ``tokenizer``'s merges, cutting text by ``pattern`` (a name, or a regex), or
+    ``None`` where it is not built or cannot hold them (see the module's docstring): the caller then encodes
+    in Python."""
+    name, _ = resolve_pattern(pattern)
+    if Encoder is None or name == CUSTOM or any(not token for token in tokenizer.special_tokens):
         return None
     width = array(tokenizer.typecode).itemsize
     limit = 1 << (8 * width)
@@ -110,5 +116,9 @@ def compiled_encoder(tokenizer) -> CompiledEncoder | None:
             *(i for _, i in specials)]
     if any(not isinstance(i, int) or not 0 <= i < limit for i in used):
         return None
-    return CompiledEncoder(Encoder(*class_tables(), byte_ids, pairs, tokenizer._rank_merged, specials, width),
-                           tokenizer.typecode)
+    if name == "gpt2":
+        encoder = Encoder(*class_tables(), byte_ids, pairs, tokenizer._rank_merged, specials, width)
+    else:
+        encoder = Encoder(*scanner_tables(name), byte_ids, pairs, tokenizer._rank_merged, specials, width,
+                          pattern=SCANNERS[name], folds=contraction_folds())
+    return CompiledEncoder(encoder, tokenizer.typecode)

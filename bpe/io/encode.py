@@ -53,6 +53,7 @@ from bpe.io.outputs import load_tokenizer, where_it_is
 from bpe.running.pool import WorkerPool, default_workers
 from bpe.running.threads import read_span, run_threads
 from bpe.split.chunking import iter_chunks
+from bpe.split.patterns import cuts_of
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
 #: the chunk's size), so chunks are kept small; a task costs a pipe round trip, far below its encoding.
@@ -142,8 +143,8 @@ def choose_encoder(tokenizer, encoder: str | None):
     compiled = tokenizer.compiled_encoder()
     if compiled is None and encoder == "compiled":
         raise BPEError(compiled_module.UNAVAILABLE
-                       or "the compiled encoder cannot hold this tokenizer (an empty special token, or an id past its "
-                          "packed type): use --encoder python")
+                       or "the compiled encoder cannot hold this tokenizer (an empty special token, an id past its "
+                          "packed type, or a pattern of its own, which has no scanner): use --encoder python")
     return compiled
 
 
@@ -281,7 +282,8 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
         on_size(size)
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
     # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
-    spans = iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors)
+    spans = iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors,
+                        cuts=cuts_of(tokenizer.pattern))
     writer = None
     try:
         writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from bpe.io.byte_unicode import encode_token
 from bpe.io.checks import parse_merges, parse_vocab, read_json, read_text
-from bpe.split.patterns import GPT2_PATTERN
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name, resolve_pattern
 
 
 def vocab_json(vocab: dict[int, bytes]) -> str:
@@ -47,12 +47,13 @@ def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> st
     return "".join(lines)
 
 
-def tiktoken_settings(vocab: dict[int, bytes], special_tokens: Sequence[str], name: str = "bpe-lab") -> str:
+def tiktoken_settings(vocab: dict[int, bytes], special_tokens: Sequence[str], name: str = "bpe-lab",
+                      pattern: str = DEFAULT_PATTERN) -> str:
     """What ``tiktoken.Encoding`` takes beside the ranks (``tiktoken.json``, next to ``tokenizer.tiktoken``): its
-    name, the GPT-2 pattern and the special tokens' ids, so that ``tiktoken.Encoding(**settings,
+    name, the pattern and the special tokens' ids, so that ``tiktoken.Encoding(**settings,
     mergeable_ranks=load_tiktoken_bpe(ranks))`` is the encoding these files hold."""
     ids = _lowest_ids(vocab)
-    data = {"name": name, "pat_str": GPT2_PATTERN,
+    data = {"name": name, "pat_str": resolve_pattern(pattern)[1],
             "special_tokens": {t: ids[t.encode("utf-8")] for t in special_tokens}}
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
@@ -91,8 +92,9 @@ def _hf_added(token: str) -> dict:
 
 
 def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
-                      special_tokens: Sequence[str]) -> str:
-    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own."""
+                      special_tokens: Sequence[str], pattern: str = DEFAULT_PATTERN) -> str:
+    """A Hugging Face ``tokenizer.json``: byte-level BPE with GPT-2's split, like GPT-2's own, or with
+    ``pattern``'s (:func:`hf_pre_tokenizer`)."""
     # Special tokens are in the model's vocab too (as in GPT-2's file): an added token missing from
     # it would get a fresh id from `tokenizers`, not ours.
     model_vocab: dict[str, int] = {}
@@ -106,7 +108,7 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
         "padding": None,
         "added_tokens": [{"id": ids[t.encode("utf-8")], **_hf_added(t)} for t in special_tokens],
         "normalizer": None,
-        "pre_tokenizer": byte_level,
+        "pre_tokenizer": hf_pre_tokenizer(pattern, byte_level),
         "post_processor": None,
         "decoder": byte_level,
         "model": {
@@ -117,6 +119,31 @@ def hf_tokenizer_json(vocab: dict[int, bytes], merges: Sequence[tuple[bytes, byt
         },
     }
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def hf_pre_tokenizer(pattern: str, byte_level: dict) -> dict:
+    r"""GPT-2's split is ``ByteLevel``'s own (``use_regex``); any other pattern is a ``Split`` of the text by
+    it (each match a pre-token), then ``ByteLevel`` without its regex, as HF writes GPT-4-style tokenizers.
+
+    ``tokenizers`` runs the pattern with Oniguruma, which reads ``{1,3}+`` not as possessive but as a
+    repeat of the repeat: cl100k's ``\p{N}{1,3}+`` goes as ``\p{N}{1,3}``, the same matches (nothing
+    follows it in its alternative to give anything back to); its other possessive forms Oniguruma reads as
+    ``regex`` does.  A custom pattern goes as it is written."""
+    if pattern_name(pattern) == DEFAULT_PATTERN:
+        return byte_level
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False},
+        dict(byte_level, use_regex=False)]}
+
+
+def hf_pattern(pattern: str) -> str:
+    """The pattern as ``tokenizers`` is given it, to split as ``regex`` does (:func:`hf_pre_tokenizer`).
+
+    >>> hf_pattern("cl100k").count("{1,3}+"), hf_pattern("o200k") == resolve_pattern("o200k")[1]
+    (0, True)
+    """
+    name, text = resolve_pattern(pattern)
+    return text.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}") if name == "cl100k" else text
 
 
 def load_vocab(path: str | os.PathLike) -> dict[int, bytes]:

@@ -5,14 +5,17 @@
 * ``DIR/vocab.json``: ``{token: id}`` ordered by id, each token's bytes in GPT-2's byte-to-unicode
   form (:mod:`bpe.io.byte_unicode`), as in the CS336 fixtures;
 * ``DIR/merges.txt``: one merge per line, ``first second`` in the same form, in the order made;
-* ``DIR/train.json``: the settings, stage timings and corpus figures of the run;
+* ``DIR/train.json``: the settings, stage timings and corpus figures of the run, the special tokens and
+  the pattern (``pattern``: the regex itself, ``pattern_name``: ``gpt2``, ``cl100k``, ``o200k`` or
+  ``custom``; a tokenizer saved before the pattern was recorded is GPT-2's);
 * with ``--format tiktoken``: ``DIR/tokenizer.tiktoken``, lines ``base64(token) rank``, the file
   ``tiktoken.load.load_tiktoken_bpe`` reads, and ``DIR/tiktoken.json``, the rest of what
-  ``tiktoken.Encoding`` takes (its name, the pattern, the special tokens' ids);
+  ``tiktoken.Encoding`` takes (its name, the pattern, the special tokens' ids; :func:`tiktoken_encoding` builds
+  it from the directory);
 * with ``--format hf``: ``DIR/tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (BPE model,
-  ByteLevel pre-tokenizer with the GPT-2 split, ByteLevel decoder, special tokens as added tokens), and
-  ``DIR/tokenizer_config.json`` and ``DIR/special_tokens_map.json``, from which
-  ``transformers.AutoTokenizer`` knows the special tokens (the first, the end of text, as ``eos_token``).
+  ByteLevel pre-tokenizer with the GPT-2 split, or a Split by the pattern before it, ByteLevel decoder,
+  special tokens as added tokens), and ``DIR/tokenizer_config.json`` and ``DIR/special_tokens_map.json``, from
+  which ``transformers.AutoTokenizer`` knows the special tokens (the first, the end of text, as ``eos_token``).
 
 The directory is replaced as one unit: the whole set is written into a temporary sibling directory
 (``.DIR.new-*``) and swapped in while SIGINT, SIGTERM and SIGHUP are held back, so a reader sees the old
@@ -41,7 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bpe.errors import BPEError, stop_signals_held
-from bpe.io.checks import check_merges, check_train_info, read_json
+from bpe.io.checks import check_merges, check_train_info, read_json, recorded_pattern
 from bpe.io.formats import (
     hf_special_tokens_map,
     hf_tokenizer_config,
@@ -54,8 +57,10 @@ from bpe.io.formats import (
     vocab_json,
 )
 from bpe.io.tokenizer import Tokenizer
-from bpe.leftovers import running
 from bpe.running.files import check_writable_dir, exchange, write_flushed
+from bpe.running.leftovers import running
+from bpe.split.pattern_classes import holds_disagreement
+from bpe.split.patterns import DEFAULT_PATTERN, resolve_pattern
 
 FORMATS = ("tiktoken", "hf")
 TRAIN_INFO = "train.json"
@@ -211,7 +216,7 @@ def where_it_is(directory: str | os.PathLike) -> str:
 
 def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
                    special_tokens: Sequence[str], *, formats: Sequence[str] = (),
-                   train_info: dict | None = None) -> list[Path]:
+                   train_info: dict | None = None, pattern: str = DEFAULT_PATTERN) -> list[Path]:
     """Replace ``out_dir`` with vocab.json, merges.txt, train.json and any ``formats`` ("tiktoken", "hf").
 
     Returns the paths written.  See the module docstring for what "replace" guarantees.  A stop signal that
@@ -225,14 +230,16 @@ def save_tokenizer(out_dir: str | os.PathLike, vocab: dict[int, bytes], merges: 
         raise BPEError(f"unknown output format {unknown[0]!r}; formats: {', '.join(FORMATS)}")
     info = dict(train_info or {})
     info["special_tokens"] = list(special_tokens)
+    info["pattern_name"], info["pattern"] = resolve_pattern(pattern)
     info["result"] = {"merges": len(merges), "vocab_size": len(vocab)}  # what a load checks the files against
     files = {"vocab.json": vocab_json(vocab), "merges.txt": merges_txt(merges),
              TRAIN_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
     if "tiktoken" in formats:
         files["tokenizer.tiktoken"] = tiktoken_ranks(vocab, special_tokens)
-        files["tiktoken.json"] = tiktoken_settings(vocab, special_tokens, name=Path(out_dir).name or "bpe-lab")
+        files["tiktoken.json"] = tiktoken_settings(vocab, special_tokens, name=Path(out_dir).name or "bpe-lab",
+                                                   pattern=pattern)
     if "hf" in formats:
-        files["tokenizer.json"] = hf_tokenizer_json(vocab, merges, special_tokens)
+        files["tokenizer.json"] = hf_tokenizer_json(vocab, merges, special_tokens, pattern)
         files["tokenizer_config.json"] = hf_tokenizer_config(vocab, special_tokens)
         files["special_tokens_map.json"] = hf_special_tokens_map(special_tokens)
     written = [out_dir / name for name in files]
@@ -253,7 +260,8 @@ def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] |
 
     The three files are checked against each other first (:mod:`bpe.io.checks`): a folder that was cut,
     edited or mixed from two runs is a :class:`BPEError` naming the file and the problem.  ``train.json``
-    is required: it records the special tokens, which are used unless ``special_tokens`` is given.
+    is required: it records the special tokens, which are used unless ``special_tokens`` is given, and the
+    pattern (GPT-2's where it records none: a tokenizer saved before the pattern was recorded).
     """
     directory = Path(directory)
     paths = {name: directory / name for name in ("vocab.json", "merges.txt", TRAIN_INFO)}
@@ -265,8 +273,38 @@ def load_tokenizer(directory: str | os.PathLike, special_tokens: Sequence[str] |
             raise BPEError(f"no saved tokenizer in {directory}: {name} is missing{why.get(name, '')}")
     vocab, merges = load_vocab(paths["vocab.json"]), load_merges(paths["merges.txt"])
     check_merges(vocab, merges, paths["vocab.json"], paths["merges.txt"])
-    recorded = check_train_info(read_json(paths[TRAIN_INFO]), vocab, merges, paths)
-    return Tokenizer(vocab, merges, recorded if special_tokens is None else special_tokens)
+    info = read_json(paths[TRAIN_INFO])
+    recorded = check_train_info(info, vocab, merges, paths)
+    return Tokenizer(vocab, merges, recorded if special_tokens is None else special_tokens,
+                     pattern=recorded_pattern(info, paths[TRAIN_INFO]))
+
+
+def tiktoken_warning(vocab: dict[int, bytes], pattern: str = DEFAULT_PATTERN) -> str | None:
+    """One line where the vocab holds a token with a code point that tiktoken's engine classes otherwise
+    than ``regex`` (:func:`bpe.split.pattern_classes.tiktoken_disagreements`): tiktoken, given the exported
+    ranks, may split text holding it otherwise than we do, and so give other ids.  ``None`` where it holds
+    none, or where tiktoken is not installed to compare with."""
+    found = holds_disagreement(vocab.values(), pattern)
+    if found is None:
+        return None
+    return (f"the vocab holds U+{found:04X} ({chr(found)!r}), which tiktoken's Unicode classes otherwise than regex's: "
+            "tiktoken may split text holding such characters differently (docs/patterns.md#unicode)")
+
+
+def tiktoken_encoding(directory: str | os.PathLike, name: str = "bpe-lab"):
+    """A ``tiktoken.Encoding`` of the tokenizer saved in ``directory`` with ``--format tiktoken``: its ranks
+    (``tokenizer.tiktoken``, read by tiktoken's own loader), and its special tokens and pattern from
+    ``train.json``.  tiktoken must be installed."""
+    import tiktoken  # noqa: PLC0415 (an optional dependency: the dev and peers extras)
+    from tiktoken.load import load_tiktoken_bpe  # noqa: PLC0415 (the same)
+
+    tokenizer = load_tokenizer(directory)
+    ranks_path = Path(directory) / "tokenizer.tiktoken"
+    if not ranks_path.is_file():
+        raise BPEError(f"no tokenizer.tiktoken in {directory}: train with --format tiktoken")
+    specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
+    return tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=load_tiktoken_bpe(str(ranks_path)),
+                             special_tokens=specials)
 
 
 def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), top: int = 5) -> list[str]:

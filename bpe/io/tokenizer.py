@@ -1,7 +1,8 @@
 """A tokenizer over trained merges (CS336 §2.6): encode, decode, encode_iterable, and packed ids for arrays.
 
 Encoding is training replayed: the text is split on the special tokens (kept whole, longest first
-when they overlap), each piece is cut by the GPT-2 pattern, and within each pre-token the adjacent
+when they overlap), each piece is cut by the pattern the merges were trained with (``pattern``: GPT-2's
+unless the tokenizer says otherwise; :mod:`bpe.split.patterns`), and within each pre-token the adjacent
 pair with the lowest merge rank is merged (every occurrence, left to right) until no pair of the
 pre-token is a merge.
 
@@ -19,11 +20,12 @@ What makes it fast in pure Python (``docs/encoding.md`` has the measurements):
 * **The fast pre-tokenizer** (v6's), :func:`bpe.split.fast.split_pretokens`: ASCII
   text is cut by a twin of the GPT-2 pattern on the stdlib ``re`` engine, and only the words around
   non-ASCII characters (all of a block dense with them) by the Unicode pattern; the pre-tokens are
-  exactly the pattern's, in order.
+  exactly the pattern's, in order.  It is GPT-2's alone: any other pattern is cut by ``regex.findall``.
 
 Where v9's compiled code is built, ``encode_packed`` (hence ``encode`` and ``encode_iterable``) hands the
 text's UTF-8 bytes to the compiled encoder instead (:mod:`bpe.io.compiled`, ``bpe/io/_encoder.pyx``):
-v9's scanner, these same merges and a cache in C, the same ids.  ``compiled=False`` keeps a tokenizer on
+v9's scanner of the pattern (GPT-2's, cl100k's or o200k's; a custom regex stays on the Python path),
+these same merges and a cache in C, the same ids.  ``compiled=False`` keeps a tokenizer on
 the Python path, which :meth:`Tokenizer.encode_packed_python` always takes.
 
 >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"<|e|>", 257: b"lo", 258: b"low"}
@@ -50,11 +52,13 @@ from bpe.io.checks import check_merges
 from bpe.io.compiled import compiled_encoder
 from bpe.io.formats import load_merges, load_vocab
 from bpe.split.fast import split_pretokens
-from bpe.split.patterns import special_token_regex
+from bpe.split.patterns import DEFAULT_PATTERN, compiled_pattern, cuts_of, resolve_pattern, special_token_regex
 
-#: A cut for streaming: a newline right after an ASCII non-space character (see bpe/split/chunking.py for
-#: why no pre-token spans it).
-_SAFE_NEWLINE = regex.compile(r"(?<=[!-~])\n")
+#: A cut for streaming, by each pattern's rule (bpe/split/chunking.py says why no pre-token spans it): for
+#: GPT-2's, a newline right after an ASCII non-space character; for cl100k's and o200k's, whose pre-tokens
+#: may end in newlines, a space or tab after a non-space; for a custom regex none (a special token's end).
+_SAFE_CUTS = {"gpt2": regex.compile(r"(?<=[!-~])\n"), "spaces": regex.compile(r"(?<=\S)[ \t\x0b\x0c]"),
+              "special": None}
 #: encode_iterable holds back text until it has at least this many characters, then cuts.
 STREAM_BUFFER_CHARS = 1 << 16
 #: Pre-tokens cached at most per cache (cleared when full, which keeps memory bounded: about 150 bytes an
@@ -110,7 +114,8 @@ def _token_set(tokens, parameter: str) -> frozenset:
 
 class Tokenizer:
     def __init__(self, vocab: dict[int, bytes], merges: Sequence[tuple[bytes, bytes]],
-                 special_tokens: Sequence[str] | None = None, *, compiled: bool = True):
+                 special_tokens: Sequence[str] | None = None, *, compiled: bool = True,
+                 pattern: str = DEFAULT_PATTERN):
         self.vocab = dict(vocab)
         self.merges = list(merges)
         self.special_tokens = list(special_tokens or [])
@@ -129,6 +134,11 @@ class Tokenizer:
         self._base = self  # what with_specials() starts from: this tokenizer, or the one a view was made of
         self._split_out(self.special_tokens, ())
         self._cache = _PretokenCache(self._bpe)
+        #: The pre-tokenization pattern the merges were trained with: a name (``gpt2``, ``cl100k``, ``o200k``)
+        #: or a regex; its split, GPT-2's fast one or ``regex.findall``; where a stream may be cut.
+        self.pattern_name, self.pattern = resolve_pattern(pattern)
+        self._split = split_pretokens if self.pattern_name == DEFAULT_PATTERN else compiled_pattern(pattern).findall
+        self._safe_cut = _SAFE_CUTS[cuts_of(pattern)]
         #: Whether ``encode_packed`` uses the compiled encoder where it is built (False: always Python).
         self.compiled = compiled
         self._compiled = _UNSET
@@ -202,7 +212,7 @@ class Tokenizer:
         if not self.compiled:
             return None
         if self._compiled is _UNSET:
-            self._compiled = compiled_encoder(self)
+            self._compiled = compiled_encoder(self, self.pattern)
         return self._compiled
 
     def _build_id_merges(self) -> None:
@@ -256,12 +266,15 @@ class Tokenizer:
         return array(self.typecode, ids).tobytes()
 
     @classmethod
-    def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None) -> Tokenizer:
+    def from_files(cls, vocab_filepath, merges_filepath, special_tokens: Sequence[str] | None = None, *,
+                   pattern: str = DEFAULT_PATTERN) -> Tokenizer:
         """From a GPT-2 style ``vocab.json`` and ``merges.txt`` (the CS336 signature), checked against each
-        other first (:func:`bpe.io.checks.check_merges`): a malformed pair of files is a :class:`BPEError`."""
+        other first (:func:`bpe.io.checks.check_merges`): a malformed pair of files is a :class:`BPEError`.
+        The files do not say the pattern: ``pattern`` does (a saved tokenizer's ``train.json`` does:
+        :func:`bpe.io.outputs.load_tokenizer`)."""
         vocab, merges = load_vocab(vocab_filepath), load_merges(merges_filepath)
         check_merges(vocab, merges, vocab_filepath, merges_filepath)
-        return cls(vocab, merges, special_tokens)
+        return cls(vocab, merges, special_tokens, pattern=pattern)
 
     def encode(self, text: str, *, allowed_special=None, disallowed_special=None) -> list[int]:
         """The ids of ``text``.  ``allowed_special``, ``disallowed_special``: what a special token's text in it
@@ -288,25 +301,27 @@ class Tokenizer:
         return self.encode_packed_python(text)
 
     def encode_packed_python(self, text: str) -> bytes:
-        """:meth:`encode_packed` in pure Python: the fast pre-tokenizer, and the merges from a cache of
-        pre-token -> packed ids (``bpe encode --encoder python`` runs it in its process pool)."""
+        """:meth:`encode_packed` in pure Python: the fast pre-tokenizer (``regex.findall`` for another pattern
+        than GPT-2's), and the merges from a cache of pre-token -> packed ids (``bpe encode --encoder python``
+        runs it in its process pool)."""
         pieces = [text] if self._special_split is None else self._special_split.split(text)
-        lookup = self._cache.__getitem__
+        lookup, split = self._cache.__getitem__, self._split
         out: list[bytes] = []
         # split() with a capturing group alternates: text, special, text, special, ..., text
         for index, piece in enumerate(pieces):
             if index % 2:
                 out.append(self._special_packed[piece])
             elif piece:
-                out.append(b"".join(map(lookup, split_pretokens(piece))))
+                out.append(b"".join(map(lookup, split(piece))))
         return b"".join(out)
 
     def encode_iterable(self, texts: Iterable[str], *, allowed_special=None, disallowed_special=None) -> Iterator[int]:
         """Ids of the concatenation of ``texts`` (e.g. a file's lines), the same as ``encode`` of it all, the
         special tokens too (:meth:`encode`).
 
-        Text is buffered only until a safe cut is seen (after a complete special token, or at a newline
-        that follows an ASCII non-space character), so memory stays bounded for ordinary text.  The ids
+        Text is buffered only until a safe cut is seen (after a complete special token, or where the
+        pattern's rule allows: for GPT-2's, at a newline that follows an ASCII non-space character), so memory
+        stays bounded for ordinary text (with a custom regex, only special tokens cut it).  The ids
         come out through ``chain`` (C) from one list per piece: a generator yielding each id itself
         made streaming 1.9x slower than ``encode``.
         """
@@ -335,7 +350,8 @@ class Tokenizer:
         limit = len(buffer) - self._max_special_len
         specials = [] if self._special_split is None else list(self._special_split.finditer(buffer))
         cuts = [m.end() for m in specials if m.end() <= limit]
-        cuts += [m.start() for m in _SAFE_NEWLINE.finditer(buffer, 0, max(limit, 0))]
+        if self._safe_cut is not None:
+            cuts += [m.start() for m in self._safe_cut.finditer(buffer, 0, max(limit, 0))]
         for cut in sorted(cuts, reverse=True):
             if not any(m.start() < cut < m.end() for m in specials):
                 return cut

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.errors import BPEError
-from bpe.leftovers import process_stat, remove_orphans, running
+from bpe.running.leftovers import process_stat, remove_orphans, running
 from bpe.running.workers import die_with_parent
 
 RESULT_ENV = "BPE_LAB_RESULT"
@@ -114,7 +114,7 @@ def dies_with_this_process():
 
 #: A lab run's temporary folder, ``bpe-KIND-PID-*``, names the process that made it: one whose process is gone
 #: (killed outright, it could not remove it) is removed by the next run (:func:`remove_orphaned_folders`, the rule
-#: of :mod:`bpe.leftovers`, whose :data:`LEFTOVERS` file names the files outside it a folder takes along).
+#: of :mod:`bpe.running.leftovers`, whose :data:`LEFTOVERS` file names the files outside it a folder takes along).
 
 
 def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
@@ -126,7 +126,8 @@ def lab_tempdir(kind: str) -> tempfile.TemporaryDirectory:
 
 def remove_orphaned_folders(where: str | Path | None = None) -> None:
     """Remove this user's lab folders in ``where`` (default: the temporary folder) whose process has ended, and
-    every process their :data:`LEFTOVERS` name too, with the files it names (:func:`bpe.leftovers.remove_orphans`)."""
+    every process their :data:`LEFTOVERS` name too, with the files it names
+    (:func:`bpe.running.leftovers.remove_orphans`)."""
     remove_orphans(where)
 
 

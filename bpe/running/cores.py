@@ -12,7 +12,8 @@ before the pool starts:
 * elsewhere, ``os.getloadavg()`` where it exists (slow to react, but better than nothing), else
   every core is taken to be free.
 
-An explicit worker count is always used as given.  What this leaves out: cores that become busy or
+An explicit worker count is always used as given, once :func:`check_workers` has found that a pool of
+that many may be started here.  What this leaves out: cores that become busy or
 free after the start (the pool does not grow or shrink), and hyper-threads, counted as cores.
 """
 
@@ -22,6 +23,8 @@ import math
 import os
 import time
 from collections.abc import Callable
+
+from bpe.errors import ArgumentError
 
 #: Chunks smaller than this are not worth a process hop.
 MIN_CHUNK_BYTES = 64 * 1024
@@ -140,4 +143,42 @@ def workers_for(requested: int | None, size: int) -> int:
     workers = max(1, min(workers, plan_chunk_count(size, workers)))
     if requested is None and workers > 1:  # a worker on a busy core makes the count slower than fewer
         workers = min(workers, choose_workers(None))
+    return workers
+
+
+#: More pool workers than this many per CPU only add processes: refused as a likely typo.
+WORKERS_PER_CPU = 16
+
+
+
+def max_workers() -> int:
+    """The most pool workers a run may ask for: :data:`WORKERS_PER_CPU` per CPU, and what the open-file
+    limit allows (each worker holds about three descriptors in the parent: its pipe's ends, its sentinel)."""
+    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
+    try:
+        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY:
+            most = min(most, max(1, (soft - 64) // 3))
+    except (ImportError, OSError, ValueError):
+        pass
+    return most
+
+
+
+def check_workers(workers) -> int | None:
+    """``workers`` if a pool of that many may be started here, else a :class:`BPEError` naming the limit."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        why = f"must be at least 1, got {workers!r}"
+        raise ArgumentError(f"workers {why} (or None for the default)",
+                            f"--workers {why} (or omit it for the default: the CPU count, or the cores free as "
+                            "the run starts)")
+    limit = max_workers()
+    if workers > limit:
+        why = (f"{workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on {os.cpu_count()} "
+               "CPUs, within the open-file limit, ulimit -n); more workers than CPUs do not count faster")
+        raise ArgumentError(f"workers {why}", f"--workers {why}")
     return workers

@@ -6,7 +6,7 @@ cache) writes through here: each file into a temporary sibling, flushed, then re
 error, Ctrl-C or a full disk leaves the old file or none, never half of one; :func:`check_writable_dir` and
 :func:`check_free_space` say before the work why it could not be written.  A temporary file is named by its
 process's pid (``.NAME.PID.tmp``): one that a run killed outright left is removed by the next write of ``NAME``
-(:func:`remove_orphaned_temporaries`, :mod:`bpe.leftovers`' rule).  A folder is swapped for another in one step
+(:func:`remove_orphaned_temporaries`, :mod:`bpe.running.leftovers`' rule).  A folder is swapped for another in one step
 where the system can (:func:`exchange`).
 """
 
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.leftovers import remove_orphans
+from bpe.running.leftovers import remove_orphans
 from bpe.running.sizes import format_size
 
 
@@ -91,7 +91,7 @@ def temporary_of(path: Path) -> Path:
 
 def remove_orphaned_temporaries(path: Path) -> None:
     """Remove the temporary siblings of ``path`` (:func:`temporary_of`) that runs killed outright left: those of
-    this user whose process is gone (:func:`bpe.leftovers.remove_orphans`)."""
+    this user whose process is gone (:func:`bpe.running.leftovers.remove_orphans`)."""
     remove_orphans(path.parent, re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.tmp\Z"))
 
 

@@ -29,6 +29,14 @@ The preferred cut is a special token's start (a document boundary), then a newli
 in text with no whitespace at all, a change of class between two ASCII characters (``word1,word2``:
 a letter, digit or other character next to one of another class, never after an apostrophe) is safe
 for the same reason: no GPT-2 pre-token holds two classes of non-space characters.
+
+Other patterns need other rules (``cuts``; :func:`bpe.split.patterns.cuts_of` names each pattern's).
+cl100k's and o200k's pre-tokens may end in newlines (``"!\n"``) and may start with any character that is
+not a letter or number (``"(word"``), so neither a newline nor a change of class is safe; what is safe is a
+space, tab, vertical tab or form feed after a non-space (``"spaces"``): no pre-token of theirs holds one of
+those after a non-space character, and their only look at the end of the text (cl100k's ``\\s++$``) is
+at whitespace, which the piece before the cut does not end in.  Of a custom pattern nothing is known, so
+only a special token's start is safe (``"special"``): the text is split there before the pattern runs.
 """
 
 from __future__ import annotations
@@ -72,15 +80,22 @@ def _after_non_space() -> bytes:
 class CutFinder:
     """Finds safe cuts in one open file (see the module docstring); ``size`` bytes are the text."""
 
-    def __init__(self, f, size: int, special_tokens: Sequence[str], errors: str = "strict"):
+    def __init__(self, f, size: int, special_tokens: Sequence[str], errors: str = "strict", cuts: str = "gpt2"):
         self.f, self.size = f, size
         self.special_bytes = [t.encode("utf-8") for t in special_tokens]
         self.context = max([4, *map(len, self.special_bytes)])
         inside = _not_inside(self.special_bytes)
         after = _after_non_space()
         # the cheap test first: most positions fail it and the lookbehinds are never tried
-        self.patterns = [re.compile(b"(?=" + cls + b")" + after + inside) for cls in (b"\\n", _ASCII_SPACE_CLASS)]
-        self.patterns.append(re.compile(_CLASS_CHANGE + inside))
+        if cuts == "gpt2":
+            self.patterns = [re.compile(b"(?=" + cls + b")" + after + inside) for cls in (b"\\n", _ASCII_SPACE_CLASS)]
+            self.patterns.append(re.compile(_CLASS_CHANGE + inside))
+        elif cuts == "spaces":
+            self.patterns = [re.compile(b"(?=[ \\t\\x0b\\x0c])" + after + inside)]
+        elif cuts == "special":
+            self.patterns = []
+        else:
+            raise ValueError(f"no rule for cuts named {cuts!r}: gpt2, spaces or special")
         if self.special_bytes:
             alternatives = b"|".join(re.escape(t) for t in sorted(self.special_bytes, key=len, reverse=True))
             self.patterns.insert(0, re.compile(b"(?=" + alternatives + b")" + inside))
@@ -122,11 +137,12 @@ class CutFinder:
 
 def find_chunk_boundaries(
     path: str | Path, special_tokens: Sequence[str], num_chunks: int, *, end: int | None = None,
-    errors: str = "strict",
+    errors: str = "strict", cuts: str = "gpt2",
 ) -> list[int]:
     """Sorted byte offsets ``[0, ..., file_size]``; each neighbouring pair is one chunk.
 
-    ``end`` (a safe cut, see :func:`find_limit_end`) counts only the file's first ``end`` bytes.
+    ``end`` (a safe cut, see :func:`find_limit_end`) counts only the file's first ``end`` bytes; ``cuts``
+    names the rule for the pattern that will cut the chunks (the module's docstring).
 
     >>> import tempfile, os
     >>> with tempfile.NamedTemporaryFile(delete=False) as tmp:
@@ -137,15 +153,15 @@ def find_chunk_boundaries(
     """
     size = os.path.getsize(path) if end is None else end
     with open(path, "rb") as f:
-        return boundaries_of(f, size, special_tokens, num_chunks, errors=errors)
+        return boundaries_of(f, size, special_tokens, num_chunks, errors=errors, cuts=cuts)
 
 
 def boundaries_of(f, size: int, special_tokens: Sequence[str], num_chunks: int, *,
-                  errors: str = "strict") -> list[int]:
+                  errors: str = "strict", cuts: str = "gpt2") -> list[int]:
     """:func:`find_chunk_boundaries` on a file already open (binary, seekable): its first ``size`` bytes (a
     cluster cuts a corpus's large text file so, through fsspec or locally: :mod:`bpe.corpus.cluster`)."""
     boundaries = [0]
-    finder = CutFinder(f, size, special_tokens, errors)
+    finder = CutFinder(f, size, special_tokens, errors, cuts)
     for i in range(1, num_chunks):
         offset = size * i // num_chunks
         if offset <= boundaries[-1]:  # the previous cut is already past it: each byte scanned once
@@ -160,22 +176,22 @@ def boundaries_of(f, size: int, special_tokens: Sequence[str], num_chunks: int, 
 
 def iter_chunks(
     path: str | Path, special_tokens: Sequence[str], *, end: int | None = None,
-    chunk_bytes: int | None = None, errors: str = "strict",
+    chunk_bytes: int | None = None, errors: str = "strict", cuts: str = "gpt2",
 ) -> Iterator[tuple[int, int]]:
     """Byte ranges ``(start, stop)`` of about ``chunk_bytes`` (default :data:`STREAM_CHUNK_BYTES`) each, cut
     safely, covering the file (or its first ``end`` bytes) in order: for consumers that stream the file."""
     size = os.path.getsize(path) if end is None else end
     with open(path, "rb") as f:
-        yield from chunks_of(f, size, special_tokens, chunk_bytes=chunk_bytes, errors=errors)
+        yield from chunks_of(f, size, special_tokens, chunk_bytes=chunk_bytes, errors=errors, cuts=cuts)
 
 
 def chunks_of(f, size: int, special_tokens: Sequence[str], *, chunk_bytes: int | None = None,
-              errors: str = "strict", start: int = 0) -> Iterator[tuple[int, int]]:
+              errors: str = "strict", start: int = 0, cuts: str = "gpt2") -> Iterator[tuple[int, int]]:
     """:func:`iter_chunks` on a file already open (binary, seekable): its bytes ``start:size`` (``start``: 0 or
     a safe cut).  A corpus's text files come here opened by the corpus reader, a local file or an fsspec
     URL alike (:mod:`bpe.corpus.corpus`)."""
     chunk_bytes = STREAM_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-    finder = CutFinder(f, size, special_tokens, errors)
+    finder = CutFinder(f, size, special_tokens, errors, cuts)
     while start < size:
         cut = finder.first_cut(start + chunk_bytes) if start + chunk_bytes < size else None
         stop = size if cut is None else cut
@@ -183,13 +199,14 @@ def chunks_of(f, size: int, special_tokens: Sequence[str], *, chunk_bytes: int |
         start = stop
 
 
-def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str], *, errors: str = "strict") -> int:
+def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str], *, errors: str = "strict",
+                   cuts: str = "gpt2") -> int:
     """Where a subset of about ``limit`` bytes ends: the first safe cut at or after byte ``limit``.
 
     The subset is whole documents where it can be: it runs up to the next special-token start (or,
     without one nearby, the next safe newline or space; see the module docstring), so it may be a
     little longer than ``limit``, never shorter.  The whole file when it is not longer than ``limit``
-    or has no safe cut after it.
+    or has no safe cut after it.  ``cuts``: the pattern's rule (the module's docstring).
 
     >>> import tempfile, os
     >>> with tempfile.NamedTemporaryFile(delete=False) as tmp:
@@ -205,7 +222,7 @@ def find_limit_end(path: str | Path, limit: int, special_tokens: Sequence[str], 
                            "a regular file; copy it to one first")
         return size
     with open(path, "rb") as f:
-        cut = CutFinder(f, size, special_tokens, errors).first_cut(limit)
+        cut = CutFinder(f, size, special_tokens, errors, cuts).first_cut(limit)
     return size if cut is None else cut
 
 

@@ -68,11 +68,17 @@ def every_code_point() -> str:
 def class_tables() -> tuple[bytes, bytes]:
     """``(stage1, stage2)``: stage1 holds one unsigned 16-bit row number per block of 256 code points
     (native byte order), stage2 the rows, 256 class bytes each."""
-    classes = class_of_every_code_point()
+    return two_stage(class_of_every_code_point())
+
+
+def two_stage(per_code_point: bytes) -> tuple[bytes, bytes]:
+    """One byte per code point made into two stages (:func:`class_tables`): ``stage1`` one unsigned 16-bit row
+    number per block of 256 code points, ``stage2`` the distinct rows, 256 bytes each.  Every pattern's
+    tables are made so (cl100k's and o200k's bit flags too: :mod:`bpe.split.pattern_classes`)."""
     rows: dict[bytes, int] = {}
     stage1 = array("H")
     for start in range(0, CODE_POINTS, BLOCK):
-        stage1.append(rows.setdefault(classes[start : start + BLOCK], len(rows)))
+        stage1.append(rows.setdefault(per_code_point[start : start + BLOCK], len(rows)))
     return stage1.tobytes(), b"".join(rows)  # a dict keeps its insertion order: row i is the i-th key
 
 

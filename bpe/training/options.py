@@ -12,7 +12,9 @@ checked here with the other arguments (phase 1), and the vocab of a continued ru
   and on the same corpus the result is one run's to the larger vocab.  A list of pairs lays the vocab out
   as ``train_bpe`` does (bytes, special tokens, merges); a :class:`~bpe.io.tokenizer.Tokenizer`
   (``load_tokenizer(DIR)``) keeps its vocab as it is, its special tokens too, and numbers the new tokens
-  after its last id.
+  after its last id;
+* ``pattern``: how the text is cut into pre-tokens, GPT-2's by default (``cl100k``, ``o200k`` or a regex of
+  your own: :mod:`bpe.split.patterns`); a cluster counts by GPT-2's alone.
 
 >>> continued = check_initial_merges([(b"l", b"o"), (b"lo", b"w")], ["<|endoftext|>"], 300)
 >>> len(continued.merges), continued.vocab is None
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bpe.errors import ArgumentError, BPEError
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training.merge_loop import Pair
 
 Vocab = dict[int, bytes]
@@ -134,3 +137,11 @@ def _checked_pairs(merges) -> list[Pair]:
                            "made by an earlier merge")
         made.add(pair[0] + pair[1])
     return [tuple(pair) for pair in merges]
+
+
+def check_pattern(pattern, cluster=None) -> None:
+    """One line for a pattern that is not a name or a regex; and for another than GPT-2's on a cluster, whose
+    counting tasks split by GPT-2's alone."""
+    if pattern_name(pattern) != DEFAULT_PATTERN and cluster is not None:
+        raise ArgumentError(f"a cluster counts by GPT-2's pattern alone, not pattern {pattern!r}: count locally",
+                            f"--cluster counts by GPT-2's pattern alone, not --pattern {pattern!r}: count locally")

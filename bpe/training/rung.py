@@ -4,11 +4,18 @@ A rung module defines
 
 * a **docstring**: the idea, what it leaves out, its complexity, and a link to its page (``docs/vN.md``);
 * ``IDEA``: one line, the optimization it adds (``bpe bench`` and the report print it);
-* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict", end=None, on_bytes=None)``:
-  the pre-token counts of the file (see :data:`COUNT_PRETOKENS_PARAMETERS`).  ``workers`` may be
-  ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``; ``train_bpe``
+* ``count_pretokens(path, special_tokens, *, workers=None, errors="strict", end=None, on_bytes=None,
+  pattern="gpt2")``: the pre-token counts of the file (see :data:`COUNT_PRETOKENS_PARAMETERS`).  ``workers``
+  may be ignored by a serial counter; ``end`` counts only the first ``end`` bytes (``--limit``; ``train_bpe``
   gives it on every run, with the path already checked, so a counter given an ``end`` trusts both);
-  ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar).  It returns the
+  ``on_bytes(n)`` is called as each ``n`` more bytes are counted (the progress bar); ``pattern`` is the
+  pre-tokenization pattern, a name (``gpt2``, ``cl100k``, ``o200k``) or a regex (:mod:`bpe.split.patterns`),
+  counted exactly as ``regex.findall`` counts it, the file cut by its rule (:func:`bpe.split.patterns.cuts_of`).
+  v1-v5 count every pattern with the plain counter; v6-v8's fast counter is GPT-2's alone, so they count
+  any other pattern with the plain counter in the same pool (:func:`bpe.counting.parallel.counters_for`),
+  and v7 shards those counts as it shards its own; v9 has a compiled scanner for each named pattern and
+  counts a custom regex with ``regex`` on its threads.  ``train_bpe`` passes ``pattern`` only where it is
+  not GPT-2's, so a trainer of your own written without it still runs with the default.  It returns the
   counts as :class:`~bpe.counting.plain.PretokenCounts` (every counter in
   :mod:`bpe.counting.plain` and :mod:`bpe.counting.parallel` does): ``len()``, the distinct
   pre-tokens, and ``total()``, all of them, for the run's corpus figures, and ``close()``, which
@@ -24,9 +31,9 @@ A rung module defines
 Two are optional: ``COUNTS_IN``, where a ``count_pretokens`` that counts with more than one worker runs
 them: ``"processes"`` (the process pool of :mod:`bpe.running.pool`, the default) or ``"threads"``
 (threads of the calling process, each counting in compiled code without the GIL: v9); and
-``count_texts(texts, special_tokens, *, workers=None, on_text=None)``, the rung's counter of a stream of
-texts (a corpus's batches of documents, :mod:`bpe.corpus.corpus`), which a rung whose counter is its
-own defines (v9, which also takes a plain file's chunks as their UTF-8 bytes: ``COUNTS_BYTES = True``); the
+``count_texts(texts, special_tokens, *, workers=None, on_text=None, pattern="gpt2")``, the rung's counter
+of a stream of texts (a corpus's batches of documents, :mod:`bpe.corpus.corpus`), which a rung whose counter
+is its own defines (v9, which also takes a plain file's chunks as their UTF-8 bytes: ``COUNTS_BYTES = True``); the
 others get the stream counter of their file counter (:func:`texts_counter`).  A rung may also say how its
 counts go to a cluster in parts (``count_parts``, ``sum_parts``, ``joined_parts``: v9's arrays;
 :func:`bpe.counting.parts.parts_of`).
@@ -48,6 +55,7 @@ from typing import Protocol
 
 from bpe.counting.plain import count_file_serial
 from bpe.errors import BPEError
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training.merge_loop import Pair
 
 #: ``count_pretokens``'s parameters: (name, kind, default); ``inspect.Parameter.empty`` for "no default".
@@ -58,6 +66,7 @@ COUNT_PRETOKENS_PARAMETERS = (
     ("errors", inspect.Parameter.KEYWORD_ONLY, "strict"),
     ("end", inspect.Parameter.KEYWORD_ONLY, None),
     ("on_bytes", inspect.Parameter.KEYWORD_ONLY, None),
+    ("pattern", inspect.Parameter.KEYWORD_ONLY, "gpt2"),
 )
 
 
@@ -115,6 +124,16 @@ def merger_summary(merger) -> dict | None:
     if not isinstance(facts, dict):
         raise BPEError(f"{type(merger).__name__}.summary() must return a dict, got {type(facts).__name__}")
     return facts
+
+
+def pattern_keyword(pattern: str) -> dict:
+    """How ``train_bpe`` hands ``count_pretokens`` the pattern: ``{"pattern": pattern}``, or nothing for GPT-2's,
+    so that a trainer of your own written without the parameter still runs with the default.
+
+    >>> pattern_keyword("gpt2"), pattern_keyword("o200k")
+    ({}, {'pattern': 'o200k'})
+    """
+    return {} if pattern_name(pattern) == DEFAULT_PATTERN else {"pattern": pattern}
 
 
 def check_rung(module: ModuleType) -> list[str]:

@@ -16,7 +16,6 @@ the caller passes in.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,9 +32,11 @@ from bpe.counting.parts import parts_of
 from bpe.counting.plain import PretokenCounts
 from bpe.defaults import CLUSTER_TIMEOUT, SPECIAL_TOKENS
 from bpe.errors import ArgumentError, BPEError
+from bpe.running.cores import check_workers
 from bpe.running.pool import pools_started
 from bpe.running.sizes import parse_size
 from bpe.split.chunking import find_limit_end
+from bpe.split.patterns import DEFAULT_PATTERN, cuts_of
 from bpe.training.merge_loop import Pair, Rules, run_merges
 from bpe.training.observer import Corpus, Observer
 from bpe.training.options import (
@@ -44,9 +45,10 @@ from bpe.training.options import (
     check_max_token_length,
     check_min_count,
     check_min_frequency,
+    check_pattern,
 )
 from bpe.training.registry import get_variant
-from bpe.training.rung import merger_summary
+from bpe.training.rung import merger_summary, pattern_keyword
 
 Vocab = dict[int, bytes]
 
@@ -82,42 +84,6 @@ def check_vocab_size(vocab_size: int, special_tokens: Sequence[str]) -> int:
     return vocab_size - minimum
 
 
-#: More pool workers than this many per CPU only add processes: refused as a likely typo.
-WORKERS_PER_CPU = 16
-
-
-def max_workers() -> int:
-    """The most pool workers a run may ask for: :data:`WORKERS_PER_CPU` per CPU, and what the open-file
-    limit allows (each worker holds about three descriptors in the parent: its pipe's ends, its sentinel)."""
-    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
-    try:
-        import resource  # noqa: PLC0415 (absent off POSIX, as caught below)
-
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        if soft != resource.RLIM_INFINITY:
-            most = min(most, max(1, (soft - 64) // 3))
-    except (ImportError, OSError, ValueError):
-        pass
-    return most
-
-
-def check_workers(workers) -> int | None:
-    """``workers`` if a pool of that many may be started here, else a :class:`BPEError` naming the limit."""
-    if workers is None:
-        return None
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        why = f"must be at least 1, got {workers!r}"
-        raise ArgumentError(f"workers {why} (or None for the default)",
-                            f"--workers {why} (or omit it for the default: the CPU count, or the cores free as "
-                            "the run starts)")
-    limit = max_workers()
-    if workers > limit:
-        why = (f"{workers:,} is too many: at most {limit:,} here ({WORKERS_PER_CPU} per CPU on {os.cpu_count()} "
-               "CPUs, within the open-file limit, ulimit -n); more workers than CPUs do not count faster")
-        raise ArgumentError(f"workers {why}", f"--workers {why}")
-    return workers
-
-
 def build_vocab(special_tokens: Sequence[str], merges: Sequence[Pair]) -> Vocab:
     """ids 0-255: the bytes; then the special tokens in the order given; then one id per merge."""
     vocab: Vocab = {i: bytes([i]) for i in range(256)}
@@ -148,12 +114,14 @@ class Arguments:
     rules: Rules = field(default_factory=Rules)  # min_frequency, max_token_length: what may be merged
     continued: Continued = field(default_factory=lambda: Continued([]))  # the merges made first, the vocab kept
     cluster_timeout: float = CLUSTER_TIMEOUT  # seconds a scheduler at an address has to answer
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern: a name (gpt2, cl100k, o200k) or a regex
 
 
 def check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit, *,
                     text_column: str = "text", cluster=None, min_count: int | None = None,
                     min_frequency: int | None = None, max_token_length: int | None = None,
-                    initial_merges=None, cluster_timeout: float = CLUSTER_TIMEOUT) -> Arguments:
+                    initial_merges=None, cluster_timeout: float = CLUSTER_TIMEOUT,
+                    pattern: str = DEFAULT_PATTERN) -> Arguments:
     """Phase 1: every argument checked, each failure one :class:`BPEError` naming it, before a byte is read
     (apart from the files' sizes and, on a cluster, the scheduler's answer)."""
     special_tokens = check_special_tokens(special_tokens)
@@ -167,11 +135,12 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     check_min_frequency(min_frequency)
     check_max_token_length(max_token_length)
     cluster_timeout = check_cluster_timeout(cluster_timeout)
+    check_pattern(pattern, cluster)
     continued = check_initial_merges(initial_merges, special_tokens, vocab_size)
     if continued.vocab is not None:  # a tokenizer's vocab, kept as it is: the new merges fill it to vocab_size
         num_merges = len(continued.merges) + vocab_size - len(continued.vocab)
     options = dict(min_count=min_count, rules=Rules(min_frequency, max_token_length), continued=continued,
-                   cluster_timeout=cluster_timeout)
+                   cluster_timeout=cluster_timeout, pattern=pattern)
     # The one check of the path: every layer below trusts it, and the end it is given.
     corpus = open_corpus(input_path, text_column=text_column)
     if cluster is not None:
@@ -179,6 +148,7 @@ def check_arguments(input_path, vocab_size, special_tokens, variant, workers, er
     path = corpus.plain_file
     if path is not None and cluster is None:  # one local text file: counted as it always was
         file_bytes = check_input_file(path).stat().st_size
+        # the file itself, where a directory or a glob named just it
         return Arguments(path, file_bytes, special_tokens, num_merges, rung, workers, errors, limit,
                          **options)  # the file itself, where a directory or a glob named just it
     return Arguments(None, corpus.size or 0, special_tokens, num_merges, rung, workers, errors, limit, corpus,
@@ -204,11 +174,13 @@ def count_corpus(arguments: Arguments, observer: Observer) -> PretokenCounts:
             # or /proc/cpuinfo, which has bytes all the same) stays open-ended, so it is read to its real end.
             end = arguments.file_bytes or None
             if arguments.limit is not None:
-                end = find_limit_end(path, arguments.limit, special_tokens, errors=errors)
+                end = find_limit_end(path, arguments.limit, special_tokens, errors=errors,
+                                     cuts=cuts_of(arguments.pattern))
             progress.start_bytes(arguments.file_bytes if end is None else end)
             with pools_started() as pools:  # the processes it used, which the rung may choose itself
                 pretoken_counts = arguments.rung.count_pretokens(path, special_tokens, workers=arguments.workers,
-                                                                 errors=errors, end=end, on_bytes=progress.on_bytes)
+                                                                 errors=errors, end=end, on_bytes=progress.on_bytes,
+                                                                 **pattern_keyword(arguments.pattern))
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
@@ -237,7 +209,8 @@ def count_documents_of(arguments: Arguments, observer: Observer) -> PretokenCoun
                 else:
                     pretoken_counts, used = count_documents(
                         arguments.rung, corpus, arguments.special_tokens, workers=arguments.workers,
-                        errors=arguments.errors, limit=arguments.limit, on_bytes=progress.on_bytes)
+                        errors=arguments.errors, limit=arguments.limit, on_bytes=progress.on_bytes,
+                        pattern=arguments.pattern)
     finally:
         progress.close()
     with closed_on_error(pretoken_counts):
@@ -309,6 +282,7 @@ def train_bpe(
     max_token_length: int | None = None,
     initial_merges=None,
     cluster_timeout: float = CLUSTER_TIMEOUT,
+    pattern: str = DEFAULT_PATTERN,
 ) -> tuple[Vocab, list[Pair]]:
     """Train a byte-level BPE tokenizer on the file at ``input_path``.
 
@@ -331,7 +305,10 @@ def train_bpe(
     ``dask.distributed.Client`` or a scheduler's address) counts the files on its workers
     (:mod:`bpe.corpus.cluster`); ``cluster_timeout``: the seconds a scheduler at an address has to answer
     (:mod:`bpe.corpus.scheduler`), else one line says so.  ``min_count`` drops the pre-tokens counted fewer
-    times before the merges: it changes the merges, so it is off by default.
+    times before the merges: it changes the merges, so it is off by default.  ``pattern`` splits the text into
+    pre-tokens: ``"gpt2"`` (the default, the CS336 handout's), ``"cl100k"`` (GPT-4's), ``"o200k"`` (GPT-4o's),
+    or any other string as a regex of one's own (:mod:`bpe.split.patterns`, docs/patterns.md); every variant
+    gives the same merges with every pattern.
 
     Off by default too (:mod:`bpe.training.options`): ``min_frequency`` (a pair counted fewer times is never
     merged), ``max_token_length`` (no merge makes a longer token, in bytes), ``initial_merges`` (continued
@@ -341,7 +318,7 @@ def train_bpe(
     arguments = check_arguments(input_path, vocab_size, special_tokens, variant, workers, errors, limit,
                                 text_column=text_column, cluster=cluster, min_count=min_count,
                                 min_frequency=min_frequency, max_token_length=max_token_length,
-                                initial_merges=initial_merges, cluster_timeout=cluster_timeout)
+                                initial_merges=initial_merges, cluster_timeout=cluster_timeout, pattern=pattern)
     observer = observer if observer is not None else Observer()
     # 2. Count the pre-tokens.
     pretoken_counts = count_corpus(arguments, observer)
@@ -371,6 +348,7 @@ def train_bpe_from_iterator(
     min_frequency: int | None = None,
     max_token_length: int | None = None,
     initial_merges=None,
+    pattern: str = DEFAULT_PATTERN,
 ) -> tuple[Vocab, list[Pair]]:
     """Train on documents in memory, as HF ``tokenizers``' and rustbpe's ``train_from_iterator`` do: an
     iterator of strings, or of lists of strings (HF's batches), or a Hugging Face ``datasets`` object (its
@@ -390,4 +368,5 @@ def train_bpe_from_iterator(
                             label="the dataset" if is_dataset(iterator) else "the iterator")
     return train_bpe(corpus, vocab_size, special_tokens, variant=variant, workers=workers, errors=errors,
                      limit=limit, observer=observer, text_column=text_column, min_count=min_count,
-                     min_frequency=min_frequency, max_token_length=max_token_length, initial_merges=initial_merges)
+                     min_frequency=min_frequency, max_token_length=max_token_length, initial_merges=initial_merges,
+                     pattern=pattern)

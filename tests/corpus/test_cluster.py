@@ -23,7 +23,7 @@ import bpe.corpus.cluster as cluster_module
 import bpe.corpus.scheduler as scheduler_module
 from bpe import train_bpe
 from bpe.errors import BPEError
-from bpe.leftovers import LEFTOVERS
+from bpe.running.leftovers import LEFTOVERS
 from conftest import DEFAULT_CORPUS, REPO_ROOT, alive, child_env, live_processes, read_stderr_until, wait_for
 
 distributed = pytest.importorskip("distributed")
@@ -170,7 +170,7 @@ def test_a_local_cluster_leaves_no_process_or_file_behind(books, tmp_path, monke
     """``--cluster local`` starts a LocalCluster for the run, in a process of its own, and ends it; its
     workers' scratch folder (``$TMPDIR/bpe-dask-PID-*``, not Dask's default ``dask-scratch-space``) goes with
     it, and so do the ones runs killed outright left, once their process and their cluster's are gone
-    (:mod:`bpe.leftovers`; tests/corpus/test_scheduler.py kills a run for real)."""
+    (:mod:`bpe.running.leftovers`; tests/corpus/test_scheduler.py kills a run for real)."""
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setenv("TMPDIR", str(temp))

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import bpe.corpus.batches as corpus_module
-from bpe import train_bpe, train_bpe_from_iterator
+import bpe.split.chunking as chunking
+from bpe import VARIANTS, train_bpe, train_bpe_from_iterator
 from bpe.cli import main
 from bpe.counting.plain import count_text
 from bpe.errors import BPEError
@@ -326,3 +327,27 @@ def _merges_file(tmp_path: Path, corpus: Path) -> str:
     assert main(["train", "--data", str(corpus), "--vocab-size", "300", "--variant", "v6", "--out", str(out),
                  "--quiet"]) == 0
     return (out / "merges.txt").read_text()
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k", r"\w+|[^\w\s]+|\s+"], ids=["cl100k", "o200k", "custom"])
+def test_documents_and_files_of_a_corpus_split_by_the_pattern(tmp_path, pattern, monkeypatch):
+    """Documents in memory, JSON lines and a directory of text files read in small pieces cut by the pattern's
+    rule give the merges of one text file of the documents joined by the separator, with any pattern."""
+    documents = [f"HelloWorld {i} times 2024!\n\n  don'T x/y\n" * (i % 5 + 1) for i in range(60)]
+    joined = tmp_path / "joined.txt"
+    joined.write_text("<|endoftext|>".join(documents) + "<|endoftext|>", encoding="utf-8")
+    expected = train_bpe(joined, 320, ["<|endoftext|>"], variant="v1", pattern=pattern)
+    assert expected != train_bpe(joined, 320, ["<|endoftext|>"], variant="v1")
+    for variant in ("v2", "v6"):
+        assert train_bpe_from_iterator(iter(documents), 320, variant=variant, pattern=pattern) == expected
+    lines = tmp_path / "docs.jsonl"
+    lines.write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), encoding="utf-8")
+    assert train_bpe(lines, 320, ["<|endoftext|>"], variant="v3", workers=2, pattern=pattern) == expected
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"{i}.txt").write_text("".join(d + "<|endoftext|>" for d in documents[i * 20:(i + 1) * 20]),
+                                         encoding="utf-8")
+    monkeypatch.setattr(chunking, "STREAM_CHUNK_BYTES", 300)  # each file read in many pieces
+    for variant in [name for name in ("v2", "v9") if name in VARIANTS]:
+        assert train_bpe(folder, 320, ["<|endoftext|>"], variant=variant, pattern=pattern) == expected, variant

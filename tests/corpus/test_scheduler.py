@@ -26,7 +26,7 @@ from bpe import train_bpe
 from bpe.cli import main
 from bpe.corpus import scheduler
 from bpe.errors import ArgumentError, BPEError
-from bpe.leftovers import LEFTOVERS, remove_orphans
+from bpe.running.leftovers import LEFTOVERS, remove_orphans
 from conftest import HANG_GUARD_SECONDS, REPO_ROOT, alive, child_env, wait_for
 
 distributed = pytest.importorskip("distributed")

@@ -22,7 +22,7 @@ import pytest
 
 from bpe.lab.fresh_process import remove_orphaned_folders
 from bpe.lab.measure.bench import BenchSettings, run_bench
-from bpe.leftovers import LEFTOVERS
+from bpe.running.leftovers import LEFTOVERS
 from conftest import (
     DEFAULT_CORPUS,
     REPO_ROOT,

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from bpe import BPEError, Tokenizer
 from bpe.cli import main
 from bpe.io import compiled as compiled_module
-from bpe.io.npy import NPY_HEADER_BYTES, npy_header
 from bpe.io.encode import encode_file
+from bpe.io.npy import NPY_HEADER_BYTES, npy_header
 from bpe.io.outputs import load_tokenizer, save_tokenizer
 from bpe.lab.measure.peers import first_difference, tiktoken_encoding, tiktoken_ids
 from bpe.running.workers import KILL_MID_ANSWER_ENV, KILL_ON_TASK_ENV, STALL_MID_ANSWER_ENV
@@ -739,7 +739,7 @@ def test_a_bad_byte_is_its_offset_and_no_ids_are_promised(gpt2_dir, before):
 
 def test_a_killed_runs_temporary_output_is_removed_by_the_next(gpt2_dir, tmp_path):
     """``.ids.npy.PID.tmp`` of a run killed outright (its process gone) goes with the next encode into the same
-    file; one whose process runs, and another output's, stay (:mod:`bpe.leftovers`' rule)."""
+    file; one whose process runs, and another output's, stay (:mod:`bpe.running.leftovers`' rule)."""
     import subprocess
 
     ended = subprocess.Popen([sys.executable, "-c", ""])
@@ -768,3 +768,30 @@ def test_out_of_memory_while_encoding_gives_encodes_advice(trained_dir, tmp_path
                  str(tmp_path / "ids.npy"), "--workers", "1", "--encoder", encoder]) == 2
     assert capsys.readouterr().err == "bpe: error: out of memory; try fewer --workers or a smaller --chunk-size\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+@pytest.fixture(scope="module", params=["cl100k", "o200k", r"\w+|[^\w\s]+|\s+"], ids=["cl100k", "o200k", "custom"])
+def pattern_dir(request, tmp_path_factory):
+    """``(pattern, directory)``: a 1,000-token vocab trained with the pattern on the default corpus's first 200 KB."""
+    out = tmp_path_factory.mktemp("pattern")
+    assert main(["train", "--data", str(DEFAULT_CORPUS), "--vocab-size", "1000", "--limit", "200KB", "--workers",
+                 "1", "--pattern", request.param, "--out", str(out)]) == 0
+    return request.param, out
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_bpe_encode_splits_by_the_saved_tokenizers_pattern(pattern_dir, tmp_path, encoder, capsys):
+    """The pattern comes from the tokenizer's train.json; the file is cut by its rule into many chunks, on
+    threads or in the pool, and the ids are tiktoken's with that pattern (--peers checks them; a custom regex,
+    which has no scanner, is encoded in Python either way)."""
+    pattern, directory = pattern_dir
+    tokenizer = load_tokenizer(directory)
+    assert tokenizer.pattern_name == ("custom" if "\\" in pattern else pattern)
+    data = tmp_path / "data.txt"
+    data.write_text(DEFAULT_CORPUS.read_text(encoding="utf-8")[-60_000:] + "HelloWorld 2024!\n\n  x/y\n",
+                    encoding="utf-8")
+    stats = encode_file(directory, data, tmp_path / "ids.npy", workers=2, chunk_bytes=4096,
+                        encoder=None if "\\" in pattern else encoder)
+    expected = tiktoken_encoding(tokenizer).encode(data.read_text(encoding="utf-8"), allowed_special="all")
+    assert first_difference(np.load(tmp_path / "ids.npy"), expected) is None and stats.tokens == len(expected)
+    assert main(["encode", "--tokenizer", str(directory), "--data", str(data), "--out", str(tmp_path / "cli.npy"),
+                 "--workers", "1", "--peers"]) == 0
+    assert "ids identical to tiktoken's" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """Saved tokenizers (bpe/io/outputs.py): exact round-trip, tiktoken and Hugging Face exports loaded by the real
-libraries, the token report, and --out: checked before training, replaced as one unit (a re-train, a signal
-between the two renames, a concurrent run, a directory in the way, a full disk), nothing partial left; an
-interrupt once the new set is in place names what was saved."""
+libraries (with each pattern, split as ours), the token report, and --out: checked before training, replaced
+as one unit (a re-train, a signal between the two renames, a concurrent run, a directory in the way, a full
+disk), nothing partial left; an interrupt once the new set is in place names what was saved."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ import pytest
 import tiktoken
 import tokenizers
 
-from bpe import BPEError, load_tokenizer, train_bpe
+from bpe import BPEError, Tokenizer, load_tokenizer, train_bpe
 from bpe.cli import main
-from bpe.io.outputs import OutputLock, save_tokenizer, token_report
-from bpe.split.patterns import GPT2_PATTERN
+from bpe.io.outputs import OutputLock, save_tokenizer, tiktoken_encoding, token_report
+from bpe.split.pattern_classes import tiktoken_disagreements
+from bpe.split.patterns import GPT2_PATTERN, resolve_pattern
 from conftest import (
     CORPUS_EN,
     DEFAULT_CORPUS,
@@ -162,6 +163,86 @@ def test_hf_tokenizers_loads_the_export(trained):
     ids = hf.encode(text).ids
     assert hf.decode(ids, skip_special_tokens=False) == text
     assert ids == ours.encode(text)
+
+
+# --- A tokenizer trained with another pattern: saved with it, loaded with it, exported with it ---------------
+
+CUSTOM = r"\w+|[^\w\s]+|\s+"
+
+
+@pytest.fixture(scope="module", params=["cl100k", "o200k", CUSTOM], ids=["cl100k", "o200k", "custom"])
+def trained_with(request, tmp_path_factory):
+    """``(pattern, directory)``: a tokenizer trained with the pattern on the default corpus's first 300 KB and
+    books' worth of numbers and code-like lines, saved in every format."""
+    folder = tmp_path_factory.mktemp("pattern-tok")
+    data = folder / "data.txt"
+    lines = "".join(f"Call getValue({i}, 'X'): 20{i % 100:02d}!\n\n  if x/y:\r\n" for i in range(400))
+    data.write_bytes(DEFAULT_CORPUS.read_bytes()[:300_000] + lines.encode())
+    out = folder / "tok"
+    assert main(["train", "--variant", "v6", "--data", str(data), "--vocab-size", "900", "--pattern", request.param,
+                 "--out", str(out), "--format", "tiktoken", "--format", "hf"]) == 0
+    return request.param, out
+
+
+def pattern_text() -> str:
+    """Held-out text with what the patterns decide on (case changes, digit runs, newlines after punctuation,
+    contractions in any case, paths), in the scripts both other engines class as ``regex`` does."""
+    return (held_out_text() + "\nHelloWorld DON'T (see 2024): iPhone!\n\n  x/y\r\n12345678 don'T 'S\t end  \n"
+            + "getValue(7, 'X'): 2031!\n\n  if a/b:\r\n  ")
+
+
+def test_the_saved_tokenizer_records_its_pattern_and_splits_by_it(trained_with):
+    pattern, out = trained_with
+    info = json.loads((out / "train.json").read_text(encoding="utf-8"))
+    assert info["settings"]["pattern"] == pattern and info["pattern"] == resolve_pattern(pattern)[1]
+    assert info["pattern_name"] == resolve_pattern(pattern)[0]
+    ours = load_tokenizer(out)
+    assert ours.pattern == info["pattern"]
+    text = pattern_text()
+    assert ours.encode(text) == Tokenizer(ours.vocab, ours.merges, [EOT], pattern=pattern).encode(text)
+    assert ours.encode(text) != Tokenizer(ours.vocab, ours.merges, [EOT]).encode(text)  # GPT-2's cuts differ
+
+
+def test_tiktoken_and_tokenizers_load_the_export_and_split_the_same(trained_with):
+    _, out = trained_with
+    ours, text = load_tokenizer(out), pattern_text()
+    expected = ours.encode(text)
+    encoding = tiktoken_encoding(out)
+    assert encoding.encode(text, allowed_special="all") == expected
+    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer.json"))
+    assert hf.encode(text).ids == expected
+    assert hf.decode(expected, skip_special_tokens=False) == text
+
+
+def test_a_tokenizer_saved_without_a_pattern_is_gpt2s(trained_with, tmp_path):
+    _, out = trained_with
+    copy = tmp_path / "old"
+    copy.mkdir()
+    for name in ("vocab.json", "merges.txt"):
+        (copy / name).write_bytes((out / name).read_bytes())
+    info = json.loads((out / "train.json").read_text(encoding="utf-8"))
+    del info["pattern"], info["pattern_name"]
+    (copy / "train.json").write_text(json.dumps(info), encoding="utf-8")
+    assert load_tokenizer(copy).pattern_name == "gpt2"
+    info["pattern"] = "(a"
+    (copy / "train.json").write_text(json.dumps(info), encoding="utf-8")
+    with pytest.raises(BPEError, match=r"train.json: the recorded pattern '\(a' is not a regex: missing \)"):
+        load_tokenizer(copy)
+
+
+def test_the_tiktoken_export_warns_of_a_code_point_tiktoken_classes_otherwise(tmp_path, capsys):
+    letter = chr(min(tiktoken_disagreements("gpt2")))  # a letter to regex, "other" to tiktoken
+    data = tmp_path / "data.txt"
+    data.write_text(f"a{letter}{letter}b " * 50, encoding="utf-8")
+    assert main(["train", "--data", str(data), "--vocab-size", "260", "--out", str(tmp_path / "tok"),
+                 "--format", "hf"]) == 0
+    assert "warning" not in capsys.readouterr().err  # no tiktoken export, nothing to warn of
+    assert main(["train", "--data", str(data), "--vocab-size", "260", "--out", str(tmp_path / "tok"),
+                 "--format", "tiktoken"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == [f"bpe: warning: the vocab holds U+{ord(letter):04X} ({letter!r}), which tiktoken's "
+                        "Unicode classes otherwise than regex's: tiktoken may split text holding such characters "
+                        "differently (docs/patterns.md#unicode)"]
 
 
 def test_tiktoken_file_format(trained):

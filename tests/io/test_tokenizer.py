@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bpe import BPEError, Tokenizer
 from bpe.io.byte_unicode import decode_token
 from bpe.io.formats import load_merges
+from bpe.split.pattern_classes import tiktoken_disagreements
 from bpe.split.patterns import GPT2_PATTERN
 from conftest import DEFAULT_CORPUS, FIXTURES
 
@@ -179,9 +180,22 @@ def test_compiled_and_python_paths_give_the_same_ids(tokenizer, tiktoken_gpt2, n
     assert tokenizer.encode(text) == tiktoken_gpt2.encode(text, allowed_special={EOT})
 
 
+def without_disagreements(text: str) -> str:
+    """``text`` without the code points tiktoken's engine classes otherwise than ``regex`` for GPT-2's
+    pattern (:func:`bpe.split.pattern_classes.tiktoken_disagreements`, computed once).
+
+    Why: tiktoken's engine (Rust's regex crate) has an older Unicode than the ``regex`` module, so a code point
+    new to Unicode since (U+0558, a letter to ``regex``) is "other" to tiktoken, which then splits the text
+    around it otherwise than the pattern does here, and the ids differ: a property that held on any text
+    failed whenever hypothesis drew one of them.  Ours split as ``regex`` does (the definition); how many code
+    points differ is pinned in tests/io/test_tiktoken_ids.py and said in docs/patterns.md."""
+    differ = tiktoken_disagreements("gpt2")
+    return "".join(c for c in text if ord(c) not in differ)
+
+
 @needs_compiled
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(parts=st.lists(st.one_of(st.text(max_size=40),  # any code point but a surrogate
+@given(parts=st.lists(st.one_of(st.text(max_size=40).map(without_disagreements),  # any code point but a surrogate
                                 st.sampled_from([EOT, EOT + EOT, "<|endoftext", "|>", "\U0001f642\u200d\U0001f4bb",
                                                  "\u4f60\u597d\u3002", "e\u0301", "'s", "'S", " \u00a0\u3000",
                                                  "\r\n", "12\u0663\u00bd", "\u202e\u05d0\u05d1", "\x00\x1c"])),

@@ -38,7 +38,11 @@ def test_a_rung_leaving_a_part_out_is_named():
     partial = types.ModuleType("v9_partial", "A rung without an idea, whose counter takes no progress.")
     partial.Merger = v6.Merger
     partial.count_pretokens = lambda path, special_tokens, *, workers=None, errors="strict", end=None: None
-    assert check_rung(partial) == ["v9_partial.IDEA is missing", "v9_partial.count_pretokens: takes no on_bytes"]
+    assert check_rung(partial) == ["v9_partial.IDEA is missing", "v9_partial.count_pretokens: takes no on_bytes",
+                                   "v9_partial.count_pretokens: takes no pattern"]
+    partial.count_pretokens = lambda path, special_tokens, *, workers=None, errors="strict", end=None, \
+        on_bytes=None, pattern="cl100k": None
+    assert check_rung(partial)[1:] == ["v9_partial.count_pretokens: pattern must default to 'gpt2', not 'cl100k'"]
 
 
 def test_the_parallel_rungs_include_the_default_and_count_in_processes_or_threads():

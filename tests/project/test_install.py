@@ -203,7 +203,7 @@ def compilerless(tmp_path_factory) -> dict:
 
 
 def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebuild(compilerless):
-    """The build goes on without v8's compiled merge, v9's compiled counter and the encoder (all optional in
+    """The build goes on without v8's compiled merge, v9's compiled counter, the encoder and v10's merge (all optional in
     pyproject.toml) and says so in one line; the installed bpe trains and benches with v6, each naming why in
     one line, with the pip command for this install (no Makefile here)."""
     c = compilerless
@@ -211,7 +211,8 @@ def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebui
     assert not [p for p in Path(site.strip()).parent.rglob("*") if p.suffix in (".so", ".pyd")]
     build = c["build"].stdout + c["build"].stderr  # pip -v: the build's lines
     said = [line.strip() for line in build.splitlines() if line.strip().startswith("bpe-lab: ")]
-    assert said == ["bpe-lab: v8's compiled merge, v9's compiled counter and the compiled encoder are not built "
+    assert said == ["bpe-lab: v8's compiled merge, v9's compiled counter, the compiled encoder and v10's compiled "
+                    "merge are not built "
                     "(the C compiler false exited with status 1); bpe-lab works without them, slower (bpe train and "
                     "bench name the rung that runs instead), and a reinstall with a C compiler (gcc or clang) "
                     "builds them"]

@@ -52,7 +52,7 @@ def test_a_folder_without_the_modules_is_refused_in_one_line(tmp_path):
     done = _use(tmp_path)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1] == (
-        f"bpe.errors.BPEError: no _v8_merge, _v9_count, _encoder in {tmp_path}: build it first "
+        f"bpe.errors.BPEError: no _v8_merge, _v9_count, _encoder, _v10_merge in {tmp_path}: build it first "
         "(python -m tools.builds)")
 
 

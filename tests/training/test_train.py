@@ -135,6 +135,21 @@ def test_a_limit_is_in_the_corpus_figures():
     assert observer.corpus.limit == 20_000 and 20_000 <= observer.corpus.bytes_used < observer.corpus.file_bytes
 
 
+def test_a_limit_ends_where_the_patterns_rule_allows(tmp_path):
+    """--limit's end is a safe cut for the pattern: a newline after punctuation is one for GPT-2's, not for
+    cl100k's, whose pre-tokens hold it (``"!\n"``); every rung then counts the same first bytes."""
+    path = tmp_path / "lines.txt"
+    path.write_text("Go on!\nAnd on 2024.\n" * 2000, encoding="utf-8")
+    gpt2_end = find_limit_end(path, 1000, [])
+    cl100k_end = find_limit_end(path, 1000, [], cuts="spaces")
+    assert path.read_bytes()[gpt2_end:gpt2_end + 1] == b"\n" and path.read_bytes()[cl100k_end:cl100k_end + 1] == b" "
+    expected = train_bpe(path, 300, [], variant="v1", limit=1000, pattern="cl100k")
+    observer = Observer()
+    for name in VARIANTS:
+        assert train_bpe(path, 300, [], variant=name, limit=1000, pattern="cl100k", observer=observer) == expected
+        assert observer.corpus.bytes_used == cl100k_end, name
+
+
 def test_a_merger_without_summary_works():
     assert not hasattr(V2.Merger, "summary")
     observer = Observer()

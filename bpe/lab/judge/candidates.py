@@ -209,7 +209,7 @@ def call_candidate(what: str, fn, *args):
     """``fn(*args)``, with anything it raises (even ``SystemExit``) turned into :class:`CandidateFailed`."""
     try:
         return fn(*args)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, CandidateFailed):  # an interrupt, or a failure already said in one line
         raise
     except BaseException as exc:  # the candidate's code: whatever it raises is its result, reported
         raise CandidateFailed(f"{what} raised {_raised(exc)}") from None
@@ -272,6 +272,9 @@ def _with_on_bytes(count):
         return lambda path, special_tokens, **kwargs: _as_counts(count(path, special_tokens, **kwargs))
 
     def counted_then_reported(path, special_tokens, *, on_bytes=None, **kwargs):
+        if "pattern" in kwargs and "pattern" not in parameters:  # given only when it is not GPT-2's
+            raise CandidateFailed(f"its count_pretokens takes no pattern, so it cannot count by --pattern "
+                                  f"{kwargs['pattern']}; add a pattern parameter, or leave the counting to the lab")
         if "end" not in parameters and kwargs.get("end") == Path(path).stat().st_size:
             del kwargs["end"]  # the whole file: the same as no end
         if parameters and "workers" not in parameters:

@@ -23,6 +23,7 @@ from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose, encode_merges, merges_digest
 from bpe.lab.judge.probe import PROBES, TIE_PROBE, probe_verdict, probes_verdict, settled_tie, with_vocab_problems
 from bpe.running.files import write_text_atomic
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name, resolve_pattern
 from bpe.training.registry import DEFAULT_VARIANTS, VARIANTS, best_variant
 from bpe.training.train import train_bpe
 
@@ -35,19 +36,20 @@ def all_correct(report) -> bool:
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
                       path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
                       out, failed: dict | None = None, vocab: dict | None = None, *,
-                      run_once: Callable[..., dict]) -> tuple[dict, dict]:
+                      run_once: Callable[..., dict], pattern: str = DEFAULT_PATTERN) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data, a function's vocab
     (``vocab``: its problems by name) and each own trainer on the probes, run by ``run_once`` (the bench's
-    runner, :func:`bpe.lab.judge.probe.probe_verdict`); prints and returns the verdicts."""
+    runner, :func:`bpe.lab.judge.probe.probe_verdict`), all split by ``pattern``; prints and returns the
+    verdicts."""
     reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
-                                                         special_tokens, workers, end)
+                                                         special_tokens, workers, end, pattern)
 
     def load_text() -> str:
         with open(path, "rb") as f:
             return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
 
-    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end), load_text,
-                        special_tokens)
+    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end, pattern=pattern),
+                        load_text, special_tokens, pattern)
     verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name),
                                name_tie_order=False) for name, merges in merge_lists.items()}
     for candidate in candidates:  # a tie broken the wrong way: which order, the tie probe tells before it is named
@@ -57,7 +59,7 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
     verdicts = {name: with_vocab_problems(verdict, (vocab or {}).get(name) or []) for name, verdict in verdicts.items()}
     for candidate in candidates:  # your own trainers, right so far: on the probes too
         if not candidate.is_variant and verdicts.get(candidate.label, {}).get("verdict") == "identical":
-            probed = probes_verdict(candidate, run_once)
+            probed = probes_verdict(candidate, run_once, pattern)
             verdicts[candidate.label] = probed if probed["verdict"] != "identical" else {
                 **verdicts[candidate.label], "probe": "identical"}
     print(f"\ncorrectness: each run's merges against {reference_name}'s ({source})", file=out)
@@ -97,7 +99,8 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
 
 
 def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
-                     special_tokens: list[str], workers: int | None, end: int | None) -> tuple[str, list, str]:
+                     special_tokens: list[str], workers: int | None, end: int | None,
+                     pattern: str = DEFAULT_PATTERN) -> tuple[str, list, str]:
     """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
     else another rung's from this run (all agree).  A rung that ran alone would only be checked against
     itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
@@ -108,12 +111,12 @@ def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], 
         return chosen.label, merge_lists[chosen.label], "this run"
     rung = reference_rung(besides=ran[0].spec if ran else None)
     alone = f"; {ran[0].label} ran alone: checked against another rung, not its own run" if ran else ""
-    cache = reference_cache(path, vocab_size, special_tokens, end, rung)
+    cache = reference_cache(path, vocab_size, special_tokens, end, rung, pattern)
     if cache.exists():
         return rung, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}{alone}"
     print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
           flush=True)
-    _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end)
+    _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end, pattern=pattern)
     make_data_folder(cache.parent)
     write_text_atomic(cache, json.dumps(encode_merges(merges)))  # whole or not at all
     return rung, merges, f"computed now, cached in {cache}{alone}"
@@ -130,9 +133,12 @@ def reference_rung(besides: str | None = None) -> str:
     return next(name for name in order if name in VARIANTS and name != besides)
 
 
-def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str) -> Path:
-    """Where ``rung``'s merges on this file (as it is now), vocab, special tokens and end are cached."""
+def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str,
+                    pattern: str = DEFAULT_PATTERN) -> Path:
+    """Where ``rung``'s merges on this file (as it is now), vocab, special tokens, end and pattern are cached
+    (GPT-2's pattern keyed as before patterns were chosen, so its cached merges stay found)."""
     stat = path.stat()
+    other = [] if pattern_name(pattern) == DEFAULT_PATTERN else [resolve_pattern(pattern)[1]]
     key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
-                                     special_tokens, end, rung]).encode()).hexdigest()[:16]
+                                     special_tokens, end, rung, *other]).encode()).hexdigest()[:16]
     return data_dir() / "reference-merges" / f"{key}.json"

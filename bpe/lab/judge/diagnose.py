@@ -40,7 +40,7 @@ import regex
 from bpe.counting.plain import count_text
 from bpe.lab.judge.replay import best_pair, non_overlapping_count, pair_counts_after, pair_counts_merging_from_right
 from bpe.lab.judge.tie_orders import tie_explanation
-from bpe.split.patterns import GPT2_REGEX, split_on_special_tokens
+from bpe.split.patterns import DEFAULT_PATTERN, compiled_pattern, pattern_name, split_on_special_tokens
 from bpe.training.merge_loop import Pair
 
 
@@ -77,9 +77,16 @@ def show(pair: Pair | None) -> str | None:
 class Evidence:
     """What the diagnosis may look at, each part computed only if a check needs it."""
 
-    load_counts: Callable[[], Mapping[bytes, int]]  # the true pre-token counts (the GPT-2 pattern's)
+    load_counts: Callable[[], Mapping[bytes, int]]  # the true pre-token counts (the pattern's)
     load_text: Callable[[], str]  # the training text (the same bytes)
     special_tokens: Sequence[str]
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern the run was asked for
+
+    @property
+    def pattern_words(self) -> str:
+        """How a sentence names the pattern: ``the GPT-2 pattern``, ``the cl100k pattern``, ``the custom pattern``."""
+        name = pattern_name(self.pattern)
+        return "the GPT-2 pattern" if name == DEFAULT_PATTERN else f"the {name} pattern"
 
     @cached_property
     def counts(self) -> Mapping[bytes, int]:
@@ -195,8 +202,8 @@ def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evide
     """``(cause, sentence)`` for a candidate whose own pre-token counts differ from the true ones."""
     translated = text_mode_counts(evidence)
     if translated is not None and dict(candidate_counts) == dict(translated):
-        return "newlines", newline_translation(f"{name}'s pre-token counts are the GPT-2 pattern's on the text read "
-                                               "that way")
+        return "newlines", newline_translation(f"{name}'s pre-token counts are {evidence.pattern_words}'s on the text "
+                                               "read that way")
     for how, mistaken in special_token_mistakes(evidence):
         if dict(candidate_counts) == dict(mistaken):
             if how == UNESCAPED:
@@ -204,12 +211,14 @@ def pretokenization_cause(candidate_counts: Mapping[bytes, int], evidence: Evide
                                           f"{unescaped_text(evidence.special_tokens)}; "
                                           "escape each special token (regex.escape) before joining them")
             return "special-tokens", (f"{name}'s pre-tokenizer does not split the text on the special tokens: "
-                                      f"its pre-token counts are the GPT-2 pattern's on the text with the special "
-                                      f"tokens {how}; split on them first and count each piece on its own")
-    return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name)
+                                      f"its pre-token counts are {evidence.pattern_words}'s on the text with the "
+                                      f"special tokens {how}; split on them first and count each piece on its own")
+    return "pretokenization", first_pretoken_difference(candidate_counts, evidence.counts, name,
+                                                        evidence.pattern_words)
 
 
-def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str) -> str:
+def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, int], name: str,
+                              pattern_words: str = "the GPT-2 pattern") -> str:
     """The first pre-token (in the true counts' order, then the candidate's) whose count differs, and how
     many differ."""
     tokens = list(theirs) + [t for t in mine if t not in theirs]
@@ -218,7 +227,7 @@ def first_pretoken_difference(mine: Mapping[bytes, int], theirs: Mapping[bytes, 
         return "a pre-tokenization difference"
     token = differing[0]
     return (f"a pre-tokenization difference: the pre-token {token!r} is counted {mine.get(token, 0):,} times "
-            f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by the GPT-2 pattern ({len(differing):,} "
+            f"by {name}'s pre-tokenizer, {theirs.get(token, 0):,} by {pattern_words} ({len(differing):,} "
             f"pre-token(s) counted differently; {len(mine):,} vs {len(theirs):,} distinct pre-tokens); "
             "if it cuts the text into chunks, cut only where a pre-token cannot continue (at a special token)")
 
@@ -227,15 +236,16 @@ def boundary_example(pair: Pair, evidence: Evidence, name: str) -> str:
     """Where ``pair``'s bytes occur in the text although no GPT-2 pre-token holds them: a boundary it spans."""
     joined = (pair[0] + pair[1]).decode("utf-8", errors="replace")
     where = evidence.text.find(joined)
-    base = (f"a pre-tokenization difference: {show(pair)} never occurs inside one GPT-2 pre-token, so {name} "
+    kind = evidence.pattern_words.removeprefix("the ").removesuffix(" pattern")  # GPT-2, cl100k, ...
+    base = (f"a pre-tokenization difference: {show(pair)} never occurs inside one {kind} pre-token, so {name} "
             "must have counted it across a pre-token boundary (or its pre-tokens differ)")
     if where < 0:
         return base
     start = max(0, evidence.text.rfind("\n", 0, where) + 1, where - 40)
     window = evidence.text[start: where + len(joined) + 40]
-    spans = [repr(match.group()) for match in GPT2_REGEX.finditer(window)
+    spans = [repr(match.group()) for match in compiled_pattern(evidence.pattern).finditer(window)
              if match.end() > where - start and match.start() < where - start + len(joined)]
-    return f"{base}: at character {where:,} of the text the GPT-2 pattern splits it as {' | '.join(spans)}"
+    return f"{base}: at character {where:,} of the text {evidence.pattern_words} splits it as {' | '.join(spans)}"
 
 
 def translate_newlines(text: str) -> str:
@@ -253,7 +263,7 @@ def text_mode_counts(evidence: Evidence) -> Counter | None:
     character text mode changes (then nothing is recounted)."""
     if "\r" not in evidence.text:
         return None
-    return count_text(translate_newlines(evidence.text), evidence.special_tokens)
+    return count_text(translate_newlines(evidence.text), evidence.special_tokens, evidence.pattern)
 
 
 def newline_translation(detail: str) -> str:
@@ -274,14 +284,16 @@ def special_token_mistakes(evidence: Evidence) -> list[tuple[str, Counter]]:
     if not evidence.special_tokens:
         return []
     text, specials = evidence.text, evidence.special_tokens
-    mistakes = [("left in the text", count_text(text, [])),
-                ("cut out and the pieces joined", count_text("".join(split_on_special_tokens(text, specials)), []))]
+    pattern = evidence.pattern
+    mistakes = [("left in the text", count_text(text, [], pattern)),
+                ("cut out and the pieces joined",
+                 count_text("".join(split_on_special_tokens(text, specials)), [], pattern))]
     unescaped = "|".join(specials)
     if unescaped != "|".join(regex.escape(t) for t in specials):
         counts: Counter = Counter()
         for piece in regex.split(unescaped, text):
             if piece:
-                counts.update(count_text(piece, []))
+                counts.update(count_text(piece, [], pattern))
         mistakes.append((UNESCAPED, counts))
     return mistakes
 

@@ -40,6 +40,7 @@ from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate
 from bpe.lab.judge.diagnose import Evidence, decode_merges, diagnose
 from bpe.lab.judge.tie_orders import TIE_OPENING, TIE_RULE
+from bpe.split.patterns import DEFAULT_PATTERN
 from bpe.training.registry import best_variant
 from bpe.training.train import train_bpe
 
@@ -114,13 +115,14 @@ class Probe:
         path.write_bytes(self.text().encode("utf-8"))
         return path
 
-    def evidence(self) -> Evidence:
+    def evidence(self, pattern: str = DEFAULT_PATTERN) -> Evidence:
         text, specials = self.text(), list(self.special_tokens)
-        return Evidence(lambda: count_text(text, specials), lambda: text, specials)
+        return Evidence(lambda: count_text(text, specials, pattern), lambda: text, specials, pattern)
 
-    def default_merges(self, path: Path) -> list:
+    def default_merges(self, path: Path, pattern: str = DEFAULT_PATTERN) -> list:
         """The default rung's merges on the probe written at ``path``: v1's, as every rung's are, made faster."""
-        return train_bpe(path, self.vocab_size, list(self.special_tokens), variant=best_variant(), workers=1)[1]
+        return train_bpe(path, self.vocab_size, list(self.special_tokens), variant=best_variant(), workers=1,
+                         pattern=pattern)[1]
 
 
 #: 53 merges, past the divergence of every mistake (at merge 35 at the latest) and short of the 64 after
@@ -133,32 +135,33 @@ NEWLINE_PROBE = Probe("the newline probe", newline_text, 300)
 PROBES = (SPECIAL_TOKEN_PROBE, TIE_PROBE, NEWLINE_PROBE)
 
 
-def probe_verdict(candidate: Candidate, probe: Probe, run_once: Callable[..., dict]) -> dict:
+def probe_verdict(candidate: Candidate, probe: Probe, run_once: Callable[..., dict],
+                  pattern: str = DEFAULT_PATTERN) -> dict:
     """One run of ``candidate`` on ``probe``, its merges diagnosed against the reference's and its vocab
     checked; the verdict names the probe (``corpus``).  ``run_once`` runs it: the bench's runner
     (:func:`bpe.lab.measure.timed_run.run_once`, a fresh process whose child checks the vocab too), handed
-    in so that judging imports no measuring."""
+    in so that judging imports no measuring.  ``pattern``: the run's and the reference's, as the bench's."""
     with lab_tempdir("probe") as tmp:
         path = probe.write(Path(tmp))
         counts_out = Path(tmp) / "counts.pickle" if candidate.kind == "merger" else None
         run = run_once(path, candidate, probe.vocab_size, list(probe.special_tokens), 1, want_merges=True,
-                       counts_out=str(counts_out) if counts_out else None)
+                       counts_out=str(counts_out) if counts_out else None, pattern=pattern)
         if "failed" in run:
             return {"verdict": "failed", "step": None, "merges": 0, "cause": None, "corpus": probe.name,
                     "explanation": run["failed"]}
         own_counts = pickle.loads(counts_out.read_bytes()) if counts_out and counts_out.exists() else None
-        verdict = diagnose(decode_merges(run["merge_list"]), probe.default_merges(path), probe.evidence(),
-                           candidate.label, "the reference", own_counts)
+        verdict = diagnose(decode_merges(run["merge_list"]), probe.default_merges(path, pattern),
+                           probe.evidence(pattern), candidate.label, "the reference", own_counts)
     verdict = with_vocab_problems(verdict, run.get("vocab_problems") or [])
     verdict["corpus"] = probe.name
     return verdict
 
 
-def probes_verdict(candidate: Candidate, run_once: Callable[..., dict]) -> dict:
-    """``candidate`` on each probe in turn (run by ``run_once``, as :func:`probe_verdict` says): the first
-    verdict that is not ``identical``, else the last one."""
+def probes_verdict(candidate: Candidate, run_once: Callable[..., dict], pattern: str = DEFAULT_PATTERN) -> dict:
+    """``candidate`` on each probe in turn (run by ``run_once``, as :func:`probe_verdict` says), split by
+    ``pattern``: the first verdict that is not ``identical``, else the last one."""
     for probe in PROBES:
-        verdict = probe_verdict(candidate, probe, run_once)
+        verdict = probe_verdict(candidate, probe, run_once, pattern)
         if verdict["verdict"] != "identical":
             break
     return verdict

@@ -39,6 +39,7 @@ from bpe.lab.measure.result import BenchResult, CandidateResult, Run
 from bpe.lab.measure.spread import WITHIN_SPREAD, compare, median_run, range_text
 from bpe.lab.measure.table import Column, terminal_lines
 from bpe.running.pool import default_workers
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training.options import stopped_early
 from bpe.training.registry import default_note
 
@@ -65,6 +66,7 @@ class BenchSettings:
     load: str = "spin"  # what the busy processes do: spin, or spin in bursts (bursty)
     json_out: str | None = None
     text_column: str = "text"  # where a corpus's JSON lines or Parquet files hold the text
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern: gpt2, cl100k, o200k or a regex
 
 
 def run_bench(settings: BenchSettings, out=None) -> BenchResult:
@@ -90,7 +92,7 @@ def _run_bench(s: BenchSettings, path, out) -> BenchResult:
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
     peers = peer_names(s.peers) if s.peers else []  # an unknown peer name fails now too
-    p = plan(path, vocab_size, s.special_tokens, workers, s.limit)
+    p = plan(path, vocab_size, s.special_tokens, workers, s.limit, pattern=s.pattern)
     return bench_checked(s, p, candidates, workers_from, peers, out)
 
 
@@ -112,7 +114,8 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
         "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes, "file_bytes": p.file_bytes,
         "limit": p.limit, "vocab_size": p.vocab_size, "num_merges": p.merges, "special_tokens": p.special_tokens,
         "workers": p.workers, "workers_given": p.workers is not None, "workers_from": workers_from,
-        "repeat": s.repeat, "busy": s.busy, "load": s.load},
+        "repeat": s.repeat, "busy": s.busy, "load": s.load,
+        **({} if pattern_name(p.pattern) == DEFAULT_PATTERN else {"pattern": p.pattern})},
         estimates={name: {"seconds": e.seconds, "peak_bytes": e.peak_bytes} for name, e in estimates.items()})
     print(header(result), file=out)
     if s.variants is None:  # the default: say when it is not the first choice, and why
@@ -160,10 +163,10 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
         result.verdicts, result.reference = check_correctness(
             merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
             result.failed, {name: v.runs[0].facts.get("vocab_problems") for name, v in result.variants.items()},
-            run_once=timed_run.run_once)
+            run_once=timed_run.run_once, pattern=p.pattern)
     if peers:
-        result.peers = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers)
-        print(peers_table(result.peers, result.variants), file=out)
+        result.peers = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers, p.pattern)
+        print(peers_table(result.peers, result.variants, p.pattern), file=out)
     if s.json_out:
         write_json_atomic(s.json_out, result.to_json(), log=out)
     return result
@@ -201,8 +204,9 @@ def header(result: BenchResult) -> str:
     subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
     how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
+    pattern = f", pattern {pattern_name(s['pattern'])}" if s.get("pattern") else ""
     return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
-            f"({s['num_merges']:,} merges), special {s['special_tokens']}, "
+            f"({s['num_merges']:,} merges), special {s['special_tokens']}{pattern}, "
             f"{_WORKERS_FROM[s['workers_from']].format(s['workers'])}, repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, {made_by(m)}")
 

@@ -6,24 +6,26 @@ process, asked for the same work as ours (:func:`train_peer`):
 
 * all but tokenizers-file and gigabpe get the file's documents split on the special tokens (in their time);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
-  ByteLevel.alphabet())``, the GPT-2 ``Split`` (isolated) then ``ByteLevel`` without its own regex,
+  ByteLevel.alphabet())``, the pattern's ``Split`` (isolated; :func:`bpe.io.formats.hf_pattern`, the
+  pattern as Oniguruma reads it as ``regex`` does) then ``ByteLevel`` without its own regex,
   ``train_from_iterator``; **tokenizers-file**: the same trained from the file itself
   (``Tokenizer.train([path], trainer)``: Rust reads and pre-tokenizes it in parallel), the special
   tokens removed by a first ``Split(..., "removed")``;
-* **rustbpe** and **bpeasy** (``max_token_length=128``): the GPT-2 pattern, ``vocab_size -
+* **rustbpe** and **bpeasy** (``max_token_length=128``): the pattern (``--pattern``, GPT-2's by default), ``vocab_size -
   len(special_tokens)``: their vocab is the 256 bytes plus the merges;
 * **gigabpe**: ``gigabpe.train_bpe([path], vocab_size, special_tokens, pretokenizer="bytelevel",
   threads=workers)``, from the file itself, as HF's ``BpeTrainer`` trains (its merges are HF's, byte for byte);
   it reads the special tokens in the text as text, a few pre-tokens more than ours.  Its alphabet is the bytes
   the text holds, not all 256, so it is asked for the vocab size that makes as many merges as ours
-  (:func:`distinct_bytes`, counted before its time starts).
+  (:func:`distinct_bytes`, counted before its time starts).  It takes no pattern: with another than GPT-2's it
+  still splits as GPT-2's ``ByteLevel`` does, and its row says so.
 
 ``RAYON_NUM_THREADS`` is the bench's ``workers`` (and gigabpe's ``threads``).  Their merges are not compared
 with ours (their pre-tokenization differs in details); the bench shows how many each made, so the work is the
 same size.
 
 ``bpe encode --peers`` (:func:`run_encode_peers`) encodes the same text with tiktoken, built from our
-tokenizer (:func:`bpe.io.formats.tiktoken_ranks`, GPT-2's pattern); the text is split on the special tokens
+tokenizer (:func:`bpe.io.formats.tiktoken_ranks`, the tokenizer's pattern); the text is split on the special tokens
 as ours is and the pieces go to ``encode_ordinary_batch(pieces, num_threads=workers)``, and the ids must be
 identical.  Its timing is that call alone, against the whole of ``bpe encode`` (chunking, pool, reading,
 writing), so the ratio, if anything, flatters tiktoken; CPU time is printed too (the steadier figure on a
@@ -42,18 +44,26 @@ from itertools import chain
 from pathlib import Path
 
 from bpe.errors import BPEError
-from bpe.io.formats import tiktoken_ranks
+from bpe.io.formats import hf_pattern, tiktoken_ranks
 from bpe.lab.fresh_process import run_json_child, write_result
 from bpe.lab.measure.result import CandidateResult, PeerResult
 from bpe.lab.measure.spread import ratio_text, summary
 from bpe.lab.measure.table import Column, terminal_lines
 from bpe.running.timer import peak_rss_bytes
-from bpe.split.patterns import GPT2_PATTERN, special_token_regex, split_on_special_tokens
+from bpe.split.patterns import (
+    DEFAULT_PATTERN,
+    pattern_name,
+    resolve_pattern,
+    special_token_regex,
+    split_on_special_tokens,
+)
 
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy",
          "gigabpe": "gigabpe"}
 INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
+#: The peers that take no pattern: they split as GPT-2's ``ByteLevel`` does whatever ``--pattern`` says.
+NO_PATTERN = ("gigabpe",)
 
 
 def missing_message(name: str) -> str:
@@ -61,8 +71,10 @@ def missing_message(name: str) -> str:
     return f"{PEERS.get(name, name)} is not installed; install the peers with: {INSTALL_HINT}"
 
 
-def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str]) -> int:
-    """Train one peer of :data:`PEERS` as the module says; the number of merges it made."""
+def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str], pattern: str = DEFAULT_PATTERN) -> int:
+    """Train one peer of :data:`PEERS` as the module says, splitting by ``pattern`` (gigabpe: by its own GPT-2
+    split); the number of merges it made."""
+    pattern = resolve_pattern(pattern)[1]
     documents = None
     if peer not in ("tokenizers-file", "gigabpe"):
         with open(path, encoding="utf-8", newline="") as f:
@@ -72,7 +84,7 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
         import rustbpe  # noqa: PLC0415
 
         tokenizer = rustbpe.Tokenizer()
-        tokenizer.train_from_iterator(iter(documents), vocab_size - len(special_tokens), pattern=GPT2_PATTERN)
+        tokenizer.train_from_iterator(iter(documents), vocab_size - len(special_tokens), pattern=pattern)
         return tokenizer.vocab_size - 256
     if peer == "gigabpe":
         import gigabpe  # noqa: PLC0415
@@ -84,10 +96,10 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str])
     if peer == "bpeasy":
         import bpeasy  # noqa: PLC0415
 
-        return len(bpeasy.train_bpe(iter(documents), GPT2_PATTERN, 128, vocab_size - len(special_tokens))) - 256
+        return len(bpeasy.train_bpe(iter(documents), pattern, 128, vocab_size - len(special_tokens))) - 256
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers  # noqa: PLC0415
 
-    steps = [pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
+    steps = [pre_tokenizers.Split(Regex(hf_pattern(pattern)), behavior="isolated"),
              pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     if documents is None and special_tokens:  # training from the file: drop the special tokens from the text
         steps.insert(0, pre_tokenizers.Split(Regex(special_token_regex(special_tokens).pattern), behavior="removed"))
@@ -136,17 +148,18 @@ def peer_child_main() -> None:
     peer, path, tokens = settings["peer"], settings["path"], settings["special_tokens"]
     vocab_size = peer_vocab_size(peer, path, settings["vocab_size"], tokens)
     started = time.perf_counter()
-    merges = train_peer(peer, path, vocab_size, tokens)
+    merges = train_peer(peer, path, vocab_size, tokens, settings.get("pattern", DEFAULT_PATTERN))
     total = time.perf_counter() - started
     write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
 
 def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[str],
-             workers: int | None = None) -> dict:
+             workers: int | None = None, pattern: str = DEFAULT_PATTERN) -> dict:
     """``{"total": s, "merges": n, "peak_rss": bytes}`` for one run, or ``{"missing": message}``."""
     if find_spec(PEERS[name]) is None:
         return {"missing": missing_message(name)}
-    settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens}
+    settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens,
+                "pattern": pattern}
     proc = run_json_child(_CHILD_CODE, settings, RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1),
                           TOKENIZERS_PARALLELISM="true")
     if proc.returncode != 0 or proc.result is None:
@@ -170,16 +183,17 @@ def peer_names(peers: bool | str) -> list[str]:
 
 
 def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
-              names: list[str] | None = None) -> dict[str, PeerResult]:
-    """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``);
-    one missing or failed: why (:attr:`PeerResult.missing`, :attr:`PeerResult.error`)."""
+              names: list[str] | None = None, pattern: str = DEFAULT_PATTERN) -> dict[str, PeerResult]:
+    """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``),
+    each splitting by ``pattern`` (gigabpe: :data:`NO_PATTERN`); one missing or failed: why
+    (:attr:`PeerResult.missing`, :attr:`PeerResult.error`)."""
     from bpe.lab.measure.plan import in_turns  # noqa: PLC0415 (kept out of the peer child: see _CHILD_CODE)
 
     names = names or list(PEERS)
     results: dict[str, PeerResult] = {}
 
     def run_one(name: str, _: int) -> dict | None:
-        run = run_peer(name, path, vocab_size, special_tokens, workers)
+        run = run_peer(name, path, vocab_size, special_tokens, workers, pattern)
         if "total" not in run:  # missing or failed: why
             results[name] = PeerResult(**run)
             return None
@@ -204,16 +218,21 @@ def peer_columns(variants: dict[str, CandidateResult]) -> list[Column]:
             *(Column(name, ratio(v)) for name, v in variants.items())]
 
 
-def peers_table(peers: dict[str, PeerResult], variants: dict[str, CandidateResult]) -> str:
-    """The peers that ran (:func:`peer_columns`), then a line for each that did not, saying why."""
-    ran = [(name, peer) for name, peer in peers.items() if peer.total is not None]
+def peers_table(peers: dict[str, PeerResult], variants: dict[str, CandidateResult],
+                pattern: str = DEFAULT_PATTERN) -> str:
+    """The peers that ran (:func:`peer_columns`), then a line for each that did not, saying why; with another
+    pattern than GPT-2's, a peer that takes none (:data:`NO_PATTERN`) says so in its row."""
+    other = pattern_name(pattern) != DEFAULT_PATTERN
+    ran = [(f"{name} (GPT-2 split: takes no pattern)" if other and name in NO_PATTERN else name, peer)
+           for name, peer in peers.items() if peer.total is not None]
     return "\n".join(["\npeers (median total; under each variant, its time against the peer's: '2.00x faster', "
                       "the variant is faster)", *(terminal_lines(peer_columns(variants), ran) if ran else []),
                       *(f"{name}: {peer.missing or peer.error}" for name, peer in peers.items() if peer.total is None)])
 
 
 def tiktoken_encoding(tokenizer):
-    """A ``tiktoken.Encoding`` with our merges (ranks = our ids) and the GPT-2 pattern."""
+    """A ``tiktoken.Encoding`` with our merges (ranks = our ids) and the tokenizer's pattern (GPT-2's unless it
+    was trained with another)."""
     try:
         import tiktoken  # noqa: PLC0415 (an optional dependency: the peers extra)
     except ImportError:
@@ -221,7 +240,7 @@ def tiktoken_encoding(tokenizer):
     ranks = {base64.b64decode(token): int(rank) for token, rank in
              map(str.split, tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens).splitlines())}
     specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
-    return tiktoken.Encoding("bpe-lab", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
+    return tiktoken.Encoding("bpe-lab", pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=specials)
 
 
 def tiktoken_ids(tokenizer, encoding, text: str, threads: int) -> tuple[list[int], float, float]:

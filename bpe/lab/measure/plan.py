@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from bpe.errors import BPEError
 from bpe.lab.rungs import rung_with
 from bpe.split.chunking import find_limit_end
+from bpe.split.patterns import DEFAULT_PATTERN, cuts_of
 from bpe.training.registry import VARIANTS
 from bpe.training.train import check_arguments
 
@@ -31,6 +32,7 @@ class Plan:
     merges: int
     workers: int | None  # None: each run chooses
     special_tokens: list[str]
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenization pattern every run splits by
 
     @property
     def corpus_bytes(self) -> int:
@@ -38,16 +40,17 @@ class Plan:
 
 
 def plan(path: str | Path, vocab_size: int, special_tokens: Sequence[str], workers: int | None = None,
-         limit: int | str | None = None, *, rough_end: bool = False) -> Plan:
+         limit: int | str | None = None, *, rough_end: bool = False, pattern: str = DEFAULT_PATTERN) -> Plan:
     """The settings checked by ``train_bpe``'s own phase 1, each failure one :class:`BPEError`.  ``--limit``
     ends at the next document boundary, or with ``rough_end`` at itself: close enough for an estimate."""
     # The rung plays no part in the other checks; the reference, plain Python, is always there to stand for the
     # candidates.
     checked = check_arguments(path, vocab_size, special_tokens, VARIANTS[rung_with("reference")], workers, "strict",
-                              limit)
+                              limit, pattern=pattern)
     path, size, limit, special_tokens = Path(checked.path), checked.file_bytes, checked.limit, checked.special_tokens
-    end = None if limit is None else min(limit, size) if rough_end else find_limit_end(path, limit, special_tokens)
-    return Plan(path, size, limit, end, vocab_size, checked.num_merges, workers, special_tokens)
+    end = None if limit is None else min(limit, size) if rough_end else find_limit_end(path, limit, special_tokens,
+                                                                                        cuts=cuts_of(pattern))
+    return Plan(path, size, limit, end, vocab_size, checked.num_merges, workers, special_tokens, pattern)
 
 
 def check_repeat(repeat: int, json_out: str | Path | None = None) -> None:
@@ -114,7 +117,7 @@ def measure(tag: str, p: Plan, specs: Sequence, repeat: int, log, what: str = ""
             run = run_once(prefix if whole else p.path, candidate, p.vocab_size, p.special_tokens, p.workers,
                            None if whole else p.limit, want_merges=first,
                            counts_out=str(counts_out) if counts_out else None, progress=progress,
-                           run_label=f"{label} run {i + 1}/{repeat}: ")
+                           run_label=f"{label} run {i + 1}/{repeat}: ", pattern=p.pattern)
             run["busy_cores"] = busy
             if "failed" in run and failed is None:
                 raise BPEError(f"[{tag}] {run['failed']}")

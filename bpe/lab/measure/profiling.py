@@ -25,8 +25,8 @@ from bpe.lab.fresh_process import lab_tempdir, running, start_child, wait_alive
 from bpe.lab.measure.estimate import check_affordable, estimate_file, format_duration
 from bpe.lab.measure.plan import plan
 from bpe.lab.measure.publish import RESULT_DIRS, git_commit, installed_version, made_by, output_path
-from bpe.leftovers import LEFTOVERS
 from bpe.running.files import write_text_atomic
+from bpe.running.leftovers import LEFTOVERS
 from bpe.training.registry import get_variant
 
 PROFILES_DIR = REPO_ROOT / "profiles"

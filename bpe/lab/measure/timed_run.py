@@ -29,6 +29,7 @@ from bpe.lab.judge.candidates import (
 from bpe.lab.judge.diagnose import encode_merges, merges_digest
 from bpe.running.progress import Progress
 from bpe.running.timer import StageTimer, peak_rss_bytes
+from bpe.split.patterns import DEFAULT_PATTERN, pattern_name
 from bpe.training.observer import Observer
 
 _CHILD_CODE = "from bpe.lab.measure.timed_run import child_main; child_main()"
@@ -61,7 +62,8 @@ def _train_merger(settings: dict) -> dict:
 
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
-                         workers=settings["workers"], limit=settings.get("limit"), observer=observer)
+                         workers=settings["workers"], limit=settings.get("limit"), observer=observer,
+                         pattern=settings.get("pattern", DEFAULT_PATTERN))
 
     with line:
         _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
@@ -85,6 +87,10 @@ def _saving_counts(count_pretokens, out: str):
 def _train_function(settings: dict) -> dict:
     """A CS336-style ``train_bpe`` function, timed as a whole; its return value checked."""
     label, specials = settings["label"], list(settings["special_tokens"])
+    pattern = settings.get("pattern", DEFAULT_PATTERN)
+    if pattern_name(pattern) != DEFAULT_PATTERN:  # the CS336 signature has no place for one
+        raise CandidateFailed(f"{label}: a train_bpe function takes no pattern, so it cannot be run with --pattern "
+                              f"{pattern}; give a file that defines Merger")
     fn = load_function(settings["spec"])
     started = time.perf_counter()
     with RunningLine(progress_stream(), settings.get("run_label") or f"{label}: ",
@@ -179,16 +185,18 @@ def _printed_note(stdout: str) -> str:
 
 def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
              workers: int | None, limit: int | None = None, want_merges: bool = False,
-             counts_out: str | None = None, progress: bool = False, run_label: str = "") -> dict:
+             counts_out: str | None = None, progress: bool = False, run_label: str = "",
+             pattern: str = DEFAULT_PATTERN) -> dict:
     """One fresh-process run of ``candidate`` (or a ``--variant`` entry) on the first ``limit`` bytes of
     ``path``.  ``want_merges``: the result holds them (``merge_list``); ``counts_out``: a ``Merger``'s own
-    counter saves its counts there.  A candidate's failure is ``{"failed": one line}``, a rung's a
+    counter saves its counts there; ``pattern``: the pre-tokenization pattern the run splits by.  A
+    candidate's failure is ``{"failed": one line}``, a rung's a
     :class:`BPEError`.  ``progress``: the child's progress on stderr, led by ``run_label``."""
     if isinstance(candidate, str):
         candidate = resolve(candidate)
     settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
-                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label}
+                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label, "pattern": pattern}
     run = run_json_child(_CHILD_CODE, settings, progress=progress)
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")

@@ -153,3 +153,12 @@ def test_a_correct_trainer_passes_the_probes():
     assert PROBES[-1] == NEWLINE_PROBE
     assert probes_verdict(correct, run_once) == {"verdict": "identical", "merges": NEWLINE_PROBE.vocab_size - 257,
                                        "corpus": "the newline probe"}
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_a_correct_merger_passes_the_probes_split_by_another_pattern(pattern):
+    """The probes and their reference split by the bench's pattern: a Merger of your own, counted by the lab,
+    is judged on that split."""
+    merger = parse_variants(str(CANDIDATES / "correct_merger.py"))[0]
+    assert probes_verdict(merger, run_once, pattern) == {
+        "verdict": "identical", "merges": NEWLINE_PROBE.vocab_size - 257, "corpus": "the newline probe"}

@@ -1,7 +1,8 @@
 """The bench harness (bpe/lab/measure/bench.py) reports every stage for every variant and checks the variants agree;
 a comparison gives every rung the same worker count and each run's table the processes it used; a rung
 benched alone is checked against another rung's cached merges; a run estimated past the budget needs
---force; --json is checked before the bench; --limit is recorded.
+--force; --json is checked before the bench; --limit is recorded; --pattern splits every run and the
+reference.
 Your own trainers in the bench (their estimates and progress included): test_candidates.py.
 `bench --busy N`: test_busy.py."""
 
@@ -16,12 +17,12 @@ from bpe import VARIANTS, BPEError, train_bpe
 from bpe.cli import main
 from bpe.data.datasets import resolve_data
 from bpe.lab.judge.correctness import reference_cache, reference_rung
-from bpe.lab.judge.diagnose import encode_merges
+from bpe.lab.judge.diagnose import encode_merges, merges_digest
 from bpe.lab.measure import timed_run
 from bpe.lab.measure.bench import BenchSettings, run_bench
 from bpe.lab.measure.timed_run import run_once
 from bpe.split.chunking import find_limit_end
-from conftest import CORPUS_EN, DEFAULT_CORPUS
+from conftest import CORPUS_EN, DEFAULT_CORPUS, REPO_ROOT
 
 EOT = "<|endoftext|>"
 
@@ -191,3 +192,24 @@ def test_a_bench_into_a_log_says_each_run_as_it_ends_in_one_line(capsys, quiet):
     ran = [line.split(":")[0].strip() for line in err.splitlines() if " run " in line]
     assert ran == ([] if quiet else ["v2 run 1/2", "v6 run 1/2", "v2 run 2/2", "v6 run 2/2"])
     assert "\r" not in err and "\033[" not in err
+def test_a_bench_with_a_pattern_checks_every_run_against_that_patterns_reference(tmp_path, monkeypatch, capsys):
+    """Every run splits by the pattern, the reference too, cached apart from GPT-2's; a trainer of your own
+    that cannot take the pattern fails in one line instead of being judged on GPT-2's split."""
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path))
+    report = run_bench(BenchSettings("v2", "corpus-en", 300, 1, [EOT], pattern="o200k"))
+    assert report.verdicts["v2"]["verdict"] == "identical" and report.settings["pattern"] == "o200k"
+    path, rung = resolve_data("corpus-en"), report.reference["name"]
+    assert reference_cache(path, 300, [EOT], None, rung, "o200k").exists()
+    assert not reference_cache(path, 300, [EOT], None, rung).exists()
+    _, merges = train_bpe(path, 300, [EOT], variant="v1", pattern="o200k")
+    assert report.variants["v2"].median.merges_sha256 == merges_digest(merges)
+    assert "special ['<|endoftext|>'], pattern o200k, " in capsys.readouterr().out
+    candidates = REPO_ROOT / "tests" / "fixtures" / "candidates"
+    report = run_bench(BenchSettings(f"v2,{candidates / 'correct.py'},{candidates / 'bare_counter.py'}", "corpus-en",
+                                     300, 1, [EOT], 1, pattern=r"\w+|\S"))
+    assert report.verdicts["v2"]["verdict"] == "identical"
+    assert report.failed == {
+        "correct": "correct: a train_bpe function takes no pattern, so it cannot be run with --pattern \\w+|\\S; "
+                   "give a file that defines Merger",
+        "bare_counter": "its count_pretokens takes no pattern, so it cannot count by --pattern \\w+|\\S; add a "
+                        "pattern parameter, or leave the counting to the lab"}

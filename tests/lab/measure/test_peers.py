@@ -54,3 +54,15 @@ def test_peers_table_columns_line_up():
         end = header.index(column) + len(column)
         assert all(row[end - 1] != " " and row[end:end + 1] in (" ", "") for row in rows), column
     assert missing == "bpeasy: bpeasy is not installed"
+
+
+def test_the_peers_split_by_the_pattern_and_gigabpe_says_it_takes_none():
+    result = run_peer("tokenizers", TINYSTORIES_SAMPLE, 300, ["<|endoftext|>"], workers=1, pattern="cl100k")
+    if "missing" not in result:
+        assert "error" not in result, result.get("error")
+        assert result["merges"] == 43
+    peers = {"gigabpe": PeerResult(1.0, 43, 5e7), "rustbpe": PeerResult(1.0, 43, 5e7)}
+    variants = {"v6": SimpleNamespace(median=SimpleNamespace(total=1.0))}
+    rows = peers_table(peers, variants, "o200k").splitlines()[3:]
+    assert rows[0].startswith("gigabpe (GPT-2 split: takes no pattern)") and rows[1].startswith("rustbpe ")
+    assert "takes no pattern" not in peers_table(peers, variants)

@@ -67,7 +67,7 @@ def test_report_runs_only_the_variants_asked_for(tmp_path):
 def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsys):
     calls = []
 
-    def fake_run_peers(path, vocab_size, specials, workers, repeat, names=None):
+    def fake_run_peers(path, vocab_size, specials, workers, repeat, names=None, pattern="gpt2"):
         calls.append((path.name, vocab_size, specials, repeat))
         return {"HF tokenizers": PeerResult(0.5, 43, 10_000_000),
                 "rustbpe": PeerResult(missing="rustbpe is not installed: .venv/bin/pip install -e '.[peers]'")}

@@ -1,5 +1,5 @@
-"""bpe/leftovers.py: the one rule for what a run killed outright leaves.  A file or folder named by its process's
-pid goes once that process is gone, never while it runs; a folder's ``leftovers`` keeps it while a process it
+"""bpe/running/leftovers.py: the one rule for what a run killed outright leaves.  A file or folder named by its
+process's pid goes once that process is gone, never while it runs; a folder's ``leftovers`` keeps it while a process it
 names runs (a local Dask cluster's, scalene's) and takes the files it names along.  Each user of the rule (the
 lab's folders, a local cluster's, ``bpe encode``'s temporary output) is tested where it is used:
 flows/test_parent_killed.py, corpus/test_scheduler.py, io/test_encode.py."""
@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 
-from bpe.leftovers import FOLDER, LEFTOVERS, remove_orphans, running
+from bpe.running.leftovers import FOLDER, LEFTOVERS, remove_orphans, running
 
 
 def ended_pid() -> int:
