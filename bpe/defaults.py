@@ -26,3 +26,6 @@ DATASET = "gutenberg-sample"
 #: then Dask's client's connection (:mod:`bpe.corpus.scheduler`).  A scheduler greets within milliseconds; the
 #: rest is room for a slow network.
 CLUSTER_TIMEOUT = 20.0
+#: The folder of the class tables kept between runs (:mod:`bpe.running.disk_cache`) in the user's cache folder,
+#: which holds an installed copy's data sets too (:func:`bpe.data.datasets.data_dir`).
+TABLES_FOLDER = "class-tables"

@@ -45,9 +45,9 @@ import json, sys, time
 started = time.perf_counter()
 from bpe import train_bpe
 imported = time.perf_counter()
-train_bpe(sys.argv[1], 300, ["<|endoftext|>"], variant=sys.argv[2] or None)
+train_bpe(sys.argv[1], 300, ["<|endoftext|>"], variant=sys.argv[2] or None, workers=int(sys.argv[3]))
 first = time.perf_counter()
-train_bpe(sys.argv[1], 300, ["<|endoftext|>"], variant=sys.argv[2] or None)
+train_bpe(sys.argv[1], 300, ["<|endoftext|>"], variant=sys.argv[2] or None, workers=int(sys.argv[3]))
 second = time.perf_counter()
 print(json.dumps({"imports": imported - started, "first": first - imported, "second": second - first}))
 """
@@ -90,9 +90,11 @@ def timed(argv: list[str], env: dict[str, str]) -> dict:
     return {"seconds": seconds, "peak_tree_rss": peak}
 
 
-def first_call(variant: str | None) -> dict:
-    """The imports, a first ``train_bpe`` and a second, timed inside one fresh process on a tiny text."""
-    done = subprocess.run([sys.executable, "-c", FIRST_CALL, str(FIRST_CALL_TEXT), variant or ""],
+def first_call(variant: str | None, workers: int = 2) -> dict:
+    """The imports, a first ``train_bpe`` and a second, timed inside one fresh process on a tiny text, with
+    ``workers`` given as the commands are given it (none given, each call would first look at what the cores
+    do for 0.05 s: :func:`bpe.running.cores.measure_busy_cores`)."""
+    done = subprocess.run([sys.executable, "-c", FIRST_CALL, str(FIRST_CALL_TEXT), variant or "", str(workers)],
                           capture_output=True, text=True, cwd=REPO_ROOT, check=False)
     if done.returncode != 0:
         raise BPEError(f"the first-call run failed: {done.stderr.strip()[-300:]}")
@@ -149,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
               "machine": machine_info(), **measure(path, vocab_size, args.workers, args.repeat, names, args.variant,
                                                    busy)}
     if args.first_call:
-        calls = [first_call(args.variant) for _ in range(args.repeat)]
+        calls = [first_call(args.variant, args.workers) for _ in range(args.repeat)]
         result["first_call"] = {key: summary([c[key] for c in calls]) for key in calls[0]}
         result["first_call"]["fixed"] = summary([c["first"] - c["second"] for c in calls])
     for name, figure in result["figures"].items():

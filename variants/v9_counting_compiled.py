@@ -61,11 +61,11 @@ from bpe.corpus.text_file import check_input_file, decode_utf8
 from bpe.errors import BPEError
 from bpe.interface import not_built
 from bpe.running.cores import choose_workers, plan_chunk_count, workers_for
+from bpe.running.disk_cache import stored_tables
 from bpe.running.pool import record_workers
 from bpe.running.threads import read_span, run_threads
 from bpe.split.chunking import find_chunk_boundaries, has_hidden_content
-from bpe.split.gpt2_classes import class_tables
-from bpe.split.pattern_classes import contraction_folds, scanner_tables
+from bpe.split.pattern_classes import contraction_folds
 from bpe.split.patterns import CUSTOM, SCANNERS, custom_regex, cuts_of, resolve_pattern, split_on_special_tokens
 
 from . import v8_compiled
@@ -268,7 +268,7 @@ def count_parts(texts: Iterable[str | bytes], special_tokens: Sequence[str],
     as its arrays in bytes: every pre-token's bytes end to end, where each ends, its count (int64)."""
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
-    counter = Counter(parts, list(special_tokens), *class_tables())
+    counter = Counter(parts, list(special_tokens), *stored_tables("gpt2"))
     try:
         for text in texts:
             if counter.count(0, _utf8(text)) >= 0:  # checked by the reader: valid UTF-8
@@ -285,7 +285,7 @@ def sum_parts(*parts: tuple[bytes, bytes, bytes]) -> tuple[bytes, bytes, bytes]:
     slots and probe past one another for ever longer."""
     if UNAVAILABLE is not None:
         raise BPEError(UNAVAILABLE)
-    counter = Counter(1, [], *class_tables(), spread=0x61C88647)
+    counter = Counter(1, [], *stored_tables("gpt2"), spread=0x61C88647)
     try:
         for keys, ends, counts in parts:
             counter.add_counts(0, keys, memoryview(ends).cast("q"), memoryview(counts).cast("q"))
@@ -345,8 +345,8 @@ def _counter(threads: int, special_tokens: Sequence[str], name: str):
     was.  A custom pattern's counter scans nothing (its pre-tokens come from ``regex``: ``add_tokens``), so
     it is given GPT-2's tables, which it does not read."""
     if name in ("gpt2", CUSTOM):
-        return Counter(threads, list(special_tokens), *class_tables())
-    return Counter(threads, list(special_tokens), *scanner_tables(name), pattern=SCANNERS[name],
+        return Counter(threads, list(special_tokens), *stored_tables("gpt2"))
+    return Counter(threads, list(special_tokens), *stored_tables(name), pattern=SCANNERS[name],
                    folds=contraction_folds())
 
 

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bpe.defaults import DATASET, VOCAB_SIZE, WEB_VOCAB_SIZE
+from bpe.defaults import DATASET, TABLES_FOLDER, VOCAB_SIZE, WEB_VOCAB_SIZE
 from bpe.errors import BPEError, signals_as_interrupt
 from bpe.interface import IN_CHECKOUT, REPO_ROOT, command, typed_with
 from bpe.running.progress import wants_progress
@@ -60,9 +60,10 @@ def data_dir() -> Path:
 
 def make_data_folder(folder: Path) -> None:
     """Create ``folder`` (within :func:`data_dir`) and its parents.  Where this creates the user's cache
-    folder, it says so in one line on stderr: the data goes to a place the user did not name."""
+    folder, it says so in one line on stderr: the data goes to a place the user did not name (the first time;
+    a folder that holds only the class tables, which every run keeps there silently, is new to the data)."""
     root = data_dir()
-    new = not root.exists()
+    new = not root.exists() or [p.name for p in root.iterdir()] == [TABLES_FOLDER]
     folder.mkdir(parents=True, exist_ok=True)
     if new and not IN_CHECKOUT and not os.environ.get("BPE_DATA_DIR"):
         print(f"bpe-lab keeps its data sets and cached reference merges in {root} (the user's cache folder: "

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bpe.interface import not_built
+from bpe.running.disk_cache import stored_tables
 from bpe.running.threads import run_threads
-from bpe.split.gpt2_classes import class_tables
-from bpe.split.pattern_classes import contraction_folds, scanner_tables
+from bpe.split.pattern_classes import contraction_folds
 from bpe.split.patterns import CUSTOM, DEFAULT_PATTERN, SCANNERS, resolve_pattern
 
 try:
@@ -117,8 +117,8 @@ def compiled_encoder(tokenizer, pattern: str = DEFAULT_PATTERN) -> CompiledEncod
     if any(not isinstance(i, int) or not 0 <= i < limit for i in used):
         return None
     if name == "gpt2":
-        encoder = Encoder(*class_tables(), byte_ids, pairs, tokenizer._rank_merged, specials, width)
+        encoder = Encoder(*stored_tables("gpt2"), byte_ids, pairs, tokenizer._rank_merged, specials, width)
     else:
-        encoder = Encoder(*scanner_tables(name), byte_ids, pairs, tokenizer._rank_merged, specials, width,
+        encoder = Encoder(*stored_tables(name), byte_ids, pairs, tokenizer._rank_merged, specials, width,
                           pattern=SCANNERS[name], folds=contraction_folds())
     return CompiledEncoder(encoder, tokenizer.typecode)

@@ -9,5 +9,6 @@
 * ``sizes``: ``50MB``-style sizes and counts; ``files``: files written whole (a temporary sibling renamed
   into place), an unusable directory or a full disk said first; ``leftovers``: the one rule for what a run
   killed outright leaves (named by its process's pid, removed by a later run once that process is gone);
+  ``disk_cache``: the scanners' class tables kept on disk for the next process;
 * ``_hints.h``: the compiled modules' prefetch hint.
 """

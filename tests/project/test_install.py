@@ -203,9 +203,9 @@ def compilerless(tmp_path_factory) -> dict:
 
 
 def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebuild(compilerless):
-    """The build goes on without v8's compiled merge, v9's compiled counter, the encoder and v10's merge (all optional in
-    pyproject.toml) and says so in one line; the installed bpe trains and benches with v6, each naming why in
-    one line, with the pip command for this install (no Makefile here)."""
+    """The build goes on without v8's compiled merge, v9's compiled counter, the encoder and v10's merge (all
+    optional in pyproject.toml) and says so in one line; the installed bpe trains and benches with v6, each
+    naming why in one line, with the pip command for this install (no Makefile here)."""
     c = compilerless
     site = run([c["python"], "-c", "import bpe; print(bpe.__file__)"], cwd=c["work"], env=c["env"]).stdout
     assert not [p for p in Path(site.strip()).parent.rglob("*") if p.suffix in (".so", ".pyd")]

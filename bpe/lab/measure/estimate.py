@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpe.corpus.text_file import check_input_file
-from bpe.counting.plain import count_text
 from bpe.errors import BPEError
 from bpe.interface import option
 from bpe.lab.measure.plan import plan
@@ -34,7 +33,7 @@ from bpe.lab.rungs import (
 )
 from bpe.running.cores import MAX_CHUNK_BYTES, plan_chunk_count
 from bpe.running.sizes import format_size
-from bpe.training.registry import VARIANTS, best_variant
+from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.rung import parallel
 
 #: A run estimated longer than this needs ``--force`` (or is skipped in ``--variant all``).
@@ -222,14 +221,13 @@ def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
     cut = sample.rfind(b"\n") if len(sample) < end else -1
     sample = sample[:cut] if cut > 0 else sample
     text = sample.decode("utf-8", errors="replace")
-    counts = count_text(text, special_tokens)
-    length, words = sum(map(len, counts)), len(counts)
+    length, words, squares = sample_shape(text, special_tokens)
     # how long the words are, weighted as they weigh in the rewrites: it does not grow with the corpus
-    word_length = sum(len(token) ** 2 for token in counts) / length if length else MEAN_WORD_LENGTH
+    word_length = squares / length if length else MEAN_WORD_LENGTH
     growth = (1.0, 1.0)  # too little text to measure how L and W grow: assume they grow with the bytes
     if len(text) >= 4096:
-        quarter = count_text(text[: len(text) // 4], special_tokens)
-        growth = (_growth(length, sum(map(len, quarter))), _growth(words, len(quarter)))
+        quarter_length, quarter_words, _ = sample_shape(text[: len(text) // 4], special_tokens)
+        growth = (_growth(length, quarter_length), _growth(words, quarter_words))
     target = assume_bytes or end
     scale = max(1.0, target / max(len(sample), 1))
 
@@ -238,6 +236,23 @@ def shape_range(path: str | os.PathLike, special_tokens, end: int | None = None,
         return CorpusShape(target, length * scale ** e_length, words * scale ** e_words, word_length, e_length)
 
     return at(HEAPS_FALL), at(0.0)
+
+
+def sample_shape(text: str, special_tokens) -> tuple[int, int, int]:
+    """``(L, W, sum of squared lengths)`` of the text's distinct pre-tokens, counted by the fastest rung built
+    here: its counts are the plain counter's, exactly, and a compiled one takes a tenth of the time (a 2 MB
+    sample in about 0.02 s, where ``regex`` takes 0.2 s that every ``bpe train`` paid before its first line)."""
+    counts = get_variant(best_variant()).count_texts([text], list(special_tokens), workers=1)
+    length = words = squares = 0
+    try:
+        for token in counts:
+            size = len(token)
+            length, words, squares = length + size, words + 1, squares + size * size
+    finally:
+        close = getattr(counts, "close", None)
+        if close is not None:
+            close()
+    return length, words, squares
 
 
 def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
