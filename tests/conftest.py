@@ -135,7 +135,7 @@ def compiled_unbuilt(monkeypatch):
     monkeypatch.setattr(v8_compiled, "UNAVAILABLE", v8_compiled.NOT_BUILT)
     monkeypatch.setattr(v8_compiled, "MergeState", None)
     monkeypatch.setattr(v9_counting_compiled, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
-    monkeypatch.setattr(v10_threads_compact, "UNAVAILABLE", v9_counting_compiled.NEITHER_BUILT)
+    monkeypatch.setattr(v10_threads_compact, "UNAVAILABLE", v10_threads_compact.NONE_BUILT)
     monkeypatch.setattr(registry.VARIANTS, "_runnable", None)
     yield
     monkeypatch.undo()

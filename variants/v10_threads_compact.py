@@ -55,11 +55,13 @@ except ImportError:  # built without a C compiler: the rest of the ladder works,
     MergeState = None
     MAX_WORD_BYTES = PARALLEL_WORDS = 0
 
-#: The line v10 answers with where its compiled merge was not built (its fix worded for how bpe-lab was installed).
+#: The line v10 answers with where its compiled merge was not built (its fix worded for how bpe-lab was installed),
+#: and where none of the compiled code was (no C compiler: the usual case).
 NOT_BUILT = not_built("v10 is", "its compiled merge needs")
+NONE_BUILT = not_built("v10, v9 and v8 are", "their compiled merges and counter need")
 #: Why v10 cannot run here, or ``None`` (the registry reads it): it needs its merge and v9's counter.
-UNAVAILABLE: str | None = v9.UNAVAILABLE if v9.UNAVAILABLE is not None else (
-    NOT_BUILT if MergeState is None else None)
+UNAVAILABLE: str | None = (v9.UNAVAILABLE if MergeState is not None else
+                           NONE_BUILT if v9.UNAVAILABLE is not None else NOT_BUILT)
 
 # v9's counting, unchanged: threads of this process, the counts as arrays; its cluster parts too.
 COUNTS_IN = v9.COUNTS_IN

@@ -84,12 +84,13 @@ VARIANTS: Mapping[str, ModuleType] = _LazyVariants()
 
 
 #: The default variants (``train``, ``bench``, ``train_bpe``) when none is named, in order of preference:
-#: the fastest *measured* on both regimes that can run here.  v9 (counting and merge compiled) when it was
-#: built (docs/v9.md); else v8 (the merge compiled), should its counter alone have failed to build; else
-#: v6, the fastest in pure Python.  Not v7: it is as fast as v6 where it runs v6's code (two cores, by
+#: the fastest *measured* on both regimes that can run here.  v10 (v9's compiled counting, its merge compact
+#: and on threads) when it was built (docs/v10.md); else v9 (counting and merge compiled), should v10's merge
+#: alone have failed to build; else v8 (the merge compiled), should the counter have failed too; else v6,
+#: the fastest in pure Python.  Not v7: it is as fast as v6 where it runs v6's code (two cores, by
 #: default), and where it shards the words its shard processes hold copies of them, which the estimate
 #: puts past the CS336 handout's 100 GB on OpenWebText (docs/estimates-owt.json; docs/v7.md).
-DEFAULT_VARIANTS: tuple[str, ...] = ("v9", "v8", "v6")
+DEFAULT_VARIANTS: tuple[str, ...] = ("v10", "v9", "v8", "v6")
 
 
 def unavailable(module: ModuleType) -> str | None:
@@ -106,8 +107,8 @@ def best_variant() -> str:
 
 
 def default_note() -> str:
-    """Which rung the default is here, and, where it is not the first choice (v9 not built), why: the first
-    choice's reason alone, once (without a C compiler v9 names v8 in its own, for the same reason), with the
+    """Which rung the default is here, and, where it is not the first choice (v10 not built), why: the first
+    choice's reason alone, once (without a C compiler v10 names v9's and v8's in its own, for the same reason), with the
     fix for this install.  ``bench`` prints it when no variant is named, ``train`` when the default is not
     the first choice.
 

@@ -38,16 +38,16 @@ def test_nothing_is_trained_when_the_settings_are_wrong(tmp_path):
 
 
 def test_the_default_rung_says_why_when_it_is_not_the_fastest(compiled_unbuilt):
-    """Without v9 and v8 built, ``bpe train`` with no variant named runs v6 and its second line says why, as the
+    """Without v10, v9 and v8 built, ``bpe train`` with no variant named runs v6 and its second line says why, as the
     bench's header does (the first choice's reason, once, with the fix for this install); a variant named
     says nothing more (tests/project/test_install.py runs the installed command without a compiler)."""
-    from bpe.variants.v9_counting_compiled import NEITHER_BUILT
+    from bpe.variants.v10_threads_compact import NONE_BUILT
 
     out = io.StringIO()
     run_train(TrainSettings("tinystories-sample", None, 300, EOT, workers=1), out=out)
     printed = out.getvalue().splitlines()
     assert printed[0].startswith("bpe-lab train: v6 on tinystories-sample")
-    assert printed[1] == f"default variant: v6 ({NEITHER_BUILT})"
+    assert printed[1] == f"default variant: v6 ({NONE_BUILT})"
     out = io.StringIO()
     run_train(TrainSettings("tinystories-sample", "v6", 300, EOT, workers=1), out=out)
     assert not [line for line in out.getvalue().splitlines() if line.startswith("default variant")]

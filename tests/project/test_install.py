@@ -218,14 +218,17 @@ def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebui
                     "builds them"]
 
     fix = f"then reinstall bpe-lab: pip install --force-reinstall --no-deps {c['src']}"
-    lines = run([c["python"], "-c", "from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9; "
-                 "print(v8.UNAVAILABLE); print(v9.UNAVAILABLE)"], cwd=c["work"], env=c["env"]).stdout.splitlines()
+    lines = run([c["python"], "-c", "from bpe.variants import v8_compiled as v8, v9_counting_compiled as v9, "
+                 "v10_threads_compact as v10; print(v8.UNAVAILABLE); print(v9.UNAVAILABLE); print(v10.UNAVAILABLE)"],
+                cwd=c["work"], env=c["env"]).stdout.splitlines()
     assert lines[0].startswith("v8 is not built: its compiled merge needs a C compiler when bpe-lab is installed; "
                                "install gcc or clang") and lines[0].endswith(fix)
     assert lines[1].startswith("v9 and v8 are not built: their compiled counter and merge need")
     assert lines[1].endswith(fix)
-    v8, v9 = lines
-    for variant, reason in (("v8", v8), ("v9", v9)):
+    assert lines[2].startswith("v10, v9 and v8 are not built: their compiled merges and counter need")
+    assert lines[2].endswith(fix)
+    v8, v9, v10 = lines
+    for variant, reason in (("v8", v8), ("v9", v9), ("v10", v10)):
         argv = [c["bpe"], "train", "--variant", variant, "--data", "tiny.txt", "--vocab-size", "300"]
         proc = subprocess.run(argv, cwd=c["work"], env=c["env"], capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0 and proc.stderr.strip() == f"bpe: error: {reason}"
@@ -233,10 +236,10 @@ def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebui
     # the default runs v6, and each header says so, with the first choice's reason, once
     train = run([c["bpe"], "train", "--data", "tiny.txt", "--vocab-size", "300", "--out", "tok"], cwd=c["work"],
                 env=c["env"]).stdout.splitlines()
-    assert train[0].startswith("bpe-lab train: v6 on tiny") and train[1] == f"default variant: v6 ({v9})"
+    assert train[0].startswith("bpe-lab train: v6 on tiny") and train[1] == f"default variant: v6 ({v10})"
     bench = run([c["bpe"], "bench", "--data", "tiny.txt", "--vocab-size", "300", "--repeat", "1"], cwd=c["work"],
                 env=c["env"]).stdout.splitlines()
-    assert f"default variant: v6 ({v9})" in bench
+    assert f"default variant: v6 ({v10})" in bench
     # the venv sits in another project's git repository: its commit is not this code's
     assert bench[1].endswith(", bpe-lab 0.1.0 (installed, no git commit)"), bench[1]
 
@@ -245,7 +248,7 @@ def test_without_a_c_compiler_the_install_succeeds_and_says_why_and_how_to_rebui
 @pytest.mark.skipif(V9_UNBUILT, reason="no C compiler built v9 here")
 def test_the_named_pip_command_builds_the_compiled_rungs(compilerless):
     """The command the not-built line names (run offline: no index, no build isolation), with a compiler this
-    time, builds the compiled code: v9 is the default again and the header says no more."""
+    time, builds the compiled code: v10 is the default again and the header says no more."""
     c = compilerless
     v8 = run([c["python"], "-c", "from bpe.variants import v8_compiled; print(v8_compiled.UNAVAILABLE)"],
              cwd=c["work"], env=c["env"]).stdout.strip()
@@ -255,4 +258,4 @@ def test_the_named_pip_command_builds_the_compiled_rungs(compilerless):
         env={k: v for k, v in os.environ.items() if k != "CC"})
     train = run([c["bpe"], "train", "--data", "tiny.txt", "--vocab-size", "300"], cwd=c["work"],
                 env=c["env"]).stdout.splitlines()
-    assert train[0].startswith("bpe-lab train: v9 on tiny") and not train[1].startswith("default variant")
+    assert train[0].startswith("bpe-lab train: v10 on tiny") and not train[1].startswith("default variant")

@@ -13,7 +13,7 @@ from bpe import VARIANTS, BPEError, train_bpe
 from bpe.running.timer import NullTimer
 from bpe.training import registry
 from bpe.training.merge_loop import run_merges
-from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled
+from bpe.variants import v1_naive, v8_compiled, v9_counting_compiled, v10_threads_compact
 from conftest import CORPUS_EN, OVERLAPS, REPEATS, TIES, cs336_merges
 
 built = pytest.mark.skipif(v8_compiled.UNAVAILABLE is not None, reason=str(v8_compiled.UNAVAILABLE))
@@ -30,7 +30,7 @@ def test_built_wherever_a_compiler_is():
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}) here: v8 is rightly not built")
     assert v8_compiled.UNAVAILABLE is None
-    assert "v8" in VARIANTS and registry.best_variant() in ("v9", "v8")  # v9 merges with v8's code
+    assert "v8" in VARIANTS and registry.best_variant() in ("v10", "v9", "v8")  # v9 merges with v8's code
 
 
 @built
@@ -312,8 +312,9 @@ def test_unbuilt_v8_says_why_in_one_line(compiled_unbuilt):
 
     assert "v8" not in VARIANTS and "v9" not in VARIANTS and "v7" in VARIANTS
     assert registry.best_variant() == "v6"  # the fastest pure-Python rung in one process
-    # bench's and train's headers say why, once: the first choice's reason, which names v8 too
-    assert registry.default_note() == f"default variant: v6 ({v9_counting_compiled.NEITHER_BUILT})"
+    # bench's and train's headers say why, once: the first choice's reason, which names v9 and v8 too
+    assert registry.default_note() == f"default variant: v6 ({v10_threads_compact.NONE_BUILT})"
+    assert v10_threads_compact.NONE_BUILT.startswith("v10, v9 and v8 are not built: their compiled merges")
     assert v9_counting_compiled.NEITHER_BUILT.startswith("v9 and v8 are not built: their compiled counter")
     for call in (lambda: registry.get_variant("v8"), lambda: v8_compiled.Merger({b"ab": 1}),
                  lambda: train_bpe(CORPUS_EN, 300, [], variant="v8")):
