@@ -271,9 +271,7 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
         tokenizer.refuse_disallowed_in_file(corpus.plain_file)
         path = text_file.check_input_file(corpus.plain_file)
         size = path.stat().st_size
-        parts = ((path, start, stop, b"") for start, stop in iter_chunks(
-            path, tokenizer.special_tokens, end=size, chunk_bytes=chunk_bytes, errors=errors,
-            cuts=cuts_of(tokenizer.pattern)))
+        parts = _file_parts(path, size, tokenizer, chunk_bytes, errors)
         return _encode_parts(tokenizer_dir, tokenizer, compiled, parts, size, str(path), out, workers, errors,
                              chunk_bytes, on_bytes, on_size, specials)
     if specials != (None, None):  # its documents are joined by a special token, which these would change too
@@ -287,11 +285,17 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     # the encoder reads by byte ranges as it reads any file.
     with text_file_of(corpus, tokenizer.special_tokens, out.parent, errors=errors) as path:
         size = path.stat().st_size
-        parts = ((path, start, stop, b"") for start, stop in iter_chunks(
-            path, tokenizer.special_tokens, end=size, chunk_bytes=chunk_bytes, errors=errors,
-            cuts=cuts_of(tokenizer.pattern)))
+        parts = _file_parts(path, size, tokenizer, chunk_bytes, errors)
         return _encode_parts(tokenizer_dir, tokenizer, compiled, parts, size, corpus.label, out, workers, errors,
                              chunk_bytes, on_bytes, on_size)
+
+
+def _file_parts(path: Path, size: int, tokenizer, chunk_bytes: int, errors: str) -> Iterator[Part]:
+    """One text file's parts, nothing written after them."""
+    # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
+    return ((path, start, stop, b"") for start, stop in iter_chunks(
+        path, tokenizer.special_tokens, end=size, chunk_bytes=chunk_bytes, errors=errors,
+        cuts=cuts_of(tokenizer.pattern)))
 
 
 def plain_paths(corpus, tokenizer) -> list[Path] | None:
