@@ -26,13 +26,15 @@ The output is written to a temporary file next to ``out`` and renamed only at th
 SIGTERM or SIGHUP leaves no output (and no worker or thread: the pool is terminated, the threads stopped
 and joined, first), and a full disk is one line naming ``out``.
 
+A corpus of several local plain text files is encoded the same way, file after file from their own paths,
+the separator's id written where the corpus's joined text holds the separator (:func:`plain_parts`).
+
 What it leaves out: no sharding into several files and no document index (the ids of special tokens
 mark the documents).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
@@ -44,15 +46,16 @@ from itertools import islice
 from pathlib import Path
 
 from bpe.corpus import text_file  # the same: its check_input_file read at each call
-from bpe.corpus.batches import text_file_of
+from bpe.corpus.batches import counting_tokens, separator_of, text_file_of
 from bpe.corpus.corpus import open_corpus
+from bpe.corpus.sources import text_piece_spans
 from bpe.errors import BPEError
 from bpe.io import compiled as compiled_module  # its names (UNAVAILABLE) read at each call, as tests set them
 from bpe.io.npy import NpyWriter, check_output_file, numpy_dtype
 from bpe.io.outputs import load_tokenizer, where_it_is
 from bpe.running.pool import WorkerPool, default_workers
 from bpe.running.threads import read_span, run_threads
-from bpe.split.chunking import iter_chunks
+from bpe.split.chunking import chunks_of, iter_chunks
 from bpe.split.patterns import cuts_of
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
@@ -66,6 +69,10 @@ ENCODERS = ("compiled", "python")
 #: What to try when encoding runs out of memory, in this process or a worker: each thread or worker holds its
 #: chunk's text and ids (and a thread its cache of pre-tokens), so fewer of them, or smaller chunks, need less.
 MEMORY_ADVICE = "try fewer --workers or a smaller --chunk-size"
+
+#: A span of a text file to encode, ``(path, start, stop, after)``: ``after`` is packed ids written behind its
+#: own (the separator's id, where a document of a corpus ends), or ``b""``.
+Part = tuple[Path, int, int, bytes]
 
 _TOKENIZERS: dict[str, object] = {}  # directory -> Tokenizer, per process (workers keep their cache warm)
 
@@ -166,19 +173,18 @@ def encode_span_compiled(compiled, cache, tokenizer, data, offset: int, errors: 
     return compiled.encode_bytes(cache, fixed)
 
 
-def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int, int]], writer: NpyWriter,
-                      threads: int, errors: str, on_bytes: Callable[[int], None] | None) -> None:
-    """Encode the ``spans`` of ``path`` on ``threads`` threads, each with a cache of its own, and write their
-    ids in order (see the module's docstring)."""
+def encode_on_threads(compiled, tokenizer, parts: Iterator[Part], writer: NpyWriter, threads: int, errors: str,
+                      on_bytes: Callable[[int], None] | None) -> None:
+    """Encode the ``parts`` (:data:`Part`) on ``threads`` threads, each with a cache of its own, and write their
+    ids in order, each part's ``after`` behind its own (see the module's docstring)."""
     caches = [compiled.borrow() for _ in range(threads)]
     buffers = [bytearray() for _ in range(threads)]
     done: dict[int, bytearray] = {}  # this round's ids by chunk, until every earlier chunk's are written
-    source = str(path)
 
-    def encode_item(thread: int, item: tuple[int, tuple[int, int]]) -> None:
-        index, (start, stop) = item
+    def encode_item(thread: int, item: tuple[int, Part]) -> None:
+        index, (path, start, stop, _) = item
         data = read_span(path, start, stop, buffers, thread)
-        done[index] = encode_span_compiled(compiled, caches[thread], tokenizer, data, start, errors, source)
+        done[index] = encode_span_compiled(compiled, caches[thread], tokenizer, data, start, errors, str(path))
 
     def stop_every_thread() -> None:
         for cache in caches:
@@ -186,7 +192,7 @@ def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int
 
     try:
         while True:
-            chunks = list(islice(spans, threads * ROUND_CHUNKS_PER_THREAD))
+            chunks = list(islice(parts, threads * ROUND_CHUNKS_PER_THREAD))
             if not chunks:
                 return
             written = [0]
@@ -194,7 +200,9 @@ def encode_on_threads(compiled, tokenizer, path: Path, spans: Iterator[tuple[int
             def write_ready(_: int, __: None, chunks=chunks, written=written) -> None:
                 while written[0] in done:
                     writer.write(done.pop(written[0]))
-                    start, stop = chunks[written[0]]
+                    _, start, stop, after = chunks[written[0]]
+                    if after:
+                        writer.write(after)
                     written[0] += 1
                     if on_bytes is not None:
                         on_bytes(stop - start)
@@ -248,9 +256,11 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     ``"python"`` (the process pool), or None: compiled where it is built.  ``workers`` threads or processes.
 
     Any other corpus (a directory, a glob, JSON lines, Parquet: :mod:`bpe.corpus.corpus`, the text in
-    ``text_column``) is first written as one text file beside ``out``, each document followed by the
-    tokenizer's first special token, and that file is encoded (then removed).  ``allowed_special`` and
-    ``disallowed_special``: a plain text file's special tokens, as ``Tokenizer.encode`` takes them.
+    ``text_column``) gives the ids of its documents each followed by the tokenizer's first special token.
+    Local plain text files are encoded in place, one after another (:func:`plain_parts`); the others are
+    first written as one text file beside ``out``, and that file is encoded (then removed).
+    ``allowed_special`` and ``disallowed_special``: a plain text file's special tokens, as
+    ``Tokenizer.encode`` takes them.
     """
     specials = (allowed_special, disallowed_special)
     tokenizer = load_tokenizer_dir(tokenizer_dir).with_specials(*specials)  # before a worker forks: in each
@@ -259,45 +269,101 @@ def encode_file(tokenizer_dir: str | os.PathLike, data: str | os.PathLike | None
     out = check_output_file(out)
     if corpus.plain_file is not None:
         tokenizer.refuse_disallowed_in_file(corpus.plain_file)
-        return _encode_path(tokenizer_dir, tokenizer, compiled, corpus.plain_file, out, workers, errors, chunk_bytes,
-                            on_bytes, on_size, specials)
+        path = text_file.check_input_file(corpus.plain_file)
+        size = path.stat().st_size
+        parts = _file_parts(path, size, tokenizer, chunk_bytes, errors)
+        return _encode_parts(tokenizer_dir, tokenizer, compiled, parts, size, str(path), out, workers, errors,
+                             chunk_bytes, on_bytes, on_size, specials)
     if specials != (None, None):  # its documents are joined by a special token, which these would change too
         raise BPEError("--allowed-special and --disallowed-special take one text file, not a corpus of documents")
+    paths = plain_paths(corpus, tokenizer)
+    if paths is not None:
+        size = sum(path.stat().st_size for path in paths)
+        return _encode_parts(tokenizer_dir, tokenizer, compiled, plain_parts(paths, tokenizer, chunk_bytes, errors),
+                             size, corpus.label, out, workers, errors, chunk_bytes, on_bytes, on_size)
+    # JSON lines, Parquet and compressed files are parsed into documents first: written as one text file, which
+    # the encoder reads by byte ranges as it reads any file.
     with text_file_of(corpus, tokenizer.special_tokens, out.parent, errors=errors) as path:
-        stats = _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
-                             on_size)
-    return dataclasses.replace(stats, path=corpus.label)  # the corpus, not the file that has gone
+        size = path.stat().st_size
+        parts = _file_parts(path, size, tokenizer, chunk_bytes, errors)
+        return _encode_parts(tokenizer_dir, tokenizer, compiled, parts, size, corpus.label, out, workers, errors,
+                             chunk_bytes, on_bytes, on_size)
 
 
-def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors, chunk_bytes, on_bytes,
-                 on_size, specials=(None, None)) -> EncodeStats:
-    """:func:`encode_file` on one text file."""
-    path = text_file.check_input_file(path)
+def _file_parts(path: Path, size: int, tokenizer, chunk_bytes: int, errors: str) -> Iterator[Part]:
+    """One text file's parts, nothing written after them."""
+    # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
+    return ((path, start, stop, b"") for start, stop in iter_chunks(
+        path, tokenizer.special_tokens, end=size, chunk_bytes=chunk_bytes, errors=errors,
+        cuts=cuts_of(tokenizer.pattern)))
+
+
+def plain_paths(corpus, tokenizer) -> list[Path] | None:
+    """The corpus's files, checked, where each is a local uncompressed text file and the tokenizer has a
+    special token to end each document with; else ``None`` (the corpus is encoded from a joined copy).
+
+    Without a special token the separator is text (:data:`~bpe.defaults.SPECIAL_TOKEN`), whose pre-tokens may
+    join the text around it, so a file's ids would not be its own: those corpora keep the joined copy."""
+    if corpus.documents is not None or not corpus.sources or not tokenizer.special_tokens:
+        return None
+    if any(s.kind != "text" or s.compression is not None or s.remote for s in corpus.sources):
+        return None
+    return [text_file.check_input_file(source.location) for source in corpus.sources]
+
+
+def plain_parts(paths: list[Path], tokenizer, chunk_bytes: int, errors: str) -> Iterator[Part]:
+    """The parts of plain text files encoded in place, in order, with exactly the ids of their joined copy
+    (:func:`~bpe.corpus.batches.text_file_of`).
+
+    That copy holds each file as the corpus reader's pieces (:func:`~bpe.corpus.sources.text_piece_spans`:
+    chunks of about 4 MB cut where no pre-token spans the cut), each followed by the separator, the
+    tokenizer's first special token.  So each piece here is cut again into the encoder's chunks, and its last
+    chunk carries the separator's id; the special token splits the text, so nothing is encoded across it."""
+    special_tokens = tokenizer.special_tokens
+    separator = tokenizer.encode_packed_python(separator_of(special_tokens))
+    cuts = cuts_of(tokenizer.pattern)
+    for path in paths:
+        size = path.stat().st_size
+        with open(path, "rb") as f, open(path, "rb") as g:  # g: the encoder's cuts, read beside f's
+            for first, end in text_piece_spans(f, (0, size), counting_tokens(special_tokens), errors=errors):
+                chunks = list(chunks_of(g, end, special_tokens, chunk_bytes=chunk_bytes, errors=errors, start=first,
+                                        cuts=cuts))
+                for at, (start, stop) in enumerate(chunks):
+                    yield path, start, stop, separator if at == len(chunks) - 1 else b""
+
+
+def _encode_part(tokenizer_dir, path, start, end, errors, specials, _after) -> bytes:
+    """Task: :func:`encode_chunk` of a :data:`Part` (its ``after`` is written by the parent)."""
+    return encode_chunk(tokenizer_dir, path, start, end, errors, specials)
+
+
+def _encode_parts(tokenizer_dir, tokenizer, compiled, parts: Iterator[Part], size: int, label: str, out, workers,
+                  errors, chunk_bytes, on_bytes, on_size, specials=(None, None)) -> EncodeStats:
+    """:func:`encode_file` on the ``parts`` of one text file, or of several, ``size`` bytes in all."""
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise BPEError(f"workers must be at least 1, got {workers}")
     started, cpu_started = time.perf_counter(), cpu_seconds()  # the tokenizer is loaded: the file's work starts
-    size = path.stat().st_size
     if on_size is not None:
         on_size(size)
     workers = max(1, min(workers, -(-size // chunk_bytes)))  # no more workers than chunks
-    # Cuts are found one at a time as chunks are handed out: not even the list of cuts grows with the file.
-    spans = iter_chunks(path, tokenizer.special_tokens, chunk_bytes=chunk_bytes, errors=errors,
-                        cuts=cuts_of(tokenizer.pattern))
     writer = None
     try:
         writer = NpyWriter(out, numpy_dtype(tokenizer.typecode))
         if compiled is not None:
-            encode_on_threads(compiled, tokenizer, path, spans, writer, workers, errors, on_bytes)
+            encode_on_threads(compiled, tokenizer, parts, writer, workers, errors, on_bytes)
         else:
-            tasks = ((str(tokenizer_dir), str(path), start, end, errors, specials) for start, end in spans)
+            tasks = ((str(tokenizer_dir), str(path), start, end, errors, specials, after)
+                     for path, start, end, after in parts)
             # Forked after the tokenizer is loaded, so every worker starts with it (its cache fills per worker).
             # One worker needs no pool: the parent encodes, with the same task function.
-            with WorkerPool(workers, what="tokenizer", doing="encoding", source=str(path),
+            with WorkerPool(workers, what="tokenizer", doing="encoding", source=label,
                             memory_advice=MEMORY_ADVICE) if workers > 1 \
                     else nullcontext() as pool:
-                for (_, _, start, end, _, _), packed in encoded_in_order(pool, encode_chunk, tasks):
+                for (_, _, start, end, _, _, after), packed in encoded_in_order(pool, _encode_part, tasks):
                     writer.write(packed)
+                    if after:
+                        writer.write(after)
                     if on_bytes is not None:
                         on_bytes(end - start)
         writer.commit()
@@ -308,8 +374,6 @@ def _encode_path(tokenizer_dir, tokenizer, compiled, path, out, workers, errors,
         # the file is removed by its name.
         NpyWriter.temporary(out).unlink(missing_ok=True)
         raise
-    return EncodeStats(str(path), str(out), size, writer.count, time.perf_counter() - started,
+    return EncodeStats(label, str(out), size, writer.count, time.perf_counter() - started,
                        cpu_seconds() - cpu_started, workers, writer.dtype.name,
                        "python" if compiled is None else "compiled")
-
-

@@ -795,3 +795,52 @@ def test_bpe_encode_splits_by_the_saved_tokenizers_pattern(pattern_dir, tmp_path
     assert main(["encode", "--tokenizer", str(directory), "--data", str(data), "--out", str(tmp_path / "cli.npy"),
                  "--workers", "1", "--peers"]) == 0
     assert "ids identical to tiktoken's" in capsys.readouterr().out
+
+
+# --- A corpus of plain text files: encoded in place, with the ids of its joined copy ---
+
+def _folder_of_plain_files(tmp_path):
+    """Three small plain files in a folder (one with the separator in its text, one not ending in a newline, one
+    not ASCII), and an empty one, which the joined copy leaves out."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text((FIXTURES / "tinystories_sample.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "b.txt").write_text("no newline at the end" + EOT + "  after it", encoding="utf-8")
+    (folder / "c.txt").write_text((FIXTURES / "german.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "d.txt").write_text("", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("piece_bytes", [None, 1000], ids=["whole", "pieces"])
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_a_folder_of_plain_files_gives_the_ids_of_its_joined_text(gpt2_dir, tmp_path, monkeypatch, encoder,
+                                                                  piece_bytes):
+    """Each file is encoded from its own path, the separator's id after each of the corpus reader's pieces, as
+    the joined copy holds them (``pieces``: the reader cuts each file into many, each followed by the separator);
+    no joined copy is written, and the ids are those of the joined text encoded as one file."""
+    import bpe.io.encode
+    import bpe.split.chunking
+    from bpe.corpus.batches import documents_text
+    from bpe.corpus.corpus import open_corpus
+
+    if piece_bytes is not None:
+        monkeypatch.setattr(bpe.split.chunking, "STREAM_CHUNK_BYTES", piece_bytes)
+    folder = _folder_of_plain_files(tmp_path)
+    joined = tmp_path / "joined.txt"
+    joined.write_bytes("".join(documents_text(open_corpus(folder), [EOT])).encode("utf-8"))
+    expected = encode_file(gpt2_dir, joined, tmp_path / "joined.npy", workers=2, chunk_bytes=512, encoder=encoder)
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a corpus of plain text files was written as one text file")
+
+    monkeypatch.setattr(bpe.io.encode, "text_file_of", no_copy)
+    stats = encode_file(gpt2_dir, folder, tmp_path / "ids.npy", workers=2, chunk_bytes=512, encoder=encoder)
+    ids = np.load(tmp_path / "ids.npy")
+    assert first_difference(ids, np.load(tmp_path / "joined.npy")) is None
+    assert stats.tokens == expected.tokens and stats.path == "4 files"
+    assert stats.bytes == sum(p.stat().st_size for p in folder.iterdir())  # the files' bytes, no separator's
+    separators = int((ids == load_tokenizer(gpt2_dir).token_ids[EOT.encode()]).sum())
+    in_text = sum(p.read_text(encoding="utf-8").count(EOT) for p in folder.iterdir())
+    # Three documents' ends besides those in their text; with pieces, one after each piece too.
+    assert separators == in_text + 3 if piece_bytes is None else separators > in_text + 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "ids.npy", "joined.npy", "joined.txt"]
