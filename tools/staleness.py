@@ -58,6 +58,10 @@ MEASURED = {
     "docs/v9-encode-web-100MB.json": ("bpe/io/_encoder.pyx", "bpe/io/encode.py", "bpe/io/compiled.py"),
     "docs/v9-encode-gutenberg-books.json": ("bpe/io/_encoder.pyx", "bpe/io/encode.py", "bpe/io/compiled.py"),
     "docs/cluster-bench.json": ("bpe/corpus/cluster.py", "bpe/counting/parts.py"),
+    "docs/patterns-measured.json": ("bpe/counting/plain.py", "bpe/split/_scanners.pxi", "bpe/split/_gpt2_scanner.pxi",
+                                    "bpe/split/_cl100k_scanner.pxi", "bpe/split/_o200k_scanner.pxi",
+                                    "variants/_v9_count.pyx", "variants/v9_counting_compiled.py",
+                                    "variants/v10_threads_compact.py"),
 }
 
 #: Where a compiled part's ``include`` and ``cdef extern from`` are looked for (pyproject's include-dirs).
