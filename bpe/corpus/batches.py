@@ -103,10 +103,31 @@ def _batch(texts: list[str], places: list[tuple], separator: str, separator_byte
 def documents_text(corpus: Corpus, special_tokens: Sequence[str], *, errors: str = "strict",
                    batch_chars: int | None = None) -> Iterator[str]:
     """The corpus as one text in order, a batch at a time, each document followed by the separator: what
-    ``bpe encode`` encodes (so the ids hold the separator's id between documents)."""
+    ``bpe encode`` encodes (so the ids hold the separator's id between documents, and nowhere else)."""
     pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors)
-    for batch in batches(pieces, separator_of(special_tokens), errors=errors, batch_chars=batch_chars):
+    ended = documents_ended(pieces, separator_of(special_tokens))
+    for batch in batches(ended, "", errors=errors, batch_chars=batch_chars):
         yield batch.text
+
+
+def documents_ended(pieces: Iterable[tuple[str, tuple, int]], separator: str) -> Iterator[tuple[str, tuple, int]]:
+    """The pieces with the separator written after each document's last one.  A JSON line, a Parquet row or an
+    iterator's string is a document; a plain text file is one too, which the reader hands over in pieces of a
+    few MB (``where``: its name, ``"byte offset"``): a separator after each piece would put the separator's id
+    inside the file's ids.  The counts do not care (the pieces are cut where no pre-token spans the cut), the
+    ids do.  A document with no text gets no separator."""
+    held: tuple[str, tuple, int] | None = None
+    has_text = False
+    for text, where, read in pieces:
+        if held is not None:
+            same = where[1] == held[1][1] == "byte offset" and where[0] == held[1][0]
+            end = separator if has_text and not same else ""
+            yield held[0] + end, held[1], held[2]
+            has_text = has_text and same
+        held = (text, where, read)
+        has_text = has_text or bool(text)
+    if held is not None:
+        yield held[0] + (separator if has_text else ""), held[1], held[2]
 
 
 @contextmanager

@@ -160,22 +160,14 @@ def text_spans(source: Source, special_tokens: Sequence[str], spans: int, *,
     return [(start, stop) for start, stop in zip(bounds[:-1], bounds[1:]) if stop > start]
 
 
-def text_piece_spans(f, span: tuple[int, int], special_tokens: Sequence[str], *, errors: str = "strict",
-                     cuts: str = "gpt2") -> Iterator[tuple[int, int]]:
-    """The byte ranges of a plain text file's pieces (``f``: the file open, binary) within ``span``: what
-    :meth:`Corpus.pieces` reads one at a time, and what ``bpe encode`` follows to encode a corpus of text files
-    in place with the ids of their joined copy (:func:`bpe.io.encode.plain_parts`)."""
-    first, end = span
-    return chunks_of(f, end, special_tokens, errors=errors, start=first, cuts=cuts)
-
-
 def _text_pieces(source: Source, special_tokens: Sequence[str], errors: str, span: tuple[int, int],
                  raw: bool = False, cuts: str = "gpt2") -> Iterator[tuple[str | bytes, tuple, int]]:
     """A plain text file (or a span of it) in safely cut chunks (:func:`bpe.split.chunking.chunks_of`),
     each decoded; or, ``raw``, as bytes, decoded only to be checked where it is not ASCII (with
     ``errors="replace"``, the bytes of what Python's decoder makes of it)."""
+    first, end = span
     with _opened(source) as f:
-        for start, stop in text_piece_spans(f, span, special_tokens, errors=errors, cuts=cuts):
+        for start, stop in chunks_of(f, end, special_tokens, errors=errors, start=first, cuts=cuts):
             f.seek(start)
             data = f.read(stop - start)
             if len(data) != stop - start:

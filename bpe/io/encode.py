@@ -46,16 +46,15 @@ from itertools import islice
 from pathlib import Path
 
 from bpe.corpus import text_file  # the same: its check_input_file read at each call
-from bpe.corpus.batches import counting_tokens, separator_of, text_file_of
+from bpe.corpus.batches import separator_of, text_file_of
 from bpe.corpus.corpus import open_corpus
-from bpe.corpus.sources import text_piece_spans
 from bpe.errors import BPEError
 from bpe.io import compiled as compiled_module  # its names (UNAVAILABLE) read at each call, as tests set them
 from bpe.io.npy import NpyWriter, check_output_file, numpy_dtype
 from bpe.io.outputs import load_tokenizer, where_it_is
 from bpe.running.pool import WorkerPool, default_workers
 from bpe.running.threads import read_span, run_threads
-from bpe.split.chunking import chunks_of, iter_chunks
+from bpe.split.chunking import iter_chunks
 from bpe.split.patterns import cuts_of
 
 #: Bytes of text per task.  A chunk's pre-tokens live as Python strings while it is encoded (about 14x
@@ -313,23 +312,19 @@ def plain_paths(corpus, tokenizer) -> list[Path] | None:
 
 def plain_parts(paths: list[Path], tokenizer, chunk_bytes: int, errors: str) -> Iterator[Part]:
     """The parts of plain text files encoded in place, in order, with exactly the ids of their joined copy
-    (:func:`~bpe.corpus.batches.text_file_of`).
-
-    That copy holds each file as the corpus reader's pieces (:func:`~bpe.corpus.sources.text_piece_spans`:
-    chunks of about 4 MB cut where no pre-token spans the cut), each followed by the separator, the
-    tokenizer's first special token.  So each piece here is cut again into the encoder's chunks, and its last
-    chunk carries the separator's id; the special token splits the text, so nothing is encoded across it."""
-    special_tokens = tokenizer.special_tokens
-    separator = tokenizer.encode_packed_python(separator_of(special_tokens))
-    cuts = cuts_of(tokenizer.pattern)
+    (:func:`~bpe.corpus.batches.text_file_of`): each file is a document, so its last chunk carries the
+    separator's id (the tokenizer's first special token), and a file with no text none.  The special token
+    splits the text, so nothing is encoded across it, and a file's ids are its own."""
+    separator = tokenizer.encode_packed_python(separator_of(tokenizer.special_tokens))
     for path in paths:
         size = path.stat().st_size
-        with open(path, "rb") as f, open(path, "rb") as g:  # g: the encoder's cuts, read beside f's
-            for first, end in text_piece_spans(f, (0, size), counting_tokens(special_tokens), errors=errors):
-                chunks = list(chunks_of(g, end, special_tokens, chunk_bytes=chunk_bytes, errors=errors, start=first,
-                                        cuts=cuts))
-                for at, (start, stop) in enumerate(chunks):
-                    yield path, start, stop, separator if at == len(chunks) - 1 else b""
+        held = None
+        for part in _file_parts(path, size, tokenizer, chunk_bytes, errors):
+            if held is not None:
+                yield held
+            held = part
+        if held is not None:
+            yield held[:3] + (separator,)
 
 
 def _encode_part(tokenizer_dir, path, start, end, errors, specials, _after) -> bytes:

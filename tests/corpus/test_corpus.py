@@ -351,3 +351,24 @@ def test_documents_and_files_of_a_corpus_split_by_the_pattern(tmp_path, pattern,
     monkeypatch.setattr(chunking, "STREAM_CHUNK_BYTES", 300)  # each file read in many pieces
     for variant in [name for name in ("v2", "v9") if name in VARIANTS]:
         assert train_bpe(folder, 320, ["<|endoftext|>"], variant=variant, pattern=pattern) == expected, variant
+
+
+def test_the_joined_text_ends_each_document_once_however_a_file_is_read(tmp_path, monkeypatch):
+    """The joined text (what ``bpe encode`` encodes for a corpus) holds the separator after each plain file,
+    each JSON line and each Parquet row with text, and nowhere else: not between the pieces the reader cuts a
+    file into, nor after an empty file or an empty line's text."""
+    from bpe.corpus.batches import documents_text
+    from bpe.corpus.corpus import open_corpus
+
+    monkeypatch.setattr(chunking, "STREAM_CHUNK_BYTES", 64)  # the reader cuts each file into many pieces
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    first = "the first file, long enough to be cut into pieces. " * 20
+    second = "a second one" + EOT + " with a separator of its own\n" * 5
+    (folder / "a.txt").write_text(first, encoding="utf-8")
+    (folder / "b.txt").write_text("", encoding="utf-8")
+    (folder / "c.txt").write_text(second, encoding="utf-8")
+    assert "".join(documents_text(open_corpus(folder), [EOT])) == first + EOT + second + EOT
+    lines = tmp_path / "docs.jsonl"
+    lines.write_text("\n".join(json.dumps({"text": t}) for t in ("one", "", "two")) + "\n", encoding="utf-8")
+    assert "".join(documents_text(open_corpus(lines), [EOT])) == "one" + EOT + "two" + EOT
