@@ -37,7 +37,7 @@ BUILT_SAYS := $(PY) -c 'from bpe.variants import v8_compiled as v8, v9_counting_
 	print(v8.UNAVAILABLE or "v8 (the compiled merge) is built"); print(v9.UNAVAILABLE or "v9 (the compiled counter) is built")'
 $(VENV)/.installed: pyproject.toml $(COMPILED_SOURCES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bpe-lab needs Python 3.10+, found " + sys.version.split()[0])'
-	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building the compiled code (v8's and v10's merges, v9's counter, the encoder) (pip's lines follow; about 2 min on 2 idle cores, longer on a busy machine)"
+	@echo "first run: creating $(VENV) and installing bpe-lab with its dev extras, and building the compiled code: v8's and v10's merges, v9's counter and the encoder (pip's lines follow; about 2 min on 2 idle cores, longer on a busy machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	@touch $@
