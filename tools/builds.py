@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -137,6 +137,19 @@ def build(builds: Sequence[Build], where: Path, log=None) -> list[Path]:
             _stamp_path(where, one).write_text(stamp(one) + "\n")
     return [module_path(where, one) for one in builds]
 
+
+
+def built_module(one: Build, where: Path):
+    """The module of ``one``, built into ``where`` if it is not yet, imported once under its own name (a second
+    call gives the same module: a compiled module cannot be loaded twice)."""
+    path, = build([one], where)
+    module = sys.modules.get(one.name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(one.name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[one.name] = module
+    return module
 
 def with_checks(text: str, name: str) -> str:
     """A ``.pyx``'s text with :data:`CHECKS` turned on in its ``# cython:`` line, or a :class:`BPEError` where

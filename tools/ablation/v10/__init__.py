@@ -17,14 +17,12 @@ Example: ``python -m tools.ablation --rung v10 --data corpus-en --vocab-size 400
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.variants import v9_counting_compiled as v9
 from bpe.variants import v10_threads_compact as v10
-from tools.builds import Build, build
+from tools.builds import Build, build, built_module
 
 #: Each compiled row, and the switch of ``variants/_v10_switches.h`` it sets, to the value it sets.
 SWITCHES = {
@@ -62,14 +60,7 @@ def build_rows(log=None) -> None:
 
 def merger_with(row: str) -> type:
     """v10's ``Merger`` on the merge built with the row's switch (built now if it is not yet)."""
-    one = row_build(row)
-    path, = build([one], BUILD_DIR)
-    module = sys.modules.get(one.name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(one.name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[one.name] = module
+    module = built_module(row_build(row), BUILD_DIR)
     state = module.MergeState
 
     class Merger(state):

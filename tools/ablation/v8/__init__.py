@@ -17,13 +17,11 @@ Example: ``python -m tools.ablation --rung v8 --data corpus-en --vocab-size 400 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 from bpe.data.datasets import REPO_ROOT
 from bpe.variants import v8_compiled
-from tools.builds import Build, build
+from tools.builds import Build, build, built_module
 
 #: Each row, and the switch of ``variants/_v8_tricks.h`` it turns off.
 TRICKS = {
@@ -59,14 +57,7 @@ def build_rows(log=None) -> None:
 
 def merger_without(row: str) -> type:
     """v8's ``Merger`` on the merge built without the row's trick (built now if it is not yet)."""
-    one = row_build(row)
-    path, = build([one], BUILD_DIR)
-    module = sys.modules.get(one.name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(one.name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[one.name] = module
+    module = built_module(row_build(row), BUILD_DIR)
 
     class Merger(module.MergeState):
         """v8's Merger (``variants/v8_compiled.py``) on this build's state."""
