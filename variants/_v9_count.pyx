@@ -773,6 +773,25 @@ cdef class Counter:
         return [self.tables[i].used for i in range(self.num_tables)], sum(self.tables[i].total
                                                                           for i in range(self.num_tables))
 
+    def release_thread_slots(self):
+        """Let go of the threads' slot arrays once every part is merged: the parts hold every key and count
+        by then, so the slots are the largest thing left that nothing reads (a long key's bytes stay: the
+        parts point into the threads' arenas).  ``write_part`` then allocates its arrays beside the parts
+        alone, where they were beside both.  ``totals()`` still answers; merging a part again is refused
+        (each part is merged once)."""
+        cdef int i
+        self._usable()
+        if self.running:
+            raise RuntimeError(f"this Counter is in use ({self.running} call(s) under way on other threads): "
+                               "let go of the slots once they have returned")
+        for i in range(self.num_tables):
+            if self.states[i] != PART_MERGED:
+                raise RuntimeError(f"part {i} is not merged: the threads' slots still hold its keys")
+        for i in range(self.num_tables):
+            free(self.tables[i].slots)  # the used and total fields stay, for totals()
+            self.tables[i].slots = NULL
+            self.tables[i].mask = 0
+
     def merge_part(self, int part):
         """Gather the keys of part ``part`` (their hash's top bits, scaled to the number of parts) from
         every thread's table into a table of its own, summing their counts.  Each part is merged by one

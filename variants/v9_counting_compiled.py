@@ -414,6 +414,7 @@ def _arrays(counter, threads: int, name: str = "gpt2") -> CompiledCounts:
     say so (an end equal to the one before, in C: ``map`` of ``eq``)."""
     parts = run_threads(lambda thread, part: counter.merge_part(part), range(threads), threads=threads,
                         stop=counter.stop)
+    counter.release_thread_slots()  # the parts hold every count now: the arrays come beside them alone
     firsts = list(accumulate((n for n, _ in parts), initial=0))
     ats = list(accumulate((size for _, size in parts), initial=0))
     keys, ends, counts = bytearray(ats[-1]), int64s(firsts[-1]), int64s(firsts[-1])

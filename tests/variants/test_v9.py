@@ -422,6 +422,34 @@ def test_each_part_is_merged_once_and_written_only_once_merged(threads):
         counter.release()
 
 
+@pytest.mark.parametrize("threads", [1, 2], ids=["one table", "two tables"])
+def test_the_threads_slots_go_once_every_part_is_merged(threads):
+    """``release_thread_slots`` frees the threads' tables before the arrays are made: refused while a part is
+    open, and after it the parts are written whole, the totals still answer, and no part is merged again."""
+    counter = new_counter(threads)
+    try:
+        merged = [counter.merge_part(0)]
+        if threads == 2:
+            with pytest.raises(RuntimeError, match="^part 1 is not merged: the threads' slots still hold its keys$"):
+                counter.release_thread_slots()
+            merged.append(counter.merge_part(1))
+        counter.release_thread_slots()
+        assert counter.totals()[1] == 4
+        distinct, size = sum(n for n, _ in merged), sum(b for _, b in merged)
+        keys, ends, counts = bytearray(size), v9.int64s(distinct), v9.int64s(distinct)
+        first = at = 0
+        for part, (n, b) in enumerate(merged):
+            assert counter.write_part(part, keys, ends, counts, first, at) == first + n
+            first, at = first + n, at + b
+        assert dict(v9.CompiledCounts(keys, ends, counts, 4)) == {b"low": 2, b" lower": 1, b" lowest": 1}
+        with pytest.raises(RuntimeError, match="^part 0 is merged already"):
+            counter.merge_part(0)
+    finally:
+        counter.release()
+    with pytest.raises(RuntimeError, match=RELEASED):
+        counter.release_thread_slots()
+
+
 def test_a_part_whose_merge_failed_may_be_merged_again():
     """A stop (or memory running out) leaves the part whole in the threads' tables: it is open again."""
     counter = new_counter(2)
