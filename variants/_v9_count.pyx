@@ -49,12 +49,40 @@ cdef extern from *:
     """
     void written_zeros "v9_written_zeros"(void *p, size_t size) nogil
 
+cdef extern from *:
+    """
+    /* A block of slots aligned to a cache line, so that no 32-byte slot spans two lines (malloc's large
+       blocks start 16 bytes into a page: every other slot would).  ``huge``: on 2 MiB pages where the
+       system has them (Linux's transparent huge pages, asked for with madvise), aligned to a page, then
+       advised; the advice may be refused (THP set to "never") and the block is then on 4 KiB pages.
+       Elsewhere (macOS) it is aligned to the line alone. */
+    #include <stdlib.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    static void *v9_slot_block(size_t size, int huge) {
+        void *p = NULL;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (huge) {
+            if (posix_memalign(&p, (size_t)2 << 20, size) != 0) return NULL;
+            madvise(p, size, MADV_HUGEPAGE);
+            return p;
+        }
+    #endif
+        (void)huge;
+        if (posix_memalign(&p, 64, size) != 0) return NULL;
+        return p;
+    }
+    """
+    void *slot_block "v9_slot_block"(size_t size, int huge) nogil
+
 include "_scanners.pxi"
 
 cdef enum:
     INLINE = 16                  # keys this long or shorter live in their slot
     ARENA_BLOCK = 1 << 20        # the arena's blocks; a key of more than an eighth of one gets its own
     AHEAD = 8                    # pre-tokens hashed and their slots fetched before the first is added
+    HUGE_FROM = 256 << 20        # a thread's table of this many bytes or more is put on 2 MiB pages
 
 
 # --- The tables: pre-token bytes -> count --------------------------------------------------------------
@@ -64,10 +92,12 @@ cdef enum:
 # arena.  The arena is a list of 1 MiB blocks that never move, so a pointer into one stays good while
 # the table grows, and across the merge of the tables.  Why not a table of pointers to keys, as a
 # Python dict is: every probe would then be a second miss, to the key, where here the slot holds it.
-# Why not 2 MiB pages (madvise): timed on 100 MB of web text, they made counting slower, as
-# Linux compacts memory to find them when each growing table is first touched; on 1 GB, asked for tables
-# of 64 MB and more only, they gained nothing in counting and slowed the merge of the tables.  The
-# fetches ahead (below) hide most of the misses they would save.
+# 2 MiB pages (madvise) for a thread's table of 256 MB or more only: timed on 100 MB of web text, they made
+# counting slower, as Linux compacts memory to find them when each growing table is first touched; on
+# 1 GB, asked for tables of 64 MB and more, they gained nothing in counting and slowed the merge of the
+# tables, whose parts are left on 4 KiB pages.  But at 11.9 GB, where each thread's table holds gigabytes,
+# the fetches ahead (below) no longer hide the misses: a probe misses the TLB and its page walk misses the
+# cache, and the counting took 1.7x as long on 4 KiB pages (new_slots).
 
 ctypedef struct Slot:
     int64_t count            # 0: an empty slot
@@ -130,17 +160,25 @@ cdef inline const uint8_t *key_of(const Slot *s) noexcept nogil:
     return p
 
 
-cdef Slot *new_slots(size_t capacity) noexcept nogil:
+cdef Slot *new_slots(size_t capacity, bint probed=False) noexcept nogil:
     """``capacity`` empty slots, written now: not ``calloc``.  calloc leaves a large block's pages
     unmapped, a first read of each (a probe) maps the shared zero page, and the first write after it
     is a copy-on-write fault that flushes the TLB of every core running one of this process's
     threads.  With two threads counting, those flushes were half the kernel's time and made two
     threads no faster than one (measured on 100 MB of web-like text); zeros written at once are
-    plain faults, one per page, with no flush."""
+    plain faults, one per page, with no flush.
+
+    ``probed``: a thread's table, probed at random for every pre-token, on 2 MiB pages once it holds
+    ``HUGE_FROM`` bytes (:c:func:`v9_slot_block`).  On 4 KiB pages a probe of a table of gigabytes
+    misses the TLB as well as the cache, and the page walk misses too: on 11.9 GB of web-like text the
+    counting took 101 s on 4 KiB pages and 60 s on 2 MiB ones (docs/v10.md).  Smaller tables gain
+    nothing, and on 100 MB lost time to the kernel compacting memory to find the pages; the parts,
+    written once and read once, are left on 4 KiB pages."""
     cdef Slot *slots
+    cdef size_t size = capacity * sizeof(Slot)
     if capacity > (<size_t>1 << 40) // sizeof(Slot):
         return NULL
-    slots = <Slot *>malloc(capacity * sizeof(Slot))
+    slots = <Slot *>slot_block(size, probed and size >= HUGE_FROM)
     if slots != NULL:
         written_zeros(slots, capacity * sizeof(Slot))
     return slots
@@ -151,7 +189,7 @@ cdef int table_init(Table *t, size_t capacity, bint copy_keys, uint32_t spread) 
     hash); NO_MEMORY when it cannot be had."""
     if capacity > (<size_t>1 << 32):
         return NO_MEMORY
-    t.slots = new_slots(capacity)
+    t.slots = new_slots(capacity, copy_keys)  # a thread's own table copies its keys: it is the one probed
     if t.slots == NULL:
         return NO_MEMORY
     t.mask = capacity - 1
@@ -185,7 +223,7 @@ cdef int table_grow(Table *t) noexcept nogil:
     cdef Slot *slots
     if capacity > (<size_t>1 << 32):
         return NO_MEMORY
-    slots = new_slots(capacity)
+    slots = new_slots(capacity, t.copy_keys)
     if slots == NULL:
         return NO_MEMORY
     t.shift -= 1  # one more bit of the hash: a key's home moves from i to 2i or 2i + 1
