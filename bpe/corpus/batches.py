@@ -22,6 +22,7 @@ from bpe.corpus.corpus import Corpus
 from bpe.corpus.sources import place_of
 from bpe.defaults import SPECIAL_TOKEN
 from bpe.errors import BPEError
+from bpe.split.patterns import DEFAULT_PATTERN
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,13 @@ def _batch(texts: list[str], places: list[tuple], separator: str, separator_byte
 
 
 def documents_text(corpus: Corpus, special_tokens: Sequence[str], *, errors: str = "strict",
-                   batch_chars: int | None = None) -> Iterator[str]:
+                   batch_chars: int | None = None, limit: int | None = None,
+                   pattern: str = DEFAULT_PATTERN) -> Iterator[str]:
     """The corpus as one text in order, a batch at a time, each document followed by the separator: what
-    ``bpe encode`` encodes (so the ids hold the separator's id between documents, and nowhere else)."""
-    pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors)
+    ``bpe encode`` encodes (so the ids hold the separator's id between documents, and nowhere else).
+    ``limit``: the documents that ``train_bpe`` counts with that limit (:meth:`Corpus.pieces`, whose plain
+    files are cut by ``pattern``'s rule), and no more."""
+    pieces = corpus.pieces(counting_tokens(special_tokens), errors=errors, limit=limit, pattern=pattern)
     ended = documents_ended(pieces, separator_of(special_tokens))
     for batch in batches(ended, "", errors=errors, batch_chars=batch_chars):
         yield batch.text
@@ -132,16 +136,17 @@ def documents_ended(pieces: Iterable[tuple[str, tuple, int]], separator: str) ->
 
 @contextmanager
 def text_file_of(corpus: Corpus, special_tokens: Sequence[str], folder: str | PathLike, *,
-                 errors: str = "strict") -> Iterator[Path]:
+                 errors: str = "strict", limit: int | None = None, pattern: str = DEFAULT_PATTERN) -> Iterator[Path]:
     """The corpus written once as one text file in ``folder``, each document followed by the separator, and
-    removed when the block ends (also on Ctrl-C): for the commands that work on a file's byte ranges,
-    ``bpe bench`` (every candidate's runs read the same file) and ``bpe encode`` (the ids hold the
-    separator's id between documents).  Its counts are the corpus's, so are its merges."""
+    removed when the block ends (also on Ctrl-C): for what reads one file by byte ranges or as a whole,
+    ``bpe encode`` of JSON lines or Parquet (the ids hold the separator's id between documents) and, in
+    ``bpe bench``, a CS336 ``train_bpe`` function.  Its counts are the corpus's, so are its merges.
+    ``limit`` and ``pattern``: :func:`documents_text`'s."""
     descriptor, name = tempfile.mkstemp(prefix=".bpe-corpus-", suffix=".txt", dir=folder)
     path = Path(name)
     try:
         with os.fdopen(descriptor, "wb") as f:
-            for text in documents_text(corpus, special_tokens, errors=errors):
+            for text in documents_text(corpus, special_tokens, errors=errors, limit=limit, pattern=pattern):
                 f.write(text.encode("utf-8"))
         yield path
     finally:

@@ -74,6 +74,16 @@ class Corpus:
         return None
 
     @property
+    def plain_files(self) -> list[Path] | None:
+        """The files, where every one is a local uncompressed text file (what a reader of files takes as they
+        are: ``bpe encode`` encodes them in place, the bench's file peers read them); else ``None``."""
+        if self.documents is not None or not self.sources:
+            return None
+        if any(s.kind != "text" or s.compression is not None or s.remote for s in self.sources):
+            return None
+        return [Path(source.location) for source in self.sources]
+
+    @property
     def size(self) -> int | None:
         """The files' bytes on disk; ``None`` for documents in memory (their size is known once read)."""
         return None if self.documents is not None else sum(source.size for source in self.sources)

@@ -267,9 +267,11 @@ def shown_path(path: str | os.PathLike) -> str:
     """``path`` as recorded in published JSON: relative to the repo when inside it, so a committed
     report names no directory of the machine that made it.
 
-    >>> shown_path(REPO_ROOT / "corpora" / "gutenberg-sample.txt")
-    'corpora/gutenberg-sample.txt'
+    >>> shown_path(REPO_ROOT / "corpora" / "gutenberg-sample.txt"), shown_path("s3://bucket/shards/*.parquet")
+    ('corpora/gutenberg-sample.txt', 's3://bucket/shards/*.parquet')
     """
+    if "://" in str(path):  # a URL (a corpus read through fsspec) names no local file
+        return str(path)
     resolved = Path(path).resolve()
     try:
         return str(resolved.relative_to(REPO_ROOT))

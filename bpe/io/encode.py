@@ -303,11 +303,10 @@ def plain_paths(corpus, tokenizer) -> list[Path] | None:
 
     Without a special token the separator is text (:data:`~bpe.defaults.SPECIAL_TOKEN`), whose pre-tokens may
     join the text around it, so a file's ids would not be its own: those corpora keep the joined copy."""
-    if corpus.documents is not None or not corpus.sources or not tokenizer.special_tokens:
+    files = corpus.plain_files
+    if files is None or not tokenizer.special_tokens:
         return None
-    if any(s.kind != "text" or s.compression is not None or s.remote for s in corpus.sources):
-        return None
-    return [text_file.check_input_file(source.location) for source in corpus.sources]
+    return [text_file.check_input_file(path) for path in files]
 
 
 def plain_parts(paths: list[Path], tokenizer, chunk_bytes: int, errors: str) -> Iterator[Part]:

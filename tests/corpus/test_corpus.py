@@ -4,7 +4,9 @@ followed by the separator, on every kind of counter (v1, v2 in this process; v6,
 and both regimes; the reading streams; every bad input is one line naming the file and the line or row."""
 
 import gzip
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,13 +21,14 @@ from bpe.running.progress import Progress
 from bpe.running.timer import NullTimer
 from bpe.training.merge_loop import run_merges
 from bpe.training.observer import Observer
-from conftest import DEFAULT_CORPUS
+from conftest import DEFAULT_CORPUS, FIXTURES
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 zstandard = pytest.importorskip("zstandard")
 
 EOT = "<|endoftext|>"
+CANDIDATES = FIXTURES / "candidates"
 
 
 def whole_documents(text: str, size: int) -> str:
@@ -313,13 +316,69 @@ def test_train_bench_and_encode_take_a_corpus_on_the_command_line(tmp_path, tiny
     assert main(["bench", "--data", str(shards), "--text-column", "body", "--vocab-size", "300", "--variant", "v2",
                  "--repeat", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "3 files (" in out and "written as one text file of" in out and "identical" in out
+    # read in place: the header names the files and counts their documents' text; nothing is written for the runs
+    text_bytes = sum(len(d.encode("utf-8")) for d in documents)
+    assert "bpe-lab bench: shards, 3 files (" in out and f": {text_bytes:,} bytes of text, vocab 300" in out
+    assert "written as one text file" not in out and "identical" in out
     assert main(["encode", "--tokenizer", str(tmp_path / "tok"), "--data", str(shards / "part-0.parquet"),
                  "--text-column", "body", "--out", str(tmp_path / "ids.npy")]) == 0
     assert f"encoded {shards / 'part-0.parquet'}:" in capsys.readouterr().out
     assert list(tmp_path.glob(".bpe-corpus-*")) == []  # the text written for the encoding is gone
     assert main(["train", "--data", str(tmp_path / "none-*.parquet"), "--quiet"]) == 2
     assert capsys.readouterr().err == f"bpe: error: no file matches '{tmp_path}/none-*.parquet'\n"
+
+
+@pytest.mark.parametrize("form", ["directory", "jsonl"])
+def test_bench_reads_a_corpus_in_place_with_the_merges_of_its_joined_file(tmp_path, tiny, monkeypatch, form):
+    """`bpe bench` on a folder of plain text files or on JSON lines: its rungs' runs read the corpus itself (the
+    corpus is never written as one text file: ``text_file_of`` raises), their merges are the reference's (another
+    rung's, trained on the corpus), and they are the merges of benching the corpus's joined text as one file."""
+    from bpe.corpus.batches import documents_text
+    from bpe.corpus.corpus import open_corpus
+    from bpe.lab.measure.bench import BenchSettings, run_bench
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "data"))  # the reference computed now, not found cached
+    data = write_forms(tmp_path, tiny, [form])[form]
+    joined = tmp_path / "joined.txt"
+    joined.write_bytes("".join(documents_text(open_corpus(data), [EOT])).encode("utf-8"))
+    of_file = run_bench(BenchSettings("v2", str(joined), 300, 1, [EOT]), out=io.StringIO())
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("the corpus was written as one text file")
+
+    for module in [corpus_module, *(m for name, m in list(sys.modules.items())
+                                    if name.startswith("bpe.lab") and hasattr(m, "text_file_of"))]:
+        monkeypatch.setattr(module, "text_file_of", no_copy)
+    out = io.StringIO()
+    report = run_bench(BenchSettings("v2", str(data), 300, 1, [EOT]), out=out)
+    assert report.verdicts["v2"]["verdict"] == "identical" and report.reference["name"] != "v2"
+    assert report.reference["source"].startswith("computed now")
+    assert report.variants["v2"].median.merges_sha256 == of_file.variants["v2"].median.merges_sha256
+    # the text's bytes: plain files' sizes (the separators between their documents are text), JSON lines' documents
+    text_bytes = (sum(p.stat().st_size for p in data.iterdir()) if form == "directory" else
+                  sum(len(d.encode("utf-8")) for d in tiny.split(EOT)))
+    assert report.settings["corpus_bytes"] == text_bytes and report.settings["path"] == str(data)
+    assert report.settings["corpus"] == open_corpus(data).describe()
+    assert f": {text_bytes:,} bytes of text, vocab 300" in out.getvalue().splitlines()[0]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".bpe-corpus")) == []
+
+
+def test_a_train_bpe_function_on_a_corpus_gets_it_written_once_as_one_file(tmp_path, tiny):
+    """A CS336 ``train_bpe`` function takes one path: on a corpus (JSON lines) it alone gets the corpus written as
+    one text file, said in one line, with the merges of the rungs that read the corpus in place."""
+    from bpe.corpus.batches import documents_text
+    from bpe.corpus.corpus import open_corpus
+    from bpe.lab.measure.bench import BenchSettings, run_bench
+
+    data = write_forms(tmp_path, tiny, ["jsonl"])["jsonl"]
+    joined_bytes = len("".join(documents_text(open_corpus(data), [EOT])).encode("utf-8"))
+    out = io.StringIO()
+    report = run_bench(BenchSettings(f"v2,{CANDIDATES / 'correct.py'}", str(data), 300, 1, [EOT]), out=out)
+    assert report.verdicts["correct"]["verdict"] == "identical" and not report.failed
+    assert report.variants["correct"].median.merges_sha256 == report.variants["v2"].median.merges_sha256
+    said = [line for line in out.getvalue().splitlines() if "written once as one text file" in line]
+    assert said == [f"a train_bpe function reads one file: the corpus written once as one text file for it "
+                    f"({joined_bytes:,} bytes)"]
 
 
 def _merges_file(tmp_path: Path, corpus: Path) -> str:

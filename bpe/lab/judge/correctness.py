@@ -15,8 +15,12 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
+from bpe.corpus.batches import documents_text
+from bpe.corpus.corpus import Corpus
 from bpe.corpus.text_file import decode_utf8
+from bpe.counting.documents import count_documents
 from bpe.counting.parallel import count_file_parallel
 from bpe.data.datasets import data_dir, make_data_folder
 from bpe.lab.judge.candidates import Candidate
@@ -34,22 +38,17 @@ def all_correct(report) -> bool:
 
 
 def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict], candidates: list[Candidate],
-                      path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
-                      out, failed: dict | None = None, vocab: dict | None = None, *,
+                      data: Path | Corpus, vocab_size: int, special_tokens: list[str], workers: int | None,
+                      end: int | None, out, failed: dict | None = None, vocab: dict | None = None, *,
                       run_once: Callable[..., dict], pattern: str = DEFAULT_PATTERN) -> tuple[dict, dict]:
     """Every run's merges against the reference merges of the same data, a function's vocab
     (``vocab``: its problems by name) and each own trainer on the probes, run by ``run_once`` (the bench's
     runner, :func:`bpe.lab.judge.probe.probe_verdict`), all split by ``pattern``; prints and returns the
-    verdicts."""
-    reference_name, reference, source = reference_merges(merge_lists, candidates, path, vocab_size,
+    verdicts.  ``data``: a text file, its first ``end`` bytes; or a corpus (:class:`~bpe.corpus.corpus.Corpus`),
+    read in place, its documents up to ``end`` bytes of text (``train_bpe``'s ``limit``)."""
+    reference_name, reference, source = reference_merges(merge_lists, candidates, data, vocab_size,
                                                          special_tokens, workers, end, pattern)
-
-    def load_text() -> str:
-        with open(path, "rb") as f:
-            return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
-
-    evidence = Evidence(lambda: count_file_parallel(path, special_tokens, workers=workers, end=end, pattern=pattern),
-                        load_text, special_tokens, pattern)
+    evidence = _evidence(data, special_tokens, workers, end, pattern)
     verdicts = {name: diagnose(merges, reference, evidence, name, reference_name, own_counts.get(name),
                                name_tie_order=False) for name, merges in merge_lists.items()}
     for candidate in candidates:  # a tie broken the wrong way: which order, the tie probe tells before it is named
@@ -72,6 +71,26 @@ def check_correctness(merge_lists: dict[str, list], own_counts: dict[str, dict],
         print(f"  {name:<{width}}not checked: it failed (above)", file=out)
     return verdicts, {"name": reference_name, "source": source, "merges": len(reference),
                       "merges_sha256": merges_digest(reference)}
+
+
+def _evidence(data: Path | Corpus, special_tokens: list[str], workers: int | None, end: int | None,
+              pattern: str) -> Evidence:
+    """What the diagnosis may look at, of a file or of a corpus: the true counts (the plain counter, in a pool)
+    and the text (held whole, as a file's is), each read only if a check needs it."""
+    if isinstance(data, Corpus):
+        # The plain counter (count_file_parallel's) over the corpus's documents, as train_bpe feeds a rung's.
+        plain = SimpleNamespace(count_pretokens=count_file_parallel)
+        return Evidence(lambda: count_documents(plain, data, special_tokens, workers=workers, limit=end,
+                                                pattern=pattern)[0],
+                        lambda: "".join(documents_text(data, special_tokens, limit=end, pattern=pattern)),
+                        special_tokens, pattern)
+
+    def load_text() -> str:
+        with open(data, "rb") as f:
+            return decode_utf8(f.read() if end is None else f.read(end), errors="replace")
+
+    return Evidence(lambda: count_file_parallel(data, special_tokens, workers=workers, end=end, pattern=pattern),
+                    load_text, special_tokens, pattern)
 
 
 def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
@@ -98,25 +117,26 @@ def verdict_parts(name: str, v: dict, reference_name: str) -> tuple[str, str]:
                    f"{reference_name} chose {v['reference_pair']} (true count {v['reference_count']:,})"), why
 
 
-def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], path: Path, vocab_size: int,
-                     special_tokens: list[str], workers: int | None, end: int | None,
+def reference_merges(merge_lists: dict[str, list], candidates: list[Candidate], data: Path | Corpus,
+                     vocab_size: int, special_tokens: list[str], workers: int | None, end: int | None,
                      pattern: str = DEFAULT_PATTERN) -> tuple[str, list, str]:
     """``(name, merges, where from)``: with other runs to check, the fastest rung's merges from this run,
     else another rung's from this run (all agree).  A rung that ran alone would only be checked against
     itself: its reference, as that of your own trainers alone, is the fastest other rung's merges,
-    computed once and cached in the data folder (:func:`reference_cache`)."""
+    computed once and cached in the data folder (:func:`reference_cache`).  ``data`` and ``end``:
+    :func:`check_correctness`'s (a corpus's reference trains on the corpus itself)."""
     ran = [c for c in candidates if c.is_variant and c.label in merge_lists]
     if ran and len(merge_lists) > 1:
         chosen = next((c for c in ran if c.spec == best_variant()), ran[-1])
         return chosen.label, merge_lists[chosen.label], "this run"
     rung = reference_rung(besides=ran[0].spec if ran else None)
     alone = f"; {ran[0].label} ran alone: checked against another rung, not its own run" if ran else ""
-    cache = reference_cache(path, vocab_size, special_tokens, end, rung, pattern)
+    cache = reference_cache(data, vocab_size, special_tokens, end, rung, pattern)
     if cache.exists():
         return rung, decode_merges(json.loads(cache.read_text(encoding="utf-8"))), f"cached in {cache}{alone}"
     print(f"computing the reference merges with {rung} (once: they are cached for next time) ...", file=sys.stderr,
           flush=True)
-    _, merges = train_bpe(path, vocab_size, special_tokens, variant=rung, workers=workers, limit=end, pattern=pattern)
+    _, merges = train_bpe(data, vocab_size, special_tokens, variant=rung, workers=workers, limit=end, pattern=pattern)
     make_data_folder(cache.parent)
     write_text_atomic(cache, json.dumps(encode_merges(merges)))  # whole or not at all
     return rung, merges, f"computed now, cached in {cache}{alone}"
@@ -133,12 +153,24 @@ def reference_rung(besides: str | None = None) -> str:
     return next(name for name in order if name in VARIANTS and name != besides)
 
 
-def reference_cache(path: Path, vocab_size: int, special_tokens: list[str], end: int | None, rung: str,
+def reference_cache(data: Path | Corpus, vocab_size: int, special_tokens: list[str], end: int | None, rung: str,
                     pattern: str = DEFAULT_PATTERN) -> Path:
     """Where ``rung``'s merges on this file (as it is now), vocab, special tokens, end and pattern are cached
-    (GPT-2's pattern keyed as before patterns were chosen, so its cached merges stay found)."""
-    stat = path.stat()
+    (GPT-2's pattern keyed as before patterns were chosen, so its cached merges stay found).  A corpus's are
+    keyed by its files as they are now (each one's path, size and time of change; a remote one's URL and size)
+    and its text column, with the same settings (``end``: its limit)."""
     other = [] if pattern_name(pattern) == DEFAULT_PATTERN else [resolve_pattern(pattern)[1]]
-    key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, vocab_size,
-                                     special_tokens, end, rung, *other]).encode()).hexdigest()[:16]
+    if isinstance(data, Corpus):
+        what = [[_file_key(source.location) if not source.remote else [source.location, source.size, None]
+                 for source in data.sources], data.text_column]
+    else:
+        what = _file_key(data)
+    key = hashlib.sha256(json.dumps([*what, vocab_size, special_tokens, end, rung, *other]).encode()).hexdigest()[:16]
     return data_dir() / "reference-merges" / f"{key}.json"
+
+
+def _file_key(path: str | Path) -> list:
+    """A file as it is now: its resolved path, size and time of change (nanoseconds)."""
+    path = Path(path)
+    stat = path.stat()
+    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]

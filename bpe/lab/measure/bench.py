@@ -18,20 +18,17 @@ import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bpe.corpus.batches import text_file_of
-from bpe.corpus.corpus import open_corpus
 from bpe.data.datasets import data_label, default_vocab_size, resolve_data, shown_path
 from bpe.defaults import SPECIAL_TOKENS
 from bpe.errors import BPEError
 from bpe.interface import option
-from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.judge.candidates import Candidate, parse_variants
 from bpe.lab.judge.correctness import check_correctness
 from bpe.lab.judge.diagnose import decode_merges
 from bpe.lab.measure import timed_run
 from bpe.lab.measure.busy import spin_on_cores
-from bpe.lab.measure.candidate_estimate import estimate_candidates
-from bpe.lab.measure.estimate import LONG_RUN_SECONDS, corpus_shape, format_duration, refusal
+from bpe.lab.measure.candidate_estimate import estimate_plan
+from bpe.lab.measure.estimate import LONG_RUN_SECONDS, format_duration, refusal
 from bpe.lab.measure.peers import peer_names, peers_table, run_peers
 from bpe.lab.measure.plan import Plan, check_repeat, measure, plan
 from bpe.lab.measure.publish import machine_info, made_by, write_json_atomic
@@ -71,29 +68,21 @@ class BenchSettings:
 
 def run_bench(settings: BenchSettings, out=None) -> BenchResult:
     """Bench ``settings``' candidates, print the tables to ``out`` (default stdout) and return the result (``--json``
-    writes its ``to_json()``).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails."""
+    writes its ``to_json()``).  Bad settings raise :class:`BPEError` before any run; so does a rung that fails.
+
+    The data is one text file, or any corpus ``train_bpe`` reads (a folder, a glob, JSON lines, Parquet:
+    :mod:`bpe.corpus.corpus`), which every run reads in place; only a CS336 ``train_bpe`` function, which takes
+    one file, is given the corpus written once as one text file (:func:`~bpe.lab.measure.plan.measure`)."""
     s = settings
-    corpus = open_corpus(resolve_data(s.data), text_column=s.text_column)
-    if corpus.plain_file is not None:
-        return _run_bench(s, corpus.plain_file, out or sys.stdout)
-    # Any other corpus (files of JSON lines or Parquet, several files): written once as one text file, its
-    # documents each followed by the separator, which every run reads (the same merges as the corpus's).
-    with lab_tempdir("bench-corpus") as folder, text_file_of(corpus, s.special_tokens, folder) as path:
-        print(f"{corpus.describe()}: written as one text file of {path.stat().st_size:,} bytes, each document "
-              "followed by the separator, for the runs to read", file=out or sys.stdout)
-        return _run_bench(s, path, out or sys.stdout)
-
-
-def _run_bench(s: BenchSettings, path, out) -> BenchResult:
-    """:func:`run_bench` on one text file."""
     # 1. Check everything the runs will trust, before the first of them.
     vocab_size = s.vocab_size or default_vocab_size(s.data)
     check_repeat(s.repeat, s.json_out)
     candidates = parse_variants(s.variants)
     workers, workers_from = run_workers(s.workers, len(candidates))
     peers = peer_names(s.peers) if s.peers else []  # an unknown peer name fails now too
-    p = plan(path, vocab_size, s.special_tokens, workers, s.limit, pattern=s.pattern)
-    return bench_checked(s, p, candidates, workers_from, peers, out)
+    p = plan(resolve_data(s.data), vocab_size, s.special_tokens, workers, s.limit, pattern=s.pattern,
+             text_column=s.text_column, corpus=True)
+    return bench_checked(s, p, candidates, workers_from, peers, out or sys.stdout)
 
 
 def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], workers_from: str, peers: list[str],
@@ -103,15 +92,16 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
     refuse = not s.force and not _asked_all(s.variants)  # else a candidate past the budget is skipped, or run
     data = data_label(s.data)
 
-    # 2. Estimate every candidate (your own trainer: timed on a prefix); refuse or skip the long ones.
-    estimates = estimate_candidates(candidates, p.path, p.special_tokens, corpus_shape(
-        p.path, p.special_tokens, p.corpus_bytes), p.merges, p.workers, p.end, log=sys.stderr if s.progress else None)
+    # 2. Estimate every candidate (your own trainer: timed on a prefix; a corpus's: of its sample, which counts its
+    #    bytes of text); refuse or skip the long ones.
+    estimates, p = estimate_plan(candidates, p, log=sys.stderr if s.progress else None)
     slow = [e for e in estimates.values() if e.seconds * s.repeat > s.budget]
     if slow and refuse:
         raise BPEError(refusal(slow, f"bench of {', '.join(e.variant for e in slow)} on {data} "
                                      f"at vocab {p.vocab_size:,} x {s.repeat} repeat(s)", s.budget))
     result = BenchResult(machine_info(), {
-        "data": data, "path": shown_path(p.path), "corpus_bytes": p.corpus_bytes, "file_bytes": p.file_bytes,
+        "data": data, "path": shown_path(p.source), "corpus_bytes": p.corpus_bytes, "file_bytes": p.file_bytes,
+        **({} if p.corpus is None else {"corpus": p.corpus.describe()}),
         "limit": p.limit, "vocab_size": p.vocab_size, "num_merges": p.merges, "special_tokens": p.special_tokens,
         "workers": p.workers, "workers_given": p.workers is not None, "workers_from": workers_from,
         "repeat": s.repeat, "busy": s.busy, "load": s.load,
@@ -161,11 +151,12 @@ def bench_checked(s: BenchSettings, p: Plan, candidates: list[Candidate], worker
               + ", ".join(f"{n}={v.median.merges_sha256}" for n, v in rungs.items()), file=out)
     if merge_lists:
         result.verdicts, result.reference = check_correctness(
-            merge_lists, own_counts, candidates, p.path, p.vocab_size, p.special_tokens, p.workers, p.end, out,
+            merge_lists, own_counts, candidates, p.reads, p.vocab_size, p.special_tokens, p.workers, p.stop, out,
             result.failed, {name: v.runs[0].facts.get("vocab_problems") for name, v in result.variants.items()},
             run_once=timed_run.run_once, pattern=p.pattern)
     if peers:
-        result.peers = run_peers(p.path, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers, p.pattern)
+        result.peers = run_peers(p.reads, p.vocab_size, p.special_tokens, p.workers, s.repeat, peers, p.pattern,
+                                 end=p.stop)
         print(peers_table(result.peers, result.variants, p.pattern), file=out)
     if s.json_out:
         write_json_atomic(s.json_out, result.to_json(), log=out)
@@ -200,12 +191,18 @@ def _asked_all(spec: str | list[str] | None) -> bool:
 
 
 def header(result: BenchResult) -> str:
+    """The bench's first lines: the data (a corpus: its files, and its bytes of text), the settings, the machine."""
     m, s = result.machine, result.settings
-    subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+    if s.get("corpus"):  # a corpus read in place: its files, then its text's bytes (up to the limit)
+        limit = f", --limit {s['limit']:,}" if s.get("limit") else ""
+        data = f"{s['data']}, {s['corpus']}: {s['corpus_bytes']:,} bytes of text{limit}"
+    else:
+        subset = f" of {s['file_bytes']:,}, --limit {s['limit']:,}" if s.get("limit") else ""
+        data = f"{s['data']} ({s['corpus_bytes']:,} bytes{subset})"
     how = "spinning in bursts" if s.get("load") == "bursty" else "spinning"
     busy_note = f", busy {s['busy']} (processes {how} meanwhile)" if s.get("busy") else ""
     pattern = f", pattern {pattern_name(s['pattern'])}" if s.get("pattern") else ""
-    return (f"bpe-lab bench: {s['data']} ({s['corpus_bytes']:,} bytes{subset}), vocab {s['vocab_size']:,} "
+    return (f"bpe-lab bench: {data}, vocab {s['vocab_size']:,} "
             f"({s['num_merges']:,} merges), special {s['special_tokens']}{pattern}, "
             f"{_WORKERS_FROM[s['workers_from']].format(s['workers'])}, repeat {s['repeat']}{busy_note}\n"
             f"machine: {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, {made_by(m)}")

@@ -14,7 +14,15 @@ from pathlib import Path
 
 from bpe.lab.fresh_process import lab_tempdir
 from bpe.lab.measure import timed_run
-from bpe.lab.measure.estimate import BASE_MEMORY, CorpusShape, Estimate, corpus_shape, estimate_run
+from bpe.lab.measure.estimate import (
+    BASE_MEMORY,
+    CorpusShape,
+    Estimate,
+    corpus_sample,
+    corpus_shape,
+    estimate_run,
+)
+from bpe.lab.measure.plan import Plan
 from bpe.lab.rungs import rung_with
 from bpe.split.chunking import find_limit_end
 
@@ -109,3 +117,19 @@ def estimate_candidates(candidates: list, path: Path, special_tokens: list[str],
     """Every candidate's estimate by label: a rung's from its model, your own trainer's from a probe."""
     probes = probe_candidates(candidates, path, special_tokens, workers, end, log)
     return {c.label: candidate_estimate(c, probes, shape, num_merges, workers) for c in candidates}
+
+
+def estimate_plan(candidates: list, p: Plan, log=None) -> tuple[dict[str, Estimate], Plan]:
+    """Every candidate's estimate on what the plan's runs read (:func:`estimate_candidates`), and the plan: a
+    file's as it is, a corpus's with its bytes of text, which its sample (:func:`corpus_sample`) counted; the
+    corpus's shape is measured on the sample and your own trainers are timed on it."""
+    if p.data is None:
+        shape = corpus_shape(p.path, p.special_tokens, p.corpus_bytes)
+        return estimate_candidates(candidates, p.path, p.special_tokens, shape, p.merges, p.workers, p.end, log), p
+    with lab_tempdir("sample") as folder:
+        sample = corpus_sample(p.corpus, p.special_tokens, folder, p.limit, p.pattern)
+        p = replace(p, text_bytes=sample.text_bytes)
+        end = min(sample.bytes, p.corpus_bytes)  # the sample's bytes that stand for the text trained on
+        shape = corpus_shape(sample.path, p.special_tokens, end, assume_bytes=p.corpus_bytes)
+        return estimate_candidates(candidates, sample.path, p.special_tokens, shape, p.merges, p.workers, end,
+                                   log), p

@@ -10,8 +10,10 @@ sharded merges (two processes polling each other) are not credited: their CPU ti
 time, so v7 is estimated as v6, though its memory counts its shard processes.  Every pre-tokenizer streams the
 file in chunks, so memory grows with ``L``, the distinct pre-tokens' total length, not with the file.  ``L``
 and their number ``W`` grow much more slowly than the corpus (Heaps' law): they are measured on a sample and
-extrapolated (:func:`shape_range`).  Where a text's shape is far from what the model was measured on,
-:func:`rough_reason` says so beside the figures (``rough: ...``): they may be further off than 2x.
+extrapolated (:func:`shape_range`); a corpus the bench reads in place (a folder, JSON lines, Parquet) gives
+that sample as a small file of its first text (:func:`corpus_sample`).  Where a text's shape is far from what
+the model was measured on, :func:`rough_reason` says so beside the figures (``rough: ...``): they may be further
+off than 2x.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpe.corpus.batches import counting_tokens, documents_ended, separator_of
 from bpe.corpus.text_file import check_input_file
 from bpe.counting.plain import count_texts
 from bpe.errors import BPEError
@@ -34,6 +37,7 @@ from bpe.lab.rungs import (
 )
 from bpe.running.cores import MAX_CHUNK_BYTES, plan_chunk_count
 from bpe.running.sizes import format_size
+from bpe.split.patterns import DEFAULT_PATTERN
 from bpe.training.registry import VARIANTS, best_variant, get_variant
 from bpe.training.rung import parallel
 
@@ -258,9 +262,61 @@ def sample_shape(text: str, special_tokens) -> tuple[int, int, int]:
     return length, words, squares
 
 
-def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None) -> CorpusShape:
+def corpus_shape(path: str | os.PathLike, special_tokens, end: int | None = None,
+                 assume_bytes: int | None = None) -> CorpusShape:
     """The high end of :func:`shape_range`: what ``train``, ``bench`` and ``report`` are estimated on."""
-    return shape_range(path, special_tokens, end)[1]
+    return shape_range(path, special_tokens, end, assume_bytes)[1]
+
+
+@dataclass(frozen=True)
+class CorpusSample:
+    """A corpus's first bytes of text as a small file (:func:`corpus_sample`), and the corpus's bytes of text."""
+
+    path: Path
+    bytes: int  # the sample's size
+    text_bytes: int  # the corpus's bytes of text: its documents' (up to the limit), the separators left out
+
+
+def corpus_sample(corpus, special_tokens, folder: str | os.PathLike, limit: int | None = None,
+                  pattern: str = DEFAULT_PATTERN) -> CorpusSample:
+    """The first :data:`SAMPLE_BYTES` of a corpus's text (a folder, a glob, JSON lines, Parquet:
+    :mod:`bpe.corpus.corpus`), each document followed by the separator as the runs read them, written as
+    ``sample.txt`` in ``folder``; and the corpus's bytes of text, up to ``limit``.
+
+    Why a sample: the estimate measures a text's shape on its first bytes (:func:`shape_range`) and your own
+    trainer is timed on a prefix of them (:mod:`bpe.lab.measure.candidate_estimate`), both read from a file; a
+    corpus is read in place by the runs, so its first 2 MB are written for these two, never the corpus itself.
+    Its bytes of text are its files' size where they hold only text; where they do not (JSON lines, Parquet,
+    compressed), the reading goes on past the sample to the end (or the limit), counting the text and writing
+    nothing more."""
+    known = corpus.text_size
+    counted = 0
+
+    def counted_pieces():
+        nonlocal counted
+        for text, where, read in corpus.pieces(counting_tokens(special_tokens), limit=limit, pattern=pattern):
+            counted += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            yield text, where, read
+
+    path, written = Path(folder) / "sample.txt", 0
+    with open(path, "wb") as f:
+        for text, _, _ in documents_ended(counted_pieces(), separator_of(special_tokens)):
+            if written < SAMPLE_BYTES:
+                data = text.encode("utf-8", "replace")
+                if written + len(data) > SAMPLE_BYTES:  # cut at a line's end, else at a character's
+                    data = data[: SAMPLE_BYTES - written]
+                    line_end = data.rfind(b"\n")
+                    data = data[: line_end + 1] if line_end > 0 else data.decode("utf-8", "ignore").encode("utf-8")
+                    f.write(data)
+                    written = SAMPLE_BYTES
+                    continue
+                f.write(data)
+                written += len(data)
+            elif known is not None:
+                break
+    size = path.stat().st_size
+    text_bytes = counted if known is None else known if limit is None else min(limit, known)
+    return CorpusSample(path, size, text_bytes)
 
 
 def _growth(whole: float, quarter: float) -> float:

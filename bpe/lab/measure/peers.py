@@ -1,10 +1,13 @@
 """The peers, other people's code doing our work on the same data (``pip install -e '.[peers]'``).
 
 ``bench --peers`` trains the Rust trainers of HF ``tokenizers`` (two ways), ``rustbpe``, ``bpeasy`` and
-``gigabpe`` after our variant(s), on the same file, vocab size and special tokens, each repeat in a fresh
+``gigabpe`` after our variant(s), on the same text, vocab size and special tokens, each repeat in a fresh
 process, asked for the same work as ours (:func:`train_peer`):
 
-* all but tokenizers-file and gigabpe get the file's documents split on the special tokens (in their time);
+* all but tokenizers-file and gigabpe get the text's documents split on the special tokens (in their time):
+  the file's (with ``--limit``, its first bytes that ours train on), or a corpus's documents read in place
+  (with ``--limit``, those ours count); tokenizers-file and gigabpe read files: the file (with ``--limit``, its
+  prefix written once), a corpus's plain text files, else a row saying why not (:func:`peer_inputs`);
 * **tokenizers**: ``models.BPE`` with ``BpeTrainer(vocab_size, special_tokens, initial_alphabet=
   ByteLevel.alphabet())``, the pattern's ``Split`` (isolated; :func:`bpe.io.formats.hf_pattern`, the
   pattern as Oniguruma reads it as ``regex`` does) then ``ByteLevel`` without its own regex,
@@ -39,9 +42,12 @@ import json
 import os
 import sys
 import time
+from contextlib import ExitStack
+from dataclasses import dataclass
 from importlib.util import find_spec
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bpe.errors import BPEError
 from bpe.io.formats import hf_pattern, tiktoken_ranks
@@ -58,9 +64,14 @@ from bpe.split.patterns import (
     split_on_special_tokens,
 )
 
+if TYPE_CHECKING:  # imported where a corpus is read: the peer child of a text file imports no reader of corpora
+    from bpe.corpus.corpus import Corpus
+
 #: Peer name -> the module it needs.
 PEERS = {"tokenizers": "tokenizers", "tokenizers-file": "tokenizers", "rustbpe": "rustbpe", "bpeasy": "bpeasy",
          "gigabpe": "gigabpe"}
+#: The peers that read files (their Rust reads and pre-tokenizes them); the others take the documents.
+FILE_PEERS = ("tokenizers-file", "gigabpe")
 INSTALL_HINT = ".venv/bin/pip install -e '.[peers]'"
 #: The peers that take no pattern: they split as GPT-2's ``ByteLevel`` does whatever ``--pattern`` says.
 NO_PATTERN = ("gigabpe",)
@@ -71,14 +82,19 @@ def missing_message(name: str) -> str:
     return f"{PEERS.get(name, name)} is not installed; install the peers with: {INSTALL_HINT}"
 
 
-def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str], pattern: str = DEFAULT_PATTERN) -> int:
+def train_peer(peer: str, path: str | list[str], vocab_size: int, special_tokens: list[str],
+               pattern: str = DEFAULT_PATTERN, *, end: int | None = None, text_column: str = "text") -> int:
     """Train one peer of :data:`PEERS` as the module says, splitting by ``pattern`` (gigabpe: by its own GPT-2
-    split); the number of merges it made."""
-    pattern = resolve_pattern(pattern)[1]
+    split); the number of merges it made.  ``path``: a text file (a peer that takes documents: its first ``end``
+    bytes), or a list of a corpus's files, the text in ``text_column`` (its documents up to ``end`` bytes of text);
+    a peer that reads files (:data:`FILE_PEERS`) reads them whole, plain text files (:func:`peer_inputs`)."""
     documents = None
-    if peer not in ("tokenizers-file", "gigabpe"):
-        with open(path, encoding="utf-8", newline="") as f:
-            documents = split_on_special_tokens(f.read(), special_tokens)
+    if peer not in FILE_PEERS:
+        documents = peer_documents(path, special_tokens, end, text_column, pattern)
+    elif end is not None:
+        raise BPEError(f"{peer} reads whole files, not the first {end:,} bytes of one: give it the prefix as a file")
+    files = [str(path)] if isinstance(path, (str, os.PathLike)) else [str(p) for p in path]
+    pattern = resolve_pattern(pattern)[1]
     # The peers are optional dependencies (the peers extra): imported here, in the child that times them.
     if peer == "rustbpe":
         import rustbpe  # noqa: PLC0415
@@ -90,7 +106,7 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str],
         import gigabpe  # noqa: PLC0415
 
         threads = int(os.environ.get("RAYON_NUM_THREADS", "0")) or None
-        _, merges = gigabpe.train_bpe([str(path)], vocab_size, special_tokens=list(special_tokens),
+        _, merges = gigabpe.train_bpe(files, vocab_size, special_tokens=list(special_tokens),
                                       pretokenizer="bytelevel", threads=threads)
         return len(merges)
     if peer == "bpeasy":
@@ -108,10 +124,26 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str],
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     if documents is None:
-        tokenizer.train([str(path)], trainer)
+        tokenizer.train(files, trainer)
     else:
         tokenizer.train_from_iterator(documents, trainer, length=len(documents))
     return tokenizer.get_vocab_size() - 256 - len(special_tokens)
+
+
+def peer_documents(path: str | list[str], special_tokens: list[str], end: int | None = None,
+                   text_column: str = "text", pattern: str = DEFAULT_PATTERN) -> list[str]:
+    """The documents a peer that takes documents trains on (:func:`train_peer`'s ``path`` and ``end``), the text
+    split on the special tokens: a file's, or a corpus's documents each followed by the separator
+    (:func:`bpe.corpus.batches.documents_text`, the documents ``train_bpe`` counts with that limit)."""
+    if isinstance(path, (str, os.PathLike)):
+        with open(path, "rb") as f:
+            return split_on_special_tokens((f.read() if end is None else f.read(end)).decode("utf-8"), special_tokens)
+    from bpe.corpus.batches import counting_tokens, documents_text  # noqa: PLC0415
+    from bpe.corpus.corpus import open_corpus  # noqa: PLC0415
+
+    corpus = open_corpus(list(path), text_column=text_column)
+    text = "".join(documents_text(corpus, special_tokens, limit=end, pattern=pattern))
+    return split_on_special_tokens(text, counting_tokens(special_tokens))
 
 
 #: The peer child imports this module, and its peak memory is the peer's: what only the parent needs and
@@ -120,23 +152,25 @@ def train_peer(peer: str, path: str, vocab_size: int, special_tokens: list[str],
 _CHILD_CODE = "from bpe.lab.measure.peers import peer_child_main; peer_child_main()"
 
 
-def distinct_bytes(path: str | Path) -> int:
-    """How many distinct byte values the file holds: the alphabet of a trainer that starts from the bytes it sees.
+def distinct_bytes(path: str | Path | list) -> int:
+    """How many distinct byte values the file (or the files) hold: the alphabet of a trainer that starts from the
+    bytes it sees.
 
     >>> distinct_bytes("tests/fixtures/corpus.en") < 256
     True
     """
     seen = bytearray(256)
-    with open(path, "rb") as f:
-        while block := f.read(1 << 24):
-            for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
-                seen[value] = 1
+    for one in [path] if isinstance(path, (str, os.PathLike)) else path:
+        with open(one, "rb") as f:
+            while block := f.read(1 << 24):
+                for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
+                    seen[value] = 1
     return sum(seen)
 
 
-def peer_vocab_size(peer: str, path: str | Path, vocab_size: int, special_tokens: list[str]) -> int:
+def peer_vocab_size(peer: str, path: str | Path | list, vocab_size: int, special_tokens: list[str]) -> int:
     """The vocab size to ask ``peer`` for, so that it makes as many merges as ours: ours less the 256 bytes, plus
-    gigabpe's alphabet (the bytes the file holds); every other peer starts from the 256 bytes as ours does."""
+    gigabpe's alphabet (the bytes the files hold); every other peer starts from the 256 bytes as ours does."""
     if peer != "gigabpe":
         return vocab_size
     return vocab_size - 256 + distinct_bytes(path)
@@ -148,18 +182,22 @@ def peer_child_main() -> None:
     peer, path, tokens = settings["peer"], settings["path"], settings["special_tokens"]
     vocab_size = peer_vocab_size(peer, path, settings["vocab_size"], tokens)
     started = time.perf_counter()
-    merges = train_peer(peer, path, vocab_size, tokens, settings.get("pattern", DEFAULT_PATTERN))
+    merges = train_peer(peer, path, vocab_size, tokens, settings.get("pattern", DEFAULT_PATTERN),
+                        end=settings.get("end"), text_column=settings.get("text_column", "text"))
     total = time.perf_counter() - started
     write_result({"total": total, "merges": merges, "peak_rss": peak_rss_bytes()["self"]})
 
 
-def run_peer(name: str, path: str | Path, vocab_size: int, special_tokens: list[str],
-             workers: int | None = None, pattern: str = DEFAULT_PATTERN) -> dict:
-    """``{"total": s, "merges": n, "peak_rss": bytes}`` for one run, or ``{"missing": message}``."""
+def run_peer(name: str, path: str | Path | list, vocab_size: int, special_tokens: list[str],
+             workers: int | None = None, pattern: str = DEFAULT_PATTERN, *, end: int | None = None,
+             text_column: str = "text") -> dict:
+    """``{"total": s, "merges": n, "peak_rss": bytes}`` for one run, or ``{"missing": message}``; ``path``,
+    ``end`` and ``text_column``: :func:`train_peer`'s."""
     if find_spec(PEERS[name]) is None:
         return {"missing": missing_message(name)}
-    settings = {"peer": name, "path": str(path), "vocab_size": vocab_size, "special_tokens": special_tokens,
-                "pattern": pattern}
+    settings = {"peer": name, "path": str(path) if isinstance(path, (str, os.PathLike)) else [str(p) for p in path],
+                "vocab_size": vocab_size, "special_tokens": special_tokens, "pattern": pattern, "end": end,
+                "text_column": text_column}
     proc = run_json_child(_CHILD_CODE, settings, RAYON_NUM_THREADS=str(workers or os.cpu_count() or 1),
                           TOKENIZERS_PARALLELISM="true")
     if proc.returncode != 0 or proc.result is None:
@@ -182,27 +220,87 @@ def peer_names(peers: bool | str) -> list[str]:
     return names
 
 
-def run_peers(path: Path, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
-              names: list[str] | None = None, pattern: str = DEFAULT_PATTERN) -> dict[str, PeerResult]:
+def run_peers(data: Path | Corpus, vocab_size: int, special_tokens: list[str], workers: int | None, repeat: int,
+              names: list[str] | None = None, pattern: str = DEFAULT_PATTERN,
+              end: int | None = None) -> dict[str, PeerResult]:
     """Each peer's median over ``repeat`` fresh-process runs, the peers taking turns (the bench's ``--peers``),
-    each splitting by ``pattern`` (gigabpe: :data:`NO_PATTERN`); one missing or failed: why
-    (:attr:`PeerResult.missing`, :attr:`PeerResult.error`)."""
-    from bpe.lab.measure.plan import in_turns  # noqa: PLC0415 (kept out of the peer child: see _CHILD_CODE)
+    each splitting by ``pattern`` (gigabpe: :data:`NO_PATTERN`), on the text ours train on (:func:`peer_inputs`);
+    one missing, failed or reading none of it: why (:class:`PeerResult`'s ``missing``, ``error``, ``note``)."""
+    from bpe.lab.fresh_process import lab_tempdir  # noqa: PLC0415 (kept out of the peer child: see _CHILD_CODE)
+    from bpe.lab.measure.plan import in_turns  # noqa: PLC0415
 
     names = names or list(PEERS)
     results: dict[str, PeerResult] = {}
+    with lab_tempdir("peers") as folder, ExitStack() as stack:
+        installed = [name for name in names if find_spec(PEERS[name]) is not None]  # nothing written for the others
+        inputs = peer_inputs(installed, data, special_tokens, end, Path(folder), pattern, stack)
 
-    def run_one(name: str, _: int) -> dict | None:
-        run = run_peer(name, path, vocab_size, special_tokens, workers, pattern)
-        if "total" not in run:  # missing or failed: why
-            results[name] = PeerResult(**run)
-            return None
-        return run
+        def run_one(name: str, _: int) -> dict | None:
+            given = inputs.get(name)
+            if given is None:  # not installed: how to install it
+                results[name] = PeerResult(missing=missing_message(name))
+                return None
+            if isinstance(given, str):  # it reads no input this data gives: why
+                results[name] = PeerResult(note=given)
+                return None
+            run = run_peer(name, given.path, vocab_size, special_tokens, workers, pattern, end=given.end,
+                           text_column=given.text_column)
+            if "total" not in run:  # missing or failed: why
+                results[name] = PeerResult(**run)
+                return None
+            return run
 
-    for name, runs in in_turns(names, repeat, run_one).items():
-        results[name] = PeerResult(summary([r["total"] for r in runs])["median"], runs[0]["merges"],
-                                   summary([r["peak_rss"] for r in runs])["median"], runs)
+        for name, runs in in_turns(names, repeat, run_one).items():
+            results[name] = PeerResult(summary([r["total"] for r in runs])["median"], runs[0]["merges"],
+                                       summary([r["peak_rss"] for r in runs])["median"], runs,
+                                       note=inputs[name].note)
     return {name: results[name] for name in names}
+
+
+@dataclass(frozen=True)
+class PeerInput:
+    """What one peer reads (:func:`train_peer`'s ``path``, ``end`` and ``text_column``), and what its row says of
+    it (``note``; ``None``: the data itself, as ours read it)."""
+
+    path: str | list[str]
+    end: int | None = None
+    text_column: str = "text"
+    note: str | None = None
+
+
+def peer_inputs(names: list[str], data: Path | Corpus, special_tokens: list[str], end: int | None, folder: Path,
+                pattern: str, stack: ExitStack) -> dict[str, PeerInput | str]:
+    """What each of ``names`` reads, the text our runs train on: ``data``, a text file up to ``end`` (the limit's
+    end) or a corpus read in place (:class:`~bpe.corpus.corpus.Corpus`) up to ``end`` bytes of text (its limit);
+    or, where a peer reads none of it, why (its row's line).  A peer that takes documents reads them itself; a
+    peer that reads files (:data:`FILE_PEERS`) gets the file, or its first ``end`` bytes written once in
+    ``folder``; a corpus's plain text files, or with ``end`` its documents up to it written once as one text file
+    (its row says so); of another corpus (JSON lines, Parquet, compressed or remote files), nothing: writing it
+    all out would be the copy the runs avoid."""
+    # kept out of the peer child: see _CHILD_CODE
+    from bpe.corpus.batches import text_file_of  # noqa: PLC0415
+    from bpe.corpus.corpus import Corpus  # noqa: PLC0415
+    from bpe.lab.measure.timed_run import write_prefix  # noqa: PLC0415
+
+    cut = end is not None and any(name in FILE_PEERS for name in names)  # a file peer needs the cut text as a file
+    files: PeerInput | str
+    if not isinstance(data, Corpus):
+        documents = files = PeerInput(str(data), end)
+        if cut:
+            files = PeerInput(str(write_prefix(Path(data), end, folder / Path(data).name)))
+    else:
+        documents = PeerInput([source.location for source in data.sources], end, data.text_column)
+        if cut:
+            joined = stack.enter_context(text_file_of(data, special_tokens, folder, limit=end, pattern=pattern))
+            files = PeerInput(str(joined), note=f"read the corpus's documents up to --limit, written once as one text "
+                                                f"file of {joined.stat().st_size:,} bytes (it reads files, and no "
+                                                "file of the corpus holds just them)")
+        elif data.plain_files is not None:
+            files = PeerInput([str(path) for path in data.plain_files])
+        else:
+            files = (f"not run: it reads only plain text files, and {data.label} holds JSON lines, Parquet, "
+                     "compressed or remote files (give it the plain text, or a --limit to write that much once)")
+    return {name: files if name in FILE_PEERS else documents for name in names}
 
 
 def peer_columns(variants: dict[str, CandidateResult]) -> list[Column]:
@@ -212,7 +310,7 @@ def peer_columns(variants: dict[str, CandidateResult]) -> list[Column]:
         return lambda row: None if row[1].total is None else ratio_text(row[1].total / v.median.total)
 
     return [Column("peer", lambda row: row[0], align="<", width=12),
-            Column("total", lambda row: row[1].missing or row[1].error or row[1].total, "{:.3f} s"),
+            Column("total", lambda row: row[1].why_none or row[1].total, "{:.3f} s"),
             Column("merges", lambda row: row[1].merges, "{:,}"),
             Column("peak RSS", lambda row: row[1].peak_rss and row[1].peak_rss / 1e6, "{:,.1f} MB"),
             *(Column(name, ratio(v)) for name, v in variants.items())]
@@ -220,14 +318,17 @@ def peer_columns(variants: dict[str, CandidateResult]) -> list[Column]:
 
 def peers_table(peers: dict[str, PeerResult], variants: dict[str, CandidateResult],
                 pattern: str = DEFAULT_PATTERN) -> str:
-    """The peers that ran (:func:`peer_columns`), then a line for each that did not, saying why; with another
-    pattern than GPT-2's, a peer that takes none (:data:`NO_PATTERN`) says so in its row."""
+    """The peers that ran (:func:`peer_columns`), then a line for each that did not, saying why, and for each
+    that ran on other than the data itself, what it read; with another pattern than GPT-2's, a peer that takes
+    none (:data:`NO_PATTERN`) says so in its row."""
     other = pattern_name(pattern) != DEFAULT_PATTERN
     ran = [(f"{name} (GPT-2 split: takes no pattern)" if other and name in NO_PATTERN else name, peer)
            for name, peer in peers.items() if peer.total is not None]
     return "\n".join(["\npeers (median total; under each variant, its time against the peer's: '2.00x faster', "
                       "the variant is faster)", *(terminal_lines(peer_columns(variants), ran) if ran else []),
-                      *(f"{name}: {peer.missing or peer.error}" for name, peer in peers.items() if peer.total is None)])
+                      *(f"{name}: {peer.why_none}" for name, peer in peers.items() if peer.total is None),
+                      *(f"{name}: {peer.note}" for name, peer in peers.items()
+                        if peer.total is not None and peer.note)])
 
 
 def tiktoken_encoding(tokenizer):

@@ -152,7 +152,7 @@ def run_report(bench: BenchSettings, settings: ReportSettings = ReportSettings()
                        "(see the bench output above)")
     # The report's result: report-bench.json's keys, its tables typed (written by their to_json).
     result = {**stamp(), "data": data_label(bench.data), "tables": tables, "notes": notes,
-              "peers": {name: r.missing or r.error or r.total for name, r in (tables[0].peers or {}).items()}}
+              "peers": {name: r.why_none or r.total for name, r in (tables[0].peers or {}).items()}}
     plots = {"report-stages.png": plot_stages, "report-merges.png": plot_merges}
     if settings.scaling:
         result["scaling"] = measure_scaling(replace(table, vocab_size=vocab_size, repeat=1, peers=False),

@@ -55,13 +55,20 @@ class CandidateResult:
 @dataclass
 class PeerResult:
     """A peer's medians over its ``runs`` (each ``{"total", "merges", "peak_rss"}``), or why it has none:
-    ``missing`` (how to install it) or ``error``."""
+    ``missing`` (how to install it), ``error``, or ``note`` (it reads no input the data gives); beside a
+    time, ``note`` says what it read where that is not the data itself."""
     total: float | None = None
     merges: int | None = None
     peak_rss: float | None = None
     runs: list[dict] | None = None
     missing: str | None = None
     error: str | None = None
+    note: str | None = None
+
+    @property
+    def why_none(self) -> str | None:
+        """Why it has no time (``None`` where it has one)."""
+        return None if self.total is not None else self.missing or self.error or self.note
 
 
 @dataclass

@@ -63,7 +63,8 @@ def _train_merger(settings: dict) -> dict:
     def train():
         return train_bpe(settings["path"], settings["vocab_size"], settings["special_tokens"], variant=algorithm,
                          workers=settings["workers"], limit=settings.get("limit"), observer=observer,
-                         pattern=settings.get("pattern", DEFAULT_PATTERN))
+                         pattern=settings.get("pattern", DEFAULT_PATTERN),
+                         text_column=settings.get("text_column", "text"))
 
     with line:
         _, merges = train() if settings["kind"] == "variant" else call_candidate(settings["label"], train)
@@ -183,20 +184,22 @@ def _printed_note(stdout: str) -> str:
             "printing is inside the timed run")
 
 
-def run_once(path: Path, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
+def run_once(path: Path | str, candidate: Candidate | str, vocab_size: int, special_tokens: list[str],
              workers: int | None, limit: int | None = None, want_merges: bool = False,
              counts_out: str | None = None, progress: bool = False, run_label: str = "",
-             pattern: str = DEFAULT_PATTERN) -> dict:
+             pattern: str = DEFAULT_PATTERN, text_column: str = "text") -> dict:
     """One fresh-process run of ``candidate`` (or a ``--variant`` entry) on the first ``limit`` bytes of
-    ``path``.  ``want_merges``: the result holds them (``merge_list``); ``counts_out``: a ``Merger``'s own
-    counter saves its counts there; ``pattern``: the pre-tokenization pattern the run splits by.  A
-    candidate's failure is ``{"failed": one line}``, a rung's a
+    ``path``: a text file, or for a rung or a ``Merger`` any corpus ``train_bpe`` reads (a folder, a glob, JSON
+    lines or Parquet, the text in ``text_column``).  ``want_merges``: the result holds them (``merge_list``);
+    ``counts_out``: a ``Merger``'s own counter saves its counts there; ``pattern``: the pre-tokenization
+    pattern the run splits by.  A candidate's failure is ``{"failed": one line}``, a rung's a
     :class:`BPEError`.  ``progress``: the child's progress on stderr, led by ``run_label``."""
     if isinstance(candidate, str):
         candidate = resolve(candidate)
     settings = {"path": str(path), "kind": candidate.kind, "spec": candidate.spec, "label": candidate.label,
                 "vocab_size": vocab_size, "special_tokens": special_tokens, "workers": workers, "limit": limit,
-                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label, "pattern": pattern}
+                "want_merges": want_merges, "counts_out": counts_out, "run_label": run_label, "pattern": pattern,
+                "text_column": text_column}
     run = run_json_child(_CHILD_CODE, settings, progress=progress)
     if candidate.is_variant:
         result = child_result(run, f"bench run of {candidate.label}")

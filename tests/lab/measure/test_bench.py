@@ -213,3 +213,25 @@ def test_a_bench_with_a_pattern_checks_every_run_against_that_patterns_reference
                    "give a file that defines Merger",
         "bare_counter": "its count_pretokens takes no pattern, so it cannot count by --pattern \\w+|\\S; add a "
                         "pattern parameter, or leave the counting to the lab"}
+
+
+def test_a_corpus_s_reference_is_cached_under_its_files_as_they_are(tmp_path, monkeypatch):
+    """A corpus's cached reference is keyed by each of its files (path, size, time of change), its text column and
+    the settings: a file changed, or another limit or column, is another key; the same files, the same key."""
+    import os
+
+    from bpe.corpus.corpus import open_corpus
+
+    monkeypatch.setenv("BPE_DATA_DIR", str(tmp_path / "data"))
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("one two", encoding="utf-8")
+    (folder / "b.txt").write_text("three", encoding="utf-8")
+    key = reference_cache(open_corpus(folder), 300, [EOT], None, "v9")
+    assert key == reference_cache(open_corpus(folder), 300, [EOT], None, "v9")
+    assert key.parent == tmp_path / "data" / "reference-merges"
+    assert key != reference_cache(open_corpus(folder), 300, [EOT], 4, "v9")
+    assert key != reference_cache(open_corpus(folder, text_column="body"), 300, [EOT], None, "v9")
+    assert key != reference_cache(folder / "a.txt", 300, [EOT], None, "v9")
+    os.utime(folder / "b.txt", ns=(1, 1))  # the same bytes, changed (as far as the key can know)
+    assert key != reference_cache(open_corpus(folder), 300, [EOT], None, "v9")

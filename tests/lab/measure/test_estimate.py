@@ -292,3 +292,34 @@ def test_the_range_holds_v9s_measured_runs(tmp_path, monkeypatch):
     assert_estimated("v9", owt["corpus"]["bytes_used"], owt["settings"]["special_tokens"], owt["result"]["merges"],
                      owt["settings"]["workers"], owt["memory"]["peak_tree_rss"], owt["timings"]["total"],
                      distinct=owt["corpus"]["distinct_pretokens"])
+
+
+def test_a_corpus_is_estimated_on_a_small_sample_and_its_text_counted(tmp_path, monkeypatch):
+    """A corpus's sample is the start of its joined text (each document followed by the separator), cut near
+    SAMPLE_BYTES at a line's end, however large the corpus; its bytes of text are its plain files' size, or, for JSON
+    lines, its documents' as counted once read (up to the limit: the documents that train_bpe counts)."""
+    import bpe.lab.measure.estimate as estimate_module
+    from bpe.corpus.batches import documents_text
+    from bpe.corpus.corpus import open_corpus
+    from bpe.lab.measure.estimate import corpus_sample
+
+    monkeypatch.setattr(estimate_module, "SAMPLE_BYTES", 2_000)
+    documents = [f"document {i}: caf\u00e9 and tea\nline two of {i}\n" * (i % 7 + 1) for i in range(200)]
+    lines = tmp_path / "c.jsonl"
+    lines.write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), encoding="utf-8")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"{i}.txt").write_text("".join(documents[i::4]), encoding="utf-8")
+    for data, text_bytes in ((lines, sum(len(d.encode("utf-8")) for d in documents)),
+                             (folder, sum(p.stat().st_size for p in folder.iterdir()))):
+        corpus = open_corpus(data)
+        sample = corpus_sample(corpus, EOT, tmp_path)
+        joined = "".join(documents_text(corpus, EOT)).encode("utf-8")
+        assert sample.bytes == sample.path.stat().st_size and 1_000 < sample.bytes <= 2_000
+        assert joined.startswith(sample.path.read_bytes()) and sample.path.read_bytes().endswith(b"\n")
+        assert sample.text_bytes == text_bytes
+    limited = corpus_sample(open_corpus(lines), EOT, tmp_path, limit=5_000)
+    assert limited.text_bytes == sum(len(d.encode("utf-8")) for d in documents[:next(
+        n for n in range(1, len(documents) + 1) if sum(len(d.encode("utf-8")) for d in documents[:n]) >= 5_000)])
+    assert corpus_sample(open_corpus(folder), EOT, tmp_path, limit=5_000).text_bytes == 5_000

@@ -5,6 +5,7 @@ import io
 import pytest
 
 from bpe import BPEError
+from bpe.corpus.batches import documents_text
 from bpe.lab.measure.plan import check_repeat, in_turns, measure, plan
 from bpe.split.chunking import find_limit_end
 from conftest import CORPUS_EN
@@ -64,3 +65,30 @@ def test_measure_gives_a_function_the_plan_s_bytes_and_drops_or_raises_on_its_fa
     assert log.getvalue().count("FAILED: ") == 1
     with pytest.raises(BPEError, match=rf"^\[t\] .*saw {p.end} bytes"):
         measure("t", p, [str(mine)], 1, io.StringIO(), "corpus-en")
+
+
+def test_a_corpus_is_planned_for_the_runs_to_read_in_place(tmp_path):
+    """A folder of text files: the runs are given the folder (``source``); a train_bpe function, which takes one
+    file, alone gets the documents up to the limit written once as one text file, said on the log.  A command
+    that reads one file refuses a corpus in one line."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    text = CORPUS_EN.read_text(encoding="utf-8")
+    (folder / "a.txt").write_text(text[:40_000], encoding="utf-8")
+    (folder / "b.txt").write_text(text[40_000:], encoding="utf-8")
+    p = plan(folder, 300, EOT, 1, limit="10KB", corpus=True)
+    assert (p.path, p.source, p.stop, p.limit, p.end) == (None, str(folder), 10_000, 10_000, None)
+    assert p.reads.label == "2 files" and p.corpus_bytes == 10_000 == p.text_bytes
+    assert plan(folder, 300, EOT, corpus=True).corpus_bytes == CORPUS_EN.stat().st_size
+    mine = tmp_path / "sizer.py"
+    mine.write_text("import os\n\ndef train_bpe(input_path, vocab_size, special_tokens):\n"
+                    "    raise ValueError(f'saw {os.path.getsize(input_path)} bytes')\n")
+    limited = "".join(documents_text(p.reads, EOT, limit=p.limit)).encode("utf-8")
+    assert len(limited) == (folder / "a.txt").stat().st_size + len(EOT[0])  # the first file's one piece, ended
+    failed, log = {}, io.StringIO()
+    assert measure("t", p, [str(mine)], 1, log, failed=failed) == {}
+    assert f"saw {len(limited)} bytes" in failed["sizer"]
+    assert log.getvalue().startswith("a train_bpe function reads one file: the corpus written once as one text file "
+                                     f"for it ({len(limited):,} bytes)\n")
+    with pytest.raises(BPEError, match=rf"^{folder} is not one plain text file \(2 files \("):
+        plan(folder, 300, EOT)

@@ -67,7 +67,7 @@ def test_report_runs_only_the_variants_asked_for(tmp_path):
 def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsys):
     calls = []
 
-    def fake_run_peers(path, vocab_size, specials, workers, repeat, names=None, pattern="gpt2"):
+    def fake_run_peers(path, vocab_size, specials, workers, repeat, names=None, pattern="gpt2", end=None):
         calls.append((path.name, vocab_size, specials, repeat))
         return {"HF tokenizers": PeerResult(0.5, 43, 10_000_000),
                 "rustbpe": PeerResult(missing="rustbpe is not installed: .venv/bin/pip install -e '.[peers]'")}
@@ -84,9 +84,14 @@ def test_peers_are_shown_with_times_or_install_hint(tmp_path, monkeypatch, capsy
     assert saved["tables"][0]["peers"]["HF tokenizers"] == {"total": 0.5, "merges": 43, "peak_rss": 10_000_000}
 
 
-def test_cli_report_bad_data(capsys):
+def test_cli_report_bad_data(capsys, tmp_path):
     assert main(["report", "--data", "no-such-corpus"]) == 2
     assert "no data set or file named 'no-such-corpus'" in capsys.readouterr().err
+    (tmp_path / "a.txt").write_text("one", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("two", encoding="utf-8")
+    assert main(["report", "--data", str(tmp_path)]) == 2  # a corpus: one line, not a traceback
+    assert capsys.readouterr().err == (f"bpe: error: {tmp_path} is not one plain text file (2 files (6 bytes)): this "
+                                       "command reads one; bpe train and bpe bench read a corpus as it is\n")
 
 
 def test_report_checks_its_settings_before_any_probe_or_run(monkeypatch, capsys):
