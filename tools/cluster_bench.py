@@ -9,16 +9,17 @@ same counts:
 * **shards, local**: the shards as a corpus, counted in this process (:func:`bpe.counting.documents.count_documents`);
 * **shards, cluster**: the same corpus counted on the cluster (:func:`bpe.corpus.cluster.count_on_cluster`),
   the cluster started once beforehand, in a process of its own as ``--cluster local`` starts it
-  (:func:`bpe.corpus.scheduler.local_cluster`; its start is timed apart).
+  (:func:`bpe.corpus.scheduler.local_cluster`; its start is timed apart), each of its runs taken apart by
+  Dask's task stream (:func:`task_profile`: the count and sum tasks' seconds, the time outside any task).
 
 Then the figures the on-paper section of docs/scaling-out.md extrapolates from, measured on the same text:
 the distinct pre-tokens of a quarter of the shards and of all of them, the counts' bytes per distinct
-pre-token (what travels), the merge state's bytes per distinct pre-token once built (v9's ``Merger``), and
-the share of distinct pre-tokens counted once (what ``--min-count 2`` drops); with the committed run of v9
-on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there, the merge
+pre-token (what travels), the merge state's bytes per distinct pre-token once built (the rung's ``Merger``),
+and the share of distinct pre-tokens counted once (what ``--min-count 2`` drops); with the committed run of
+v10 on 11.9 GB of the same generator (:data:`AT_SCALE`), Heaps' exponent from 100 MB to there, the merge
 state per distinct pre-token at its end, and the whole run's peak memory per distinct pre-token (the state
 with what holds it while it is built, and the counts beside it); and, from those, what a cluster of N
-machines does with OpenWebText and with 1 TB, each worker thread counting at the rate a cluster worker
+machines does with OpenWebText, 100 GB and 1 TB, each worker thread counting at the rate a cluster worker
 counted here.
 ``--publish`` writes the committed ``docs/cluster-bench.json`` (from a clean tree).  ``--reproject FILE``
 times nothing: it makes the on-paper figures of a run already written again, from its own measurements
@@ -54,15 +55,15 @@ from tools.command import tool_main
 #: What the bench counts when given nothing: 100 MB of web-like text, cut into 16 shards.
 DATA = "webtext-synth"
 SHARDS = 16
-#: The corpora the on-paper section sizes: CS336's OpenWebText sample and a terabyte.
-CORPORA = {"OpenWebText (11.9 GB)": 11_900_000_000, "1 TB": 10**12}
+#: The corpora the on-paper section sizes: CS336's OpenWebText sample, 100 GB and a terabyte.
+CORPORA = {"OpenWebText (11.9 GB)": 11_900_000_000, "100 GB": 10**11, "1 TB": 10**12}
 #: The clusters it sizes them for: machines of 16 cores, one worker thread a core.
 MACHINES = (1, 4, 16, 64)
 CORES_PER_MACHINE = 16
 PUBLISHED = Path("docs/cluster-bench.json")
-#: The committed run of v9 on 11.9 GB of webtext-synth (docs/v9.md): the same generator's distinct pre-tokens
-#: and merge state at OpenWebText's size, the far end of the Heaps' law the projections use.
-AT_SCALE = Path("docs/v9-web-11.9GB.json")
+#: The committed run of the default rung (v10) on 11.9 GB of webtext-synth (docs/v10.md): the same generator's
+#: distinct pre-tokens and merge state at OpenWebText's size, the far end of the Heaps' law the projections use.
+AT_SCALE = Path("docs/v10-web-11.9GB.json")
 
 
 def cut_into_shards(path: Path, folder: Path, shards: int) -> list[Path]:
@@ -122,13 +123,23 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
             for counts in checked.values():
                 counts.close()
             seconds: dict[str, list[float]] = {label: [] for label in runs}
+            profiles: list[dict] = []
             for i in range(repeat):
                 for label, count in runs.items():
-                    began = time.perf_counter()
-                    count().close()
-                    seconds[label].append(time.perf_counter() - began)
+                    with dist.get_task_stream(client) as stream:
+                        began = time.perf_counter()
+                        count().close()
+                        seconds[label].append(time.perf_counter() - began)
+                    if label == "shards_cluster":
+                        profiles.append(task_profile(stream.data, seconds[label][-1]))
                     print(f"  run {i + 1}/{repeat} {label}: {seconds[label][-1]:.2f} s", file=log, flush=True)
     result["seconds"] = {label: summary(values) | {"runs": values} for label, values in seconds.items()}
+    result["cluster_profile"] = {
+        "what": "each cluster run taken apart by Dask's task stream, medians over the runs: the count tasks' and the "
+                "sum tasks' compute seconds summed over the workers, when the last count task ended and the sums' "
+                "span (from the run's first task), the transfers between workers, and the rest of the run's time "
+                "outside any task (sending the tasks, the sums brought here and joined)",
+        **{key: summary([p[key] for p in profiles])["median"] for key in profiles[0]}} if profiles else {}
     result["cluster_over_file"] = compare(seconds["shards_cluster"], seconds["file"])
     result["cluster_over_shards_local"] = compare(seconds["shards_cluster"], seconds["shards_local"])
     result["on_paper"]["clusters"] = projections(result)
@@ -138,6 +149,30 @@ def run_cluster_bench(data: str | None = None, variant: str | None = None, repea
               file=log)
     write_json_atomic(target, result, log=log)
     return result
+
+
+def task_profile(tasks: list[dict], total: float) -> dict:
+    """One cluster run from Dask's task stream (``get_task_stream``'s records): seconds by kind of task."""
+    compute = {"count": 0.0, "sum": 0.0}
+    first, maps_end, last, transfer, count_tasks = None, 0.0, 0.0, 0.0, 0
+    for task in tasks:
+        key = task["key"] if isinstance(task["key"], str) else str(task["key"][0])
+        kind = "count" if key.startswith("bpe-count-") else "sum" if key.startswith("bpe-sum-") else None
+        count_tasks += kind == "count"
+        for span in task["startstops"]:
+            if span["action"] == "transfer":
+                transfer += span["stop"] - span["start"]
+            elif span["action"] == "compute":
+                first = span["start"] if first is None else min(first, span["start"])
+                last = max(last, span["stop"])
+                if kind is not None:
+                    compute[kind] += span["stop"] - span["start"]
+                if kind == "count":
+                    maps_end = max(maps_end, span["stop"])
+    first = first or 0.0
+    return {"count_task_seconds": compute["count"], "sum_task_seconds": compute["sum"],
+            "counts_end": maps_end - first, "tasks_span": last - first, "transfer_seconds": transfer,
+            "outside_tasks": total - (last - first), "count_tasks": count_tasks}
 
 
 def reproject(path: str | Path, log=None) -> dict:

@@ -127,8 +127,10 @@ RUNGS: dict[str, Rung] = {
     # v9's counting and a merge of its own, compact and on threads, read through the same interface as v8's
     # (trace, walkthrough).  Its cost model is v9's with the merge's constants scaled by what its own runs
     # measured against v9's in the same sittings (docs/v10-web-100MB-idle.json, -1GB, -11.9GB): the update
-    # about 0.58 of v9's, the pair table's build 0.85, the select 0.55, the merge state 0.6 of its bytes.
-    "v10": Rung(CostModel("heap", 1.4e-5, 1.04e-8, 1.4e-8, 14, bytes_per_second=100e6, table_bytes_per_word=64),
+    # about 0.58 of v9's, the pair table's build 0.85, the merge state 0.6 of its bytes; and a merge's fixed
+    # cost (the select, a merge handed to the threads) 3 us, what its runs take over 31,743 merges
+    # (docs/v10.md, "The cost model").
+    "v10": Rung(CostModel("heap", 3e-6, 1.04e-8, 1.4e-8, 14, bytes_per_second=100e6, table_bytes_per_word=64),
                 compiled_state, _V8_COUNTS, compiled_twin,
                 "the merge compact and on threads: 16-bit ids, a merge's words shared by threads"),
 }

@@ -38,6 +38,10 @@ def test_a_small_bench_agrees_and_writes_its_figures(tmp_path):
     assert paper["distinct"] == result["distinct_pretokens"] and 0.3 < paper["heaps_exponent"] < 1
     assert paper["merge_bytes_per_distinct"] > paper["counts_bytes_per_distinct"] > 16
     assert set(paper["clusters"]) == {*CORPORA, "100 M distinct"}
+    # the cluster's run taken apart: its count and sum tasks ran, the sums after the last count
+    profile = result["cluster_profile"]
+    assert profile["count_tasks"] >= 1 and profile["count_task_seconds"] > 0 and profile["sum_task_seconds"] > 0
+    assert 0 < profile["counts_end"] <= profile["tasks_span"]
     owt = paper["clusters"]["OpenWebText (11.9 GB)"]
     assert owt["distinct"] > paper["distinct"] and owt["min_count_2_bytes"] < owt["merging_machine_bytes"]
     # the merging machine at its peak: the 11.9 GB run's whole process tree, per distinct pre-token (the state,
