@@ -44,6 +44,8 @@ from tools.keypath import split_keypath
 
 #: Quoted result files that record no commit, and why that is right.
 UNMEASURED = {
+    "docs/v10-estimates.json": ("bpe/lab/rungs.py", "bpe/lab/measure/estimate.py"),
+    "docs/v10-counting-pages.json": ("variants/_v9_count.pyx", "variants/v9_counting_compiled.py"),
     "docs/articles-figures.json": "the articles' own figures, copied from their text",
     "docs/estimates-owt.json": "the cost model's output, which tests/docs/test_pages.py re-makes and compares",
     "docs/estimates-owt-2-workers.json": "the cost model's output, re-made and compared as the other estimates",
