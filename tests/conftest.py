@@ -36,6 +36,9 @@ DEFAULT_CORPUS = REPO_ROOT / "corpora" / "gutenberg-sample.txt"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 # `make test` exports BPE_VIA_MAKE=1; the tests read the command line's wording unless they set it themselves.
 os.environ.pop("BPE_VIA_MAKE", None)
+# tiktoken's loader, which the tests call on their exports, caches each file it reads in $TMPDIR/data-gym-cache
+# unless this is empty: the tests leave nothing behind.
+os.environ["TIKTOKEN_CACHE_DIR"] = ""
 
 
 def cs336_merges() -> list[tuple[bytes, bytes]]:

@@ -47,6 +47,15 @@ def tiktoken_ranks(vocab: dict[int, bytes], special_tokens: Sequence[str]) -> st
     return "".join(lines)
 
 
+def ranks_of(text: str) -> dict[bytes, int]:
+    """The ranks of :func:`tiktoken_ranks`'s text, read back as ``tiktoken.load.load_tiktoken_bpe`` reads them.
+
+    >>> ranks_of(tiktoken_ranks({0: b"a", 1: b"b", 2: b"ab"}, []))
+    {b'a': 0, b'b': 1, b'ab': 2}
+    """
+    return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in text.splitlines() if line)}
+
+
 def tiktoken_settings(vocab: dict[int, bytes], special_tokens: Sequence[str], name: str = "bpe-lab",
                       pattern: str = DEFAULT_PATTERN) -> str:
     """What ``tiktoken.Encoding`` takes beside the ranks (``tiktoken.json``, next to ``tokenizer.tiktoken``): its

@@ -52,6 +52,7 @@ from bpe.io.formats import (
     load_merges,
     load_vocab,
     merges_txt,
+    ranks_of,
     tiktoken_ranks,
     tiktoken_settings,
     vocab_json,
@@ -293,18 +294,21 @@ def tiktoken_warning(vocab: dict[int, bytes], pattern: str = DEFAULT_PATTERN) ->
 
 def tiktoken_encoding(directory: str | os.PathLike, name: str = "bpe-lab"):
     """A ``tiktoken.Encoding`` of the tokenizer saved in ``directory`` with ``--format tiktoken``: its ranks
-    (``tokenizer.tiktoken``, read by tiktoken's own loader), and its special tokens and pattern from
-    ``train.json``.  tiktoken must be installed."""
+    (``tokenizer.tiktoken``), and its special tokens and pattern from ``train.json``.  tiktoken must be installed.
+
+    The ranks are read as tiktoken's loader reads them (:func:`~bpe.io.formats.ranks_of`), not through
+    ``load_tiktoken_bpe``: that caches what it loads under the file's path alone, so a tokenizer trained again
+    into the same folder would be read as the first one was, and each folder read would leave a copy in
+    ``$TMPDIR/data-gym-cache``.  (The tests hold that tiktoken's own loader reads the file the same.)"""
     import tiktoken  # noqa: PLC0415 (an optional dependency: the dev and peers extras)
-    from tiktoken.load import load_tiktoken_bpe  # noqa: PLC0415 (the same)
 
     tokenizer = load_tokenizer(directory)
     ranks_path = Path(directory) / "tokenizer.tiktoken"
     if not ranks_path.is_file():
         raise BPEError(f"no tokenizer.tiktoken in {directory}: train with --format tiktoken")
     specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
-    return tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=load_tiktoken_bpe(str(ranks_path)),
-                             special_tokens=specials)
+    ranks = ranks_of(ranks_path.read_text(encoding="ascii"))
+    return tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=specials)
 
 
 def token_report(vocab: dict[int, bytes], special_tokens: Sequence[str] = (), top: int = 5) -> list[str]:

@@ -37,7 +37,6 @@ busy machine).  The text is held in memory: a bench for files that fit.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -50,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bpe.errors import BPEError
-from bpe.io.formats import hf_pattern, tiktoken_ranks
+from bpe.io.formats import hf_pattern, ranks_of, tiktoken_ranks
 from bpe.lab.fresh_process import run_json_child, write_result
 from bpe.lab.measure.result import CandidateResult, PeerResult
 from bpe.lab.measure.spread import ratio_text, summary
@@ -338,8 +337,7 @@ def tiktoken_encoding(tokenizer):
         import tiktoken  # noqa: PLC0415 (an optional dependency: the peers extra)
     except ImportError:
         raise BPEError(f"--peers needs tiktoken, which is not installed; install it with: {INSTALL_HINT}") from None
-    ranks = {base64.b64decode(token): int(rank) for token, rank in
-             map(str.split, tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens).splitlines())}
+    ranks = ranks_of(tiktoken_ranks(tokenizer.vocab, tokenizer.special_tokens))
     specials = {t: tokenizer.token_ids[t.encode("utf-8")] for t in tokenizer.special_tokens}
     return tiktoken.Encoding("bpe-lab", pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=specials)
 
