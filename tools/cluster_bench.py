@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from bpe.corpus.cluster import TASKS_PER_THREAD, count_on_cluster
+from bpe.corpus.cluster import COUNT_TASK, SUM_TASK, TASKS_PER_THREAD, count_on_cluster
 from bpe.corpus.corpus import Corpus, open_corpus
 from bpe.corpus.scheduler import distributed, local_cluster
 from bpe.counting.documents import count_documents, counts_bytes
@@ -157,7 +157,7 @@ def task_profile(tasks: list[dict], total: float) -> dict:
     first, maps_end, last, transfer, count_tasks = None, 0.0, 0.0, 0.0, 0
     for task in tasks:
         key = task["key"] if isinstance(task["key"], str) else str(task["key"][0])
-        kind = "count" if key.startswith("bpe-count-") else "sum" if key.startswith("bpe-sum-") else None
+        kind = "count" if key.startswith(f"{COUNT_TASK}-") else "sum" if key.startswith(f"{SUM_TASK}-") else None
         count_tasks += kind == "count"
         for span in task["startstops"]:
             if span["action"] == "transfer":

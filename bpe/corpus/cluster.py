@@ -50,6 +50,9 @@ from bpe.corpus.scheduler import CLUSTER_TIMEOUT, connect, distributed
 from bpe.corpus.sources import source_pieces, text_spans
 from bpe.errors import BPEError
 
+#: The keys of this module's tasks begin so (``COUNT_TASK-i-run``, ``SUM_TASK-p-run``): a failure names its task
+#: by them, and the cluster bench (tools/cluster_bench.py) tells the kinds apart in Dask's task stream.
+COUNT_TASK, SUM_TASK = "bpe-count", "bpe-sum"
 #: A map task counts at least this many bytes (a range of a file, or files grouped): less is not worth a task.
 MIN_TASK_BYTES = 4 * 1024 * 1024
 #: About this many map tasks per worker thread, so that a slow file leaves no worker idle at the end.
@@ -94,13 +97,14 @@ def count_on_cluster(cluster, parts_of_counts: tuple[Callable, Callable, Callabl
         tasks = _tasks(corpus, counting_tokens(special_tokens), parts, errors)
         run = uuid.uuid4().hex[:12]  # the tasks' keys: this run's own, and each names its task for a message
         maps = [client.submit(count_task, count_parts, task, list(special_tokens), corpus.text_column, errors, parts,
-                              raw, pure=False, key=f"bpe-count-{i}-{run}")
+                              raw, pure=False, key=f"{COUNT_TASK}-{i}-{run}")
                 for i, task in enumerate(tasks)]
         futures += maps
         stats = [client.submit(_stats_of, m, pure=False) for m in maps]
         pieces = [[client.submit(_part_of, m, p, pure=False) for m in maps] for p in range(parts)]
         futures += stats + [f for part in pieces for f in part]
-        sums = [client.submit(sum_parts, *part, pure=False, key=f"bpe-sum-{p}-{run}") for p, part in enumerate(pieces)]
+        sums = [client.submit(sum_parts, *part, pure=False, key=f"{SUM_TASK}-{p}-{run}")
+                for p, part in enumerate(pieces)]
         futures += sums
         used = 0
         for done in dist.as_completed(stats):
@@ -177,7 +181,7 @@ def _task_named(exc, tasks) -> str:
     """The file of the task a ``KilledWorker`` names (its key holds the task's number), else "a file"."""
     text = str(exc)
     for i, task in enumerate(tasks):
-        if f"bpe-count-{i}-" in text:
+        if f"{COUNT_TASK}-{i}-" in text:
             return " and ".join(source.location + ("" if span is None else f" (bytes {span[0]:,} to {span[1]:,})")
                                 for source, span in task)
     return "a file"
